@@ -1,0 +1,74 @@
+# ksmscan — see README.md. `make` builds a static binary with musl.
+#
+#   make            ./ksmscan (static, musl-gcc, stripped)
+#   make test       build, then the test suite against ./ksmscan
+#   make check      the test suite again, built with clang ASan + UBSan
+#   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
+#   make clean
+
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+PYTHON  ?= /usr/bin/python3
+
+CC      = musl-gcc
+# Debian's headers for xxHash, zstd and zlib come after musl's own.
+CPPFLAGS += -idirafter /usr/include -idirafter /usr/include/x86_64-linux-gnu
+CFLAGS  ?= -O2
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -pipe
+LDFLAGS += -static -s
+LDLIBS  +=
+
+SRCS = ksmscan.c \
+       util/util.c \
+       hash/hash.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
+       dump/dump.c dump/raw.c \
+       scan/scan.c scan/index.c scan/ksm.c \
+       report/cell.c report/csv.c report/json.c report/table.c \
+       report/summary.c report/pages.c
+HDRS = $(wildcard */*.h)
+
+OBJS = $(SRCS:%.c=build/%.o)
+CHECK_OBJS = $(SRCS:%.c=build-check/%.o)
+
+CHECK_CC     = clang
+CHECK_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g \
+               -fsanitize=address,undefined -fno-sanitize-recover=all \
+               -fno-omit-frame-pointer
+
+.PHONY: all test check install clean deps
+
+all: ksmscan
+
+ksmscan: $(OBJS)
+	$(CC) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+
+build/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+build-check/ksmscan: $(CHECK_OBJS)
+	$(CHECK_CC) $(CHECK_CFLAGS) -o $@ $(CHECK_OBJS) -lm
+
+build-check/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CHECK_CC) $(CHECK_CFLAGS) -c -o $@ $<
+
+deps:
+	./scripts/install-deps
+
+test: ksmscan
+	KSMSCAN=./ksmscan $(PYTHON) tests/run_tests.py
+
+check: build-check/ksmscan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	KSMSCAN=./build-check/ksmscan $(PYTHON) tests/run_tests.py
+
+install: ksmscan
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 ksmscan $(DESTDIR)$(BINDIR)/ksmscan
+	install -m 644 man/ksmscan.1 $(DESTDIR)$(MANDIR)/man1/ksmscan.1
+
+clean:
+	rm -rf build build-check ksmscan

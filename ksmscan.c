@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ksmscan: how much memory would Linux KSM save on these memory dumps?
+ *
+ * This file only turns the command line into a struct scan_config and calls
+ * the engine; everything else lives in hash/, dump/, scan/ and report/.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump/dump.h"
+#include "hash/hash.h"
+#include "report/report.h"
+#include "scan/scan.h"
+#include "util/util.h"
+
+#define KSMSCAN_VERSION "0.1.0"
+
+/* Exit statuses of SPEC section 1. */
+enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
+
+static const char usage_line[] =
+	"usage: ksmscan [-hqVz] [-a algos] [-f format] [-m max_page_sharing]\n"
+	"               [-o format] [-r reports] [--csv] [--json] file ...\n";
+
+static const char help_text[] =
+	"Estimate what Linux KSM (Kernel Samepage Merging) would save on memory dumps.\n"
+	"\n"
+	"  -a, --algo=LIST             checksums: comma list, 'all' or 'help' (default xxhash)\n"
+	"  -f, --format=FMT            input format: auto, raw (default auto)\n"
+	"  -m, --max-page-sharing=N    KSM's max_page_sharing, N >= 2 (default 256)\n"
+	"  -o, --output=FMT            table, csv or json (default table)\n"
+	"      --csv, --json           short for -o csv, -o json\n"
+	"  -r, --report=LIST           summary, pages (default summary)\n"
+	"  -z, --use-zero-pages        model KSM with use_zero_pages=1\n"
+	"  -q, --quiet                 no warnings\n"
+	"  -h, --help                  this help\n"
+	"  -V, --version               version\n"
+	"\n"
+	"A file may be '-' for standard input. Exit status: 0 success, 1 an input or\n"
+	"the output could not be read or written completely, 2 usage error.\n"
+	"See ksmscan(1).\n";
+
+/* The reports of -r, by name. */
+static const struct {
+	const char *name;
+	unsigned bit;
+} report_names[] = {
+	{ "summary", REPORT_SUMMARY },
+	{ "pages", REPORT_PAGES },
+};
+
+/* Print an error and the usage line, then exit with the usage status. */
+static void usage_error(const char *fmt, const char *arg)
+{
+	fputs("ksmscan: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	fputs(usage_line, stderr);
+	exit(EXIT_USAGE);
+}
+
+/* -a help: every algorithm from the one table, with width and definition. */
+static void list_algos(void)
+{
+	for (size_t i = 0; i < hash_count(); i++) {
+		const struct algo *a = hash_get(i);
+
+		printf("%-10s %3u  %-9s %s\n", a->name, a->bits, a->impl,
+		       a->description);
+	}
+	if (output_close() < 0)
+		exit(EXIT_INPUT);
+	exit(EXIT_OK);
+}
+
+/* Add one algorithm to the selection, once. */
+static void select_algo(struct scan_config *cfg, const struct algo *a)
+{
+	for (size_t i = 0; i < cfg->nalgos; i++)
+		if (cfg->algos[i] == a)
+			return;
+	cfg->algos[cfg->nalgos++] = a;
+}
+
+/* -a LIST: names from the table, 'all', or 'help'. */
+static void parse_algos(struct scan_config *cfg, const char *list)
+{
+	const char *p = list;
+
+	cfg->nalgos = 0;
+	if (strcmp(list, "help") == 0)
+		list_algos();
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		const struct algo *a = hash_lookup(p, len);
+
+		if (len == 3 && strncmp(p, "all", 3) == 0) {
+			for (size_t i = 0; i < hash_count(); i++)
+				select_algo(cfg, hash_get(i));
+		} else if (a) {
+			select_algo(cfg, a);
+		} else {
+			char name[64];
+
+			snprintf(name, sizeof(name), "%.*s", (int)(len < 60 ? len : 60), p);
+			usage_error("unknown algorithm '%s' (try -a help)", name);
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	if (cfg->nalgos == 0)
+		usage_error("no algorithm in '%s'", list);
+}
+
+/* -r LIST: report names. */
+static unsigned parse_reports(const char *list)
+{
+	unsigned bits = 0;
+	const char *p = list;
+
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		size_t i;
+
+		for (i = 0; i < sizeof(report_names) / sizeof(report_names[0]); i++)
+			if (strlen(report_names[i].name) == len &&
+			    strncmp(report_names[i].name, p, len) == 0)
+				break;
+		if (i == sizeof(report_names) / sizeof(report_names[0])) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "%.*s", (int)(len < 60 ? len : 60), p);
+			usage_error("unknown report '%s'", name);
+		}
+		bits |= report_names[i].bit;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	if (!bits)
+		usage_error("no report in '%s'", list);
+	return bits;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "algo", required_argument, NULL, 'a' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "max-page-sharing", required_argument, NULL, 'm' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "report", required_argument, NULL, 'r' },
+		{ "use-zero-pages", no_argument, NULL, 'z' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "csv", no_argument, NULL, 'C' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct scan_config cfg = {
+		.format = "auto",
+		.reports = REPORT_SUMMARY,
+		.ksm = { .max_page_sharing = 256, .use_zero_pages = 0 },
+	};
+	const char *output = "table";
+	uint64_t m;
+	int c;
+
+	hash_init();
+	cfg.algos[cfg.nalgos++] = hash_lookup("xxhash", 6);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":a:f:m:o:r:zqhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			parse_algos(&cfg, optarg);
+			break;
+		case 'f':
+			if (!dump_format_known(optarg))
+				usage_error("unknown format '%s'", optarg);
+			cfg.format = optarg;
+			break;
+		case 'm':
+			if (parse_u64(optarg, &m) < 0 || m < 2 || m > UINT32_MAX)
+				usage_error("max_page_sharing must be an integer "
+					    "from 2 to 4294967295, not '%s'", optarg);
+			cfg.ksm.max_page_sharing = m;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'C':
+			output = "csv";
+			break;
+		case 'J':
+			output = "json";
+			break;
+		case 'r':
+			cfg.reports = parse_reports(optarg);
+			break;
+		case 'z':
+			cfg.ksm.use_zero_pages = 1;
+			break;
+		case 'q':
+			msg_quiet = 1;
+			break;
+		case 'h':
+			fputs(usage_line, stdout);
+			fputs(help_text, stdout);
+			return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
+		case 'V':
+			printf("ksmscan %s\n", KSMSCAN_VERSION);
+			return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
+		case ':':
+			usage_error("option '%s' needs an argument", argv[optind - 1]);
+			break;
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+			break;
+		}
+	}
+	cfg.out = writer_lookup(output);
+	if (!cfg.out)
+		usage_error("unknown output format '%s'", output);
+	if (cfg.out == writer_lookup("csv") &&
+	    (cfg.reports & (cfg.reports - 1)))
+		usage_error("%s", "--csv takes exactly one report");
+	if (optind >= argc)
+		usage_error("%s", "no input file");
+	cfg.inputs = argv + optind;
+	cfg.ninputs = (size_t)(argc - optind);
+
+	c = scan_run(&cfg);
+	if (output_close() < 0)
+		c = EXIT_INPUT;
+	return c;
+}

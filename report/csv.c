@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/* RFC 4180 CSV: one header row, quoted fields where needed, CRLF line ends. */
+#include <stdio.h>
+#include <string.h>
+
+#include "writers.h"
+
+static size_t csv_ncols;
+
+/* Print one field, quoted when it holds a comma, quote or line break. */
+static void csv_field(const char *s, int first)
+{
+	if (!first)
+		putchar(',');
+	if (strpbrk(s, ",\"\r\n") == NULL) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+static void csv_begin(const char *report, const struct column *cols,
+		      size_t ncols, int stream)
+{
+	(void)report;
+	(void)stream;
+	csv_ncols = ncols;
+	for (size_t i = 0; i < ncols; i++)
+		csv_field(cols[i].name, i == 0);
+	fputs("\r\n", stdout);
+}
+
+static void csv_row(const struct cell *cells)
+{
+	char buf[128];
+
+	for (size_t i = 0; i < csv_ncols; i++) {
+		if (cells[i].kind == CELL_STR) {
+			csv_field(cells[i].s, i == 0);
+		} else {
+			cell_format(&cells[i], buf, sizeof(buf));
+			csv_field(buf, i == 0);
+		}
+	}
+	fputs("\r\n", stdout);
+}
+
+static void csv_note(const char *text)
+{
+	(void)text;
+}
+
+static void csv_end(void)
+{
+}
+
+static void csv_finish(void)
+{
+}
+
+const struct writer csv_writer = {
+	.name = "csv",
+	.begin = csv_begin,
+	.row = csv_row,
+	.note = csv_note,
+	.end = csv_end,
+	.finish = csv_finish,
+};

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* The summary report (SPEC section 5): the KSM figures per input and algorithm. */
+#include <stdio.h>
+
+#include "report.h"
+
+static const struct column summary_cols[] = {
+	{ "input", 0 }, { "format", 0 }, { "algo", 0 }, { "pages", 0 },
+	{ "zero_pages", 0 }, { "distinct_pages", 0 }, { "duplicate_ratio", 0 },
+	{ "pages_shared", 0 }, { "pages_sharing", 0 }, { "ksm_zero_pages", 0 },
+	{ "saved_bytes", 0 }, { "saved_percent", 0 }, { "general_profit", 0 },
+	{ "collisions", 0 }, { "expected_collisions", 0 }, { "hash_mib_s", 0 },
+	{ "ns_per_page", 0 },
+};
+
+#define NCOLS (sizeof(summary_cols) / sizeof(summary_cols[0]))
+
+/* The figures as one row for algorithm number @a. */
+static void summary_row(const struct writer *w, const struct summary_input *in,
+			const struct algo *algo, size_t a)
+{
+	const struct figures *f = in->f;
+	double secs = f->seconds[a];
+	double mib = (double)f->pages * PAGE_BYTES / (1024.0 * 1024.0);
+	struct cell row[NCOLS] = {
+		cell_str(in->input),
+		cell_str(in->format),
+		cell_str(algo->name),
+		cell_uint(f->pages),
+		cell_uint(f->zero_pages),
+		cell_uint(f->distinct_pages),
+		cell_real(f->duplicate_ratio, 6),
+		cell_uint(f->pages_shared),
+		cell_uint(f->pages_sharing),
+		cell_uint(f->ksm_zero_pages),
+		cell_uint(f->saved_bytes),
+		cell_real(f->saved_percent, 4),
+		cell_int(f->general_profit),
+		cell_uint(f->collisions[a]),
+		cell_real(f->expected_collisions[a], -1),
+		cell_real(secs > 0 ? mib / secs : 0.0, 1),
+		cell_real(f->pages ? secs * 1e9 / (double)f->pages : 0.0, 1),
+	};
+
+	w->row(row);
+}
+
+/* A sentence for people: what KSM would save on this input. */
+static void summary_note(const struct writer *w, const struct summary_input *in,
+			 const struct ksm_params *p)
+{
+	const struct figures *f = in->f;
+	char text[512];
+
+	snprintf(text, sizeof(text),
+		 "%s: %llu pages (%.1f MiB); KSM would save %.1f MiB (%.2f%%), "
+		 "net of its metadata %.1f MiB (max_page_sharing %llu, "
+		 "use_zero_pages %d)",
+		 in->input, (unsigned long long)f->pages,
+		 (double)f->pages * PAGE_BYTES / 1048576.0,
+		 (double)f->saved_bytes / 1048576.0, f->saved_percent,
+		 (double)f->general_profit / 1048576.0,
+		 (unsigned long long)p->max_page_sharing, p->use_zero_pages);
+	w->note(text);
+}
+
+void summary_report(const struct writer *w, const struct summary_input *inputs,
+		    size_t ninputs, const struct algo *const *algos, size_t nalgos,
+		    const struct ksm_params *p)
+{
+	w->begin("summary", summary_cols, NCOLS, 0);
+	for (size_t i = 0; i < ninputs; i++)
+		for (size_t a = 0; a < nalgos; a++)
+			summary_row(w, &inputs[i], algos[a], a);
+	for (size_t i = 0; i < ninputs; i++)
+		summary_note(w, &inputs[i], p);
+	w->end();
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Aligned tables for people. Rows are held until the report ends so that each
+ * column is as wide as its widest value; a streamed report (pages) gives its
+ * widths in advance and is printed row by row.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "writers.h"
+
+/* Most columns a streamed report has (input, address, zero, the digests). */
+#define TAB_STREAM_COLS (ALGO_MAX + 4)
+
+static const struct column *tab_cols;
+static size_t tab_ncols;
+static int tab_stream;
+static int tab_reports;
+static char **tab_cells;	/* held rows: ncols strings each */
+static int *tab_left;		/* per column: left-aligned (text) */
+static size_t tab_nrows, tab_caprows;
+static char **tab_notes;
+static size_t tab_nnotes;
+
+/* Print one line of cells in the given widths. */
+static void tab_line(char *const *cells, const int *width)
+{
+	for (size_t i = 0; i < tab_ncols; i++) {
+		int last = i + 1 == tab_ncols;
+
+		if (tab_left[i] && last)
+			printf("%s", cells[i]);
+		else if (tab_left[i])
+			printf("%-*s", width[i], cells[i]);
+		else
+			printf("%*s", width[i], cells[i]);
+		if (!last)
+			fputs("  ", stdout);
+	}
+	putchar('\n');
+}
+
+static void tab_begin(const char *report, const struct column *cols,
+		      size_t ncols, int stream)
+{
+	(void)report;
+	if (tab_reports++)
+		putchar('\n');
+	tab_cols = cols;
+	tab_ncols = ncols;
+	tab_stream = stream;
+	tab_nrows = 0;
+	free(tab_left);
+	tab_left = xcalloc(ncols, sizeof(*tab_left));
+	if (stream) {
+		int *width = xcalloc(ncols, sizeof(*width));
+		char **names = xcalloc(ncols, sizeof(*names));
+
+		for (size_t i = 0; i < ncols; i++) {
+			width[i] = cols[i].width;
+			names[i] = (char *)cols[i].name;
+			tab_left[i] = i == 0;
+		}
+		tab_line(names, width);
+		free(width);
+		free(names);
+	}
+}
+
+static void tab_row(const struct cell *cells)
+{
+	char buf[128];
+
+	if (tab_stream && tab_ncols <= TAB_STREAM_COLS) {
+		/* Streamed rows are many: format them without allocating. */
+		char text[TAB_STREAM_COLS][64];
+		char *ptr[TAB_STREAM_COLS];
+		int width[TAB_STREAM_COLS];
+
+		for (size_t i = 0; i < tab_ncols; i++) {
+			cell_format(&cells[i], text[i], sizeof(text[i]));
+			ptr[i] = text[i];
+			width[i] = tab_cols[i].width;
+		}
+		tab_line(ptr, width);
+		return;
+	}
+	if (tab_nrows == tab_caprows) {
+		tab_caprows = tab_caprows ? tab_caprows * 2 : 16;
+		tab_cells = xreallocarray(tab_cells, tab_caprows * tab_ncols,
+					  sizeof(*tab_cells));
+	}
+	for (size_t i = 0; i < tab_ncols; i++) {
+		cell_format(&cells[i], buf, sizeof(buf));
+		tab_cells[tab_nrows * tab_ncols + i] = xstrdup(buf);
+		tab_left[i] = cells[i].kind == CELL_STR;
+	}
+	tab_nrows++;
+}
+
+static void tab_note(const char *text)
+{
+	tab_notes = xreallocarray(tab_notes, tab_nnotes + 1, sizeof(*tab_notes));
+	tab_notes[tab_nnotes++] = xstrdup(text);
+}
+
+static void tab_end(void)
+{
+	int *width;
+	char **names;
+
+	if (tab_stream)
+		goto notes;
+	width = xcalloc(tab_ncols, sizeof(*width));
+	names = xcalloc(tab_ncols, sizeof(*names));
+	for (size_t i = 0; i < tab_ncols; i++) {
+		names[i] = (char *)tab_cols[i].name;
+		width[i] = (int)strlen(names[i]);
+		for (size_t r = 0; r < tab_nrows; r++) {
+			int w = (int)strlen(tab_cells[r * tab_ncols + i]);
+
+			if (w > width[i])
+				width[i] = w;
+		}
+	}
+	tab_line(names, width);
+	for (size_t r = 0; r < tab_nrows; r++) {
+		tab_line(&tab_cells[r * tab_ncols], width);
+		for (size_t i = 0; i < tab_ncols; i++)
+			free(tab_cells[r * tab_ncols + i]);
+	}
+	free(width);
+	free(names);
+notes:
+	/* Notes follow the table, after an empty line. */
+	if (tab_nnotes)
+		putchar('\n');
+	for (size_t i = 0; i < tab_nnotes; i++) {
+		puts(tab_notes[i]);
+		free(tab_notes[i]);
+	}
+	tab_nnotes = 0;
+}
+
+static void tab_finish(void)
+{
+	free(tab_cells);
+	free(tab_left);
+	free(tab_notes);
+	tab_cells = NULL;
+	tab_left = NULL;
+	tab_notes = NULL;
+}
+
+const struct writer table_writer = {
+	.name = "table",
+	.begin = tab_begin,
+	.row = tab_row,
+	.note = tab_note,
+	.end = tab_end,
+	.finish = tab_finish,
+};

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef KSMSCAN_SCAN_H
+#define KSMSCAN_SCAN_H
+
+#include <stddef.h>
+
+#include "../hash/hash.h"
+#include "../report/report.h"
+#include "ksm.h"
+
+/* Reports that can be selected with -r, as bits. */
+enum {
+	REPORT_SUMMARY = 1 << 0,
+	REPORT_PAGES = 1 << 1,
+};
+
+/* Everything the command line decided; the engine reads nothing else. */
+struct scan_config {
+	const struct algo *algos[ALGO_MAX];	/* selected algorithms, in order */
+	size_t nalgos;
+	const char *format;			/* "auto" or a reader name */
+	unsigned reports;			/* REPORT_* bits */
+	struct ksm_params ksm;			/* the KSM model's parameters */
+	const struct writer *out;		/* the output format */
+	char *const *inputs;			/* file names, "-" for stdin */
+	size_t ninputs;
+};
+
+/**
+ * scan_run() - read every input, count, and print the selected reports.
+ * @cfg: the settings
+ *
+ * Return: the exit status: 0, or 1 if an input or the output had a problem.
+ */
+int scan_run(const struct scan_config *cfg);
+
+#endif

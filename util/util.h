@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef KSMSCAN_UTIL_H
+#define KSMSCAN_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* When set, warn() prints nothing (option -q). Errors are always printed. */
+extern int msg_quiet;
+
+/**
+ * warn() - print "ksmscan: " and a formatted warning line on standard error.
+ * @fmt: printf format, without the trailing newline
+ *
+ * Silent when msg_quiet is set.
+ */
+void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * error() - print "ksmscan: " and a formatted error line on standard error.
+ * @fmt: printf format, without the trailing newline
+ */
+void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * xmalloc() - malloc() that ends the program with a message when memory is out.
+ * @n: bytes
+ *
+ * Return: the allocation, never NULL.
+ */
+void *xmalloc(size_t n);
+
+/**
+ * xcalloc() - calloc() with overflow check that ends the program when memory is out.
+ * @n: elements
+ * @size: bytes per element
+ *
+ * Return: zeroed memory, never NULL.
+ */
+void *xcalloc(size_t n, size_t size);
+
+/**
+ * xreallocarray() - grow an array, ending the program on overflow or no memory.
+ * @p: the array or NULL
+ * @n: elements
+ * @size: bytes per element
+ *
+ * Return: the new array, never NULL.
+ */
+void *xreallocarray(void *p, size_t n, size_t size);
+
+/**
+ * xstrdup() - strdup() that ends the program when memory is out.
+ * @s: the string
+ *
+ * Return: a copy, never NULL.
+ */
+char *xstrdup(const char *s);
+
+/**
+ * now_seconds() - a monotonic clock for measuring how long work took.
+ *
+ * Return: seconds since an arbitrary point.
+ */
+double now_seconds(void);
+
+/**
+ * parse_u64() - parse a decimal or 0x-hex unsigned integer with an optional
+ * K, M, G or T suffix (powers of 1024).
+ * @s: the text; the whole of it must be a number
+ * @out: the value
+ *
+ * Return: 0 on success, -1 if @s is not a number or overflows.
+ */
+int parse_u64(const char *s, uint64_t *out);
+
+#endif
