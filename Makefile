@@ -22,7 +22,7 @@ LDLIBS  +=
 SRCS = ksmscan.c \
        util/util.c \
        hash/hash.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
-       dump/dump.c dump/raw.c \
+       dump/dump.c dump/raw.c dump/proc.c \
        scan/scan.c scan/index.c scan/ksm.c \
        report/cell.c report/csv.c report/json.c report/table.c \
        report/summary.c report/pages.c

@@ -23,7 +23,8 @@ enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 static const char usage_line[] =
 	"usage: ksmscan [-hqVz] [-a algos] [-f format] [-m max_page_sharing]\n"
-	"               [-o format] [-r reports] [--csv] [--json] file ...\n";
+	"               [-o format] [-p pid] [-r reports] [--all-mappings]\n"
+	"               [--csv] [--json] [--range=start-end] [file ...]\n";
 
 static const char help_text[] =
 	"Estimate what Linux KSM (Kernel Samepage Merging) would save on memory dumps.\n"
@@ -33,7 +34,11 @@ static const char help_text[] =
 	"  -m, --max-page-sharing=N    KSM's max_page_sharing, N >= 2 (default 256)\n"
 	"  -o, --output=FMT            table, csv or json (default table)\n"
 	"      --csv, --json           short for -o csv, -o json\n"
+	"  -p, --pid=PID               a live process as input (repeatable)\n"
+	"      --all-mappings          with -p: also file-backed and shared memory\n"
 	"  -r, --report=LIST           summary, pages (default summary)\n"
+	"      --range=START-END       only pages with address in [START, END);\n"
+	"                              decimal or 0x hex, K/M/G/T suffixes\n"
 	"  -z, --use-zero-pages        model KSM with use_zero_pages=1\n"
 	"  -q, --quiet                 no warnings\n"
 	"  -h, --help                  this help\n"
@@ -42,6 +47,9 @@ static const char help_text[] =
 	"A file may be '-' for standard input. Exit status: 0 success, 1 an input or\n"
 	"the output could not be read or written completely, 2 usage error.\n"
 	"See ksmscan(1).\n";
+
+static void usage_error(const char *fmt, const char *arg)
+	__attribute__((noreturn));
 
 /* The reports of -r, by name. */
 static const struct {
@@ -52,6 +60,35 @@ static const struct {
 	{ "pages", REPORT_PAGES },
 };
 
+/* --range=START-END: two numbers, START below END. */
+static void parse_range(struct dump_options *d, const char *arg)
+{
+	const char *dash = strchr(arg, '-');
+	char start[64];
+
+	if (!dash || (size_t)(dash - arg) >= sizeof(start))
+		usage_error("--range wants START-END, not '%s'", arg);
+	memcpy(start, arg, (size_t)(dash - arg));
+	start[dash - arg] = '\0';
+	if (parse_u64(start, &d->range_start) < 0 ||
+	    parse_u64(dash + 1, &d->range_end) < 0 ||
+	    d->range_start >= d->range_end)
+		usage_error("--range wants START-END with START < END, not '%s'", arg);
+}
+
+/* -p PID: a positive process id, reported as "pid:PID". */
+static struct input pid_input(const char *arg)
+{
+	uint64_t pid;
+	char name[32];
+
+	if (parse_u64(arg, &pid) < 0 || pid == 0 || pid > INT32_MAX ||
+	    strspn(arg, "0123456789") != strlen(arg))
+		usage_error("not a process id: '%s'", arg);
+	snprintf(name, sizeof(name), "pid:%d", (int)pid);
+	return (struct input){ xstrdup(name), NULL, (int)pid };
+}
+
 /* Print an error and the usage line, then exit with the usage status. */
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -60,6 +97,21 @@ static void usage_error(const char *fmt, const char *arg)
 	fputc('\n', stderr);
 	fputs(usage_line, stderr);
 	exit(EXIT_USAGE);
+}
+
+/* The option getopt_long() stopped at, for a usage message. */
+static const char *option_name(char **argv)
+{
+	static char shortopt[3] = "-?";
+	const char *arg = argv[optind - 1];
+
+	if (arg && strncmp(arg, "--", 2) == 0)
+		return arg;
+	if (optopt) {
+		shortopt[1] = (char)optopt;
+		return shortopt;
+	}
+	return arg ? arg : "?";
 }
 
 /* -a help: every algorithm from the one table, with width and definition. */
@@ -154,6 +206,9 @@ int main(int argc, char **argv)
 		{ "max-page-sharing", required_argument, NULL, 'm' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "report", required_argument, NULL, 'r' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all-mappings", no_argument, NULL, 'M' },
+		{ "range", required_argument, NULL, 'R' },
 		{ "use-zero-pages", no_argument, NULL, 'z' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "csv", no_argument, NULL, 'C' },
@@ -163,26 +218,42 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct scan_config cfg = {
-		.format = "auto",
+		.dump = { .format = "auto", .range_end = UINT64_MAX },
 		.reports = REPORT_SUMMARY,
 		.ksm = { .max_page_sharing = 256, .use_zero_pages = 0 },
 	};
 	const char *output = "table";
+	struct input *inputs = xcalloc((size_t)argc + 1, sizeof(*inputs));
+	size_t ninputs = 0;
 	uint64_t m;
 	int c;
 
 	hash_init();
 	cfg.algos[cfg.nalgos++] = hash_lookup("xxhash", 6);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":a:f:m:o:r:zqhV", longopts, NULL)) != -1) {
+	/* A leading '-' keeps files and -p in command-line order. */
+	while ((c = getopt_long(argc, argv, "-:a:f:m:o:p:r:zqhV", longopts,
+				NULL)) != -1) {
 		switch (c) {
+		case 1:
+			inputs[ninputs++] = (struct input){ optarg, optarg, 0 };
+			break;
+		case 'p':
+			inputs[ninputs++] = pid_input(optarg);
+			break;
+		case 'M':
+			cfg.dump.all_mappings = 1;
+			break;
+		case 'R':
+			parse_range(&cfg.dump, optarg);
+			break;
 		case 'a':
 			parse_algos(&cfg, optarg);
 			break;
 		case 'f':
 			if (!dump_format_known(optarg))
 				usage_error("unknown format '%s'", optarg);
-			cfg.format = optarg;
+			cfg.dump.format = optarg;
 			break;
 		case 'm':
 			if (parse_u64(optarg, &m) < 0 || m < 2 || m > UINT32_MAX)
@@ -216,12 +287,18 @@ int main(int argc, char **argv)
 			printf("ksmscan %s\n", KSMSCAN_VERSION);
 			return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
 		case ':':
-			usage_error("option '%s' needs an argument", argv[optind - 1]);
+			usage_error("option '%s' needs an argument", option_name(argv));
 			break;
 		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+			usage_error("unknown option '%s'", option_name(argv));
 			break;
 		}
+	}
+	/* Operands after "--" are files too. */
+	while (optind < argc) {
+		inputs[ninputs] = (struct input){ argv[optind], argv[optind], 0 };
+		ninputs++;
+		optind++;
 	}
 	cfg.out = writer_lookup(output);
 	if (!cfg.out)
@@ -229,10 +306,10 @@ int main(int argc, char **argv)
 	if (cfg.out == writer_lookup("csv") &&
 	    (cfg.reports & (cfg.reports - 1)))
 		usage_error("%s", "--csv takes exactly one report");
-	if (optind >= argc)
-		usage_error("%s", "no input file");
-	cfg.inputs = argv + optind;
-	cfg.ninputs = (size_t)(argc - optind);
+	if (ninputs == 0)
+		usage_error("%s", "no input file or process");
+	cfg.inputs = inputs;
+	cfg.ninputs = ninputs;
 
 	c = scan_run(&cfg);
 	if (output_close() < 0)

@@ -161,14 +161,27 @@ static const unsigned char *source_peek(struct source *s, size_t *len)
 	return s->head;
 }
 
-struct dump *dump_open(const char *name, const char *format)
+struct dump *dump_open(const struct input *in, const struct dump_options *opt)
 {
 	struct dump *d = xcalloc(1, sizeof(*d));
+	const char *name = in->name, *format = opt->format;
 	const unsigned char *head;
 	size_t len = 0;
 
-	if (source_open(&d->src, name) < 0)
+	d->opt = opt;
+	d->src.fd = -1;
+	if (!in->path) {
+		/* A live process has no byte stream to probe. */
+		d->src.name = name;
+		d->pid = in->pid;
+		d->reader = &proc_reader;
+		if (d->reader->open(d) < 0)
+			goto fail;
+		return d;
+	}
+	if (source_open(&d->src, in->path) < 0)
 		goto fail;
+	d->src.name = name;
 	head = source_peek(&d->src, &len);
 	if (!head) {
 		error("%s: %s", name, strerror(errno));
@@ -190,7 +203,31 @@ fail:
 
 int dump_next(struct dump *d, struct page_range *r)
 {
-	return d->reader->next(d, r);
+	uint64_t lo = d->opt->range_start, hi = d->opt->range_end;
+	int rc;
+
+	/* --range: clip every range the reader gives; skip those outside. */
+	while ((rc = d->reader->next(d, r)) > 0) {
+		uint64_t end = r->address + (uint64_t)r->npages * PAGE_BYTES;
+		uint64_t skip = 0;
+
+		if (end <= lo || r->address >= hi)
+			continue;
+		if (r->address < lo)
+			skip = (lo - r->address + PAGE_BYTES - 1) / PAGE_BYTES;
+		r->npages -= (size_t)skip;
+		r->data += skip * PAGE_BYTES;
+		r->address += skip * PAGE_BYTES;
+		if (!r->npages || r->address >= hi)
+			continue;
+		/* Pages that start below hi: ceil((hi - address) / PAGE_BYTES). */
+		if ((hi - r->address + PAGE_BYTES - 1) / PAGE_BYTES < r->npages)
+			r->npages = (size_t)((hi - r->address + PAGE_BYTES - 1) /
+					     PAGE_BYTES);
+		if (r->npages)
+			return 1;
+	}
+	return rc;
 }
 
 void dump_close(struct dump *d)

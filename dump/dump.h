@@ -38,6 +38,21 @@ struct source {
 
 struct dump;
 
+/* An input as the command line names it. */
+struct input {
+	const char *name;	/* name in reports: the path, or "pid:N" */
+	const char *path;	/* the file, "-" for standard input; NULL for a pid */
+	int pid;		/* a live process, when path is NULL */
+};
+
+/* How inputs are read; the same for every input of a run. */
+struct dump_options {
+	const char *format;	/* "auto" or a reader name */
+	int all_mappings;	/* live processes: also file-backed and shared memory */
+	uint64_t range_start;	/* only pages with address in [start, end) */
+	uint64_t range_end;
+};
+
 /* One input format: probe its magic, then hand out page ranges. */
 struct reader {
 	const char *name;	/* format name for -f and the reports */
@@ -58,6 +73,8 @@ struct reader {
 /* An open input. */
 struct dump {
 	struct source src;
+	const struct dump_options *opt;
+	int pid;		/* the live process, or 0 */
 	const struct reader *reader;
 	void *priv;		/* the reader's own state */
 	int failed;		/* a problem was reported: exit status 1 */
@@ -65,14 +82,14 @@ struct dump {
 
 /**
  * dump_open() - open an input and choose its reader.
- * @name: a path, or "-" for standard input
- * @format: "auto" to detect by magic bytes, or a reader name
+ * @in: the input
+ * @opt: how to read it; must outlive the dump
  *
  * Problems are reported on standard error ("ksmscan: NAME: ...").
  *
  * Return: the dump, or NULL if it could not be opened at all.
  */
-struct dump *dump_open(const char *name, const char *format);
+struct dump *dump_open(const struct input *in, const struct dump_options *opt);
 
 /**
  * dump_next() - the next range of pages of an input.
@@ -128,5 +145,6 @@ ssize_t source_read(struct source *s, void *buf, size_t len);
 
 /* The readers, one file each. */
 extern const struct reader raw_reader;
+extern const struct reader proc_reader;
 
 #endif

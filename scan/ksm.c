@@ -114,7 +114,7 @@ void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 		f->collisions[a] = count_collisions(ix, current_input, a,
 						    algos[a]->bits);
 		/* n(n-1)/2^(b+1): the birthday estimate for b-bit digests. */
-		f->expected_collisions[a] = d * (d - 1.0) /
+		f->expected_collisions[a] = d < 2 ? 0.0 : d * (d - 1.0) /
 			ldexp(1.0, (int)algos[a]->bits + 1);
 	}
 }

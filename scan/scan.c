@@ -75,11 +75,11 @@ static int scan_batch(struct scan *s, struct figures *f, const char *input,
 static int scan_input(struct scan *s, size_t k)
 {
 	const struct scan_config *cfg = s->cfg;
-	const char *name = cfg->inputs[k];
+	const char *name = cfg->inputs[k].name;
 	struct figures *f = &s->fig[k];
 	struct page_range r;
 	int rc, status = 0;
-	struct dump *d = dump_open(name, cfg->format);
+	struct dump *d = dump_open(&cfg->inputs[k], &cfg->dump);
 
 	s->dumps[k] = d;
 	if (!d)
@@ -128,7 +128,7 @@ int scan_run(const struct scan_config *cfg)
 		for (size_t a = 0; a < cfg->nalgos; a++)
 			all->seconds[a] += s.fig[k].seconds[a];
 		rows[nrows++] = (struct summary_input){
-			cfg->inputs[k],
+			cfg->inputs[k].name,
 			s.dumps[k] ? s.dumps[k]->reader->name : "-",
 			&s.fig[k] };
 	}

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "../dump/dump.h"
 #include "../hash/hash.h"
 #include "../report/report.h"
 #include "ksm.h"
@@ -18,11 +19,11 @@ enum {
 struct scan_config {
 	const struct algo *algos[ALGO_MAX];	/* selected algorithms, in order */
 	size_t nalgos;
-	const char *format;			/* "auto" or a reader name */
+	struct dump_options dump;		/* how inputs are read */
 	unsigned reports;			/* REPORT_* bits */
 	struct ksm_params ksm;			/* the KSM model's parameters */
 	const struct writer *out;		/* the output format */
-	char *const *inputs;			/* file names, "-" for stdin */
+	const struct input *inputs;		/* files and processes, in order */
 	size_t ninputs;
 };
 

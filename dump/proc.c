@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Live processes: /proc/PID/maps lists the mappings, /proc/PID/pagemap tells
+ * which pages are present, /proc/PID/mem gives their bytes. Only present pages
+ * are read (reading any other would fault it in), and by default only private
+ * anonymous memory, which is what KSM can merge.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../util/util.h"
+#include "dump.h"
+
+/* Pages read from /proc/PID/mem per range. */
+#define CHUNK_PAGES 256
+/* The most /proc/PID/maps text read: about a million mappings. */
+#define MAPS_MAX (128u << 20)
+
+#define PM_PRESENT (UINT64_C(1) << 63)
+
+/* One mapping that will be read. */
+struct mapping {
+	uint64_t start, end;
+	char *region;		/* path, [heap], [stack] or [anon] */
+};
+
+struct proc {
+	int mem, pagemap;
+	struct mapping *maps;
+	size_t nmaps, cur;
+	uint64_t addr;		/* next address to look at in maps[cur] */
+	uint64_t pm[CHUNK_PAGES];
+	unsigned char *buf;
+	int warned_gone;	/* memory vanished during the scan: said once */
+};
+
+/* Open /proc/PID/NAME read-only; report why not. */
+static int proc_file(struct dump *d, const char *what)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", d->pid, what);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		error("%s: cannot open %s: %s", d->src.name, path,
+		      errno == ENOENT ? "no such process" : strerror(errno));
+	return fd;
+}
+
+/* Read all of /proc/PID/maps (its size is unknown in advance). */
+static char *proc_read_maps(struct dump *d)
+{
+	int fd = proc_file(d, "maps");
+	size_t len = 0, cap = 65536;
+	char *text;
+
+	if (fd < 0)
+		return NULL;
+	text = xmalloc(cap + 1);
+	for (;;) {
+		ssize_t n = read(fd, text + len, cap - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			error("%s: reading maps: %s", d->src.name, strerror(errno));
+			free(text);
+			close(fd);
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == cap) {
+			if (cap >= MAPS_MAX) {
+				error("%s: maps larger than %u bytes", d->src.name,
+				      MAPS_MAX);
+				free(text);
+				close(fd);
+				return NULL;
+			}
+			cap *= 2;
+			text = xreallocarray(text, cap + 1, 1);
+		}
+	}
+	close(fd);
+	text[len] = '\0';
+	return text;
+}
+
+/*
+ * Whether a maps line is memory KSM could merge: readable private anonymous
+ * memory (no file, or the heap and stack), not the kernel's special mappings.
+ */
+static int proc_wanted(const char *perms, unsigned long long inode,
+		       const char *path, int all)
+{
+	if (perms[0] != 'r')
+		return 0;
+	if (strcmp(path, "[vvar]") == 0 || strcmp(path, "[vdso]") == 0 ||
+	    strcmp(path, "[vsyscall]") == 0 || strcmp(path, "[vvar_vclock]") == 0)
+		return 0;
+	if (all)
+		return 1;
+	return perms[3] == 'p' && inode == 0 &&
+	       (path[0] == '\0' || path[0] == '[');
+}
+
+/* Parse the maps text into the mappings to read, within --range. */
+static int proc_parse_maps(struct dump *d, struct proc *p, char *text)
+{
+	size_t cap = 0;
+	char *line, *save = NULL;
+
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long start, end, off, inode;
+		char perms[8], dev[32];
+		int pathpos = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %31s %llu %n", &start, &end,
+			   perms, &off, dev, &inode, &pathpos) < 6 ||
+		    strlen(perms) < 4 || end < start) {
+			error("%s: unexpected line in maps: %.80s", d->src.name, line);
+			return -1;
+		}
+		if (!proc_wanted(perms, inode, line + pathpos, d->opt->all_mappings))
+			continue;
+		if (end <= d->opt->range_start || start >= d->opt->range_end)
+			continue;
+		if (p->nmaps == cap) {
+			cap = cap ? cap * 2 : 64;
+			p->maps = xreallocarray(p->maps, cap, sizeof(*p->maps));
+		}
+		p->maps[p->nmaps].start = start;
+		p->maps[p->nmaps].end = end;
+		p->maps[p->nmaps].region =
+			xstrdup(line[pathpos] ? line + pathpos : "[anon]");
+		p->nmaps++;
+	}
+	return 0;
+}
+
+static int proc_probe(const unsigned char *head, size_t len)
+{
+	/* A process is named with -p, never detected in a file. */
+	(void)head;
+	(void)len;
+	return 0;
+}
+
+static int proc_open(struct dump *d)
+{
+	struct proc *p = xcalloc(1, sizeof(*p));
+	char *text;
+
+	d->priv = p;
+	p->mem = p->pagemap = -1;
+	text = proc_read_maps(d);
+	if (!text)
+		return -1;
+	if (proc_parse_maps(d, p, text) < 0) {
+		free(text);
+		return -1;
+	}
+	free(text);
+	p->mem = proc_file(d, "mem");
+	if (p->mem < 0)
+		return -1;
+	p->pagemap = proc_file(d, "pagemap");
+	if (p->pagemap < 0)
+		return -1;
+	p->buf = xmalloc((size_t)CHUNK_PAGES * PAGE_BYTES);
+	if (p->nmaps)
+		p->addr = p->maps[0].start;
+	return 0;
+}
+
+/* Say once that memory went away while it was read; the scan goes on. */
+static void proc_gone(struct dump *d, struct proc *p, uint64_t addr)
+{
+	if (!p->warned_gone)
+		dump_warn(d, addr, "memory changed during the scan (process "
+			  "exited or unmapped it); figures cover what was read");
+	p->warned_gone = 1;
+}
+
+/*
+ * The next run of present pages. The pagemap entries of up to CHUNK_PAGES
+ * pages are read at once; the first present page and those after it that are
+ * present too make the range.
+ */
+static int proc_next(struct dump *d, struct page_range *r)
+{
+	struct proc *p = d->priv;
+
+	while (p->cur < p->nmaps) {
+		struct mapping *m = &p->maps[p->cur];
+		uint64_t left = (m->end - p->addr) / PAGE_BYTES;
+		size_t n = left < CHUNK_PAGES ? (size_t)left : CHUNK_PAGES;
+		size_t first, run;
+		ssize_t got;
+
+		if (n == 0) {
+			if (++p->cur < p->nmaps)
+				p->addr = p->maps[p->cur].start;
+			continue;
+		}
+		got = pread(p->pagemap, p->pm, n * sizeof(uint64_t),
+			    (off_t)(p->addr / PAGE_BYTES * sizeof(uint64_t)));
+		if (got < (ssize_t)(n * sizeof(uint64_t))) {
+			if (got < 0 && errno != EIO && errno != ESRCH &&
+			    errno != EINVAL) {
+				dump_error(d, p->addr, "reading pagemap: %s",
+					   strerror(errno));
+				return -1;
+			}
+			proc_gone(d, p, p->addr);
+			p->addr = m->end;
+			continue;
+		}
+		for (first = 0; first < n && !(p->pm[first] & PM_PRESENT); first++)
+			;
+		for (run = first; run < n && (p->pm[run] & PM_PRESENT); run++)
+			;
+		if (first == n) {
+			p->addr += (uint64_t)n * PAGE_BYTES;
+			continue;
+		}
+		r->address = p->addr + (uint64_t)first * PAGE_BYTES;
+		r->npages = run - first;
+		p->addr += (uint64_t)run * PAGE_BYTES;
+		got = pread(p->mem, p->buf, r->npages * PAGE_BYTES, (off_t)r->address);
+		if (got < 0 && (errno == EPERM || errno == EACCES)) {
+			dump_error(d, r->address, "cannot read memory: %s",
+				   strerror(errno));
+			return -1;
+		}
+		if (got < (ssize_t)PAGE_BYTES) {
+			proc_gone(d, p, r->address);
+			continue;
+		}
+		r->npages = (size_t)got / PAGE_BYTES;
+		r->data = p->buf;
+		r->stable = 0;
+		r->region = m->region;
+		return 1;
+	}
+	return 0;
+}
+
+static void proc_close(struct dump *d)
+{
+	struct proc *p = d->priv;
+
+	if (!p)
+		return;
+	if (p->mem >= 0)
+		close(p->mem);
+	if (p->pagemap >= 0)
+		close(p->pagemap);
+	for (size_t i = 0; i < p->nmaps; i++)
+		free(p->maps[i].region);
+	free(p->maps);
+	free(p->buf);
+	free(p);
+}
+
+const struct reader proc_reader = {
+	.name = "pid",
+	.probe = proc_probe,
+	.open = proc_open,
+	.next = proc_next,
+	.close = proc_close,
+};
