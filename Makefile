@@ -17,12 +17,12 @@ CPPFLAGS += -idirafter /usr/include -idirafter /usr/include/x86_64-linux-gnu
 CFLAGS  ?= -O2
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -pipe
 LDFLAGS += -static -s
-LDLIBS  +=
+LDLIBS  += /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/x86_64-linux-gnu/libz.a
 
 SRCS = ksmscan.c \
        util/util.c \
        hash/hash.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
-       dump/dump.c dump/raw.c dump/proc.c \
+       dump/dump.c dump/source.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/proc.c \
        scan/scan.c scan/index.c scan/ksm.c \
        report/cell.c report/csv.c report/json.c report/table.c \
        report/summary.c report/pages.c
@@ -48,7 +48,7 @@ build/%.o: %.c $(HDRS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 build-check/ksmscan: $(CHECK_OBJS)
-	$(CHECK_CC) $(CHECK_CFLAGS) -o $@ $(CHECK_OBJS) -lm
+	$(CHECK_CC) $(CHECK_CFLAGS) -o $@ $(CHECK_OBJS) -lzstd -lz -lm
 
 build-check/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)

@@ -314,5 +314,9 @@ int main(int argc, char **argv)
 	c = scan_run(&cfg);
 	if (output_close() < 0)
 		c = EXIT_INPUT;
+	for (size_t i = 0; i < ninputs; i++)
+		if (!inputs[i].path)
+			free((char *)inputs[i].name);
+	free(inputs);
 	return c;
 }

@@ -1,26 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Opening an input: the source (mmap for regular files, a stream otherwise),
- * format detection by magic bytes, and the generic error reporting.
+ * Opening an input: format detection by magic bytes, the generic error
+ * reporting, and the --range filter that applies to every format.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "../util/util.h"
 #include "dump.h"
 
-/* Bytes read ahead from a stream so that every reader can probe them. */
-#define PROBE_BYTES 4096
-
-/* Every reader; auto-detection tries them in this order, raw last. */
+/* Every file format; auto-detection tries them in this order, raw last. */
 static const struct reader *const readers[] = {
+	&elf_reader,
+	&kdump_reader,
+	&kdump_flat_reader,
+	&lime_reader,
 	&raw_reader,
 };
 
@@ -41,10 +38,13 @@ void dump_error(struct dump *d, uint64_t offset, const char *fmt, ...)
 {
 	va_list ap;
 
+	/* One line per input: later problems are counted, said at the end. */
+	d->failed = 1;
+	if (d->errors++)
+		return;
 	va_start(ap, fmt);
 	vreport(error, d, offset, fmt, ap);
 	va_end(ap);
-	d->failed = 1;
 }
 
 void dump_warn(struct dump *d, uint64_t offset, const char *fmt, ...)
@@ -56,9 +56,14 @@ void dump_warn(struct dump *d, uint64_t offset, const char *fmt, ...)
 	va_end(ap);
 }
 
+void dump_read_error(struct dump *d)
+{
+	dump_error(d, d->src.pos, "%s", d->src.err[0] ? d->src.err : "read error");
+}
+
 int dump_format_known(const char *format)
 {
-	if (strcmp(format, "auto") == 0)
+	if (strcmp(format, "auto") == 0 || strcmp(format, "kdump") == 0)
 		return 1;
 	for (size_t i = 0; i < NREADERS; i++)
 		if (strcmp(readers[i]->name, format) == 0)
@@ -66,134 +71,47 @@ int dump_format_known(const char *format)
 	return 0;
 }
 
-ssize_t source_read(struct source *s, void *buf, size_t len)
+/* The reader for -f FORMAT, or by magic bytes for auto. */
+static const struct reader *dump_choose(const char *format,
+					const unsigned char *head, size_t len)
 {
-	unsigned char *p = buf;
-	size_t done = 0;
+	int is_auto = strcmp(format, "auto") == 0;
 
-	/* Bytes read ahead for probing come first. */
-	if (s->head_len) {
-		size_t n = len < s->head_len ? len : s->head_len;
-
-		memcpy(p, s->head + s->head_off, n);
-		s->head_off += n;
-		s->head_len -= n;
-		done = n;
+	/* "kdump" names both kdump layouts; the magic tells which one. */
+	if (strcmp(format, "kdump") == 0 && kdump_flat_reader.probe(head, len))
+		return &kdump_flat_reader;
+	for (size_t i = 0; i < NREADERS; i++) {
+		if (is_auto ? readers[i]->probe(head, len) :
+		    strcmp(format, readers[i]->name) == 0)
+			return readers[i];
 	}
-	while (done < len && !s->eof) {
-		ssize_t n = read(s->fd, p + done, len - done);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (n == 0)
-			s->eof = 1;
-		done += (size_t)n;
-	}
-	s->pos += done;
-	return (ssize_t)done;
-}
-
-/* Map a regular file whole, read-only; leave it a stream if that fails. */
-static void source_try_map(struct source *s)
-{
-	struct stat st;
-	void *m;
-
-	if (fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
-		return;
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, s->fd, 0);
-	if (m == MAP_FAILED)
-		return;
-	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
-	s->map = m;
-	s->size = (uint64_t)st.st_size;
-}
-
-/* Open the file behind a dump; report and return -1 if it cannot be read. */
-static int source_open(struct source *s, const char *name)
-{
-	struct stat st;
-
-	s->name = name;
-	s->fd = -1;
-	if (strcmp(name, "-") == 0) {
-		s->fd = STDIN_FILENO;
-	} else {
-		s->fd = open(name, O_RDONLY | O_CLOEXEC);
-		if (s->fd < 0) {
-			error("%s: %s", name, strerror(errno));
-			return -1;
-		}
-	}
-	if (fstat(s->fd, &st) < 0) {
-		error("%s: %s", name, strerror(errno));
-		return -1;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		error("%s: %s", name, strerror(EISDIR));
-		return -1;
-	}
-	source_try_map(s);
-	return 0;
-}
-
-/* The first bytes of the source, without consuming them. */
-static const unsigned char *source_peek(struct source *s, size_t *len)
-{
-	ssize_t n;
-
-	if (s->map) {
-		*len = s->size < PROBE_BYTES ? (size_t)s->size : PROBE_BYTES;
-		return s->map;
-	}
-	s->head = xmalloc(PROBE_BYTES);
-	n = source_read(s, s->head, PROBE_BYTES);
-	if (n < 0)
-		return NULL;
-	/* Reading ahead is not consuming: rewind the position. */
-	s->head_len = (size_t)n;
-	s->head_off = 0;
-	s->pos = 0;
-	*len = (size_t)n;
-	return s->head;
+	return NULL;
 }
 
 struct dump *dump_open(const struct input *in, const struct dump_options *opt)
 {
 	struct dump *d = xcalloc(1, sizeof(*d));
-	const char *name = in->name, *format = opt->format;
 	const unsigned char *head;
 	size_t len = 0;
 
 	d->opt = opt;
 	d->src.fd = -1;
+	d->src.name = in->name;
 	if (!in->path) {
 		/* A live process has no byte stream to probe. */
-		d->src.name = name;
 		d->pid = in->pid;
 		d->reader = &proc_reader;
-		if (d->reader->open(d) < 0)
+	} else {
+		if (source_open(&d->src, in->path, in->name) < 0)
 			goto fail;
-		return d;
+		head = source_peek(&d->src, &len);
+		if (!head) {
+			error("%s: %s", in->name, d->src.err);
+			goto fail;
+		}
+		d->reader = dump_choose(opt->format, head, len);
 	}
-	if (source_open(&d->src, in->path) < 0)
-		goto fail;
-	d->src.name = name;
-	head = source_peek(&d->src, &len);
-	if (!head) {
-		error("%s: %s", name, strerror(errno));
-		goto fail;
-	}
-	for (size_t i = 0; i < NREADERS && !d->reader; i++) {
-		if (strcmp(format, "auto") == 0 ?
-		    readers[i]->probe(head, len) :
-		    strcmp(format, readers[i]->name) == 0)
-			d->reader = readers[i];
-	}
-	if (!d->reader || d->reader->open(d) < 0)
+	if (d->reader->open(d) < 0)
 		goto fail;
 	return d;
 fail:
@@ -208,10 +126,16 @@ int dump_next(struct dump *d, struct page_range *r)
 
 	/* --range: clip every range the reader gives; skip those outside. */
 	while ((rc = d->reader->next(d, r)) > 0) {
-		uint64_t end = r->address + (uint64_t)r->npages * PAGE_BYTES;
+		uint64_t room = (UINT64_MAX - r->address) / PAGE_BYTES + 1;
+		uint64_t last;
+
+		/* No range may run past the top of the address space. */
+		if (r->npages > room)
+			r->npages = (size_t)room;
+		last = r->address + ((uint64_t)r->npages - 1) * PAGE_BYTES;
 		uint64_t skip = 0;
 
-		if (end <= lo || r->address >= hi)
+		if (last < lo || r->address >= hi)
 			continue;
 		if (r->address < lo)
 			skip = (lo - r->address + PAGE_BYTES - 1) / PAGE_BYTES;
@@ -221,11 +145,11 @@ int dump_next(struct dump *d, struct page_range *r)
 		if (!r->npages || r->address >= hi)
 			continue;
 		/* Pages that start below hi: ceil((hi - address) / PAGE_BYTES). */
-		if ((hi - r->address + PAGE_BYTES - 1) / PAGE_BYTES < r->npages)
-			r->npages = (size_t)((hi - r->address + PAGE_BYTES - 1) /
-					     PAGE_BYTES);
-		if (r->npages)
-			return 1;
+		uint64_t below = (hi - r->address - 1) / PAGE_BYTES + 1;
+
+		if (below < r->npages)
+			r->npages = (size_t)below;
+		return 1;
 	}
 	return rc;
 }
@@ -234,12 +158,11 @@ void dump_close(struct dump *d)
 {
 	if (!d)
 		return;
+	if (d->errors > 1)
+		error("%s: %llu more problems like the one above", d->src.name,
+		      (unsigned long long)(d->errors - 1));
 	if (d->reader && d->reader->close)
 		d->reader->close(d);
-	if (d->src.map)
-		munmap((void *)d->src.map, (size_t)d->src.size);
-	if (d->src.fd > STDIN_FILENO)
-		close(d->src.fd);
-	free(d->src.head);
+	source_close(&d->src);
 	free(d);
 }

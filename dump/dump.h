@@ -10,9 +10,17 @@
 
 /*
  * A dump is read as a sequence of page ranges. A reader knows one format; the
- * source below it knows how bytes arrive (an mmap'd file or a stream). Readers
- * never interpret page contents.
+ * source below it knows how bytes arrive: a mapped file, or a stream (a pipe,
+ * or a zstd-compressed file decompressed as it is read). Readers never
+ * interpret page contents.
  */
+
+/* A named part of an input: an ELF segment, a maps line, a LiME range. */
+struct region {
+	const char *name;	/* path, "[heap]", "segment 3", "kdump RAM", ... */
+	uint64_t start;		/* first address the region covers */
+	uint64_t end;		/* first address after it */
+};
 
 /* Some pages in a row: npages * PAGE_BYTES bytes of data at consecutive addresses. */
 struct page_range {
@@ -20,20 +28,27 @@ struct page_range {
 	size_t npages;			/* pages in the range, at least one */
 	const unsigned char *data;	/* the pages' bytes */
 	int stable;			/* data stays valid until dump_close() */
-	const char *region;		/* name of the region the pages belong to */
+	const struct region *region;	/* the region the pages belong to */
 };
 
 /* Where the bytes of a dump come from. */
 struct source {
-	const char *name;		/* the file name as the user gave it */
+	const char *name;		/* the input's name, for messages */
 	int fd;				/* open read-only */
-	const unsigned char *map;	/* the whole file, when it could be mapped */
-	uint64_t size;			/* file size when known (mapped files) */
-	uint64_t pos;			/* stream position: bytes consumed so far */
-	unsigned char *head;		/* bytes read ahead for format probing */
+	const unsigned char *map;	/* the whole (decompressed) file, if mapped */
+	uint64_t size;			/* bytes in map */
+	uint64_t pos;			/* bytes consumed by source_read() so far */
+	unsigned char *head;		/* stream bytes read ahead for probing */
 	size_t head_len;		/* bytes in head not yet consumed */
 	size_t head_off;		/* first unconsumed byte in head */
 	int eof;			/* the stream has ended */
+	void *zstd;			/* decompression state, for .zst inputs */
+	unsigned char *zin;		/* compressed bytes read but not yet used */
+	size_t zin_len, zin_off, zin_cap;
+	uint64_t zpos;			/* compressed bytes read from fd */
+	int zframe_open;		/* a zstd frame has begun and not ended */
+	char err[160];			/* what went wrong in the last read */
+	int spooled;			/* map is a temporary copy of a stream */
 };
 
 struct dump;
@@ -58,7 +73,7 @@ struct reader {
 	const char *name;	/* format name for -f and the reports */
 	/**
 	 * probe() - whether the first bytes of a source look like this format.
-	 * @head: the first bytes of the source
+	 * @head: the first bytes of the (decompressed) source
 	 * @len: how many (may be fewer than the format's header)
 	 */
 	int (*probe)(const unsigned char *head, size_t len);
@@ -66,7 +81,7 @@ struct reader {
 	int (*open)(struct dump *d);
 	/** next() - the next page range: 1 one was filled, 0 end, -1 error (reported). */
 	int (*next)(struct dump *d, struct page_range *r);
-	/** close() - free what open() allocated. */
+	/** close() - free what open() allocated; called even after a failed open(). */
 	void (*close)(struct dump *d);
 };
 
@@ -78,6 +93,7 @@ struct dump {
 	const struct reader *reader;
 	void *priv;		/* the reader's own state */
 	int failed;		/* a problem was reported: exit status 1 */
+	uint64_t errors;	/* problems found; only the first is printed at once */
 };
 
 /**
@@ -92,7 +108,7 @@ struct dump {
 struct dump *dump_open(const struct input *in, const struct dump_options *opt);
 
 /**
- * dump_next() - the next range of pages of an input.
+ * dump_next() - the next range of pages of an input, within --range.
  * @d: the dump
  * @r: filled with the range
  *
@@ -132,18 +148,86 @@ void dump_warn(struct dump *d, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /**
- * source_read() - read up to @len bytes from a stream source.
+ * dump_read_error() - report that source_read() failed, with its reason.
+ * @d: the dump
+ */
+void dump_read_error(struct dump *d);
+
+/* The source layer (source.c). */
+
+/**
+ * source_open() - open a file (or "-") read-only; decompress zstd on the fly.
+ * @s: the source, zeroed
+ * @path: the file
+ * @name: the name for messages
+ *
+ * A regular file that is not zstd-compressed is mapped whole.
+ *
+ * Return: 0, or -1 after reporting why the file cannot be read.
+ */
+int source_open(struct source *s, const char *path, const char *name);
+
+/**
+ * source_peek() - the first bytes of the (decompressed) source, not consumed.
+ * @s: the source
+ * @len: how many are returned (up to 4096; fewer if the input is shorter)
+ *
+ * Return: the bytes, or NULL after a read error (s->err says why).
+ */
+const unsigned char *source_peek(struct source *s, size_t *len);
+
+/**
+ * source_read() - read the next bytes of the source in order.
  * @s: the source
  * @buf: destination
  * @len: bytes wanted
  *
- * Reads until @len bytes or the end of the stream; a short count means the end.
+ * Works on mapped and streamed sources alike. A count below @len means the
+ * end of the input.
  *
- * Return: bytes read, or -1 on a read error (errno set).
+ * Return: bytes read, or -1 on an error (s->err says why).
  */
 ssize_t source_read(struct source *s, void *buf, size_t len);
 
+/**
+ * source_map() - make a streamed source mapped, by copying the rest of the
+ * stream to an unlinked temporary file in $TMPDIR (for formats that need
+ * random access: ELF and kdump).
+ * @d: the dump whose source it is
+ *
+ * A read error part-way is reported; what was copied stays usable.
+ *
+ * Return: 0 if the source is mapped (maybe partly), -1 if nothing could be.
+ */
+int source_map(struct dump *d);
+
+/**
+ * source_adopt() - replace the mapped bytes of a source by a file's.
+ * @s: the source
+ * @fd: an open file, which the source now owns
+ *
+ * Return: 0, or -1 if the file cannot be mapped (errno set; @fd is closed).
+ */
+int source_adopt(struct source *s, int fd);
+
+/**
+ * source_tmpfile() - an unlinked read-write temporary file in $TMPDIR or /tmp.
+ *
+ * Return: the descriptor, or -1 (errno set).
+ */
+int source_tmpfile(void);
+
+/**
+ * source_close() - release what a source holds.
+ * @s: the source
+ */
+void source_close(struct source *s);
+
 /* The readers, one file each. */
+extern const struct reader elf_reader;
+extern const struct reader kdump_reader;
+extern const struct reader kdump_flat_reader;
+extern const struct reader lime_reader;
 extern const struct reader raw_reader;
 extern const struct reader proc_reader;
 

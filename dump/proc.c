@@ -25,8 +25,7 @@
 
 /* One mapping that will be read. */
 struct mapping {
-	uint64_t start, end;
-	char *region;		/* path, [heap], [stack] or [anon] */
+	struct region region;	/* name: path, [heap], [stack] or [anon] */
 };
 
 struct proc {
@@ -138,9 +137,9 @@ static int proc_parse_maps(struct dump *d, struct proc *p, char *text)
 			cap = cap ? cap * 2 : 64;
 			p->maps = xreallocarray(p->maps, cap, sizeof(*p->maps));
 		}
-		p->maps[p->nmaps].start = start;
-		p->maps[p->nmaps].end = end;
-		p->maps[p->nmaps].region =
+		p->maps[p->nmaps].region.start = start;
+		p->maps[p->nmaps].region.end = end;
+		p->maps[p->nmaps].region.name =
 			xstrdup(line[pathpos] ? line + pathpos : "[anon]");
 		p->nmaps++;
 	}
@@ -178,7 +177,7 @@ static int proc_open(struct dump *d)
 		return -1;
 	p->buf = xmalloc((size_t)CHUNK_PAGES * PAGE_BYTES);
 	if (p->nmaps)
-		p->addr = p->maps[0].start;
+		p->addr = p->maps[0].region.start;
 	return 0;
 }
 
@@ -202,14 +201,14 @@ static int proc_next(struct dump *d, struct page_range *r)
 
 	while (p->cur < p->nmaps) {
 		struct mapping *m = &p->maps[p->cur];
-		uint64_t left = (m->end - p->addr) / PAGE_BYTES;
+		uint64_t left = (m->region.end - p->addr) / PAGE_BYTES;
 		size_t n = left < CHUNK_PAGES ? (size_t)left : CHUNK_PAGES;
 		size_t first, run;
 		ssize_t got;
 
 		if (n == 0) {
 			if (++p->cur < p->nmaps)
-				p->addr = p->maps[p->cur].start;
+				p->addr = p->maps[p->cur].region.start;
 			continue;
 		}
 		got = pread(p->pagemap, p->pm, n * sizeof(uint64_t),
@@ -222,7 +221,7 @@ static int proc_next(struct dump *d, struct page_range *r)
 				return -1;
 			}
 			proc_gone(d, p, p->addr);
-			p->addr = m->end;
+			p->addr = m->region.end;
 			continue;
 		}
 		for (first = 0; first < n && !(p->pm[first] & PM_PRESENT); first++)
@@ -249,7 +248,7 @@ static int proc_next(struct dump *d, struct page_range *r)
 		r->npages = (size_t)got / PAGE_BYTES;
 		r->data = p->buf;
 		r->stable = 0;
-		r->region = m->region;
+		r->region = &m->region;
 		return 1;
 	}
 	return 0;
@@ -266,7 +265,7 @@ static void proc_close(struct dump *d)
 	if (p->pagemap >= 0)
 		close(p->pagemap);
 	for (size_t i = 0; i < p->nmaps; i++)
-		free(p->maps[i].region);
+		free((char *)p->maps[i].region.name);
 	free(p->maps);
 	free(p->buf);
 	free(p);

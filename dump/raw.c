@@ -16,6 +16,7 @@
 #define STREAM_PAGES 256
 
 struct raw {
+	struct region region;	/* the whole file is one region */
 	uint64_t off;		/* next file offset to hand out (page aligned) */
 	uint64_t end;		/* end of whole pages in a mapped file */
 	unsigned char *buf;	/* stream buffer */
@@ -44,8 +45,10 @@ static int raw_open(struct dump *d)
 	struct raw *r = xcalloc(1, sizeof(*r));
 
 	d->priv = r;
+	r->region.name = "raw";
 	if (d->src.map) {
 		r->end = d->src.size / PAGE_BYTES * PAGE_BYTES;
+		r->region.end = r->end;
 	} else {
 		r->buf = xmalloc((size_t)STREAM_PAGES * PAGE_BYTES);
 	}
@@ -92,7 +95,7 @@ static int raw_next_mapped(struct dump *d, struct raw *r, struct page_range *pr)
 	pr->npages = (size_t)((stop - start) / PAGE_BYTES);
 	pr->data = d->src.map + start;
 	pr->stable = 1;
-	pr->region = "raw";
+	pr->region = &r->region;
 	r->off = stop;
 	return 1;
 }
@@ -104,7 +107,7 @@ static int raw_next_stream(struct dump *d, struct raw *r, struct page_range *pr)
 	ssize_t n = source_read(&d->src, r->buf, want);
 
 	if (n < 0) {
-		dump_error(d, d->src.pos, "read error: %s", strerror(errno));
+		dump_read_error(d);
 		return -1;
 	}
 	if ((size_t)n < PAGE_BYTES) {
@@ -115,8 +118,9 @@ static int raw_next_stream(struct dump *d, struct raw *r, struct page_range *pr)
 	pr->npages = (size_t)n / PAGE_BYTES;
 	pr->data = r->buf;
 	pr->stable = 0;
-	pr->region = "raw";
+	pr->region = &r->region;
 	r->off += (uint64_t)pr->npages * PAGE_BYTES;
+	r->region.end = r->off;
 	/* A short read is the end of the stream; keep its partial page for later. */
 	if ((size_t)n % PAGE_BYTES)
 		raw_partial(d, r, r->off, (uint64_t)n % PAGE_BYTES);

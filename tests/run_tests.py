@@ -492,7 +492,8 @@ def vectors_tool_vs_csv():
                     ["input", "address", "zero"] + ALGOS)
     if rows is None:
         return
-    eq(len(rows), len(vec), "vectors.img: number of pages rows")
+    if not eq(len(rows), len(vec), "vectors.img: number of pages rows") and not rows:
+        return
     got = {r["address"]: r for r in rows}
     for i, v in enumerate(vec):
         r = got.get(v["address"])
@@ -541,7 +542,8 @@ def random_pages_all_algos():
                     ["input", "address", "zero"] + ALGOS)
     if rows is None:
         return
-    eq(len(rows), len(pages), "random.img: one pages row per page")
+    if not eq(len(rows), len(pages), "random.img: one pages row per page") and not rows:
+        return
     addrs = [int(r["address"], 16) if re.fullmatch(r"0x[0-9a-f]+", r["address"]) else None
              for r in rows]
     check(all(re.fullmatch(r"0x(0|[1-9a-f][0-9a-f]*)", r["address"]) for r in rows),

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ELF64 little-endian core files: QEMU dump-guest-memory and virsh dump
+ * --memory-only (guest-physical p_paddr), Linux process cores and gdb gcore
+ * (p_vaddr, names from the NT_FILE note). Pages are the whole pages of each
+ * PT_LOAD segment's file data (p_filesz); the rest of p_memsz is not in the
+ * dump. More than 65534 segments (PN_XNUM) are counted in section header 0.
+ */
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "dump.h"
+
+/* One PT_LOAD segment that has file data. */
+struct segment {
+	struct region region;	/* start: first page address; end: start + p_memsz */
+	uint64_t offset;	/* file offset of its data */
+	uint64_t pages;		/* whole pages of data present in the file */
+	char name[32];		/* "segment N" */
+	char *file;		/* the file NT_FILE names for it, if any */
+};
+
+struct elf {
+	struct segment *seg;
+	size_t nseg, cur;
+	uint64_t page;		/* next page within seg[cur] */
+};
+
+static int elf_probe(const unsigned char *head, size_t len)
+{
+	return len >= 4 && memcmp(head, ELFMAG, SELFMAG) == 0;
+}
+
+/* Little-endian integer fields of the file, whatever the host. */
+static uint64_t le64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint16_t le16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+/* Whether [off, off + len) lies inside the file, without overflow. */
+static int in_file(const struct dump *d, uint64_t off, uint64_t len)
+{
+	return off <= d->src.size && len <= d->src.size - off;
+}
+
+/*
+ * Name the segments after the files of an NT_FILE note (Linux and gdb cores):
+ * count, page size, count (start, end, offset) triples, then count names.
+ */
+static void elf_nt_file(struct elf *e, const unsigned char *desc, uint64_t len)
+{
+	uint64_t count;
+	const char *name, *end = (const char *)desc + len;
+
+	if (len < 16)
+		return;
+	count = le64(desc);
+	if (count > (len - 16) / 24)
+		return;
+	name = (const char *)desc + 16 + count * 24;
+	for (uint64_t i = 0; i < count && name < end; i++) {
+		const unsigned char *t = desc + 16 + i * 24;
+		uint64_t start = le64(t), stop = le64(t + 8);
+		size_t n = strnlen(name, (size_t)(end - name));
+
+		for (size_t s = 0; s < e->nseg; s++) {
+			struct segment *g = &e->seg[s];
+
+			if (g->region.start < start || g->region.start >= stop)
+				continue;
+			free(g->file);
+			g->file = xmalloc(n + 1);
+			memcpy(g->file, name, n);
+			g->file[n] = '\0';
+			g->region.name = g->file;
+		}
+		name += n + 1;
+	}
+}
+
+/* Walk the notes of a PT_NOTE segment looking for NT_FILE. */
+static void elf_notes(struct dump *d, struct elf *e, uint64_t off, uint64_t len)
+{
+	const unsigned char *p = d->src.map + off;
+	uint64_t pos = 0;
+
+	while (len - pos >= 12) {
+		uint64_t namesz = le32(p + pos), descsz = le32(p + pos + 4);
+		uint32_t type = le32(p + pos + 8);
+		uint64_t name_off = pos + 12;
+		uint64_t desc_off = name_off + ((namesz + 3) & ~UINT64_C(3));
+		uint64_t next = desc_off + ((descsz + 3) & ~UINT64_C(3));
+
+		if (desc_off > len || descsz > len - desc_off)
+			return;
+		if (type == NT_FILE && namesz == 5 &&
+		    memcmp(p + name_off, "CORE", 5) == 0)
+			elf_nt_file(e, p + desc_off, descsz);
+		pos = next;
+	}
+}
+
+static int elf_open(struct dump *d)
+{
+	struct elf *e = xcalloc(1, sizeof(*e));
+	const unsigned char *h;
+	uint64_t phoff, phnum, phentsize;
+
+	d->priv = e;
+	if (source_map(d) < 0)
+		return -1;
+	h = d->src.map;
+	if (d->src.size < sizeof(Elf64_Ehdr)) {
+		if (d->src.size >= EI_NIDENT && h[EI_CLASS] == ELFCLASS32)
+			goto class32;
+		dump_error(d, d->src.size, "ELF header truncated");
+		return -1;
+	}
+	if (memcmp(h, ELFMAG, SELFMAG) != 0) {
+		dump_error(d, 0, "not an ELF file");
+		return -1;
+	}
+	if (h[EI_CLASS] == ELFCLASS32) {
+class32:
+		dump_error(d, EI_CLASS, "32-bit ELF cores are not supported");
+		return -1;
+	}
+	if (h[EI_CLASS] != ELFCLASS64) {
+		dump_error(d, EI_CLASS, "unknown ELF class %u", h[EI_CLASS]);
+		return -1;
+	}
+	if (h[EI_DATA] != ELFDATA2LSB) {
+		dump_error(d, EI_DATA, "big-endian ELF cores are not supported");
+		return -1;
+	}
+	if (le16(h + 16) != ET_CORE) {
+		dump_error(d, 16, "not an ELF core file (e_type %u)", le16(h + 16));
+		return -1;
+	}
+	phoff = le64(h + 32);
+	phentsize = le16(h + 54);
+	phnum = le16(h + 56);
+	if (phnum == PN_XNUM) {
+		/* The real count is in sh_info of section header 0. */
+		uint64_t shoff = le64(h + 40);
+
+		if (!in_file(d, shoff, sizeof(Elf64_Shdr))) {
+			dump_error(d, 40, "PN_XNUM section header past the end "
+				   "of the file");
+			return -1;
+		}
+		phnum = le32(h + shoff + 44);
+	}
+	if (phentsize < sizeof(Elf64_Phdr)) {
+		dump_error(d, 54, "program header size %llu too small",
+			   (unsigned long long)phentsize);
+		return -1;
+	}
+	if (phnum > d->src.size / phentsize || !in_file(d, phoff, phnum * phentsize)) {
+		dump_error(d, phoff, "%llu program headers do not fit in the file",
+			   (unsigned long long)phnum);
+		return -1;
+	}
+	e->seg = xcalloc((size_t)phnum + 1, sizeof(*e->seg));
+	for (uint64_t i = 0; i < phnum; i++) {
+		const unsigned char *p = h + phoff + i * phentsize;
+		uint32_t type = le32(p);
+		uint64_t off = le64(p + 8), vaddr = le64(p + 16);
+		uint64_t paddr = le64(p + 24), filesz = le64(p + 32);
+		uint64_t memsz = le64(p + 40);
+		struct segment *g;
+
+		if (type != PT_LOAD || filesz == 0)
+			continue;
+		g = &e->seg[e->nseg++];
+		g->offset = off;
+		g->region.start = paddr ? paddr : vaddr;
+		g->region.end = memsz <= UINT64_MAX - g->region.start ?
+				g->region.start + memsz : UINT64_MAX;
+		snprintf(g->name, sizeof(g->name), "segment %llu",
+			 (unsigned long long)i);
+		g->region.name = g->name;
+		g->pages = filesz / PAGE_BYTES;
+		if (!in_file(d, off, filesz)) {
+			uint64_t have = off < d->src.size ? d->src.size - off : 0;
+
+			dump_error(d, d->src.size, "segment %llu data (%llu bytes at "
+				   "offset %llu) runs past the end of the file",
+				   (unsigned long long)i,
+				   (unsigned long long)filesz,
+				   (unsigned long long)off);
+			g->pages = have / PAGE_BYTES;
+		} else if (filesz % PAGE_BYTES) {
+			dump_warn(d, off + filesz - filesz % PAGE_BYTES,
+				  "segment %llu ends with a partial page of %llu "
+				  "bytes, ignored", (unsigned long long)i,
+				  (unsigned long long)(filesz % PAGE_BYTES));
+		}
+	}
+	/* Name segments after files once all are known: NT_FILE comes first. */
+	for (uint64_t i = 0; i < phnum; i++) {
+		const unsigned char *p = h + phoff + i * phentsize;
+		uint64_t off = le64(p + 8), filesz = le64(p + 32);
+
+		if (le32(p) == PT_NOTE && in_file(d, off, filesz))
+			elf_notes(d, e, off, filesz);
+	}
+	return 0;
+}
+
+static int elf_next(struct dump *d, struct page_range *r)
+{
+	struct elf *e = d->priv;
+
+	while (e->cur < e->nseg) {
+		struct segment *g = &e->seg[e->cur];
+
+		if (e->page >= g->pages) {
+			e->cur++;
+			e->page = 0;
+			continue;
+		}
+		/* Hand the segment out in pieces so that no count overflows size_t. */
+		uint64_t n = g->pages - e->page;
+
+		if (n > (1u << 20))
+			n = 1u << 20;
+		r->address = g->region.start + e->page * PAGE_BYTES;
+		r->npages = (size_t)n;
+		r->data = d->src.map + g->offset + e->page * PAGE_BYTES;
+		r->stable = 1;
+		r->region = &g->region;
+		e->page += n;
+		return 1;
+	}
+	return 0;
+}
+
+static void elf_close(struct dump *d)
+{
+	struct elf *e = d->priv;
+
+	if (e) {
+		for (size_t s = 0; s < e->nseg; s++)
+			free(e->seg[s].file);
+		free(e->seg);
+	}
+	free(e);
+}
+
+const struct reader elf_reader = {
+	.name = "elf",
+	.probe = elf_probe,
+	.open = elf_open,
+	.next = elf_next,
+	.close = elf_close,
+};

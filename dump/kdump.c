@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kdump-compressed dumps as makedumpfile and QEMU dump-guest-memory -z write
+ * them ("KDUMP   " header, version 6 and earlier): a 2nd bitmap of the pages
+ * that are in the dump, then one page descriptor per such page, in pfn order,
+ * pointing at its data, compressed with zlib or zstd or stored whole. QEMU
+ * points every zero page at one shared copy.
+ *
+ * The flattened form (a "makedumpfile" header, then big-endian records
+ * "write these bytes at this offset") is first assembled into a temporary
+ * file, as `makedumpfile -R` would, and then read the same way.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "../util/util.h"
+#include "dump.h"
+
+#define KDUMP_SIG "KDUMP   "
+#define FLAT_SIG "makedumpfile"
+#define FLAT_HEADER_SIZE 4096
+
+/* Page descriptor flags (makedumpfile diskdump_mod.h). */
+#define DUMP_DH_COMPRESSED_ZLIB 0x1
+#define DUMP_DH_COMPRESSED_LZO 0x2
+#define DUMP_DH_COMPRESSED_SNAPPY 0x4
+#define DUMP_DH_COMPRESSED_INCOMPLETE 0x8
+#define DUMP_DH_COMPRESSED_ZSTD 0x20
+
+/* dump_level bit 8: user process data pages were excluded. */
+#define DL_EXCLUDE_USER_DATA 8
+
+/* Field offsets of struct disk_dump_header on 64-bit hosts. */
+#define H_VERSION 8
+#define H_BLOCK_SIZE 428
+#define H_SUB_HDR_SIZE 432
+#define H_BITMAP_BLOCKS 436
+#define H_MAX_MAPNR 440
+#define H_SIZE 464
+/* Field offsets of struct kdump_sub_header. */
+#define S_DUMP_LEVEL 8
+#define S_MAX_MAPNR_64 96
+#define S_SIZE 104
+/* struct page_desc: offset, size, flags, page_flags. */
+#define DESC_SIZE 24
+
+/* Pages decompressed per range. */
+#define CHUNK_PAGES 64
+
+struct kdump {
+	struct region region;		/* all of RAM: pfn 0 to max_mapnr */
+	uint64_t max_mapnr;
+	const unsigned char *bitmap2;	/* pages present in the dump */
+	uint64_t desc_off;		/* file offset of the first descriptor */
+	uint64_t pfn;			/* next pfn to look at */
+	uint64_t ndesc;			/* descriptors used so far */
+	unsigned char *buf;		/* decompressed pages */
+	unsigned char *last;		/* the last page read, kept for reuse */
+	int have_last;
+	uint64_t last_off, last_size;	/* where that page came from */
+	uint32_t last_flags;
+	ZSTD_DCtx *zstd;
+	int said_codec;			/* an unsupported codec was reported */
+};
+
+static int kdump_probe(const unsigned char *head, size_t len)
+{
+	return len >= 8 && memcmp(head, KDUMP_SIG, 8) == 0;
+}
+
+static int kdump_flat_probe(const unsigned char *head, size_t len)
+{
+	return len >= sizeof(FLAT_SIG) && memcmp(head, FLAT_SIG, sizeof(FLAT_SIG)) == 0;
+}
+
+/* Little-endian fields of the assembled file (written by x86 hosts). */
+static uint64_t le(const unsigned char *p, int bytes)
+{
+	uint64_t v = 0;
+
+	for (int i = bytes - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Big-endian fields of the flattened records. */
+static uint64_t be64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/*
+ * Assemble a flattened dump into a temporary file: every record's bytes are
+ * written at its offset. Offsets are bounded by a multiple of the data seen,
+ * so a hostile record cannot make a huge sparse file.
+ */
+static int kdump_assemble(struct dump *d)
+{
+	unsigned char hdr[16];
+	unsigned char *buf = xmalloc(1u << 20);
+	uint64_t data_seen = 0;
+	int fd = source_tmpfile(), status = 0;
+
+	if (fd < 0) {
+		error("%s: cannot create a temporary file: %s", d->src.name,
+		      strerror(errno));
+		free(buf);
+		return -1;
+	}
+	/* The 4096-byte flattened header was checked by probe(); skip it. */
+	if (source_read(&d->src, buf, FLAT_HEADER_SIZE) != FLAT_HEADER_SIZE) {
+		dump_error(d, d->src.pos, "flattened header truncated");
+		goto fail;
+	}
+	if (memcmp(buf, FLAT_SIG, sizeof(FLAT_SIG)) != 0) {
+		dump_error(d, 0, "not a flattened dump");
+		goto fail;
+	}
+	if (be64(buf + 16) != 1) {
+		dump_error(d, 16, "flattened dump of unknown type %llu",
+			   (unsigned long long)be64(buf + 16));
+		goto fail;
+	}
+	for (;;) {
+		uint64_t rec = d->src.pos, off, size;
+		ssize_t n = source_read(&d->src, hdr, sizeof(hdr));
+
+		if (n < 0) {
+			dump_read_error(d);
+			status = 1;
+			break;
+		}
+		if (n == 0) {
+			dump_error(d, rec, "flattened dump ends without its end marker");
+			status = 1;
+			break;
+		}
+		if (n < (ssize_t)sizeof(hdr)) {
+			dump_error(d, rec, "flattened record header truncated");
+			status = 1;
+			break;
+		}
+		off = be64(hdr);
+		size = be64(hdr + 8);
+		if (off == UINT64_MAX && size == UINT64_MAX)
+			break;
+		if (off >> 62 || size >> 62 ||
+		    off + size > 2 * (data_seen + size) + (64u << 20)) {
+			dump_error(d, rec, "flattened record with offset %lld and "
+				   "size %lld is not plausible", (long long)off,
+				   (long long)size);
+			status = 1;
+			break;
+		}
+		data_seen += size;
+		while (size) {
+			size_t chunk = size < (1u << 20) ? (size_t)size : (1u << 20);
+
+			n = source_read(&d->src, buf, chunk);
+			if (n < 0) {
+				dump_read_error(d);
+				status = 1;
+				break;
+			}
+			if (n && pwrite(fd, buf, (size_t)n, (off_t)off) != n) {
+				error("%s: writing the assembled dump: %s",
+				      d->src.name, strerror(errno ? errno : ENOSPC));
+				d->failed = 1;
+				goto fail;
+			}
+			if ((size_t)n < chunk) {
+				dump_error(d, d->src.pos, "flattened record data "
+					   "truncated");
+				status = 1;
+				break;
+			}
+			off += chunk;
+			size -= chunk;
+		}
+		if (status)
+			break;
+	}
+	free(buf);
+	/* What was assembled is read even after a problem (exit status 1). */
+	if (source_adopt(&d->src, fd) < 0) {
+		error("%s: cannot map the assembled dump: %s", d->src.name,
+		      strerror(errno));
+		d->failed = 1;
+		return -1;
+	}
+	return 0;
+fail:
+	free(buf);
+	close(fd);
+	return -1;
+}
+
+/* Read and check the assembled headers; find the bitmap and descriptors. */
+static int kdump_headers(struct dump *d, struct kdump *k)
+{
+	const unsigned char *h = d->src.map;
+	uint64_t size = d->src.size, block, sub_blocks, bitmap_blocks, sub;
+	uint64_t bitmap_off, half, level;
+	uint32_t version;
+
+	if (size < H_SIZE) {
+		dump_error(d, size, "kdump header truncated");
+		return -1;
+	}
+	if (memcmp(h, KDUMP_SIG, 8) != 0) {
+		dump_error(d, 0, "not a kdump-compressed dump (no \"KDUMP\" signature)");
+		return -1;
+	}
+	version = (uint32_t)le(h + H_VERSION, 4);
+	block = le(h + H_BLOCK_SIZE, 4);
+	sub_blocks = le(h + H_SUB_HDR_SIZE, 4);
+	bitmap_blocks = le(h + H_BITMAP_BLOCKS, 4);
+	k->max_mapnr = le(h + H_MAX_MAPNR, 4);
+	if (block != PAGE_BYTES) {
+		dump_error(d, H_BLOCK_SIZE, "kdump block size %llu is not %u",
+			   (unsigned long long)block, PAGE_BYTES);
+		return -1;
+	}
+	if (version == 0 || version > 6)
+		dump_warn(d, H_VERSION, "kdump header version %u, read as 6", version);
+	sub = block;
+	if (sub_blocks == 0 || sub + S_SIZE > size) {
+		dump_error(d, sub, "kdump sub-header missing or truncated");
+		return -1;
+	}
+	level = le(h + sub + S_DUMP_LEVEL, 4);
+	if (version >= 6)
+		k->max_mapnr = le(h + sub + S_MAX_MAPNR_64, 8);
+	if (level & DL_EXCLUDE_USER_DATA)
+		dump_warn(d, sub + S_DUMP_LEVEL, "dump level %llu excluded user "
+			  "process pages: KSM could merge many of them, so the "
+			  "figures understate it", (unsigned long long)level);
+
+	bitmap_off = (1 + sub_blocks) * block;
+	if (bitmap_blocks == 0 || bitmap_blocks % 2 ||
+	    bitmap_off + bitmap_blocks * block > size) {
+		dump_error(d, bitmap_off, "kdump bitmap of %llu blocks does not "
+			   "fit in the file", (unsigned long long)bitmap_blocks);
+		return -1;
+	}
+	half = bitmap_blocks / 2 * block;
+	if (k->max_mapnr > half * 8)
+		k->max_mapnr = half * 8;
+	k->bitmap2 = h + bitmap_off + half;
+	k->desc_off = bitmap_off + bitmap_blocks * block;
+	k->region.name = "kdump RAM";
+	k->region.start = 0;
+	k->region.end = k->max_mapnr * PAGE_BYTES;
+	return 0;
+}
+
+static int kdump_open(struct dump *d)
+{
+	struct kdump *k = xcalloc(1, sizeof(*k));
+
+	d->priv = k;
+	if (d->reader == &kdump_flat_reader) {
+		if (kdump_assemble(d) < 0)
+			return -1;
+	} else if (source_map(d) < 0) {
+		return -1;
+	}
+	if (kdump_headers(d, k) < 0)
+		return -1;
+	k->buf = xmalloc((size_t)CHUNK_PAGES * PAGE_BYTES);
+	k->last = xmalloc(PAGE_BYTES);
+	k->zstd = ZSTD_createDCtx();
+	if (!k->zstd) {
+		error("%s: cannot start zstd decompression", d->src.name);
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether pfn is in the dump: bit pfn of the 2nd bitmap, least significant first. */
+static int kdump_present(const struct kdump *k, uint64_t pfn)
+{
+	return k->bitmap2[pfn / 8] >> (pfn % 8) & 1;
+}
+
+/*
+ * Fill @out with the page a descriptor points at. Return 1 on success, 0 if
+ * the page is skipped (reported), -1 if the dump cannot be read further.
+ */
+static int kdump_page(struct dump *d, struct kdump *k, uint64_t pfn,
+		      unsigned char *out)
+{
+	uint64_t at = k->desc_off + k->ndesc * DESC_SIZE;
+	const unsigned char *desc;
+	uint64_t off, size;
+	uint32_t flags;
+
+	if (at > d->src.size || d->src.size - at < DESC_SIZE) {
+		dump_error(d, at, "page descriptor of pfn %llu past the end of "
+			   "the file", (unsigned long long)pfn);
+		return -1;
+	}
+	desc = d->src.map + at;
+	k->ndesc++;
+	off = le(desc, 8);
+	size = le(desc + 8, 4);
+	flags = (uint32_t)le(desc + 12, 4);
+	if (off > d->src.size || size > d->src.size - off) {
+		dump_error(d, at, "data of pfn %llu (%llu bytes at offset %llu) "
+			   "past the end of the file", (unsigned long long)pfn,
+			   (unsigned long long)size, (unsigned long long)off);
+		return 0;
+	}
+	/* Many descriptors share one page (QEMU's zero page): reuse it. */
+	if (k->have_last && off == k->last_off && size == k->last_size &&
+	    flags == k->last_flags) {
+		memcpy(out, k->last, PAGE_BYTES);
+		return 1;
+	}
+	const unsigned char *src = d->src.map + off;
+
+	if (flags & DUMP_DH_COMPRESSED_ZLIB) {
+		uLongf got = PAGE_BYTES;
+		int rc = uncompress(out, &got, src, (uLong)size);
+
+		if (rc != Z_OK || got != PAGE_BYTES) {
+			dump_error(d, off, "zlib page of pfn %llu does not inflate "
+				   "to %u bytes", (unsigned long long)pfn, PAGE_BYTES);
+			return 0;
+		}
+	} else if (flags & DUMP_DH_COMPRESSED_ZSTD) {
+		size_t got = ZSTD_decompressDCtx(k->zstd, out, PAGE_BYTES, src, size);
+
+		if (ZSTD_isError(got) || got != PAGE_BYTES) {
+			dump_error(d, off, "zstd page of pfn %llu does not "
+				   "decompress to %u bytes", (unsigned long long)pfn,
+				   PAGE_BYTES);
+			return 0;
+		}
+	} else if (flags & (DUMP_DH_COMPRESSED_LZO | DUMP_DH_COMPRESSED_SNAPPY)) {
+		if (!k->said_codec)
+			dump_error(d, off, "pages compressed with %s are not "
+				   "supported; they are skipped",
+				   flags & DUMP_DH_COMPRESSED_LZO ? "lzo" : "snappy");
+		k->said_codec = 1;
+		d->failed = 1;
+		return 0;
+	} else if (size == PAGE_BYTES) {
+		memcpy(out, src, PAGE_BYTES);
+	} else {
+		dump_error(d, at, "page of pfn %llu has size %llu and flags 0x%x",
+			   (unsigned long long)pfn, (unsigned long long)size, flags);
+		return 0;
+	}
+	memcpy(k->last, out, PAGE_BYTES);
+	k->have_last = 1;
+	k->last_off = off;
+	k->last_size = size;
+	k->last_flags = flags;
+	return 1;
+}
+
+/* The next run of consecutive present pfns, decompressed into the buffer. */
+static int kdump_next(struct dump *d, struct page_range *r)
+{
+	struct kdump *k = d->priv;
+	size_t n = 0;
+
+	while (k->pfn < k->max_mapnr && n < CHUNK_PAGES) {
+		uint64_t pfn = k->pfn;
+		int rc;
+
+		/* Skip absent pages a byte of the bitmap at a time. */
+		if (n == 0 && pfn % 8 == 0 && k->bitmap2[pfn / 8] == 0) {
+			k->pfn += 8;
+			continue;
+		}
+		if (!kdump_present(k, pfn)) {
+			k->pfn++;
+			if (n)
+				break;
+			continue;
+		}
+		rc = kdump_page(d, k, pfn, k->buf + n * PAGE_BYTES);
+		if (rc < 0) {
+			k->pfn = k->max_mapnr;
+			break;
+		}
+		k->pfn++;
+		if (rc == 0) {
+			if (n)
+				break;
+			continue;
+		}
+		if (n == 0)
+			r->address = pfn * PAGE_BYTES;
+		n++;
+	}
+	if (n == 0)
+		return 0;
+	r->npages = n;
+	r->data = k->buf;
+	r->stable = 0;
+	r->region = &k->region;
+	return 1;
+}
+
+static void kdump_close(struct dump *d)
+{
+	struct kdump *k = d->priv;
+
+	if (!k)
+		return;
+	ZSTD_freeDCtx(k->zstd);
+	free(k->buf);
+	free(k->last);
+	free(k);
+}
+
+const struct reader kdump_reader = {
+	.name = "kdump",
+	.probe = kdump_probe,
+	.open = kdump_open,
+	.next = kdump_next,
+	.close = kdump_close,
+};
+
+const struct reader kdump_flat_reader = {
+	.name = "kdump",
+	.probe = kdump_flat_probe,
+	.open = kdump_open,
+	.next = kdump_next,
+	.close = kdump_close,
+};

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * LiME (Linux Memory Extractor) dumps: a sequence of ranges, each a 32-byte
+ * header (magic 0x4C694D45, version 1, start and inclusive end address,
+ * 8 reserved bytes) followed by end - start + 1 bytes of memory. Read in one
+ * pass, so a LiME dump can come through a pipe or zstd.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "dump.h"
+
+#define LIME_MAGIC 0x4C694D45u
+#define LIME_HEADER 32
+/* Pages copied per range from a stream. */
+#define STREAM_PAGES 256
+
+struct lime {
+	struct region *regions;		/* one per range header */
+	size_t nregions, cap;
+	uint64_t left;			/* bytes of the current range not read yet */
+	uint64_t addr;			/* address of the next byte of the range */
+	unsigned char *buf;		/* stream buffer */
+};
+
+static uint64_t le(const unsigned char *p, int bytes)
+{
+	uint64_t v = 0;
+
+	for (int i = bytes - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static int lime_probe(const unsigned char *head, size_t len)
+{
+	return len >= 4 && le(head, 4) == LIME_MAGIC;
+}
+
+static int lime_open(struct dump *d)
+{
+	struct lime *l = xcalloc(1, sizeof(*l));
+
+	d->priv = l;
+	l->buf = xmalloc((size_t)STREAM_PAGES * PAGE_BYTES);
+	return 0;
+}
+
+/* Read the next range header; 1 read, 0 clean end, -1 error (reported). */
+static int lime_header(struct dump *d, struct lime *l)
+{
+	unsigned char h[LIME_HEADER];
+	uint64_t at = d->src.pos, start, end;
+	ssize_t n = source_read(&d->src, h, sizeof(h));
+	struct region *r;
+
+	if (n < 0) {
+		dump_read_error(d);
+		return -1;
+	}
+	if (n == 0)
+		return 0;
+	if (n < LIME_HEADER) {
+		dump_error(d, at, "LiME range header truncated");
+		return -1;
+	}
+	if (le(h, 4) != LIME_MAGIC) {
+		dump_error(d, at, "no LiME range header (bad magic)");
+		return -1;
+	}
+	start = le(h + 8, 8);
+	end = le(h + 16, 8);
+	if (end < start || end - start == UINT64_MAX) {
+		dump_error(d, at + 16, "LiME range ends (0x%llx) before it starts "
+			   "(0x%llx)", (unsigned long long)end,
+			   (unsigned long long)start);
+		return -1;
+	}
+	if (d->src.map && end - start + 1 > d->src.size - d->src.pos) {
+		dump_error(d, at, "LiME range 0x%llx-0x%llx runs past the end of "
+			   "the file", (unsigned long long)start,
+			   (unsigned long long)end);
+		/* The pages that are there still count. */
+	}
+	if (l->nregions == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 16;
+		l->regions = xreallocarray(l->regions, l->cap, sizeof(*l->regions));
+	}
+	r = &l->regions[l->nregions++];
+	r->name = "lime range";
+	r->start = start;
+	r->end = end + 1 ? end + 1 : UINT64_MAX;
+	l->addr = start;
+	l->left = end - start + 1;
+	return 1;
+}
+
+static int lime_next(struct dump *d, struct page_range *pr)
+{
+	struct lime *l = d->priv;
+
+	for (;;) {
+		uint64_t avail, pages;
+		ssize_t n;
+
+		if (l->left < PAGE_BYTES) {
+			/* Skip a partial page at the end of a range. */
+			if (l->left) {
+				dump_warn(d, d->src.pos, "LiME range ends with a "
+					  "partial page of %llu bytes, ignored",
+					  (unsigned long long)l->left);
+				unsigned char tmp[PAGE_BYTES];
+
+				if (source_read(&d->src, tmp, (size_t)l->left) !=
+				    (ssize_t)l->left) {
+					dump_error(d, d->src.pos, "LiME range data "
+						   "truncated");
+					return -1;
+				}
+				l->left = 0;
+			}
+			int rc = lime_header(d, l);
+
+			if (rc <= 0)
+				return rc;
+			continue;
+		}
+		pages = l->left / PAGE_BYTES;
+		if (d->src.map) {
+			/* Mapped: point into the file, as far as it goes. */
+			avail = (d->src.size - d->src.pos) / PAGE_BYTES;
+			if (pages > avail)
+				pages = avail;
+			if (pages == 0) {
+				/* Truncated: the error was reported with the header. */
+				d->failed = 1;
+				return 0;
+			}
+			if (pages > (1u << 20))
+				pages = 1u << 20;
+			pr->data = d->src.map + d->src.pos;
+			pr->stable = 1;
+			d->src.pos += pages * PAGE_BYTES;
+		} else {
+			if (pages > STREAM_PAGES)
+				pages = STREAM_PAGES;
+			n = source_read(&d->src, l->buf, (size_t)pages * PAGE_BYTES);
+			if (n < 0) {
+				dump_read_error(d);
+				return -1;
+			}
+			if ((uint64_t)n < pages * PAGE_BYTES) {
+				dump_error(d, d->src.pos, "LiME range data truncated");
+				pages = (uint64_t)n / PAGE_BYTES;
+				l->left = 0;
+				if (pages == 0)
+					return -1;
+			}
+			pr->data = l->buf;
+			pr->stable = 0;
+		}
+		pr->address = l->addr;
+		pr->npages = (size_t)pages;
+		pr->region = &l->regions[l->nregions - 1];
+		l->addr += pages * PAGE_BYTES;
+		if (l->left)
+			l->left -= pages * PAGE_BYTES;
+		return 1;
+	}
+}
+
+static void lime_close(struct dump *d)
+{
+	struct lime *l = d->priv;
+
+	if (!l)
+		return;
+	free(l->regions);
+	free(l->buf);
+	free(l);
+}
+
+const struct reader lime_reader = {
+	.name = "lime",
+	.probe = lime_probe,
+	.open = lime_open,
+	.next = lime_next,
+	.close = lime_close,
+};

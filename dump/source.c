@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The source layer: bytes of an input, from a mapped file or from a stream,
+ * with zstd-compressed inputs decompressed as they are read (libzstd).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "../util/util.h"
+#include "dump.h"
+
+/* Bytes read ahead so that every reader can probe them. */
+#define PROBE_BYTES 4096
+/* Block in which a stream is copied to a temporary file. */
+#define COPY_BYTES (1u << 20)
+
+static const unsigned char zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+
+/* Read from the file itself, retrying after signals, until @len or its end. */
+static ssize_t fd_read(struct source *s, void *buf, size_t len)
+{
+	unsigned char *p = buf;
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = read(s->fd, p + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(s->err, sizeof(s->err), "read error: %s",
+				 strerror(errno));
+			return -1;
+		}
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+/* Decompress up to @len bytes of a zstd stream into @buf. */
+static ssize_t zstd_read(struct source *s, void *buf, size_t len)
+{
+	ZSTD_outBuffer out = { buf, len, 0 };
+
+	while (out.pos < out.size) {
+		if (s->zin_off == s->zin_len) {
+			ssize_t n = fd_read(s, s->zin, s->zin_cap);
+
+			if (n < 0)
+				return -1;
+			s->zin_len = (size_t)n;
+			s->zin_off = 0;
+			s->zpos += (uint64_t)n;
+			if (n == 0) {
+				if (s->zframe_open) {
+					snprintf(s->err, sizeof(s->err),
+						 "zstd stream truncated after "
+						 "%llu compressed bytes",
+						 (unsigned long long)s->zpos);
+					return -1;
+				}
+				s->eof = 1;
+				break;
+			}
+		}
+		ZSTD_inBuffer in = { s->zin, s->zin_len, s->zin_off };
+		size_t rc = ZSTD_decompressStream(s->zstd, &out, &in);
+
+		s->zin_off = in.pos;
+		if (ZSTD_isError(rc)) {
+			snprintf(s->err, sizeof(s->err),
+				 "zstd: %s (compressed offset %llu)",
+				 ZSTD_getErrorName(rc),
+				 (unsigned long long)(s->zpos - (s->zin_len - s->zin_off)));
+			return -1;
+		}
+		/* 0 means a frame ended; another may follow (zstd -c a b). */
+		s->zframe_open = rc != 0;
+	}
+	return (ssize_t)out.pos;
+}
+
+/* The next bytes of the underlying stream, compressed or not. */
+static ssize_t stream_read(struct source *s, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (s->eof)
+		return 0;
+	n = s->zstd ? zstd_read(s, buf, len) : fd_read(s, buf, len);
+	if (n >= 0 && (size_t)n < len)
+		s->eof = 1;
+	return n;
+}
+
+ssize_t source_read(struct source *s, void *buf, size_t len)
+{
+	unsigned char *p = buf;
+	size_t done = 0;
+	ssize_t n;
+
+	if (s->map) {
+		uint64_t left = s->size - (s->pos < s->size ? s->pos : s->size);
+
+		if (len > left)
+			len = (size_t)left;
+		memcpy(buf, s->map + s->pos, len);
+		s->pos += len;
+		return (ssize_t)len;
+	}
+	/* Bytes read ahead for probing come first. */
+	if (s->head_len) {
+		size_t k = len < s->head_len ? len : s->head_len;
+
+		memcpy(p, s->head + s->head_off, k);
+		s->head_off += k;
+		s->head_len -= k;
+		done = k;
+	}
+	if (done < len) {
+		n = stream_read(s, p + done, len - done);
+		if (n < 0) {
+			s->pos += done;
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	s->pos += done;
+	return (ssize_t)done;
+}
+
+/* Map a regular file whole, read-only; leave it a stream if that fails. */
+static void source_try_map(struct source *s)
+{
+	struct stat st;
+	void *m;
+
+	if (fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > SIZE_MAX)
+		return;
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, s->fd, 0);
+	if (m == MAP_FAILED)
+		return;
+	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+	s->map = m;
+	s->size = (uint64_t)st.st_size;
+}
+
+/* Begin decompressing: the zstd magic was seen at the start of the file. */
+static int source_start_zstd(struct source *s)
+{
+	if (s->map) {
+		munmap((void *)s->map, (size_t)s->size);
+		s->map = NULL;
+		s->size = 0;
+		if (lseek(s->fd, 0, SEEK_SET) < 0)
+			return -1;
+	}
+	s->zstd = ZSTD_createDStream();
+	if (!s->zstd || ZSTD_isError(ZSTD_initDStream(s->zstd)))
+		return -1;
+	s->zin_cap = ZSTD_DStreamInSize();
+	s->zin = xmalloc(s->zin_cap);
+	return 0;
+}
+
+int source_open(struct source *s, const char *path, const char *name)
+{
+	struct stat st;
+	unsigned char magic[4];
+	ssize_t n;
+
+	s->name = name;
+	s->fd = -1;
+	if (strcmp(path, "-") == 0) {
+		s->fd = dup(STDIN_FILENO);
+	} else {
+		s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	}
+	if (s->fd < 0 || fstat(s->fd, &st) < 0) {
+		error("%s: %s", name, strerror(errno));
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		error("%s: %s", name, strerror(EISDIR));
+		return -1;
+	}
+	source_try_map(s);
+	if (s->map) {
+		if (s->size >= 4 && memcmp(s->map, zstd_magic, 4) == 0 &&
+		    source_start_zstd(s) < 0) {
+			error("%s: cannot start zstd decompression", name);
+			return -1;
+		}
+		return 0;
+	}
+	/* A stream: look at its first four bytes, then keep them for later. */
+	s->head = xmalloc(PROBE_BYTES);
+	n = fd_read(s, magic, sizeof(magic));
+	if (n < 0) {
+		error("%s: %s", name, s->err);
+		return -1;
+	}
+	if (n == 4 && memcmp(magic, zstd_magic, 4) == 0) {
+		if (source_start_zstd(s) < 0) {
+			error("%s: cannot start zstd decompression", name);
+			return -1;
+		}
+		/* The magic belongs to the compressed stream: hand it back. */
+		memcpy(s->zin, magic, 4);
+		s->zin_len = 4;
+		s->zpos = 4;
+	} else {
+		memcpy(s->head, magic, (size_t)n);
+		s->head_len = (size_t)n;
+		if (n < 4)
+			s->eof = 1;
+	}
+	return 0;
+}
+
+const unsigned char *source_peek(struct source *s, size_t *len)
+{
+	ssize_t n;
+
+	if (s->map) {
+		*len = s->size < PROBE_BYTES ? (size_t)s->size : PROBE_BYTES;
+		return s->map;
+	}
+	if (!s->head)
+		s->head = xmalloc(PROBE_BYTES);
+	if (s->head_len < PROBE_BYTES && !s->eof) {
+		n = stream_read(s, s->head + s->head_len, PROBE_BYTES - s->head_len);
+		if (n < 0)
+			return NULL;
+		s->head_len += (size_t)n;
+	}
+	*len = s->head_len;
+	return s->head;
+}
+
+int source_tmpfile(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+#ifdef O_TMPFILE
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+#endif
+	snprintf(path, sizeof(path), "%s/ksmscan.XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+int source_adopt(struct source *s, int fd)
+{
+	struct stat st;
+	void *m;
+
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size > SIZE_MAX) {
+		close(fd);
+		return -1;
+	}
+	m = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+			      fd, 0) : NULL;
+	if (m == MAP_FAILED) {
+		close(fd);
+		return -1;
+	}
+	if (s->map)
+		munmap((void *)s->map, (size_t)s->size);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = fd;
+	s->map = m;
+	s->size = (uint64_t)st.st_size;
+	s->pos = 0;
+	s->spooled = 1;
+	return 0;
+}
+
+int source_map(struct dump *d)
+{
+	struct source *s = &d->src;
+	unsigned char *buf;
+	int fd;
+
+	if (s->map)
+		return 0;
+	fd = source_tmpfile();
+	if (fd < 0) {
+		error("%s: cannot create a temporary file: %s", s->name,
+		      strerror(errno));
+		return -1;
+	}
+	buf = xmalloc(COPY_BYTES);
+	for (;;) {
+		ssize_t n = source_read(s, buf, COPY_BYTES);
+
+		if (n < 0) {
+			/* Keep what arrived: the reader reports what it lacks. */
+			dump_read_error(d);
+			break;
+		}
+		if (n && write(fd, buf, (size_t)n) != n) {
+			error("%s: writing a temporary copy: %s", s->name,
+			      strerror(errno ? errno : ENOSPC));
+			d->failed = 1;
+			free(buf);
+			close(fd);
+			return -1;
+		}
+		if ((size_t)n < COPY_BYTES)
+			break;
+	}
+	free(buf);
+	if (source_adopt(s, fd) < 0) {
+		error("%s: cannot map the temporary copy: %s", s->name,
+		      strerror(errno));
+		d->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+void source_close(struct source *s)
+{
+	if (s->map)
+		munmap((void *)s->map, (size_t)s->size);
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->zstd)
+		ZSTD_freeDStream(s->zstd);
+	free(s->zin);
+	free(s->head);
+}
