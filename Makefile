@@ -25,7 +25,7 @@ SRCS = ksmscan.c \
        dump/dump.c dump/source.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/proc.c \
        scan/scan.c scan/index.c scan/ksm.c \
        report/cell.c report/csv.c report/json.c report/table.c \
-       report/summary.c report/pages.c
+       report/summary.c report/pages.c report/regions.c
 HDRS = $(wildcard */*.h)
 
 OBJS = $(SRCS:%.c=build/%.o)

@@ -58,6 +58,7 @@ static const struct {
 } report_names[] = {
 	{ "summary", REPORT_SUMMARY },
 	{ "pages", REPORT_PAGES },
+	{ "regions", REPORT_REGIONS },
 };
 
 /* --range=START-END: two numbers, START below END. */

@@ -107,6 +107,25 @@ void summary_report(const struct writer *w, const struct summary_input *inputs,
 		    size_t ninputs, const struct algo *const *algos, size_t nalgos,
 		    const struct ksm_params *p);
 
+/* The figures of one region of one input, for the regions report. */
+struct region_row {
+	const char *input;		/* input name */
+	const char *name;		/* region name */
+	uint64_t start, end;		/* the region's addresses */
+	uint64_t pages;			/* pages read in it */
+	uint64_t zero_pages;		/* of which all zero */
+	uint64_t redundant_pages;	/* of which seen earlier in the input */
+};
+
+/**
+ * regions_report() - the regions report: one row per region of each input.
+ * @w: the writer
+ * @rows: the regions in scan order
+ * @nrows: how many
+ */
+void regions_report(const struct writer *w, const struct region_row *rows,
+		    size_t nrows);
+
 /**
  * pages_begin() - start the pages report (rows are streamed as pages are read).
  * @w: the writer

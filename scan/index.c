@@ -186,8 +186,7 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
 		}
 	}
 	ix->entries[id].count++;
-	ix->entries[id].count_input++;
-	return 0;
+	return ix->entries[id].count_input++ > 0;
 }
 
 void index_end_input(struct index *ix)

@@ -41,7 +41,8 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos);
  * @is_zero: whether all bytes of @page are zero (the caller knows already)
  * @digests: the page's digest for each selected algorithm, in order
  *
- * Return: 0, or -1 if the spool file could not be written or read (reported).
+ * Return: 1 if the content already occurred in the current input, 0 if not,
+ * -1 if the spool file could not be written or read (reported).
  */
 int index_add(struct index *ix, const unsigned char *page, int stable,
 	      int is_zero, const struct digest *digests);

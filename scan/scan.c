@@ -21,7 +21,32 @@ struct scan {
 	struct index *ix;
 	struct figures *fig;		/* per input, then one for all inputs */
 	struct dump **dumps;		/* kept open: the index points into them */
+	struct region_row *regions;	/* per region of each input, scan order */
+	const struct region **region_of;/* the reader's region of each row */
+	size_t nregions, capregions;
 };
+
+/* The row of the regions report that a range's pages count in. */
+static struct region_row *scan_region(struct scan *s, const char *input,
+				      const struct region *reg)
+{
+	struct region_row *row;
+
+	if (s->nregions && s->region_of[s->nregions - 1] == reg &&
+	    s->regions[s->nregions - 1].input == input)
+		return &s->regions[s->nregions - 1];
+	if (s->nregions == s->capregions) {
+		s->capregions = s->capregions ? s->capregions * 2 : 64;
+		s->regions = xreallocarray(s->regions, s->capregions,
+					   sizeof(*s->regions));
+		s->region_of = xreallocarray(s->region_of, s->capregions,
+					     sizeof(*s->region_of));
+	}
+	s->region_of[s->nregions] = reg;
+	row = &s->regions[s->nregions++];
+	*row = (struct region_row){ .input = input };
+	return row;
+}
 
 /* Whether a page is all zero bytes. */
 static int page_is_zero(const unsigned char *p)
@@ -46,6 +71,7 @@ static int scan_batch(struct scan *s, struct figures *f, const char *input,
 	const struct scan_config *cfg = s->cfg;
 	struct digest dg[BATCH][ALGO_MAX];
 	const unsigned char *base = r->data + first * PAGE_BYTES;
+	struct region_row *reg = scan_region(s, input, r->region);
 
 	/* One algorithm over the whole batch, so its time is measured alone. */
 	for (size_t a = 0; a < cfg->nalgos; a++) {
@@ -59,9 +85,13 @@ static int scan_batch(struct scan *s, struct figures *f, const char *input,
 	for (size_t i = 0; i < n; i++) {
 		const unsigned char *page = base + i * PAGE_BYTES;
 		int zero = page_is_zero(page);
+		int seen = index_add(s->ix, page, r->stable, zero, dg[i]);
 
-		if (index_add(s->ix, page, r->stable, zero, dg[i]) < 0)
+		if (seen < 0)
 			return -1;
+		reg->pages++;
+		reg->zero_pages += zero;
+		reg->redundant_pages += seen;
 		if (cfg->reports & REPORT_PAGES)
 			pages_row(cfg->out, input,
 				  r->address + (first + i) * (uint64_t)PAGE_BYTES,
@@ -148,12 +178,23 @@ int scan_run(const struct scan_config *cfg)
 	if (cfg->reports & REPORT_SUMMARY)
 		summary_report(cfg->out, rows, nrows, cfg->algos, cfg->nalgos,
 			       &cfg->ksm);
+	if (cfg->reports & REPORT_REGIONS) {
+		/* Readers may learn where a region ends only at its end. */
+		for (size_t i = 0; i < s.nregions; i++) {
+			s.regions[i].name = s.region_of[i]->name;
+			s.regions[i].start = s.region_of[i]->start;
+			s.regions[i].end = s.region_of[i]->end;
+		}
+		regions_report(cfg->out, s.regions, s.nregions);
+	}
 	cfg->out->finish();
 
 	for (size_t k = 0; k < n; k++)
 		dump_close(s.dumps[k]);
 	index_free(s.ix);
 	free(s.dumps);
+	free(s.regions);
+	free(s.region_of);
 	free(s.fig);
 	free(rows);
 	return status;

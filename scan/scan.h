@@ -13,6 +13,7 @@
 enum {
 	REPORT_SUMMARY = 1 << 0,
 	REPORT_PAGES = 1 << 1,
+	REPORT_REGIONS = 1 << 2,
 };
 
 /* Everything the command line decided; the engine reads nothing else. */
