@@ -30,13 +30,13 @@ static const char help_text[] =
 	"Estimate what Linux KSM (Kernel Samepage Merging) would save on memory dumps.\n"
 	"\n"
 	"  -a, --algo=LIST             checksums: comma list, 'all' or 'help' (default xxhash)\n"
-	"  -f, --format=FMT            input format: auto, raw (default auto)\n"
+	"  -f, --format=FMT            auto, raw, elf, kdump, lime (default auto: by magic)\n"
 	"  -m, --max-page-sharing=N    KSM's max_page_sharing, N >= 2 (default 256)\n"
 	"  -o, --output=FMT            table, csv or json (default table)\n"
 	"      --csv, --json           short for -o csv, -o json\n"
 	"  -p, --pid=PID               a live process as input (repeatable)\n"
 	"      --all-mappings          with -p: also file-backed and shared memory\n"
-	"  -r, --report=LIST           summary, pages (default summary)\n"
+	"  -r, --report=LIST           summary, regions, pages (default summary)\n"
 	"      --range=START-END       only pages with address in [START, END);\n"
 	"                              decimal or 0x hex, K/M/G/T suffixes\n"
 	"  -z, --use-zero-pages        model KSM with use_zero_pages=1\n"
@@ -44,8 +44,9 @@ static const char help_text[] =
 	"  -h, --help                  this help\n"
 	"  -V, --version               version\n"
 	"\n"
-	"A file may be '-' for standard input. Exit status: 0 success, 1 an input or\n"
-	"the output could not be read or written completely, 2 usage error.\n"
+	"A file may be '-' for standard input; zstd-compressed files are read as they\n"
+	"are. Exit status: 0 success, 1 an input or the output could not be read or\n"
+	"written completely, 2 usage error.\n"
 	"See ksmscan(1).\n";
 
 static void usage_error(const char *fmt, const char *arg)
