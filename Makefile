@@ -22,10 +22,12 @@ LDLIBS  += /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/x86_64-linux-gnu/libz.a
 SRCS = ksmscan.c \
        util/util.c \
        hash/hash.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
+       hash/xxh3_avx2.c hash/xxh3_avx512.c \
        dump/dump.c dump/source.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/proc.c \
        scan/scan.c scan/index.c scan/ksm.c \
        report/cell.c report/csv.c report/json.c report/table.c \
-       report/summary.c report/pages.c report/regions.c
+       report/summary.c report/pages.c report/regions.c report/bench.c \
+       bench/bench.c
 HDRS = $(wildcard */*.h)
 
 OBJS = $(SRCS:%.c=build/%.o)
@@ -36,7 +38,7 @@ CHECK_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g \
                -fsanitize=address,undefined -fno-sanitize-recover=all \
                -fno-omit-frame-pointer
 
-.PHONY: all test check install clean deps
+.PHONY: all test check install clean deps bench
 
 all: ksmscan
 
@@ -45,14 +47,18 @@ ksmscan: $(OBJS)
 
 build/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(CFLAGS_VEC) -c -o $@ $<
+
+# Each vector build of XXH3 is its own object; hash.c picks one at run time.
+build/hash/xxh3_avx2.o build-check/hash/xxh3_avx2.o: CFLAGS_VEC = -mavx2
+build/hash/xxh3_avx512.o build-check/hash/xxh3_avx512.o: CFLAGS_VEC = -mavx512f
 
 build-check/ksmscan: $(CHECK_OBJS)
 	$(CHECK_CC) $(CHECK_CFLAGS) -o $@ $(CHECK_OBJS) -lzstd -lz -lm
 
 build-check/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CHECK_CC) $(CHECK_CFLAGS) -c -o $@ $<
+	$(CHECK_CC) $(CHECK_CFLAGS) $(CFLAGS_VEC) -c -o $@ $<
 
 deps:
 	./scripts/install-deps
@@ -64,6 +70,9 @@ check: build-check/ksmscan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	KSMSCAN=./build-check/ksmscan $(PYTHON) tests/run_tests.py
+
+bench: ksmscan
+	KSMSCAN=./ksmscan $(PYTHON) bench/compare.py
 
 install: ksmscan
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1

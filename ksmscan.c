@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/bench.h"
 #include "dump/dump.h"
 #include "hash/hash.h"
 #include "report/report.h"
@@ -24,12 +25,15 @@ enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
 static const char usage_line[] =
 	"usage: ksmscan [-hqVz] [-a algos] [-f format] [-m max_page_sharing]\n"
 	"               [-o format] [-p pid] [-r reports] [--all-mappings]\n"
-	"               [--csv] [--json] [--range=start-end] [file ...]\n";
+	"               [--csv] [--json] [--range=start-end] [file ...]\n"
+	"       ksmscan --bench [-a algos] [-o format]\n";
 
 static const char help_text[] =
 	"Estimate what Linux KSM (Kernel Samepage Merging) would save on memory dumps.\n"
 	"\n"
-	"  -a, --algo=LIST             checksums: comma list, 'all' or 'help' (default xxhash)\n"
+	"  -a, --algo=LIST             checksums: comma list, 'all', 'auto' (the faster of\n"
+	"                              crc32c and xxhash here) or 'help' (default xxhash)\n"
+	"      --bench                 measure the checksums instead of reading inputs\n"
 	"  -f, --format=FMT            auto, raw, elf, kdump, lime (default auto: by magic)\n"
 	"  -m, --max-page-sharing=N    KSM's max_page_sharing, N >= 2 (default 256)\n"
 	"  -o, --output=FMT            table, csv or json (default table)\n"
@@ -151,7 +155,10 @@ static void parse_algos(struct scan_config *cfg, const char *list)
 		size_t len = strcspn(p, ",");
 		const struct algo *a = hash_lookup(p, len);
 
-		if (len == 3 && strncmp(p, "all", 3) == 0) {
+		if (len == 4 && strncmp(p, "auto", 4) == 0) {
+			/* The fastest of KSM's candidates on this machine. */
+			select_algo(cfg, bench_auto(NULL));
+		} else if (len == 3 && strncmp(p, "all", 3) == 0) {
 			for (size_t i = 0; i < hash_count(); i++)
 				select_algo(cfg, hash_get(i));
 		} else if (a) {
@@ -211,6 +218,7 @@ int main(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all-mappings", no_argument, NULL, 'M' },
 		{ "range", required_argument, NULL, 'R' },
+		{ "bench", no_argument, NULL, 'B' },
 		{ "use-zero-pages", no_argument, NULL, 'z' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "csv", no_argument, NULL, 'C' },
@@ -225,6 +233,7 @@ int main(int argc, char **argv)
 		.ksm = { .max_page_sharing = 256, .use_zero_pages = 0 },
 	};
 	const char *output = "table";
+	int bench = 0, algos_given = 0;
 	struct input *inputs = xcalloc((size_t)argc + 1, sizeof(*inputs));
 	size_t ninputs = 0;
 	uint64_t m;
@@ -251,6 +260,10 @@ int main(int argc, char **argv)
 			break;
 		case 'a':
 			parse_algos(&cfg, optarg);
+			algos_given = 1;
+			break;
+		case 'B':
+			bench = 1;
 			break;
 		case 'f':
 			if (!dump_format_known(optarg))
@@ -308,6 +321,16 @@ int main(int argc, char **argv)
 	if (cfg.out == writer_lookup("csv") &&
 	    (cfg.reports & (cfg.reports - 1)))
 		usage_error("%s", "--csv takes exactly one report");
+	if (bench) {
+		if (ninputs)
+			usage_error("%s", "--bench reads no input");
+		/* Without -a, every algorithm is measured. */
+		if (!algos_given)
+			parse_algos(&cfg, "all");
+		c = bench_run(cfg.algos, cfg.nalgos, cfg.out);
+		free(inputs);
+		return output_close() < 0 ? EXIT_INPUT : c;
+	}
 	if (ninputs == 0)
 		usage_error("%s", "no input file or process");
 	cfg.inputs = inputs;

@@ -4,10 +4,12 @@
  * family's native result to a struct digest; the driver never knows which
  * algorithm it runs.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/util.h"
 #include "hash.h"
 
 static void jhash2_adapter(const void *page, struct digest *out)
@@ -22,10 +24,22 @@ static void crc32c_sw_adapter(const void *page, struct digest *out)
 	out->lo = crc32c_sw(0, page, PAGE_BYTES);
 }
 
-static void crc32c_hw_adapter(const void *page, struct digest *out)
+static void crc32c_sse42_adapter(const void *page, struct digest *out)
 {
 	out->hi = 0;
-	out->lo = crc32c_hw(0, page, PAGE_BYTES);
+	out->lo = crc32c_sse42(0, page, PAGE_BYTES);
+}
+
+static void crc32c_x3_adapter(const void *page, struct digest *out)
+{
+	out->hi = 0;
+	out->lo = crc32c_page_x3(0, page);
+}
+
+static void crc32c_vpclmul_adapter(const void *page, struct digest *out)
+{
+	out->hi = 0;
+	out->lo = crc32c_page_vpclmul(0, page);
 }
 
 static void xxhash_adapter(const void *page, struct digest *out)
@@ -52,40 +66,102 @@ static void xxh3_adapter(const void *page, struct digest *out)
 	out->lo = xxh3_page(page);
 }
 
+static void xxh3_avx2_adapter(const void *page, struct digest *out)
+{
+	out->hi = 0;
+	out->lo = xxh3_page_avx2(page);
+}
+
+static void xxh3_avx512_adapter(const void *page, struct digest *out)
+{
+	out->hi = 0;
+	out->lo = xxh3_page_avx512(page);
+}
+
+/* The implementation that runs everywhere. */
+static int always(void)
+{
+	return 1;
+}
+
+#if defined(__x86_64__)
+#define BASE_VECTOR "sse2"
+#else
+#define BASE_VECTOR "scalar"
+#endif
+
 static struct algo algos[] = {
 	{ "jhash2", 32,
 	  "KSM's checksum until Linux 4.19: jhash2((u32 *)page, 1024, 17)",
-	  jhash2_adapter, "portable" },
+	  { { "portable", always, jhash2_adapter } }, NULL, NULL },
 	{ "crc32c", 32,
 	  "the kernel's crc32c(0, page, 4096), fastest path of this CPU",
-	  crc32c_sw_adapter, "portable" },
+	  { { "vpclmul", crc32c_have_vpclmul, crc32c_vpclmul_adapter },
+	    { "sse42x3", crc32c_have_pclmul, crc32c_x3_adapter },
+	    { "sse42", crc32c_have_sse42, crc32c_sse42_adapter },
+	    { "sw", always, crc32c_sw_adapter } }, NULL, NULL },
 	{ "crc32c-sw", 32,
 	  "the same crc32c value, portable software (slicing-by-8)",
-	  crc32c_sw_adapter, "portable" },
+	  { { "sw", always, crc32c_sw_adapter } }, NULL, NULL },
 	{ "xxhash", 32,
 	  "KSM's checksum since Linux 4.20: low 32 bits of XXH64(page, 4096, 0)",
-	  xxhash_adapter, "libxxhash" },
-	{ "xxh32", 32, "XXH32(page, 4096, 0)", xxh32_adapter, "libxxhash" },
-	{ "xxh64", 64, "XXH64(page, 4096, 0)", xxh64_adapter, "libxxhash" },
-	{ "xxh3", 64, "XXH3_64bits(page, 4096)", xxh3_adapter, "libxxhash" },
+	  { { "scalar", always, xxhash_adapter } }, NULL, NULL },
+	{ "xxh32", 32, "XXH32(page, 4096, 0)",
+	  { { "scalar", always, xxh32_adapter } }, NULL, NULL },
+	{ "xxh64", 64, "XXH64(page, 4096, 0)",
+	  { { "scalar", always, xxh64_adapter } }, NULL, NULL },
+	{ "xxh3", 64, "XXH3_64bits(page, 4096)",
+	  { { "avx512", xxh_have_avx512, xxh3_avx512_adapter },
+	    { "avx2", xxh_have_avx2, xxh3_avx2_adapter },
+	    { BASE_VECTOR, always, xxh3_adapter } }, NULL, NULL },
 	{ "xxh128", 128, "XXH3_128bits(page, 4096), high 64 bits printed first",
-	  xxh128_page, "libxxhash" },
+	  { { "avx512", xxh_have_avx512, xxh128_page_avx512 },
+	    { "avx2", xxh_have_avx2, xxh128_page_avx2 },
+	    { BASE_VECTOR, always, xxh128_page } }, NULL, NULL },
 };
 
 #define NALGOS (sizeof(algos) / sizeof(algos[0]))
 
+int hash_set_impl(const struct algo *a, const char *name)
+{
+	struct algo *w = &algos[a - algos];
+
+	for (size_t i = 0; i < IMPL_MAX && w->impls[i].name; i++) {
+		if (strcmp(w->impls[i].name, name) != 0)
+			continue;
+		if (!w->impls[i].available())
+			return -1;
+		w->hash = w->impls[i].hash;
+		w->impl = w->impls[i].name;
+		return 0;
+	}
+	return -1;
+}
+
 void hash_init(void)
 {
-	const char *force = getenv("KSMSCAN_CRC32C");
-	struct algo *crc = &algos[1];
-	int hw = crc32c_hw_available();
+	crc32c_init();
+	for (size_t i = 0; i < NALGOS; i++) {
+		struct algo *a = &algos[i];
+		char var[64];
+		const char *force;
 
-	/* A forced path the CPU lacks falls back to software, as a test expects. */
-	if (force && strcmp(force, "sw") == 0)
-		hw = 0;
-	if (hw) {
-		crc->hash = crc32c_hw_adapter;
-		crc->impl = "sse4.2";
+		/* The first implementation this CPU runs is the fastest. */
+		for (size_t k = 0; k < IMPL_MAX && a->impls[k].name; k++) {
+			if (a->impls[k].available()) {
+				a->hash = a->impls[k].hash;
+				a->impl = a->impls[k].name;
+				break;
+			}
+		}
+		/* KSMSCAN_IMPL_CRC32C_SW for crc32c-sw: upper case, '-' as '_'. */
+		snprintf(var, sizeof(var), "KSMSCAN_IMPL_%s", a->name);
+		for (char *c = var; *c; c++)
+			*c = *c == '-' ? '_' : (char)toupper((unsigned char)*c);
+		force = getenv(var);
+		if (force && hash_set_impl(a, force) < 0)
+			warn("%s=%s: no such implementation on this CPU; using %s",
+			     var, force, a->impl);
 	}
 }
 

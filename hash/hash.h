@@ -17,23 +17,45 @@ struct digest {
 	uint64_t lo;
 };
 
+/* Most implementations one algorithm has. */
+#define IMPL_MAX 6
+
+/* One way to compute an algorithm: every one gives the same digests. */
+struct impl {
+	const char *name;			/* e.g. "sse42x3", "avx2" */
+	int (*available)(void);			/* whether this CPU runs it */
+	void (*hash)(const void *page, struct digest *out);
+};
+
 /* One checksum algorithm: the single table in hash.c lists them all. */
 struct algo {
 	const char *name;	/* name on the command line and in reports */
 	unsigned bits;		/* digest width: 32, 64 or 128 */
 	const char *description;/* one-line definition, as in SPEC section 3 */
-	/* Hash one PAGE_BYTES-byte page; may be replaced at run time (CPU dispatch). */
+	/* Implementations, fastest first; the last one runs on any CPU. */
+	struct impl impls[IMPL_MAX];
+	/* Hash one PAGE_BYTES-byte page with the implementation chosen. */
 	void (*hash)(const void *page, struct digest *out);
-	const char *impl;	/* implementation in use, e.g. "sse4.2" */
+	const char *impl;	/* name of the implementation in use */
 };
 
 /**
  * hash_init() - choose the fastest implementation of each algorithm for this CPU.
  *
- * Call once before any other function here. Honours KSMSCAN_CRC32C=sw|sse42 to
- * force a crc32c path (for tests).
+ * Call once before any other function here. KSMSCAN_IMPL_<ALGO>=<impl> in the
+ * environment (for example KSMSCAN_IMPL_CRC32C=sw) forces an implementation,
+ * for tests; one this CPU lacks is refused with a warning.
  */
 void hash_init(void);
+
+/**
+ * hash_set_impl() - make an algorithm use one of its implementations.
+ * @a: the algorithm
+ * @name: the implementation's name
+ *
+ * Return: 0, or -1 if there is no such implementation or this CPU lacks it.
+ */
+int hash_set_impl(const struct algo *a, const char *name);
 
 /**
  * hash_count() - number of algorithms in the table.
@@ -87,11 +109,26 @@ uint32_t jhash2_page(const void *page);
 /** crc32c_sw() - crc32c(crc, buf, len) in portable software (slicing-by-8). */
 uint32_t crc32c_sw(uint32_t crc, const void *buf, size_t len);
 
-/** crc32c_hw_available() - whether this CPU has the SSE4.2 crc32 instruction. */
-int crc32c_hw_available(void);
+/** crc32c_init() - compute the tables and folding constants once. */
+void crc32c_init(void);
 
-/** crc32c_hw() - crc32c(crc, buf, len) with SSE4.2; only if crc32c_hw_available(). */
-uint32_t crc32c_hw(uint32_t crc, const void *buf, size_t len);
+/** crc32c_have_sse42() - whether this CPU has the SSE4.2 crc32 instruction. */
+int crc32c_have_sse42(void);
+
+/** crc32c_have_pclmul() - whether it also has carry-less multiplication. */
+int crc32c_have_pclmul(void);
+
+/** crc32c_have_vpclmul() - whether it has AVX2 and 256-bit VPCLMULQDQ. */
+int crc32c_have_vpclmul(void);
+
+/** crc32c_sse42() - crc32c(crc, buf, len), one chain of crc32 instructions. */
+uint32_t crc32c_sse42(uint32_t crc, const void *buf, size_t len);
+
+/** crc32c_page_x3() - crc32c of a page: three crc32 chains joined by clmul. */
+uint32_t crc32c_page_x3(uint32_t crc, const void *page);
+
+/** crc32c_page_vpclmul() - crc32c of a page folded with 256-bit VPCLMULQDQ. */
+uint32_t crc32c_page_vpclmul(uint32_t crc, const void *page);
 
 /** xxh32_page() - XXH32(page, PAGE_BYTES, 0). */
 uint32_t xxh32_page(const void *page);
@@ -104,5 +141,23 @@ uint64_t xxh3_page(const void *page);
 
 /** xxh128_page() - XXH3_128bits(page, PAGE_BYTES) as a digest, high half in hi. */
 void xxh128_page(const void *page, struct digest *out);
+
+/** xxh_have_avx2() - whether this CPU runs the AVX2 build of XXH3. */
+int xxh_have_avx2(void);
+
+/** xxh_have_avx512() - whether this CPU runs the AVX-512 build of XXH3. */
+int xxh_have_avx512(void);
+
+/** xxh3_page_avx2() - XXH3_64bits of a page, AVX2 build. */
+uint64_t xxh3_page_avx2(const void *page);
+
+/** xxh128_page_avx2() - XXH3_128bits of a page, AVX2 build. */
+void xxh128_page_avx2(const void *page, struct digest *out);
+
+/** xxh3_page_avx512() - XXH3_64bits of a page, AVX-512 build. */
+uint64_t xxh3_page_avx512(const void *page);
+
+/** xxh128_page_avx512() - XXH3_128bits of a page, AVX-512 build. */
+void xxh128_page_avx512(const void *page, struct digest *out);
 
 #endif

@@ -36,3 +36,23 @@ uint64_t fingerprint(const void *page)
 {
 	return XXH3_64bits(page, PAGE_BYTES);
 }
+
+int xxh_have_avx2(void)
+{
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2");
+#else
+	return 0;
+#endif
+}
+
+int xxh_have_avx512(void)
+{
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f");
+#else
+	return 0;
+#endif
+}

@@ -126,6 +126,25 @@ struct region_row {
 void regions_report(const struct writer *w, const struct region_row *rows,
 		    size_t nrows);
 
+/* One algorithm's benchmark. */
+struct bench_row {
+	const struct algo *algo;
+	double hot;		/* seconds per page, one cache-resident page */
+	double stream;		/* seconds per page, streamed from memory */
+	int is_auto;		/* -a auto would choose it */
+};
+
+/**
+ * bench_report() - the bench report (SPEC section 6).
+ * @w: the writer
+ * @rows: one per algorithm
+ * @nrows: how many
+ * @autopick: the algorithm -a auto chooses on this machine
+ * @stream_bytes: size of the streaming buffer
+ */
+void bench_report(const struct writer *w, const struct bench_row *rows,
+		  size_t nrows, const struct algo *autopick, size_t stream_bytes);
+
 /**
  * pages_begin() - start the pages report (rows are streamed as pages are read).
  * @w: the writer

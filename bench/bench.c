@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/* ksmscan --bench and -a auto: how fast each checksum runs on this machine. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "bench.h"
+
+/* One timed run lasts at least this long. */
+#define RUN_SECONDS 0.02
+/* Runs at most, and how close the three best must be to stop earlier. */
+#define MAX_RUNS 20
+#define STABLE 1.03
+/* The streaming buffer: at least this, and 4x the last-level cache. */
+#define STREAM_MIN (64u << 20)
+#define STREAM_MAX (1024u << 20)
+
+/* Fill memory with reproducible pseudo-random bytes (xorshift64). */
+static void fill_random(unsigned char *p, size_t n)
+{
+	uint64_t x = 0x9e3779b97f4a7c15u;
+
+	for (size_t i = 0; i + 8 <= n; i += 8) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memcpy(p + i, &x, 8);
+	}
+}
+
+/* The last-level cache size from sysfs, or 0 if unknown. */
+static size_t llc_bytes(void)
+{
+	size_t best = 0;
+
+	for (int i = 0; i < 8; i++) {
+		char path[96], buf[32];
+		FILE *f;
+		unsigned long v;
+		char unit = 0;
+
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) &&
+		    sscanf(buf, "%lu%c", &v, &unit) >= 1) {
+			size_t b = unit == 'K' ? v << 10 : unit == 'M' ? v << 20 : v;
+
+			if (b > best)
+				best = b;
+		}
+		fclose(f);
+	}
+	return best;
+}
+
+/* Seconds per page over @npages pages at @buf, hashed @reps times. */
+static double time_pages(const struct algo *a, const unsigned char *buf,
+			 size_t npages, size_t reps)
+{
+	struct digest d, sink = { 0, 0 };
+	double t0 = now_seconds();
+
+	for (size_t r = 0; r < reps; r++)
+		for (size_t i = 0; i < npages; i++) {
+			a->hash(buf + i * PAGE_BYTES, &d);
+			sink.lo ^= d.lo;
+		}
+	double t = now_seconds() - t0;
+
+	/* Keep the results alive so that the loop is not optimised away. */
+	__asm__ volatile("" : : "r"(sink.lo) : "memory");
+	return t / (double)(npages * reps);
+}
+
+/* Compare doubles for qsort. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The best seconds per page of runs of at least RUN_SECONDS, repeated until
+ * the three best agree within STABLE or MAX_RUNS is reached.
+ */
+static double measure(const struct algo *a, const unsigned char *buf,
+		      size_t npages)
+{
+	double runs[MAX_RUNS], sorted[MAX_RUNS];
+	size_t reps = 1, n = 0;
+
+	/* Calibrate: enough repetitions for one run to last RUN_SECONDS. */
+	while (time_pages(a, buf, npages, reps) * (double)(npages * reps) <
+	       RUN_SECONDS && reps < (1u << 24))
+		reps *= 2;
+	while (n < MAX_RUNS) {
+		runs[n++] = time_pages(a, buf, npages, reps);
+		if (n < 3)
+			continue;
+		memcpy(sorted, runs, n * sizeof(*runs));
+		qsort(sorted, n, sizeof(*sorted), cmp_double);
+		if (sorted[2] <= sorted[0] * STABLE)
+			break;
+	}
+	memcpy(sorted, runs, n * sizeof(*runs));
+	qsort(sorted, n, sizeof(*sorted), cmp_double);
+	return sorted[0];
+}
+
+const struct algo *bench_auto(double *seconds)
+{
+	static const char *const candidates[] = { "crc32c", "xxhash" };
+	unsigned char *page = xmalloc(PAGE_BYTES);
+	const struct algo *best = NULL;
+	double best_t = 0, t0 = now_seconds();
+
+	fill_random(page, PAGE_BYTES);
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		const struct algo *a = hash_lookup(candidates[i], strlen(candidates[i]));
+		double t = 1e9;
+
+		/* Best of five short runs of 64 hashes of one hot page. */
+		for (int r = 0; r < 5; r++) {
+			double x = time_pages(a, page, 1, 64);
+
+			if (x < t)
+				t = x;
+		}
+		if (!best || t < best_t) {
+			best = a;
+			best_t = t;
+		}
+	}
+	free(page);
+	if (seconds)
+		*seconds = now_seconds() - t0;
+	return best;
+}
+
+int bench_run(const struct algo *const *algos, size_t nalgos,
+	      const struct writer *out)
+{
+	size_t stream = 4 * llc_bytes();
+	unsigned char *buf;
+	struct bench_row *rows = xcalloc(nalgos, sizeof(*rows));
+	const struct algo *autopick = bench_auto(NULL);
+
+	if (stream < STREAM_MIN)
+		stream = STREAM_MIN;
+	if (stream > STREAM_MAX)
+		stream = STREAM_MAX;
+	buf = xmalloc(stream);
+	fill_random(buf, stream);
+	for (size_t i = 0; i < nalgos; i++) {
+		rows[i].algo = algos[i];
+		rows[i].hot = measure(algos[i], buf, 1);
+		rows[i].stream = measure(algos[i], buf, stream / PAGE_BYTES);
+		rows[i].is_auto = algos[i] == autopick;
+	}
+	bench_report(out, rows, nalgos, autopick, stream);
+	out->finish();
+	free(buf);
+	free(rows);
+	return 0;
+}
