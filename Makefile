@@ -15,18 +15,19 @@ CC      = musl-gcc
 # Debian's headers for xxHash, zstd and zlib come after musl's own.
 CPPFLAGS += -idirafter /usr/include -idirafter /usr/include/x86_64-linux-gnu
 CFLAGS  ?= -O2
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -pipe
-LDFLAGS += -static -s
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -pipe -pthread
+LDFLAGS += -static -s -pthread
 LDLIBS  += /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/x86_64-linux-gnu/libz.a
 
 SRCS = ksmscan.c \
-       util/util.c \
+       util/util.c util/progress.c \
        hash/hash.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
        hash/xxh3_avx2.c hash/xxh3_avx512.c \
        dump/dump.c dump/source.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/proc.c \
-       scan/scan.c scan/index.c scan/ksm.c \
+       scan/scan.c scan/index.c scan/ksm.c scan/tree.c \
        report/cell.c report/csv.c report/json.c report/table.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
+       report/histogram.c report/top.c report/tree.c \
        bench/bench.c
 HDRS = $(wildcard */*.h)
 
@@ -36,7 +37,7 @@ CHECK_OBJS = $(SRCS:%.c=build-check/%.o)
 CHECK_CC     = clang
 CHECK_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g \
                -fsanitize=address,undefined -fno-sanitize-recover=all \
-               -fno-omit-frame-pointer
+               -fno-omit-frame-pointer -pthread
 
 .PHONY: all test check install clean deps bench
 

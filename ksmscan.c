@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench/bench.h"
 #include "dump/dump.h"
@@ -19,13 +20,18 @@
 
 #define KSMSCAN_VERSION "0.1.0"
 
+/* Limits of --top and -j. */
+#define TOP_MAX 10000
+#define THREADS_MAX 256
+
 /* Exit statuses of SPEC section 1. */
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 static const char usage_line[] =
-	"usage: ksmscan [-hqVz] [-a algos] [-f format] [-m max_page_sharing]\n"
-	"               [-o format] [-p pid] [-r reports] [--all-mappings]\n"
-	"               [--csv] [--json] [--range=start-end] [file ...]\n"
+	"usage: ksmscan [-hqVz] [-a algos] [-f format] [-j threads]\n"
+	"               [-m max_page_sharing] [-o format] [-p pid] [-r reports]\n"
+	"               [--all-mappings] [--csv] [--json] [--[no-]progress]\n"
+	"               [--range=start-end] [--top=n] [file ...]\n"
 	"       ksmscan --bench [-a algos] [-o format]\n";
 
 static const char help_text[] =
@@ -40,7 +46,12 @@ static const char help_text[] =
 	"      --csv, --json           short for -o csv, -o json\n"
 	"  -p, --pid=PID               a live process as input (repeatable)\n"
 	"      --all-mappings          with -p: also file-backed and shared memory\n"
-	"  -r, --report=LIST           summary, regions, pages (default summary)\n"
+	"  -r, --report=LIST           summary, histogram, regions, top, tree, pages\n"
+	"                              (default summary)\n"
+	"      --top=N                 rows per input in the top report (default 10)\n"
+	"  -j, --threads=N             hashing threads (default: online CPUs)\n"
+	"      --progress, --no-progress\n"
+	"                              progress on stderr (default: if it is a terminal)\n"
 	"      --range=START-END       only pages with address in [START, END);\n"
 	"                              decimal or 0x hex, K/M/G/T suffixes\n"
 	"  -z, --use-zero-pages        model KSM with use_zero_pages=1\n"
@@ -64,6 +75,9 @@ static const struct {
 	{ "summary", REPORT_SUMMARY },
 	{ "pages", REPORT_PAGES },
 	{ "regions", REPORT_REGIONS },
+	{ "histogram", REPORT_HISTOGRAM },
+	{ "top", REPORT_TOP },
+	{ "tree", REPORT_TREE },
 };
 
 /* --range=START-END: two numbers, START below END. */
@@ -219,6 +233,10 @@ int main(int argc, char **argv)
 		{ "all-mappings", no_argument, NULL, 'M' },
 		{ "range", required_argument, NULL, 'R' },
 		{ "bench", no_argument, NULL, 'B' },
+		{ "top", required_argument, NULL, 'T' },
+		{ "threads", required_argument, NULL, 'j' },
+		{ "progress", no_argument, NULL, 'P' },
+		{ "no-progress", no_argument, NULL, 'N' },
 		{ "use-zero-pages", no_argument, NULL, 'z' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "csv", no_argument, NULL, 'C' },
@@ -229,6 +247,8 @@ int main(int argc, char **argv)
 	};
 	struct scan_config cfg = {
 		.dump = { .format = "auto", .range_end = UINT64_MAX },
+		.top = 10,
+		.progress = -1,
 		.reports = REPORT_SUMMARY,
 		.ksm = { .max_page_sharing = 256, .use_zero_pages = 0 },
 	};
@@ -243,7 +263,7 @@ int main(int argc, char **argv)
 	cfg.algos[cfg.nalgos++] = hash_lookup("xxhash", 6);
 	opterr = 0;
 	/* A leading '-' keeps files and -p in command-line order. */
-	while ((c = getopt_long(argc, argv, "-:a:f:m:o:p:r:zqhV", longopts,
+	while ((c = getopt_long(argc, argv, "-:a:f:j:m:o:p:r:zqhV", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 1:
@@ -264,6 +284,22 @@ int main(int argc, char **argv)
 			break;
 		case 'B':
 			bench = 1;
+			break;
+		case 'T':
+			if (parse_u64(optarg, &m) < 0 || m > TOP_MAX)
+				usage_error("--top wants 0 to 10000, not '%s'", optarg);
+			cfg.top = (size_t)m;
+			break;
+		case 'j':
+			if (parse_u64(optarg, &m) < 0 || m < 1 || m > THREADS_MAX)
+				usage_error("-j wants 1 to 256 threads, not '%s'", optarg);
+			cfg.threads = (unsigned)m;
+			break;
+		case 'P':
+			cfg.progress = 1;
+			break;
+		case 'N':
+			cfg.progress = 0;
 			break;
 		case 'f':
 			if (!dump_format_known(optarg))
@@ -297,9 +333,11 @@ int main(int argc, char **argv)
 		case 'h':
 			fputs(usage_line, stdout);
 			fputs(help_text, stdout);
+			free(inputs);
 			return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
 		case 'V':
 			printf("ksmscan %s\n", KSMSCAN_VERSION);
+			free(inputs);
 			return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
 		case ':':
 			usage_error("option '%s' needs an argument", option_name(argv));
@@ -333,6 +371,12 @@ int main(int argc, char **argv)
 	}
 	if (ninputs == 0)
 		usage_error("%s", "no input file or process");
+	if (!cfg.threads) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		cfg.threads = cpus < 1 ? 1 : cpus > THREADS_MAX ? THREADS_MAX :
+			      (unsigned)cpus;
+	}
 	cfg.inputs = inputs;
 	cfg.ninputs = ninputs;
 

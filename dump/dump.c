@@ -119,6 +119,25 @@ fail:
 	return NULL;
 }
 
+/*
+ * At the end of a stream the format did not need (after a flattened dump's
+ * end marker), read on to the end so that a damaged or truncated zstd
+ * stream is still noticed.
+ */
+void dump_drain(struct dump *d)
+{
+	unsigned char buf[65536];
+	ssize_t n;
+
+	if (d->src.map || d->src.fd < 0 || d->drained)
+		return;
+	d->drained = 1;
+	while ((n = source_read(&d->src, buf, sizeof(buf))) == (ssize_t)sizeof(buf))
+		;
+	if (n < 0)
+		dump_read_error(d);
+}
+
 int dump_next(struct dump *d, struct page_range *r)
 {
 	uint64_t lo = d->opt->range_start, hi = d->opt->range_end;
@@ -151,6 +170,8 @@ int dump_next(struct dump *d, struct page_range *r)
 			r->npages = (size_t)below;
 		return 1;
 	}
+	if (rc == 0)
+		dump_drain(d);
 	return rc;
 }
 

@@ -49,6 +49,8 @@ struct source {
 	int zframe_open;		/* a zstd frame has begun and not ended */
 	char err[160];			/* what went wrong in the last read */
 	int spooled;			/* map is a temporary copy of a stream */
+	int zerror;			/* a zstd error follows the bytes returned */
+	int failed;			/* a read failed: every later read fails */
 };
 
 struct dump;
@@ -94,6 +96,7 @@ struct dump {
 	void *priv;		/* the reader's own state */
 	int failed;		/* a problem was reported: exit status 1 */
 	uint64_t errors;	/* problems found; only the first is printed at once */
+	int drained;		/* the rest of the stream was read to its end */
 };
 
 /**
@@ -146,6 +149,13 @@ void dump_error(struct dump *d, uint64_t offset, const char *fmt, ...)
  */
 void dump_warn(struct dump *d, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/**
+ * dump_drain() - read a stream to its end, so that damage after the part a
+ * format needs (a flattened dump's end marker) is still reported.
+ * @d: the dump
+ */
+void dump_drain(struct dump *d);
 
 /**
  * dump_read_error() - report that source_read() failed, with its reason.
@@ -209,13 +219,6 @@ int source_map(struct dump *d);
  * Return: 0, or -1 if the file cannot be mapped (errno set; @fd is closed).
  */
 int source_adopt(struct source *s, int fd);
-
-/**
- * source_tmpfile() - an unlinked read-write temporary file in $TMPDIR or /tmp.
- *
- * Return: the descriptor, or -1 (errno set).
- */
-int source_tmpfile(void);
 
 /**
  * source_close() - release what a source holds.

@@ -107,8 +107,7 @@ static int kdump_assemble(struct dump *d)
 {
 	unsigned char hdr[16];
 	unsigned char *buf = xmalloc(1u << 20);
-	uint64_t data_seen = 0;
-	int fd = source_tmpfile(), status = 0;
+	int fd = tmpfile_fd(), status = 0;
 
 	if (fd < 0) {
 		error("%s: cannot create a temporary file: %s", d->src.name,
@@ -151,17 +150,18 @@ static int kdump_assemble(struct dump *d)
 		}
 		off = be64(hdr);
 		size = be64(hdr + 8);
-		if (off == UINT64_MAX && size == UINT64_MAX)
+		if (off == UINT64_MAX && size == UINT64_MAX) {
+			dump_drain(d);
 			break;
-		if (off >> 62 || size >> 62 ||
-		    off + size > 2 * (data_seen + size) + (64u << 20)) {
+		}
+		/* Holes cost nothing in the sparse file; 16 TiB is the limit. */
+		if (off >> 44 || size >> 44 || off + size > (UINT64_C(1) << 44)) {
 			dump_error(d, rec, "flattened record with offset %lld and "
 				   "size %lld is not plausible", (long long)off,
 				   (long long)size);
 			status = 1;
 			break;
 		}
-		data_seen += size;
 		while (size) {
 			size_t chunk = size < (1u << 20) ? (size_t)size : (1u << 20);
 

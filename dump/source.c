@@ -46,17 +46,32 @@ static ssize_t fd_read(struct source *s, void *buf, size_t len)
 	return (ssize_t)done;
 }
 
+/*
+ * A zstd error: the bytes decompressed before it are returned first and the
+ * error on the next read (s->err says what it is).
+ */
+static ssize_t zstd_fail(struct source *s, size_t produced)
+{
+	if (!produced)
+		return -1;
+	s->zerror = 1;
+	return (ssize_t)produced;
+}
+
 /* Decompress up to @len bytes of a zstd stream into @buf. */
 static ssize_t zstd_read(struct source *s, void *buf, size_t len)
 {
 	ZSTD_outBuffer out = { buf, len, 0 };
+
+	if (s->zerror)
+		return -1;
 
 	while (out.pos < out.size) {
 		if (s->zin_off == s->zin_len) {
 			ssize_t n = fd_read(s, s->zin, s->zin_cap);
 
 			if (n < 0)
-				return -1;
+				return zstd_fail(s, out.pos);
 			s->zin_len = (size_t)n;
 			s->zin_off = 0;
 			s->zpos += (uint64_t)n;
@@ -66,7 +81,7 @@ static ssize_t zstd_read(struct source *s, void *buf, size_t len)
 						 "zstd stream truncated after "
 						 "%llu compressed bytes",
 						 (unsigned long long)s->zpos);
-					return -1;
+					return zstd_fail(s, out.pos);
 				}
 				s->eof = 1;
 				break;
@@ -81,7 +96,7 @@ static ssize_t zstd_read(struct source *s, void *buf, size_t len)
 				 "zstd: %s (compressed offset %llu)",
 				 ZSTD_getErrorName(rc),
 				 (unsigned long long)(s->zpos - (s->zin_len - s->zin_off)));
-			return -1;
+			return zstd_fail(s, out.pos);
 		}
 		/* 0 means a frame ended; another may follow (zstd -c a b). */
 		s->zframe_open = rc != 0;
@@ -97,7 +112,7 @@ static ssize_t stream_read(struct source *s, void *buf, size_t len)
 	if (s->eof)
 		return 0;
 	n = s->zstd ? zstd_read(s, buf, len) : fd_read(s, buf, len);
-	if (n >= 0 && (size_t)n < len)
+	if (n >= 0 && (size_t)n < len && !s->zerror)
 		s->eof = 1;
 	return n;
 }
@@ -117,6 +132,9 @@ ssize_t source_read(struct source *s, void *buf, size_t len)
 		s->pos += len;
 		return (ssize_t)len;
 	}
+	/* An error met after some bytes was kept for now: those came first. */
+	if (s->failed)
+		return -1;
 	/* Bytes read ahead for probing come first. */
 	if (s->head_len) {
 		size_t k = len < s->head_len ? len : s->head_len;
@@ -129,8 +147,10 @@ ssize_t source_read(struct source *s, void *buf, size_t len)
 	if (done < len) {
 		n = stream_read(s, p + done, len - done);
 		if (n < 0) {
-			s->pos += done;
-			return -1;
+			s->failed = 1;
+			if (!done)
+				return -1;
+			n = 0;
 		}
 		done += (size_t)n;
 	}
@@ -248,26 +268,6 @@ const unsigned char *source_peek(struct source *s, size_t *len)
 	return s->head;
 }
 
-int source_tmpfile(void)
-{
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	int fd;
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-#ifdef O_TMPFILE
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		return fd;
-#endif
-	snprintf(path, sizeof(path), "%s/ksmscan.XXXXXX", dir);
-	fd = mkstemp(path);
-	if (fd >= 0)
-		unlink(path);
-	return fd;
-}
-
 int source_adopt(struct source *s, int fd)
 {
 	struct stat st;
@@ -303,7 +303,7 @@ int source_map(struct dump *d)
 
 	if (s->map)
 		return 0;
-	fd = source_tmpfile();
+	fd = tmpfile_fd();
 	if (fd < 0) {
 		error("%s: cannot create a temporary file: %s", s->name,
 		      strerror(errno));
@@ -326,7 +326,7 @@ int source_map(struct dump *d)
 			close(fd);
 			return -1;
 		}
-		if ((size_t)n < COPY_BYTES)
+		if (n == 0)
 			break;
 	}
 	free(buf);

@@ -5,6 +5,7 @@
 
 #include "writers.h"
 
+static const struct column *csv_cols;
 static size_t csv_ncols;
 
 /* Print one field, quoted when it holds a comma, quote or line break. */
@@ -30,9 +31,11 @@ static void csv_begin(const char *report, const struct column *cols,
 {
 	(void)report;
 	(void)stream;
+	csv_cols = cols;
 	csv_ncols = ncols;
 	for (size_t i = 0; i < ncols; i++)
-		csv_field(cols[i].name, i == 0);
+		if (!cols[i].table_only)
+			csv_field(cols[i].name, i == 0);
 	fputs("\r\n", stdout);
 }
 
@@ -41,6 +44,8 @@ static void csv_row(const struct cell *cells)
 	char buf[128];
 
 	for (size_t i = 0; i < csv_ncols; i++) {
+		if (csv_cols[i].table_only)
+			continue;
 		if (cells[i].kind == CELL_STR) {
 			csv_field(cells[i].s, i == 0);
 		} else {
@@ -56,6 +61,11 @@ static void csv_note(const char *text)
 	(void)text;
 }
 
+static void csv_total(const struct cell *cells)
+{
+	(void)cells;
+}
+
 static void csv_end(void)
 {
 }
@@ -69,6 +79,7 @@ const struct writer csv_writer = {
 	.begin = csv_begin,
 	.row = csv_row,
 	.note = csv_note,
+	.total = csv_total,
 	.end = csv_end,
 	.finish = csv_finish,
 };

@@ -44,10 +44,15 @@ static void json_row(const struct cell *cells)
 {
 	char buf[128];
 
+	int first = 1;
+
 	fputs(json_rows++ ? ",\n  {" : "\n  {", stdout);
 	for (size_t i = 0; i < json_ncols; i++) {
-		if (i)
+		if (json_cols[i].table_only)
+			continue;
+		if (!first)
 			fputs(", ", stdout);
+		first = 0;
 		json_string(json_cols[i].name);
 		fputs(": ", stdout);
 		switch (cells[i].kind) {
@@ -73,6 +78,11 @@ static void json_note(const char *text)
 	(void)text;
 }
 
+static void json_total(const struct cell *cells)
+{
+	(void)cells;
+}
+
 static void json_end(void)
 {
 	fputs(json_rows ? "\n]" : "]", stdout);
@@ -88,6 +98,7 @@ const struct writer json_writer = {
 	.begin = json_begin,
 	.row = json_row,
 	.note = json_note,
+	.total = json_total,
 	.end = json_end,
 	.finish = json_finish,
 };

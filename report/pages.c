@@ -8,12 +8,12 @@ static size_t pages_ncols;
 void pages_begin(const struct writer *w, const struct algo *const *algos,
 		 size_t nalgos)
 {
-	pages_cols[0] = (struct column){ "input", 12 };
-	pages_cols[1] = (struct column){ "address", 18 };
-	pages_cols[2] = (struct column){ "zero", 4 };
+	pages_cols[0] = (struct column){ "input", 12, 0 };
+	pages_cols[1] = (struct column){ "address", 18, 0 };
+	pages_cols[2] = (struct column){ "zero", 4, 0 };
 	for (size_t a = 0; a < nalgos; a++)
 		pages_cols[3 + a] = (struct column){ algos[a]->name,
-						     (int)algos[a]->bits / 4 };
+						     (int)algos[a]->bits / 4, 0 };
 	pages_ncols = 3 + nalgos;
 	w->begin("pages", pages_cols, pages_ncols, 1);
 }

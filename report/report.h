@@ -7,6 +7,7 @@
 
 #include "../hash/hash.h"
 #include "../scan/ksm.h"
+#include "../scan/tree.h"
 
 /*
  * Reports build rows of typed cells; a writer (table, CSV or JSON), chosen once,
@@ -37,6 +38,7 @@ struct cell {
 struct column {
 	const char *name;
 	int width;		/* table width for streamed rows; 0: measure the rows */
+	int table_only;		/* for people only (a bar chart): not in CSV or JSON */
 };
 
 /* An output format. Exactly one is chosen per run. */
@@ -49,6 +51,8 @@ struct writer {
 	void (*row)(const struct cell *cells);
 	/** note() - a line for people reading a table; other formats drop it. */
 	void (*note)(const char *text);
+	/** total() - a totals row under a table; other formats drop it. */
+	void (*total)(const struct cell *cells);
 	/** end() - the report is complete. */
 	void (*end)(void);
 	/** finish() - the output is complete. */
@@ -144,6 +148,49 @@ struct bench_row {
  */
 void bench_report(const struct writer *w, const struct bench_row *rows,
 		  size_t nrows, const struct algo *autopick, size_t stream_bytes);
+
+/**
+ * histogram_report() - the histogram report, like zdb -S: contents by how many
+ * pages share them, in power-of-two buckets, per input.
+ * @w: the writer
+ * @inputs: results per input, the "*" row last when present
+ * @ninputs: how many
+ */
+void histogram_report(const struct writer *w, const struct summary_input *inputs,
+		      size_t ninputs);
+
+/* One row of the top report. */
+struct top_row {
+	const char *input;
+	size_t rank;
+	uint64_t pages;
+	char digest[33];		/* by the first selected algorithm */
+	char description[80];
+};
+
+/**
+ * top_report() - the most-shared contents of each input.
+ * @w: the writer
+ * @rows: the rows, per input in rank order
+ * @nrows: how many
+ */
+void top_report(const struct writer *w, const struct top_row *rows, size_t nrows);
+
+/* One row of the tree report: one strategy on one input. */
+struct tree_row {
+	const char *input;
+	const char *strategy;		/* "memcmp" or "checksum-first" */
+	const char *algo;		/* the checksum, "-" for memcmp */
+	struct tree_stats st;
+};
+
+/**
+ * tree_report() - KSM's memcmp tree against checksum-first trees.
+ * @w: the writer
+ * @rows: the rows
+ * @nrows: how many
+ */
+void tree_report(const struct writer *w, const struct tree_row *rows, size_t nrows);
 
 /**
  * pages_begin() - start the pages report (rows are streamed as pages are read).

@@ -5,12 +5,12 @@
 #include "report.h"
 
 static const struct column summary_cols[] = {
-	{ "input", 0 }, { "format", 0 }, { "algo", 0 }, { "pages", 0 },
-	{ "zero_pages", 0 }, { "distinct_pages", 0 }, { "duplicate_ratio", 0 },
-	{ "pages_shared", 0 }, { "pages_sharing", 0 }, { "ksm_zero_pages", 0 },
-	{ "saved_bytes", 0 }, { "saved_percent", 0 }, { "general_profit", 0 },
-	{ "collisions", 0 }, { "expected_collisions", 0 }, { "hash_mib_s", 0 },
-	{ "ns_per_page", 0 },
+	{ "input", 0, 0 }, { "format", 0, 0 }, { "algo", 0, 0 }, { "pages", 0, 0 },
+	{ "zero_pages", 0, 0 }, { "distinct_pages", 0, 0 }, { "duplicate_ratio", 0, 0 },
+	{ "pages_shared", 0, 0 }, { "pages_sharing", 0, 0 }, { "ksm_zero_pages", 0, 0 },
+	{ "saved_bytes", 0, 0 }, { "saved_percent", 0, 0 }, { "general_profit", 0, 0 },
+	{ "collisions", 0, 0 }, { "expected_collisions", 0, 0 }, { "hash_mib_s", 0, 0 },
+	{ "ns_per_page", 0, 0 },
 };
 
 #define NCOLS (sizeof(summary_cols) / sizeof(summary_cols[0]))

@@ -100,6 +100,12 @@ static void tab_row(const struct cell *cells)
 	tab_nrows++;
 }
 
+static void tab_total(const struct cell *cells)
+{
+	/* A totals row reads like any other row of the table. */
+	tab_row(cells);
+}
+
 static void tab_note(const char *text)
 {
 	tab_notes = xreallocarray(tab_notes, tab_nnotes + 1, sizeof(*tab_notes));
@@ -159,6 +165,7 @@ const struct writer table_writer = {
 	.begin = tab_begin,
 	.row = tab_row,
 	.note = tab_note,
+	.total = tab_total,
 	.end = tab_end,
 	.finish = tab_finish,
 };

@@ -3,27 +3,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "../util/util.h"
 #include "index.h"
 
-/* Marks a ref as an offset in the spool file rather than a pointer. */
-#define REF_SPOOL (UINT64_C(1) << 63)
 #define NO_ENTRY UINT32_MAX
+/* Entries and digests live in chunks, so that growing never copies them. */
+#define CHUNK_SHIFT 16
+#define CHUNK (1u << CHUNK_SHIFT)
+/* The spool file grows and is mapped in pieces of this size. */
+#define SPOOL_PIECE (64u << 20)
 
 struct index {
-	struct index_entry *entries;
-	size_t nentries, capentries;
+	struct index_entry **entries;	/* chunks of CHUNK entries */
+	unsigned char **dig[ALGO_MAX];	/* chunks of CHUNK digests per algorithm */
+	size_t nentries, nchunks;
 	uint32_t *slots;	/* open addressing: entry id + 1, 0 is empty */
 	size_t nslots;		/* a power of two */
 	uint32_t zero_id;	/* the all-zero content, or NO_ENTRY */
 	size_t nalgos;
 	unsigned width[ALGO_MAX];	/* digest bytes per algorithm */
-	unsigned char *dig[ALGO_MAX];	/* digests per algorithm, indexed by entry id */
-	FILE *spool;		/* bytes of contents that were not stable */
-	uint64_t spool_size;
-	unsigned char scratch[PAGE_BYTES];
+	int spool_fd;		/* copies of contents that were not stable */
+	unsigned char **pieces;	/* mapped pieces of the spool */
+	size_t npieces;
+	size_t piece_used;	/* bytes used in the last piece */
 };
 
 struct index *index_new(const struct algo *const *algos, size_t nalgos)
@@ -33,10 +38,16 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos)
 	ix->nslots = 1024;
 	ix->slots = xcalloc(ix->nslots, sizeof(*ix->slots));
 	ix->zero_id = NO_ENTRY;
-	ix->nalgos = nalgos;
-	for (size_t a = 0; a < nalgos && a < ALGO_MAX; a++)
+	ix->nalgos = nalgos < ALGO_MAX ? nalgos : ALGO_MAX;
+	ix->spool_fd = -1;
+	for (size_t a = 0; a < ix->nalgos; a++)
 		ix->width[a] = algos[a]->bits / 8;
 	return ix;
+}
+
+static struct index_entry *entry_at(const struct index *ix, size_t id)
+{
+	return &ix->entries[id >> CHUNK_SHIFT][id & (CHUNK - 1)];
 }
 
 /* Double the slot table and file every entry again. */
@@ -48,7 +59,7 @@ static void index_grow_slots(struct index *ix)
 	for (size_t id = 0; id < ix->nentries; id++) {
 		if (id == ix->zero_id)
 			continue;
-		size_t h = (size_t)ix->entries[id].fp & (n - 1);
+		size_t h = (size_t)entry_at(ix, id)->fp & (n - 1);
 
 		while (s[h])
 			h = (h + 1) & (n - 1);
@@ -59,37 +70,41 @@ static void index_grow_slots(struct index *ix)
 	ix->nslots = n;
 }
 
-/* The bytes of a known content, from memory or from the spool. */
-static const unsigned char *index_bytes(struct index *ix, uint64_t ref)
+/* Copy bytes that will not stay valid into the mapped spool. */
+static const unsigned char *index_keep(struct index *ix, const unsigned char *page)
 {
-	if (!(ref & REF_SPOOL))
-		return (const unsigned char *)(uintptr_t)ref;
-	if (fseeko(ix->spool, (off_t)(ref & ~REF_SPOOL), SEEK_SET) != 0 ||
-	    fread(ix->scratch, 1, PAGE_BYTES, ix->spool) != PAGE_BYTES) {
-		error("spool file: %s", strerror(errno ? errno : EIO));
-		return NULL;
-	}
-	return ix->scratch;
-}
+	unsigned char *dst;
 
-/* Keep a copy of bytes that will not stay valid; return their ref. */
-static int index_keep(struct index *ix, const unsigned char *page, uint64_t *ref)
-{
-	if (!ix->spool) {
-		ix->spool = tmpfile();
-		if (!ix->spool) {
+	if (ix->spool_fd < 0) {
+		ix->spool_fd = tmpfile_fd();
+		if (ix->spool_fd < 0) {
 			error("cannot create a spool file: %s", strerror(errno));
-			return -1;
+			return NULL;
 		}
 	}
-	if (fseeko(ix->spool, (off_t)ix->spool_size, SEEK_SET) != 0 ||
-	    fwrite(page, 1, PAGE_BYTES, ix->spool) != PAGE_BYTES) {
-		error("spool file: %s", strerror(errno ? errno : EIO));
-		return -1;
+	if (!ix->npieces || ix->piece_used == SPOOL_PIECE) {
+		off_t end = (off_t)ix->npieces * SPOOL_PIECE;
+		void *m;
+
+		if (ftruncate(ix->spool_fd, end + SPOOL_PIECE) < 0) {
+			error("spool file: %s", strerror(errno));
+			return NULL;
+		}
+		m = mmap(NULL, SPOOL_PIECE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 ix->spool_fd, end);
+		if (m == MAP_FAILED) {
+			error("spool file: %s", strerror(errno));
+			return NULL;
+		}
+		ix->pieces = xreallocarray(ix->pieces, ix->npieces + 1,
+					   sizeof(*ix->pieces));
+		ix->pieces[ix->npieces++] = m;
+		ix->piece_used = 0;
 	}
-	*ref = ix->spool_size | REF_SPOOL;
-	ix->spool_size += PAGE_BYTES;
-	return 0;
+	dst = ix->pieces[ix->npieces - 1] + ix->piece_used;
+	memcpy(dst, page, PAGE_BYTES);
+	ix->piece_used += PAGE_BYTES;
+	return dst;
 }
 
 /* Store a digest in its width: 4, 8 or 16 bytes (lo, then hi). */
@@ -116,37 +131,43 @@ static int index_append(struct index *ix, const unsigned char *page, int stable,
 			uint64_t fp, const struct digest *digests, uint32_t *id)
 {
 	struct index_entry *e;
-	uint64_t ref = (uint64_t)(uintptr_t)page;
+	size_t n = ix->nentries;
 
-	if (ix->nentries >= NO_ENTRY - 1) {
+	if (n >= NO_ENTRY - 1) {
 		error("more than %u distinct pages", NO_ENTRY - 1);
 		return -1;
 	}
-	if (!stable && index_keep(ix, page, &ref) < 0)
+	if (!stable && !(page = index_keep(ix, page)))
 		return -1;
-	if (ix->nentries == ix->capentries) {
-		ix->capentries = ix->capentries ? ix->capentries * 2 : 1024;
-		ix->entries = xreallocarray(ix->entries, ix->capentries,
+	if ((n >> CHUNK_SHIFT) == ix->nchunks) {
+		ix->entries = xreallocarray(ix->entries, ix->nchunks + 1,
 					    sizeof(*ix->entries));
-		for (size_t a = 0; a < ix->nalgos; a++)
-			ix->dig[a] = xreallocarray(ix->dig[a], ix->capentries,
-						   ix->width[a]);
+		ix->entries[ix->nchunks] = xmalloc(CHUNK * sizeof(**ix->entries));
+		for (size_t a = 0; a < ix->nalgos; a++) {
+			ix->dig[a] = xreallocarray(ix->dig[a], ix->nchunks + 1,
+						   sizeof(*ix->dig[a]));
+			ix->dig[a][ix->nchunks] = xmalloc((size_t)CHUNK * ix->width[a]);
+		}
+		ix->nchunks++;
 	}
 	*id = (uint32_t)ix->nentries++;
-	e = &ix->entries[*id];
+	e = entry_at(ix, *id);
 	e->fp = fp;
-	e->ref = ref;
+	e->bytes = page;
 	e->count = 0;
 	e->count_input = 0;
 	for (size_t a = 0; a < ix->nalgos; a++)
-		digest_store(ix->dig[a] + (size_t)*id * ix->width[a],
+		digest_store(ix->dig[a][*id >> CHUNK_SHIFT] +
+			     (size_t)(*id & (CHUNK - 1)) * ix->width[a],
 			     ix->width[a], &digests[a]);
 	return 0;
 }
 
 int index_add(struct index *ix, const unsigned char *page, int stable,
-	      int is_zero, const struct digest *digests)
+	      int is_zero, uint64_t fp, const struct digest *digests,
+	      uint32_t *idp)
 {
+	struct index_entry *e;
 	uint32_t id;
 
 	if (is_zero) {
@@ -156,7 +177,6 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
 			return -1;
 		id = ix->zero_id;
 	} else {
-		uint64_t fp = fingerprint(page);
 		size_t h = (size_t)fp & (ix->nslots - 1);
 
 		for (;;) {
@@ -170,29 +190,30 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
 					index_grow_slots(ix);
 				break;
 			}
-			if (ix->entries[s - 1].fp == fp) {
-				const unsigned char *known =
-					index_bytes(ix, ix->entries[s - 1].ref);
-
-				if (!known)
-					return -1;
-				/* Equal fingerprints are only candidates. */
-				if (memcmp(known, page, PAGE_BYTES) == 0) {
-					id = s - 1;
-					break;
-				}
+			e = entry_at(ix, s - 1);
+			/* Equal fingerprints are only candidates: the bytes decide. */
+			if (e->fp == fp && memcmp(e->bytes, page, PAGE_BYTES) == 0) {
+				id = s - 1;
+				break;
 			}
 			h = (h + 1) & (ix->nslots - 1);
 		}
 	}
-	ix->entries[id].count++;
-	return ix->entries[id].count_input++ > 0;
+	e = entry_at(ix, id);
+	if (e->count == UINT32_MAX) {
+		error("more than %u pages with one content", UINT32_MAX);
+		return -1;
+	}
+	e->count++;
+	if (idp)
+		*idp = id;
+	return e->count_input++ > 0;
 }
 
 void index_end_input(struct index *ix)
 {
 	for (size_t id = 0; id < ix->nentries; id++)
-		ix->entries[id].count_input = 0;
+		entry_at(ix, id)->count_input = 0;
 }
 
 size_t index_size(const struct index *ix)
@@ -202,7 +223,7 @@ size_t index_size(const struct index *ix)
 
 const struct index_entry *index_entry(const struct index *ix, size_t id)
 {
-	return &ix->entries[id];
+	return entry_at(ix, id);
 }
 
 int index_is_zero(const struct index *ix, size_t id)
@@ -212,7 +233,8 @@ int index_is_zero(const struct index *ix, size_t id)
 
 void index_digest(const struct index *ix, size_t a, size_t id, struct digest *out)
 {
-	const unsigned char *p = ix->dig[a] + id * ix->width[a];
+	const unsigned char *p = ix->dig[a][id >> CHUNK_SHIFT] +
+				 (id & (CHUNK - 1)) * ix->width[a];
 	uint32_t w;
 
 	out->hi = 0;
@@ -231,15 +253,32 @@ void index_digest(const struct index *ix, size_t a, size_t id, struct digest *ou
 	}
 }
 
+size_t index_memory(const struct index *ix)
+{
+	size_t per = sizeof(struct index_entry);
+
+	for (size_t a = 0; a < ix->nalgos; a++)
+		per += ix->width[a];
+	return ix->nchunks * CHUNK * per + ix->nslots * sizeof(*ix->slots);
+}
+
 void index_free(struct index *ix)
 {
 	if (!ix)
 		return;
-	if (ix->spool)
-		fclose(ix->spool);
+	for (size_t i = 0; i < ix->npieces; i++)
+		munmap(ix->pieces[i], SPOOL_PIECE);
+	free(ix->pieces);
+	if (ix->spool_fd >= 0)
+		close(ix->spool_fd);
+	for (size_t c = 0; c < ix->nchunks; c++) {
+		free(ix->entries[c]);
+		for (size_t a = 0; a < ix->nalgos; a++)
+			free(ix->dig[a][c]);
+	}
+	free(ix->entries);
 	for (size_t a = 0; a < ix->nalgos; a++)
 		free(ix->dig[a]);
-	free(ix->entries);
 	free(ix->slots);
 	free(ix);
 }

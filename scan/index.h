@@ -10,16 +10,20 @@
 /*
  * The index of distinct page contents. It alone decides whether two pages are
  * equal: a 64-bit fingerprint finds candidates, memcmp of the bytes decides.
- * Contents whose bytes will not stay in memory (streams) are kept in a spool
- * file so that later pages can still be compared byte for byte.
+ * Contents whose bytes will not stay in memory (streams, decompressed pages,
+ * processes) are copied once into a spool file, mapped, so that later pages
+ * are still compared byte for byte.
+ *
+ * Memory per distinct content: a 24-byte entry, 4 to 8 bytes of hash slots,
+ * and each selected algorithm's digest width; nothing per duplicate page.
  */
 
 /* One distinct content. */
 struct index_entry {
-	uint64_t fp;		/* fingerprint (XXH3_64 of the bytes) */
-	uint64_t ref;		/* where the bytes are: pointer, or spool offset */
-	uint64_t count;		/* pages with this content, all inputs */
-	uint64_t count_input;	/* pages with this content in the current input */
+	uint64_t fp;			/* fingerprint (XXH3_64 of the bytes) */
+	const unsigned char *bytes;	/* the content: in an input or the spool */
+	uint32_t count;			/* pages with this content, all inputs */
+	uint32_t count_input;		/* pages with it in the current input */
 };
 
 struct index;
@@ -39,13 +43,16 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos);
  * @page: PAGE_BYTES bytes
  * @stable: whether @page stays valid as long as the index lives
  * @is_zero: whether all bytes of @page are zero (the caller knows already)
+ * @fp: the page's fingerprint(), ignored for zero pages
  * @digests: the page's digest for each selected algorithm, in order
+ * @id: set to the content's id
  *
  * Return: 1 if the content already occurred in the current input, 0 if not,
- * -1 if the spool file could not be written or read (reported).
+ * -1 if the spool file could not be written or the index is full (reported).
  */
 int index_add(struct index *ix, const unsigned char *page, int stable,
-	      int is_zero, const struct digest *digests);
+	      int is_zero, uint64_t fp, const struct digest *digests,
+	      uint32_t *id);
 
 /**
  * index_end_input() - start counting a new input: every count_input becomes 0.
@@ -81,6 +88,12 @@ int index_is_zero(const struct index *ix, size_t id);
  * @out: the digest
  */
 void index_digest(const struct index *ix, size_t a, size_t id, struct digest *out);
+
+/**
+ * index_memory() - bytes the index holds in memory (not the spool).
+ * @ix: the index
+ */
+size_t index_memory(const struct index *ix);
 
 /**
  * index_free() - free the index and remove its spool file.

@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../util/util.h"
@@ -76,8 +77,13 @@ void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 	size_t n = index_size(ix);
 	uint64_t M = p->max_page_sharing;
 
+	uint64_t zero_shared = 0, zero_sharing = 0, unlimited_sharing = 0;
+
+	f->ksm_zero_if_z = 0;
 	f->zero_pages = f->distinct_pages = 0;
 	f->pages_shared = f->pages_sharing = f->ksm_zero_pages = 0;
+	memset(f->hist_groups, 0, sizeof(f->hist_groups));
+	memset(f->hist_pages, 0, sizeof(f->hist_pages));
 	for (size_t id = 0; id < n; id++) {
 		const struct index_entry *e = index_entry(ix, id);
 		uint64_t c = current_input ? e->count_input : e->count;
@@ -85,6 +91,19 @@ void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 		if (!c)
 			continue;
 		f->distinct_pages++;
+		int b = 63 - __builtin_clzll(c);
+
+		f->hist_groups[b]++;
+		f->hist_pages[b] += c;
+		if (index_is_zero(ix, id)) {
+			f->ksm_zero_if_z = c;
+			if (c >= 2) {
+				zero_shared = c / M + (c % M != 0);
+				zero_sharing = c - zero_shared;
+			}
+		}
+		if (c >= 2)
+			unlimited_sharing += c - 1;
 		if (index_is_zero(ix, id)) {
 			f->zero_pages = c;
 			/* use_zero_pages: each zero page maps the kernel's zero page. */
@@ -102,6 +121,17 @@ void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 		}
 	}
 	f->saved_bytes = (f->pages_sharing + f->ksm_zero_pages) * PAGE_BYTES;
+	/* The other use_zero_pages: zero pages leave or join the KSM groups. */
+	if (p->use_zero_pages)
+		f->saved_bytes_other_z = (f->pages_sharing + zero_sharing) * PAGE_BYTES;
+	else
+		f->saved_bytes_other_z = (f->pages_sharing - zero_sharing +
+					  f->ksm_zero_if_z) * PAGE_BYTES;
+	/* No max_page_sharing: every group saves all but one page. */
+	if (p->use_zero_pages && f->ksm_zero_if_z >= 2)
+		unlimited_sharing -= f->ksm_zero_if_z - 1;
+	f->saved_bytes_unlimited = (unlimited_sharing + f->ksm_zero_pages) * PAGE_BYTES;
+	(void)zero_shared;
 	f->general_profit = (int64_t)f->saved_bytes - (int64_t)(f->pages * 64);
 	f->duplicate_ratio = f->pages ?
 		(double)(f->pages - f->distinct_pages) / (double)f->pages : 0.0;
@@ -117,4 +147,70 @@ void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 		f->expected_collisions[a] = d < 2 ? 0.0 : d * (d - 1.0) /
 			ldexp(1.0, (int)algos[a]->bits + 1);
 	}
+}
+
+/* Whether item a should rank before item b. */
+static int top_before(const struct top_item *a, const struct top_item *b)
+{
+	return a->count > b->count || (a->count == b->count && a->id < b->id);
+}
+
+size_t ksm_top(const struct index *ix, int current_input, struct top_item *top,
+	       size_t n)
+{
+	size_t size = index_size(ix), len = 0;
+
+	if (n == 0)
+		return 0;
+	/* Keep the best n in a sorted array: n is small (--top). */
+	for (size_t id = 0; id < size; id++) {
+		const struct index_entry *e = index_entry(ix, id);
+		struct top_item it = { (uint32_t)id,
+				       current_input ? e->count_input : e->count };
+		size_t k;
+
+		if (!it.count || (len == n && !top_before(&it, &top[n - 1])))
+			continue;
+		k = len < n ? len++ : n - 1;
+		while (k > 0 && top_before(&it, &top[k - 1])) {
+			top[k] = top[k - 1];
+			k--;
+		}
+		top[k] = it;
+	}
+	return len;
+}
+
+/* Whether the page is one @width-byte pattern repeated. */
+static int repeats(const unsigned char *page, size_t width)
+{
+	for (size_t i = width; i < PAGE_BYTES; i += width)
+		if (memcmp(page, page + i, width) != 0)
+			return 0;
+	return 1;
+}
+
+void ksm_describe(const unsigned char *page, char *buf, size_t len)
+{
+	static const size_t widths[] = { 1, 2, 4, 8, 16 };
+	size_t w = 0;
+
+	for (size_t i = 0; i < sizeof(widths) / sizeof(widths[0]) && !w; i++)
+		if (repeats(page, widths[i]))
+			w = widths[i];
+	if (w == 1) {
+		if (page[0] == 0)
+			snprintf(buf, len, "zero page");
+		else
+			snprintf(buf, len, "byte 0x%02x repeated", page[0]);
+		return;
+	}
+	size_t n = w ? w : 16, at;
+
+	/* A repeated pattern, or else the first 16 bytes, in memory order. */
+	at = (size_t)snprintf(buf, len, "%s", w ? "pattern " : "starts ");
+	for (size_t i = 0; i < n && at + 3 < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%02x", page[i]);
+	if (w && at + 10 < len)
+		snprintf(buf + at, len - at, " repeated");
 }

@@ -23,6 +23,21 @@ struct figures {
 	uint64_t collisions[ALGO_MAX];	/* distinct contents less distinct digests */
 	double expected_collisions[ALGO_MAX]; /* n(n-1) / 2^(bits+1) */
 	double seconds[ALGO_MAX];	/* time spent hashing with each algorithm */
+
+	/* Histogram like zdb -S: contents seen c times fall in bucket floor(log2 c). */
+	uint64_t hist_groups[64];	/* contents per bucket */
+	uint64_t hist_pages[64];	/* their pages */
+
+	/* What the other KSM settings would give, for the table's advice. */
+	uint64_t saved_bytes_other_z;	/* with use_zero_pages the other way */
+	uint64_t saved_bytes_unlimited;	/* with no max_page_sharing limit */
+	uint64_t ksm_zero_if_z;		/* ksm_zero_pages with -z */
+};
+
+/* One of the most-shared contents, for the top report. */
+struct top_item {
+	uint32_t id;			/* content id in the index */
+	uint32_t count;			/* its pages */
 };
 
 /* How KSM is configured for the model. */
@@ -43,5 +58,26 @@ struct ksm_params {
 void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 	       const struct algo *const *algos, size_t nalgos,
 	       const struct ksm_params *p);
+
+/**
+ * ksm_top() - the contents with the most pages, most first (ties: first seen).
+ * @ix: the index
+ * @current_input: count only the current input, else all inputs
+ * @top: filled with up to @n items
+ * @n: how many are wanted
+ *
+ * Return: how many were filled.
+ */
+size_t ksm_top(const struct index *ix, int current_input, struct top_item *top,
+	       size_t n);
+
+/**
+ * ksm_describe() - a few words on what a page holds, for the top report.
+ * @page: PAGE_BYTES bytes
+ * @buf: the description: "zero page", "byte 0xff repeated", "word
+ *	0x0000dead repeated", or the first bytes in hex
+ * @len: size of @buf (at least 48)
+ */
+void ksm_describe(const unsigned char *page, char *buf, size_t len);
 
 #endif

@@ -1,19 +1,59 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The scan engine: pages flow from the readers, are hashed once per selected
- * algorithm in batches (each batch timed per algorithm), and are counted in the
- * index. It never parses a format and never prints a figure itself.
+ * The scan engine. Readers hand out page ranges; the engine cuts them into
+ * batches that worker threads hash (every selected algorithm, timed per
+ * algorithm, plus the index fingerprint and the zero test); the main thread
+ * then counts the batches strictly in scan order, so the figures do not
+ * depend on -j. Page data is copied only when a reader's buffer would be
+ * reused before the workers are done with it (streams).
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "../dump/dump.h"
+#include "../util/progress.h"
 #include "../util/util.h"
 #include "index.h"
 #include "scan.h"
+#include "tree.h"
 
-/* Pages hashed per algorithm before the next algorithm takes the batch. */
-#define BATCH 32
+/* Pages per batch: 1 MiB, large enough to amortise the hand-over. */
+#define BATCH 256
+
+/* A batch of pages on its way through the pipeline. */
+struct batch {
+	const unsigned char *data;	/* npages pages */
+	unsigned char *own;		/* copy of stream data (BATCH pages) */
+	int stable;			/* data stays valid until the end */
+	uint64_t address;		/* address of the first page */
+	size_t npages;
+	const struct region *region;
+	struct digest dg[BATCH][ALGO_MAX];
+	uint64_t fp[BATCH];
+	unsigned char zero[BATCH];
+	double seconds[ALGO_MAX];	/* hashing time per algorithm */
+	int done;			/* hashed; guarded by the queue lock */
+};
+
+/* The worker pool: a FIFO of batches to hash. */
+struct pool {
+	pthread_mutex_t lock;
+	pthread_cond_t work, finished;
+	struct batch **queue;		/* ring of pending batches */
+	size_t cap, head, len;
+	int stop;
+	const struct scan_config *cfg;
+	pthread_t *threads;
+	unsigned nthreads;
+};
+
+/* Trees of the tree report for one scope (an input, or all of them). */
+struct trees {
+	struct tree *by_memcmp;
+	struct tree *by_sum[ALGO_MAX];
+};
 
 /* The state of one run. */
 struct scan {
@@ -24,9 +64,145 @@ struct scan {
 	struct region_row *regions;	/* per region of each input, scan order */
 	const struct region **region_of;/* the reader's region of each row */
 	size_t nregions, capregions;
+	struct trees cur, all;		/* tree report: this input, all inputs */
+	struct tree_row *tree_rows;
+	size_t ntree_rows;
+	struct top_row *top_rows;
+	size_t ntop_rows;
+	struct pool pool;
+	struct batch *ring;		/* batches in flight, in scan order */
+	size_t ring_cap, ring_head, ring_len;
+	struct progress *progress;
+	uint64_t bytes_done;
 };
 
-/* The row of the regions report that a range's pages count in. */
+/* Whether a page is all zero bytes. */
+static int page_is_zero(const unsigned char *p)
+{
+	uint64_t acc = 0;
+
+	for (size_t i = 0; i < PAGE_BYTES; i += 64) {
+		uint64_t w[8];
+
+		memcpy(w, p + i, sizeof(w));
+		acc |= w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7];
+		if (acc)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Hash a batch: first the zero test and the fingerprint, which also bring the
+ * pages into memory and cache, then one algorithm at a time over all the
+ * pages, so that each algorithm's time is its own and not the disk's.
+ */
+static void batch_hash(const struct scan_config *cfg, struct batch *b)
+{
+	for (size_t i = 0; i < b->npages; i++) {
+		const unsigned char *page = b->data + i * PAGE_BYTES;
+
+		b->zero[i] = (unsigned char)page_is_zero(page);
+		b->fp[i] = b->zero[i] ? 0 : fingerprint(page);
+	}
+	for (size_t a = 0; a < cfg->nalgos; a++) {
+		void (*hash)(const void *, struct digest *) = cfg->algos[a]->hash;
+		double t0 = now_seconds();
+
+		for (size_t i = 0; i < b->npages; i++)
+			hash(b->data + i * PAGE_BYTES, &b->dg[i][a]);
+		b->seconds[a] = now_seconds() - t0;
+	}
+}
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (!p->len && !p->stop)
+			pthread_cond_wait(&p->work, &p->lock);
+		if (!p->len)
+			break;
+		struct batch *b = p->queue[p->head];
+
+		p->head = (p->head + 1) % p->cap;
+		p->len--;
+		pthread_mutex_unlock(&p->lock);
+		batch_hash(p->cfg, b);
+		pthread_mutex_lock(&p->lock);
+		b->done = 1;
+		pthread_cond_broadcast(&p->finished);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* Start the workers; with one thread the main thread hashes by itself. */
+static void pool_start(struct pool *p, const struct scan_config *cfg, size_t cap)
+{
+	memset(p, 0, sizeof(*p));
+	p->cfg = cfg;
+	p->cap = cap;
+	if (cfg->threads <= 1)
+		return;
+	p->queue = xcalloc(cap, sizeof(*p->queue));
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->work, NULL);
+	pthread_cond_init(&p->finished, NULL);
+	p->threads = xcalloc(cfg->threads, sizeof(*p->threads));
+	for (unsigned i = 0; i < cfg->threads; i++) {
+		if (pthread_create(&p->threads[i], NULL, worker, p) != 0)
+			break;
+		p->nthreads++;
+	}
+}
+
+static void pool_stop(struct pool *p)
+{
+	if (!p->nthreads)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = 1;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned i = 0; i < p->nthreads; i++)
+		pthread_join(p->threads[i], NULL);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->finished);
+	free(p->threads);
+	free(p->queue);
+}
+
+/* Hand a batch to the workers, or hash it here when there are none. */
+static void pool_submit(struct pool *p, struct batch *b)
+{
+	if (!p->nthreads) {
+		batch_hash(p->cfg, b);
+		b->done = 1;
+		return;
+	}
+	pthread_mutex_lock(&p->lock);
+	b->done = 0;
+	p->queue[(p->head + p->len) % p->cap] = b;
+	p->len++;
+	pthread_cond_signal(&p->work);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void pool_wait(struct pool *p, struct batch *b)
+{
+	if (!p->nthreads)
+		return;
+	pthread_mutex_lock(&p->lock);
+	while (!b->done)
+		pthread_cond_wait(&p->finished, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* The row of the regions report that a batch's pages count in. */
 static struct region_row *scan_region(struct scan *s, const char *input,
 				      const struct region *reg)
 {
@@ -48,57 +224,91 @@ static struct region_row *scan_region(struct scan *s, const char *input,
 	return row;
 }
 
-/* Whether a page is all zero bytes. */
-static int page_is_zero(const unsigned char *p)
+/* The trees of the tree report for one scope. */
+static void trees_new(struct trees *t, const struct scan_config *cfg)
 {
-	uint64_t acc = 0;
-
-	for (size_t i = 0; i < PAGE_BYTES; i += 64) {
-		uint64_t w[8];
-
-		memcpy(w, p + i, sizeof(w));
-		acc |= w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7];
-		if (acc)
-			return 0;
-	}
-	return 1;
+	t->by_memcmp = tree_new(0);
+	for (size_t a = 0; a < cfg->nalgos; a++)
+		t->by_sum[a] = tree_new(1);
 }
 
-/* Hash and count up to BATCH pages of a range. */
-static int scan_batch(struct scan *s, struct figures *f, const char *input,
-		      const struct page_range *r, size_t first, size_t n)
+/* Search (and maybe insert) a page in every tree of a scope. */
+static void trees_add(struct trees *t, const struct scan_config *cfg,
+		      const unsigned char *page, const unsigned char *stable,
+		      const struct digest *dg)
+{
+	tree_add(t->by_memcmp, page, stable, &dg[0]);
+	for (size_t a = 0; a < cfg->nalgos; a++)
+		tree_add(t->by_sum[a], page, stable, &dg[a]);
+}
+
+/* Turn a scope's trees into report rows and free them. */
+static void trees_end(struct scan *s, struct trees *t, const char *input)
 {
 	const struct scan_config *cfg = s->cfg;
-	struct digest dg[BATCH][ALGO_MAX];
-	const unsigned char *base = r->data + first * PAGE_BYTES;
-	struct region_row *reg = scan_region(s, input, r->region);
 
-	/* One algorithm over the whole batch, so its time is measured alone. */
+	s->tree_rows = xreallocarray(s->tree_rows, s->ntree_rows + 1 + cfg->nalgos,
+				     sizeof(*s->tree_rows));
+	s->tree_rows[s->ntree_rows++] = (struct tree_row){
+		input, "memcmp", "-", *tree_stats(t->by_memcmp) };
+	tree_free(t->by_memcmp);
 	for (size_t a = 0; a < cfg->nalgos; a++) {
-		void (*hash)(const void *, struct digest *) = cfg->algos[a]->hash;
-		double t0 = now_seconds();
-
-		for (size_t i = 0; i < n; i++)
-			hash(base + i * PAGE_BYTES, &dg[i][a]);
-		f->seconds[a] += now_seconds() - t0;
+		s->tree_rows[s->ntree_rows++] = (struct tree_row){
+			input, "checksum-first", cfg->algos[a]->name,
+			*tree_stats(t->by_sum[a]) };
+		tree_free(t->by_sum[a]);
 	}
-	for (size_t i = 0; i < n; i++) {
-		const unsigned char *page = base + i * PAGE_BYTES;
-		int zero = page_is_zero(page);
-		int seen = index_add(s->ix, page, r->stable, zero, dg[i]);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Count a hashed batch: the index, regions, pages report and trees. */
+static int batch_count(struct scan *s, struct figures *f, const char *input,
+		       struct batch *b)
+{
+	const struct scan_config *cfg = s->cfg;
+	struct region_row *reg = scan_region(s, input, b->region);
+	int multi = cfg->ninputs > 1;
+
+	for (size_t a = 0; a < cfg->nalgos; a++)
+		f->seconds[a] += b->seconds[a];
+	for (size_t i = 0; i < b->npages; i++) {
+		const unsigned char *page = b->data + i * PAGE_BYTES;
+		uint32_t id;
+		int seen = index_add(s->ix, page, b->stable, b->zero[i], b->fp[i],
+				     b->dg[i], &id);
 
 		if (seen < 0)
 			return -1;
 		reg->pages++;
-		reg->zero_pages += zero;
-		reg->redundant_pages += seen;
+		reg->zero_pages += b->zero[i];
+		reg->redundant_pages += (uint64_t)seen;
 		if (cfg->reports & REPORT_PAGES)
 			pages_row(cfg->out, input,
-				  r->address + (first + i) * (uint64_t)PAGE_BYTES,
-				  zero, dg[i], cfg->algos);
+				  b->address + i * (uint64_t)PAGE_BYTES,
+				  b->zero[i], b->dg[i], cfg->algos);
+		if (cfg->reports & REPORT_TREE) {
+			const unsigned char *kept = index_entry(s->ix, id)->bytes;
+
+			trees_add(&s->cur, cfg, page, kept, b->dg[i]);
+			if (multi)
+				trees_add(&s->all, cfg, page, kept, b->dg[i]);
+		}
 	}
-	f->pages += n;
+	f->pages += b->npages;
+	s->bytes_done += (uint64_t)b->npages * PAGE_BYTES;
+	progress_update(s->progress, s->bytes_done, f->pages);
 	return 0;
+}
+
+/* Count the oldest batch in flight once it is hashed. */
+static int ring_retire(struct scan *s, struct figures *f, const char *input)
+{
+	struct batch *b = &s->ring[s->ring_head];
+
+	pool_wait(&s->pool, b);
+	s->ring_head = (s->ring_head + 1) % s->ring_cap;
+	s->ring_len--;
+	return batch_count(s, f, input, b);
 }
 
 /* Read one input to its end, or to its first error. */
@@ -117,8 +327,28 @@ static int scan_input(struct scan *s, size_t k)
 	while ((rc = dump_next(d, &r)) > 0) {
 		for (size_t i = 0; i < r.npages; i += BATCH) {
 			size_t n = r.npages - i < BATCH ? r.npages - i : BATCH;
+			struct batch *b;
 
-			if (scan_batch(s, f, name, &r, i, n) < 0) {
+			if (s->ring_len == s->ring_cap &&
+			    ring_retire(s, f, name) < 0) {
+				status = 1;
+				goto out;
+			}
+			b = &s->ring[(s->ring_head + s->ring_len) % s->ring_cap];
+			s->ring_len++;
+			b->address = r.address + i * (uint64_t)PAGE_BYTES;
+			b->npages = n;
+			b->region = r.region;
+			b->stable = r.stable;
+			b->data = r.data + i * PAGE_BYTES;
+			/* The reader reuses its buffer: hash a copy. */
+			if (!r.stable && s->pool.nthreads) {
+				memcpy(b->own, b->data, n * PAGE_BYTES);
+				b->data = b->own;
+			}
+			pool_submit(&s->pool, b);
+			/* Without workers, count at once: the data is still valid. */
+			if (!s->pool.nthreads && ring_retire(s, f, name) < 0) {
 				status = 1;
 				goto out;
 			}
@@ -127,9 +357,52 @@ static int scan_input(struct scan *s, size_t k)
 	if (rc < 0)
 		status = 1;
 out:
+	while (s->ring_len)
+		if (ring_retire(s, f, name) < 0)
+			status = 1;
 	if (d->failed)
 		status = 1;
 	return status;
+}
+
+/* Note the top contents of a scope for the top report. */
+static void scan_top(struct scan *s, const char *input, int current_input)
+{
+	const struct scan_config *cfg = s->cfg;
+	struct top_item *items = xcalloc(cfg->top ? cfg->top : 1, sizeof(*items));
+	size_t n = ksm_top(s->ix, current_input, items, cfg->top);
+
+	s->top_rows = xreallocarray(s->top_rows, s->ntop_rows + n + 1,
+				    sizeof(*s->top_rows));
+	for (size_t i = 0; i < n; i++) {
+		struct top_row *t = &s->top_rows[s->ntop_rows++];
+		const struct index_entry *e = index_entry(s->ix, items[i].id);
+		struct digest d;
+
+		t->input = input;
+		t->rank = i + 1;
+		t->pages = items[i].count;
+		index_digest(s->ix, 0, items[i].id, &d);
+		digest_format(cfg->algos[0], &d, t->digest);
+		ksm_describe(e->bytes, t->description, sizeof(t->description));
+	}
+	free(items);
+}
+
+/* The total size of the input files, for the progress estimate; 0 if unknown. */
+static uint64_t scan_total_bytes(const struct scan_config *cfg)
+{
+	uint64_t total = 0;
+
+	for (size_t k = 0; k < cfg->ninputs; k++) {
+		struct stat st;
+
+		if (!cfg->inputs[k].path || strcmp(cfg->inputs[k].path, "-") == 0 ||
+		    stat(cfg->inputs[k].path, &st) < 0 || !S_ISREG(st.st_mode))
+			return 0;
+		total += (uint64_t)st.st_size;
+	}
+	return total;
 }
 
 int scan_run(const struct scan_config *cfg)
@@ -139,20 +412,36 @@ int scan_run(const struct scan_config *cfg)
 	struct summary_input *rows;
 	size_t nrows = 0;
 	int status = 0;
+	int multi = n > 1;
 
 	s.ix = index_new(cfg->algos, cfg->nalgos);
 	s.fig = xcalloc(n + 1, sizeof(*s.fig));
 	s.dumps = xcalloc(n, sizeof(*s.dumps));
 	rows = xcalloc(n + 1, sizeof(*rows));
+	s.ring_cap = cfg->threads > 1 ? 4 * (size_t)cfg->threads : 1;
+	s.ring = xcalloc(s.ring_cap, sizeof(*s.ring));
+	pool_start(&s.pool, cfg, s.ring_cap);
+	if (s.pool.nthreads)
+		for (size_t i = 0; i < s.ring_cap; i++)
+			s.ring[i].own = xmalloc((size_t)BATCH * PAGE_BYTES);
+	s.progress = progress_start(cfg->progress, scan_total_bytes(cfg));
+	if (cfg->reports & REPORT_TREE && multi)
+		trees_new(&s.all, cfg);
 
 	if (cfg->reports & REPORT_PAGES)
 		pages_begin(cfg->out, cfg->algos, cfg->nalgos);
 	for (size_t k = 0; k < n; k++) {
 		struct figures *all = &s.fig[n];
 
+		if (cfg->reports & REPORT_TREE)
+			trees_new(&s.cur, cfg);
 		status |= scan_input(&s, k);
 		/* Figures of this input, then the running total of all inputs. */
 		ksm_tally(&s.fig[k], s.ix, 1, cfg->algos, cfg->nalgos, &cfg->ksm);
+		if (cfg->reports & REPORT_TOP)
+			scan_top(&s, cfg->inputs[k].name, 1);
+		if (cfg->reports & REPORT_TREE)
+			trees_end(&s, &s.cur, cfg->inputs[k].name);
 		index_end_input(s.ix);
 		all->pages += s.fig[k].pages;
 		for (size_t a = 0; a < cfg->nalgos; a++)
@@ -162,10 +451,11 @@ int scan_run(const struct scan_config *cfg)
 			s.dumps[k] ? s.dumps[k]->reader->name : "-",
 			&s.fig[k] };
 	}
+	progress_end(s.progress);
 	if (cfg->reports & REPORT_PAGES)
 		pages_end(cfg->out);
 
-	if (n > 1) {
+	if (multi) {
 		const char *fmt = rows[0].format;
 
 		/* The format of "*" is the inputs' common format, else "mixed". */
@@ -174,10 +464,16 @@ int scan_run(const struct scan_config *cfg)
 				fmt = "mixed";
 		ksm_tally(&s.fig[n], s.ix, 0, cfg->algos, cfg->nalgos, &cfg->ksm);
 		rows[nrows++] = (struct summary_input){ "*", fmt, &s.fig[n] };
+		if (cfg->reports & REPORT_TOP)
+			scan_top(&s, "*", 0);
+		if (cfg->reports & REPORT_TREE)
+			trees_end(&s, &s.all, "*");
 	}
 	if (cfg->reports & REPORT_SUMMARY)
 		summary_report(cfg->out, rows, nrows, cfg->algos, cfg->nalgos,
 			       &cfg->ksm);
+	if (cfg->reports & REPORT_HISTOGRAM)
+		histogram_report(cfg->out, rows, nrows);
 	if (cfg->reports & REPORT_REGIONS) {
 		/* Readers may learn where a region ends only at its end. */
 		for (size_t i = 0; i < s.nregions; i++) {
@@ -187,15 +483,25 @@ int scan_run(const struct scan_config *cfg)
 		}
 		regions_report(cfg->out, s.regions, s.nregions);
 	}
+	if (cfg->reports & REPORT_TOP)
+		top_report(cfg->out, s.top_rows, s.ntop_rows);
+	if (cfg->reports & REPORT_TREE)
+		tree_report(cfg->out, s.tree_rows, s.ntree_rows);
 	cfg->out->finish();
 
+	pool_stop(&s.pool);
+	for (size_t i = 0; i < s.ring_cap; i++)
+		free(s.ring[i].own);
+	free(s.ring);
 	for (size_t k = 0; k < n; k++)
 		dump_close(s.dumps[k]);
 	index_free(s.ix);
 	free(s.dumps);
+	free(s.fig);
 	free(s.regions);
 	free(s.region_of);
-	free(s.fig);
+	free(s.tree_rows);
+	free(s.top_rows);
 	free(rows);
 	return status;
 }

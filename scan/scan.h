@@ -14,6 +14,9 @@ enum {
 	REPORT_SUMMARY = 1 << 0,
 	REPORT_PAGES = 1 << 1,
 	REPORT_REGIONS = 1 << 2,
+	REPORT_HISTOGRAM = 1 << 3,
+	REPORT_TOP = 1 << 4,
+	REPORT_TREE = 1 << 5,
 };
 
 /* Everything the command line decided; the engine reads nothing else. */
@@ -26,6 +29,9 @@ struct scan_config {
 	const struct writer *out;		/* the output format */
 	const struct input *inputs;		/* files and processes, in order */
 	size_t ninputs;
+	size_t top;				/* rows of the top report */
+	unsigned threads;			/* hashing threads, at least 1 */
+	int progress;				/* progress on standard error */
 };
 
 /**

@@ -58,6 +58,13 @@ void *xreallocarray(void *p, size_t n, size_t size);
 char *xstrdup(const char *s);
 
 /**
+ * tmpfile_fd() - an unlinked read-write temporary file in $TMPDIR or /tmp.
+ *
+ * Return: the descriptor, or -1 (errno set).
+ */
+int tmpfile_fd(void);
+
+/**
  * now_seconds() - a monotonic clock for measuring how long work took.
  *
  * Return: seconds since an arbitrary point.

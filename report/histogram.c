@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The histogram report (SPEC section 5), in the manner of zdb -S: a content
+ * seen c times falls in bucket 2^floor(log2 c). Tables add a bar chart of the
+ * referenced pages and a total row.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+static const struct column hist_cols[] = {
+	{ "input", 0, 0 }, { "bucket", 0, 0 }, { "groups", 0, 0 },
+	{ "pages", 0, 0 }, { "allocated_bytes", 0, 0 },
+	{ "referenced_bytes", 0, 0 }, { "pages_bar", 0, 1 },
+};
+
+#define NCOLS (sizeof(hist_cols) / sizeof(hist_cols[0]))
+/* Width of the longest bar. */
+#define BAR 40
+
+void histogram_report(const struct writer *w, const struct summary_input *inputs,
+		      size_t ninputs)
+{
+	w->begin("histogram", hist_cols, NCOLS, 0);
+	for (size_t i = 0; i < ninputs; i++) {
+		const struct figures *f = inputs[i].f;
+		uint64_t most = 0, groups = 0, pages = 0;
+
+		for (int b = 0; b < 64; b++)
+			if (f->hist_pages[b] > most)
+				most = f->hist_pages[b];
+		for (int b = 0; b < 64; b++) {
+			char bar[BAR + 1];
+			size_t len;
+
+			if (!f->hist_groups[b])
+				continue;
+			/* Any non-empty bucket gets at least one mark. */
+			len = (size_t)((f->hist_pages[b] * BAR + most - 1) / most);
+			memset(bar, '#', len);
+			bar[len] = '\0';
+			struct cell row[NCOLS] = {
+				cell_str(inputs[i].input),
+				cell_uint(UINT64_C(1) << b),
+				cell_uint(f->hist_groups[b]),
+				cell_uint(f->hist_pages[b]),
+				cell_uint(f->hist_groups[b] * PAGE_BYTES),
+				cell_uint(f->hist_pages[b] * PAGE_BYTES),
+				cell_str(bar),
+			};
+
+			w->row(row);
+			groups += f->hist_groups[b];
+			pages += f->hist_pages[b];
+		}
+		struct cell total[NCOLS] = {
+			cell_str(inputs[i].input), cell_str("total"),
+			cell_uint(groups), cell_uint(pages),
+			cell_uint(groups * PAGE_BYTES), cell_uint(pages * PAGE_BYTES),
+			cell_str(""),
+		};
+
+		w->total(total);
+	}
+	w->end();
+}
