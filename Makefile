@@ -65,12 +65,12 @@ deps:
 	./scripts/install-deps
 
 test: ksmscan
-	KSMSCAN=./ksmscan $(PYTHON) tests/run_tests.py
+	KSMSCAN=./ksmscan $(PYTHON) tests/run_all.py
 
 check: build-check/ksmscan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	KSMSCAN=./build-check/ksmscan $(PYTHON) tests/run_tests.py
+	KSMSCAN=./build-check/ksmscan $(PYTHON) tests/run_all.py
 
 bench: ksmscan
 	KSMSCAN=./ksmscan $(PYTHON) bench/compare.py

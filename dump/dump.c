@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "../util/util.h"
 #include "dump.h"
@@ -136,6 +138,18 @@ void dump_drain(struct dump *d)
 		;
 	if (n < 0)
 		dump_read_error(d);
+}
+
+void dump_release(struct dump *d, const unsigned char *data, size_t len)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = ((uintptr_t)data + pg - 1) & ~(pg - 1);
+	uintptr_t end = ((uintptr_t)data + len) & ~(pg - 1);
+
+	if (!d->src.map || data < d->src.map ||
+	    data + len > d->src.map + d->src.size || end <= start)
+		return;
+	madvise((void *)start, end - start, MADV_DONTNEED);
 }
 
 int dump_next(struct dump *d, struct page_range *r)

@@ -151,6 +151,18 @@ void dump_warn(struct dump *d, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /**
+ * dump_release() - the engine is done with some stable page data for now.
+ * @d: the dump
+ * @data: pages that dump_next() handed out with stable set
+ * @len: their length in bytes
+ *
+ * Mapped file pages are dropped from the process (they stay in the page
+ * cache and come back on the next touch), so that scanning a dump larger
+ * than memory keeps a small resident set.
+ */
+void dump_release(struct dump *d, const unsigned char *data, size_t len);
+
+/**
  * dump_drain() - read a stream to its end, so that damage after the part a
  * format needs (a flattened dump's end marker) is still reported.
  * @d: the dump

@@ -102,7 +102,7 @@ static void elf_notes(struct dump *d, struct elf *e, uint64_t off, uint64_t len)
 	const unsigned char *p = d->src.map + off;
 	uint64_t pos = 0;
 
-	while (len - pos >= 12) {
+	while (pos <= len && len - pos >= 12) {
 		uint64_t namesz = le32(p + pos), descsz = le32(p + pos + 4);
 		uint32_t type = le32(p + pos + 8);
 		uint64_t name_off = pos + 12;

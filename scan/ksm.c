@@ -12,23 +12,19 @@
 #include "ksm.h"
 
 /*
- * Sort 128-bit keys with an LSD radix sort of 16-bit digits, using only the
- * digits the width has (32-bit digests: 2 passes). Stable, O(n).
+ * Sort keys of @width bytes (4, 8 or 16; little-endian numbers, low half
+ * first) with an LSD radix sort of 16-bit digits: width / 2 stable passes.
+ * Sorting only for equality, the order of the halves does not matter.
  */
-static void radix_sort(struct digest *v, struct digest *tmp, size_t n,
-		       unsigned bits)
+static void radix_sort(unsigned char *v, unsigned char *tmp, size_t n,
+		       size_t width)
 {
 	size_t *count = xcalloc(65536, sizeof(*count));
 
-	for (unsigned shift = 0; shift < bits; shift += 16) {
-		struct digest *src = v, *dst = tmp;
-
+	for (size_t d = 0; d < width; d += 2) {
 		memset(count, 0, 65536 * sizeof(*count));
-		for (size_t i = 0; i < n; i++) {
-			uint64_t w = shift < 64 ? src[i].lo : src[i].hi;
-
-			count[(w >> (shift % 64)) & 0xffff]++;
-		}
+		for (size_t i = 0; i < n; i++)
+			count[v[i * width + d] | v[i * width + d + 1] << 8]++;
 		size_t sum = 0;
 		for (size_t k = 0; k < 65536; k++) {
 			size_t c = count[k];
@@ -37,33 +33,49 @@ static void radix_sort(struct digest *v, struct digest *tmp, size_t n,
 			sum += c;
 		}
 		for (size_t i = 0; i < n; i++) {
-			uint64_t w = shift < 64 ? src[i].lo : src[i].hi;
+			const unsigned char *e = v + i * width;
 
-			dst[count[(w >> (shift % 64)) & 0xffff]++] = src[i];
+			memcpy(tmp + count[e[d] | e[d + 1] << 8]++ * width, e, width);
 		}
-		memcpy(v, dst, n * sizeof(*v));
+		memcpy(v, tmp, n * width);
 	}
 	free(count);
 }
 
-/* Distinct contents less distinct digest values among them, for one algorithm. */
+/*
+ * Distinct contents less distinct digest values among them, for one
+ * algorithm: sort the digests (2 x width bytes per distinct content while it
+ * runs) and count the runs.
+ */
 static uint64_t count_collisions(const struct index *ix, int current_input,
 				 size_t a, unsigned bits)
 {
-	size_t n = index_size(ix), m = 0;
-	struct digest *v = xcalloc(n, sizeof(*v));
-	struct digest *tmp = xcalloc(n, sizeof(*tmp));
+	size_t n = index_size(ix), m = 0, w = bits / 8;
+	unsigned char *v = xcalloc(n ? n : 1, w);
+	unsigned char *tmp = xcalloc(n ? n : 1, w);
 	uint64_t distinct = 0;
 
 	for (size_t id = 0; id < n; id++) {
 		const struct index_entry *e = index_entry(ix, id);
+		struct digest d;
+		uint32_t lo32;
 
-		if (current_input ? e->count_input : e->count)
-			index_digest(ix, a, id, &v[m++]);
+		if (!(current_input ? e->count_input : e->count))
+			continue;
+		index_digest(ix, a, id, &d);
+		lo32 = (uint32_t)d.lo;
+		if (w == 4) {
+			memcpy(v + m * w, &lo32, 4);
+		} else {
+			memcpy(v + m * w, &d.lo, 8);
+			if (w == 16)
+				memcpy(v + m * w + 8, &d.hi, 8);
+		}
+		m++;
 	}
-	radix_sort(v, tmp, m, bits);
+	radix_sort(v, tmp, m, w);
 	for (size_t i = 0; i < m; i++)
-		if (i == 0 || v[i].lo != v[i - 1].lo || v[i].hi != v[i - 1].hi)
+		if (i == 0 || memcmp(v + i * w, v + (i - 1) * w, w) != 0)
 			distinct++;
 	free(v);
 	free(tmp);

@@ -301,14 +301,20 @@ static int batch_count(struct scan *s, struct figures *f, const char *input,
 }
 
 /* Count the oldest batch in flight once it is hashed. */
-static int ring_retire(struct scan *s, struct figures *f, const char *input)
+static int ring_retire(struct scan *s, struct figures *f, const char *input,
+		       struct dump *d)
 {
 	struct batch *b = &s->ring[s->ring_head];
+	int rc;
 
 	pool_wait(&s->pool, b);
 	s->ring_head = (s->ring_head + 1) % s->ring_cap;
 	s->ring_len--;
-	return batch_count(s, f, input, b);
+	rc = batch_count(s, f, input, b);
+	/* Counted: let mapped pages go until a later page needs them again. */
+	if (b->stable)
+		dump_release(d, b->data, b->npages * PAGE_BYTES);
+	return rc;
 }
 
 /* Read one input to its end, or to its first error. */
@@ -330,7 +336,7 @@ static int scan_input(struct scan *s, size_t k)
 			struct batch *b;
 
 			if (s->ring_len == s->ring_cap &&
-			    ring_retire(s, f, name) < 0) {
+			    ring_retire(s, f, name, d) < 0) {
 				status = 1;
 				goto out;
 			}
@@ -348,7 +354,7 @@ static int scan_input(struct scan *s, size_t k)
 			}
 			pool_submit(&s->pool, b);
 			/* Without workers, count at once: the data is still valid. */
-			if (!s->pool.nthreads && ring_retire(s, f, name) < 0) {
+			if (!s->pool.nthreads && ring_retire(s, f, name, d) < 0) {
 				status = 1;
 				goto out;
 			}
@@ -358,7 +364,7 @@ static int scan_input(struct scan *s, size_t k)
 		status = 1;
 out:
 	while (s->ring_len)
-		if (ring_retire(s, f, name) < 0)
+		if (ring_retire(s, f, name, d) < 0)
 			status = 1;
 	if (d->failed)
 		status = 1;

@@ -1,0 +1,41 @@
+#!/usr/bin/python3
+"""Run every test suite of tests/ and print one closing line for all of them.
+
+Each suite (run_tests.py and tests/test_*.py) is a program that prints
+`N passed, N failed` as its last line. This runner runs them in turn against
+$KSMSCAN (default ./ksmscan), shows their output, and ends with the sums.
+Arguments are suite names to run only those (e.g. `run_all.py test_formats`).
+"""
+import glob, os, re, subprocess, sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+suites = [os.path.join(here, "run_tests.py")] + sorted(
+    glob.glob(os.path.join(here, "test_*.py")))
+if len(sys.argv) > 1:
+    suites = [s for s in suites if any(a in os.path.basename(s) for a in sys.argv[1:])]
+
+passed = failed = 0
+broken = []
+for s in suites:
+    name = os.path.basename(s)
+    print("== %s" % name, flush=True)
+    r = subprocess.run([sys.executable, s], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    sys.stdout.write(r.stdout)
+    lines = r.stdout.strip().splitlines()
+    m = re.fullmatch(r"(\d+) passed, (\d+) failed(, \d+ skipped)?",
+                     lines[-1].strip()) if lines else None
+    if not m:
+        broken.append(name)
+        failed += 1
+        print("%s: no closing 'N passed, N failed' line (exit %d)" % (name, r.returncode))
+        continue
+    passed += int(m.group(1))
+    failed += int(m.group(2))
+    if r.returncode and not int(m.group(2)):
+        failed += 1
+        broken.append(name)
+        print("%s: exit status %d" % (name, r.returncode))
+
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
