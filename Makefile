@@ -39,7 +39,7 @@ CHECK_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g \
                -fsanitize=address,undefined -fno-sanitize-recover=all \
                -fno-omit-frame-pointer -pthread
 
-.PHONY: all test check install clean deps bench
+.PHONY: all test check install clean deps bench fuzz fuzz-build
 
 all: ksmscan
 
@@ -75,10 +75,56 @@ check: build-check/ksmscan
 bench: ksmscan
 	KSMSCAN=./ksmscan $(PYTHON) bench/compare.py
 
+# Fuzzing: libFuzzer harnesses with ASan and UBSan, FUZZ_SECONDS each.
+FUZZ_SECONDS ?= 20
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -pthread \
+              -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_LIB_SRCS = $(filter-out ksmscan.c,$(SRCS))
+FUZZ_OBJS = $(FUZZ_LIB_SRCS:%.c=build-fuzz/%.o)
+FUZZERS = fuzz_elf fuzz_kdump fuzz_lime fuzz_auto fuzz_stream fuzz_maps fuzz_options
+FUZZ_DUMP_elf = -DFUZZ_FORMAT='"elf"'
+FUZZ_DUMP_kdump = -DFUZZ_FORMAT='"kdump"'
+FUZZ_DUMP_lime = -DFUZZ_FORMAT='"lime"'
+FUZZ_DUMP_auto =
+FUZZ_DUMP_stream = -DFUZZ_STREAM
+
+build-fuzz/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CHECK_CC) $(FUZZ_CFLAGS) $(CFLAGS_VEC) -c -o $@ $<
+
+build-fuzz/hash/xxh3_avx2.o: CFLAGS_VEC = -mavx2
+build-fuzz/hash/xxh3_avx512.o: CFLAGS_VEC = -mavx512f
+
+build-fuzz/fuzz_%: fuzz/fuzz_dump.c $(FUZZ_OBJS)
+	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_DUMP_$*) -o $@ $< \
+		$(FUZZ_OBJS) -lzstd -lz -lm
+
+build-fuzz/fuzz_maps: fuzz/fuzz_maps.c $(filter-out build-fuzz/dump/proc.o,$(FUZZ_OBJS))
+	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz -lm
+
+build-fuzz/fuzz_options: fuzz/fuzz_options.c $(FUZZ_OBJS)
+	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz -lm
+
+fuzz-build: $(FUZZERS:%=build-fuzz/%)
+
+fuzz: fuzz-build
+	@for f in $(FUZZERS); do \
+		mkdir -p build-fuzz/corpus/$$f; \
+		echo "== $$f ($(FUZZ_SECONDS) s)"; \
+		build-fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -max_len=262144 \
+			-rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+			-artifact_prefix=build-fuzz/$$f- \
+			build-fuzz/corpus/$$f fuzz/seeds/$$f 2>&1 | \
+			grep -E 'stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|Test unit written|crash-|leak-|timeout-' ; \
+		if ls build-fuzz/$$f-crash-* build-fuzz/$$f-leak-* build-fuzz/$$f-timeout-* \
+			build-fuzz/$$f-oom-* >/dev/null 2>&1; then \
+			echo "$$f: FINDINGS in build-fuzz/"; exit 1; fi; \
+	done
+
 install: ksmscan
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 755 ksmscan $(DESTDIR)$(BINDIR)/ksmscan
 	install -m 644 man/ksmscan.1 $(DESTDIR)$(MANDIR)/man1/ksmscan.1
 
 clean:
-	rm -rf build build-check ksmscan
+	rm -rf build build-check build-fuzz ksmscan

@@ -80,22 +80,6 @@ static const struct {
 	{ "tree", REPORT_TREE },
 };
 
-/* --range=START-END: two numbers, START below END. */
-static void parse_range(struct dump_options *d, const char *arg)
-{
-	const char *dash = strchr(arg, '-');
-	char start[64];
-
-	if (!dash || (size_t)(dash - arg) >= sizeof(start))
-		usage_error("--range wants START-END, not '%s'", arg);
-	memcpy(start, arg, (size_t)(dash - arg));
-	start[dash - arg] = '\0';
-	if (parse_u64(start, &d->range_start) < 0 ||
-	    parse_u64(dash + 1, &d->range_end) < 0 ||
-	    d->range_start >= d->range_end)
-		usage_error("--range wants START-END with START < END, not '%s'", arg);
-}
-
 /* -p PID: a positive process id, reported as "pid:PID". */
 static struct input pid_input(const char *arg)
 {
@@ -276,7 +260,10 @@ int main(int argc, char **argv)
 			cfg.dump.all_mappings = 1;
 			break;
 		case 'R':
-			parse_range(&cfg.dump, optarg);
+			if (parse_range(optarg, &cfg.dump.range_start,
+					&cfg.dump.range_end) < 0)
+				usage_error("--range wants START-END with START < END, "
+					    "not '%s'", optarg);
 			break;
 		case 'a':
 			parse_algos(&cfg, optarg);

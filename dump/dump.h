@@ -177,6 +177,9 @@ void dump_read_error(struct dump *d);
 
 /* The source layer (source.c). */
 
+/* When set, files are read as streams, never mapped (for fuzzing the stream path). */
+extern int source_stream_only;
+
 /**
  * source_open() - open a file (or "-") read-only; decompress zstd on the fly.
  * @s: the source, zeroed

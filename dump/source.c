@@ -158,12 +158,16 @@ ssize_t source_read(struct source *s, void *buf, size_t len)
 	return (ssize_t)done;
 }
 
+int source_stream_only;
+
 /* Map a regular file whole, read-only; leave it a stream if that fails. */
 static void source_try_map(struct source *s)
 {
 	struct stat st;
 	void *m;
 
+	if (source_stream_only)
+		return;
 	if (fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
 	    (uint64_t)st.st_size > SIZE_MAX)
 		return;

@@ -11,6 +11,7 @@
 #include "util.h"
 
 int msg_quiet;
+int msg_silent;
 
 /* Print one "ksmscan: ..." line on standard error. */
 static void vmsg(const char *fmt, va_list ap)
@@ -35,6 +36,8 @@ void error(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (msg_silent)
+		return;
 	va_start(ap, fmt);
 	vmsg(fmt, ap);
 	va_end(ap);
@@ -136,4 +139,21 @@ int tmpfile_fd(void)
 	if (fd >= 0)
 		unlink(path);
 	return fd;
+}
+
+int parse_range(const char *s, uint64_t *start, uint64_t *end)
+{
+	const char *dash = strchr(s, '-');
+	char first[64];
+	uint64_t a, b;
+
+	if (!dash || (size_t)(dash - s) >= sizeof(first))
+		return -1;
+	memcpy(first, s, (size_t)(dash - s));
+	first[dash - s] = '\0';
+	if (parse_u64(first, &a) < 0 || parse_u64(dash + 1, &b) < 0 || a >= b)
+		return -1;
+	*start = a;
+	*end = b;
+	return 0;
 }

@@ -8,6 +8,9 @@
 /* When set, warn() prints nothing (option -q). Errors are always printed. */
 extern int msg_quiet;
 
+/* When set, error() prints nothing either (fuzzing harnesses only). */
+extern int msg_silent;
+
 /**
  * warn() - print "ksmscan: " and a formatted warning line on standard error.
  * @fmt: printf format, without the trailing newline
@@ -80,5 +83,15 @@ double now_seconds(void);
  * Return: 0 on success, -1 if @s is not a number or overflows.
  */
 int parse_u64(const char *s, uint64_t *out);
+
+/**
+ * parse_range() - parse START-END, two parse_u64() numbers with START < END.
+ * @s: the text
+ * @start: the first value
+ * @end: the second value
+ *
+ * Return: 0 on success, -1 if @s is not such a range.
+ */
+int parse_range(const char *s, uint64_t *start, uint64_t *end);
 
 #endif

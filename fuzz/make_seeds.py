@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""Write the fuzzers' seed corpora to fuzz/seeds/<fuzzer>/: small valid inputs
+of every format, built with the writers of tests/test_formats.py (which are
+checked there against the fixtures and against ksmscan)."""
+import os, random, shutil, struct, sys, zlib
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "tests"))
+import test_formats as tf  # noqa: E402
+import zstandard  # noqa: E402
+
+PAGE = 4096
+rnd = random.Random(7)
+
+
+def page(kind):
+    if kind == "zero":
+        return bytes(PAGE)
+    if kind == "ff":
+        return b"\xff" * PAGE
+    if kind == "word":
+        return struct.pack("<I", 0xdeadbeef) * (PAGE // 4)
+    return bytes(rnd.getrandbits(8) for _ in range(PAGE))
+
+
+def seeds():
+    pages = [page(k) for k in ("zero", "rand", "ff", "rand", "zero", "word")]
+    pages[3] = pages[1]
+    elf, _ = tf.build_elf([
+        dict(type=4, data=struct.pack("<IIII", 5, 40, 0x46494c45, 0) + b"CORE\0\0\0\0"
+             + struct.pack("<QQ", 1, PAGE) + struct.pack("<QQQ", 0x400000, 0x402000, 0)
+             + b"/bin/x\0\0"),
+        dict(vaddr=0x400000, data=b"".join(pages[:2])),
+        dict(paddr=0x100000, data=b"".join(pages[2:]) + b"tail"),
+    ])
+    kd, _ = tf.build_kdump([(i, p) for i, p in enumerate(pages)])
+    flat = tf.flatten(kd)
+    lime = tf.lime_header(0x1000, 0x1000 + 2 * PAGE - 1) + pages[0] + pages[1] + \
+        tf.lime_header(0x10000, 0x10000 + 3 * PAGE + 99) + b"".join(pages[2:5]) + b"x" * 100
+    raw = b"".join(pages) + b"partial"
+    z = zstandard.ZstdCompressor(level=3, write_checksum=True)
+    maps = (b"00400000-00452000 r-xp 00000000 08:02 173521 /usr/bin/dbus-daemon\n"
+            b"00e03000-00e24000 rw-p 00000000 00:00 0 [heap]\n"
+            b"7f2c4c000000-7f2c4c021000 rw-p 00000000 00:00 0 \n"
+            b"7fffb2c0d000-7fffb2c2e000 rw-p 00000000 00:00 0 [stack]\n"
+            b"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n")
+    return {
+        "fuzz_elf": {"core.elf": elf},
+        "fuzz_kdump": {"assembled.kdump": kd, "flattened.kdump": flat},
+        "fuzz_lime": {"two-ranges.lime": lime},
+        "fuzz_auto": {"core.elf": elf, "assembled.kdump": kd, "flattened.kdump": flat,
+                      "two-ranges.lime": lime, "image.raw": raw,
+                      "core.elf.zst": z.compress(elf)},
+        "fuzz_stream": {"core.elf.zst": z.compress(elf), "flattened.kdump.zst": z.compress(flat),
+                        "two-ranges.lime.zst": z.compress(lime), "image.raw.zst": z.compress(raw),
+                        "image.raw": raw, "flattened.kdump": flat},
+        "fuzz_maps": {"maps": maps},
+        "fuzz_options": {"range": b"0x1000-4K", "algos": b"xxhash,crc32c,xxh3", "size": b"12G"},
+    }
+
+
+def main():
+    out = os.path.join(here, "seeds")
+    shutil.rmtree(out, ignore_errors=True)
+    for fuzzer, files in seeds().items():
+        os.makedirs(os.path.join(out, fuzzer))
+        for name, data in files.items():
+            with open(os.path.join(out, fuzzer, name), "wb") as f:
+                f.write(data)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

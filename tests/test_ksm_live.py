@@ -1,0 +1,660 @@
+#!/usr/bin/python3
+"""ksmscan's KSM model against the running kernel's KSM.
+
+Run from the repository root with Debian's Python, as root:
+
+    /usr/bin/python3 tests/test_ksm_live.py [-v]
+
+A child Python process fills a private anonymous mapping with known pages
+(groups of identical pages around max_page_sharing, touched zero pages, unique
+pages) and marks it MADV_MERGEABLE.  `ksmscan -p PID --range=...` estimates
+what KSM would merge; then the test runs the kernel's KSM (ksmd) on the same
+process until its counters stop moving and compares them with the estimate:
+first with use_zero_pages=0 (`ksmscan -m M`), then with use_zero_pages=1
+(`ksmscan -m M -z`).
+
+The oracles are the pages this file wrote (pages, zero_pages, distinct_pages;
+/proc/PID/pagemap for "every page present, private, not the shared zero
+page"), SPEC section 4's formulas in Python, and the kernel: the
+/sys/kernel/mm/ksm counters pages_shared, pages_sharing, ksm_zero_pages and
+general_profit, and the child's /proc/PID/ksm_stat.  When a check on the
+kernel's figures fails, the failure line carries the kernel's outcome per group
+of identical pages, read from /proc/PID/pagemap and /proc/kpageflags (one KSM
+page per distinct KSM pfn), next to SPEC's figures for that group.
+
+Every KSM setting changed is saved first and restored at the end, with run=2
+(unmerge) before the original run value.  SKIP (never FAIL) when
+/sys/kernel/mm/ksm is missing or not writable, or when KSM is already in use
+(counters non-zero) and run=2 cannot clear them, or clearing them could
+exhaust memory.
+
+`$KSMSCAN` (split like a shell word list) or ./ksmscan (built with make if
+missing) is the binary.  One line per failing check, SKIP lines, and last
+"N passed, N failed"; exit 1 if anything failed.  -v prints the counters.
+"""
+
+import collections
+import csv
+import io
+import os
+import random
+import select
+import shlex
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+KSM = "/sys/kernel/mm/ksm"
+PAGE = 4096
+TIMEOUT = 60            # seconds per ksmscan run
+SETTLE_TIMEOUT = 60     # seconds for KSM's counters to stop moving
+QUIET_SCANS = 4         # full scans without a change before "settled"
+QUIET_SECONDS = 1.0     # and at least this long
+
+M = 4                   # max_page_sharing for both ksmscan and the kernel
+# Identical-page groups: every remainder mod M below and above M, plus a large
+# group; 5, 9 and 41 are M+1, 2M+1 and 10M+1.
+GROUPS = [2, 3, 4, 5, 6, 7, 8, 9, 10, 14, 41]
+ZEROS = 13              # touched zero pages (13 = 3M+1)
+UNIQUE_RANDOM = 16      # plus a last-byte near-duplicate pair and a near-zero page
+
+VERBOSE = "-v" in sys.argv[1:]
+
+# ---------------------------------------------------------------------------
+# Harness
+# ---------------------------------------------------------------------------
+STATE = {"passed": 0, "failed": 0}
+
+
+def check(cond, what, detail=""):
+    if cond:
+        STATE["passed"] += 1
+    else:
+        STATE["failed"] += 1
+        print("FAIL %s%s" % (what, (": " + detail) if detail else ""), flush=True)
+    return bool(cond)
+
+
+def eq(got, exp, what, detail=""):
+    return check(got == exp, what, "expected %r, got %r%s" % (
+        exp, got, ("; " + detail) if detail else ""))
+
+
+def skip(why):
+    print("SKIP %s" % why, flush=True)
+
+
+def info(text):
+    if VERBOSE:
+        print("# " + text, flush=True)
+
+
+def finish():
+    print("%d passed, %d failed" % (STATE["passed"], STATE["failed"]), flush=True)
+    sys.exit(1 if STATE["failed"] else 0)
+
+
+class Skip(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------
+# The binary
+# ---------------------------------------------------------------------------
+def ksmscan_cmd():
+    env = os.environ.get("KSMSCAN")
+    if env:
+        return shlex.split(env)
+    path = os.path.join(ROOT, "ksmscan")
+    if not os.path.exists(path):
+        subprocess.run(["make", "-C", ROOT, "ksmscan"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.STDOUT)
+    return [path]
+
+
+def ksmscan_summary(cmd, pid, start, end, extra, what):
+    """One --csv summary row of `ksmscan -p PID --range=START-END`, or None."""
+    args = cmd + ["-p", str(pid), "--range=0x%x-0x%x" % (start, end), "--csv",
+                  "-a", "xxhash", "-m", str(M)] + extra
+    what = "%s (`%s`)" % (what, " ".join(shlex.quote(a) for a in args))
+    try:
+        r = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        check(False, what + ": finishes", "timed out after %ds" % TIMEOUT)
+        return None
+    except OSError as e:
+        check(False, what + ": runs", str(e))
+        return None
+    err = r.stderr.decode("utf-8", "replace")
+    if not check(r.returncode == 0, what + ": exit status 0",
+                 "rc=%r stderr=%r" % (r.returncode, err[-500:])):
+        return None
+    rows = list(csv.DictReader(io.StringIO(r.stdout.decode("utf-8", "replace"),
+                                           newline="")))
+    if not eq(len(rows), 1, what + ": one summary row"):
+        return None
+    row = rows[0]
+    out = {}
+    for k in ("pages", "zero_pages", "distinct_pages", "pages_shared",
+              "pages_sharing", "ksm_zero_pages", "general_profit"):
+        try:
+            out[k] = int(row.get(k))
+        except (TypeError, ValueError):
+            check(False, what + ": integer column " + k, repr(row.get(k)))
+            return None
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The pages, and SPEC section 4 on them
+# ---------------------------------------------------------------------------
+def make_layout(rng):
+    """[(group key, page bytes)] in address order: GROUPS, ZEROS zero pages,
+    unique pages (random, a last-byte near-duplicate pair, a near-zero page),
+    shuffled so that groups interleave."""
+    pages = []
+    for c in GROUPS:
+        p = rng.randbytes(PAGE)
+        pages += [("c=%d" % c, p)] * c
+    pages += [("zero", bytes(PAGE))] * ZEROS
+    for _ in range(UNIQUE_RANDOM):
+        pages.append(("unique", rng.randbytes(PAGE)))
+    base = rng.randbytes(PAGE)
+    pages.append(("unique", base))
+    pages.append(("unique", base[:-1] + bytes([base[-1] ^ 1])))
+    pages.append(("unique", bytes(PAGE - 1) + b"\x01"))
+    rng.shuffle(pages)
+    return pages
+
+
+def spec_group(c, z=False, zero=False):
+    """SPEC section 4 for one content seen c times: (shared, sharing, ksm_zero)."""
+    if c < 2 and not (z and zero):
+        return 0, 0, 0
+    if z and zero:
+        return 0, 0, c
+    s = -(-c // M)
+    return s, c - s, 0
+
+
+def spec_figures(layout, z):
+    counts = collections.Counter(p for _, p in layout)
+    shared = sharing = kzero = 0
+    for p, c in counts.items():
+        a, b, k = spec_group(c, z, p == bytes(PAGE))
+        shared, sharing, kzero = shared + a, sharing + b, kzero + k
+    pages = len(layout)
+    saved = (sharing + kzero) * PAGE
+    return {"pages": pages, "zero_pages": counts.get(bytes(PAGE), 0),
+            "distinct_pages": len(counts), "pages_shared": shared,
+            "pages_sharing": sharing, "ksm_zero_pages": kzero,
+            "general_profit": saved - pages * 64}
+
+
+# ---------------------------------------------------------------------------
+# The child process
+# ---------------------------------------------------------------------------
+CHILD = r"""
+import ctypes, mmap, sys
+n = int(sys.argv[1])
+flags = mmap.MAP_PRIVATE | getattr(mmap, "MAP_ANONYMOUS", 0x20)
+m = mmap.mmap(-1, n * 4096, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+if hasattr(mmap, "MADV_NOHUGEPAGE"):
+    m.madvise(mmap.MADV_NOHUGEPAGE)     # plain 4 KiB pages, as on most hosts
+data = sys.stdin.buffer.read(n * 4096)
+assert len(data) == n * 4096, len(data)
+zero = bytes(4096)
+for i in range(n):
+    page = data[i * 4096:(i + 1) * 4096]
+    if page == zero:
+        # a private page of its own, not a mapping of the shared zero page
+        m[i * 4096] = 1
+        m[i * 4096] = 0
+    else:
+        m[i * 4096:(i + 1) * 4096] = page
+m.madvise(mmap.MADV_MERGEABLE)
+sys.stdout.write("%d\n" % ctypes.addressof(ctypes.c_char.from_buffer(m)))
+sys.stdout.flush()
+sys.stdin.buffer.read()                 # until the test closes our stdin
+"""
+
+
+def start_child(layout):
+    n = len(layout)
+    p = subprocess.Popen(["/usr/bin/python3", "-c", CHILD, str(n)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        p.stdin.write(b"".join(pg for _, pg in layout))
+        p.stdin.flush()
+        ready, _, _ = select.select([p.stdout], [], [], 30)
+        line = p.stdout.readline() if ready else b""
+        return p, int(line)
+    except (ValueError, OSError) as e:
+        stop_child(p)
+        raise RuntimeError("child did not report its mapping (%s)" % e)
+
+
+def stop_child(p):
+    if p is None:
+        return
+    try:
+        p.stdin.close()
+    except OSError:
+        pass
+    try:
+        p.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
+# ---------------------------------------------------------------------------
+# /proc: pagemap, kpageflags, ksm_stat
+# ---------------------------------------------------------------------------
+PM_PRESENT, PM_FILE, PM_EXCLUSIVE = 1 << 63, 1 << 61, 1 << 56
+PFN_MASK = (1 << 55) - 1
+KPF_KSM, KPF_ZERO_PAGE, KPF_THP = 1 << 21, 1 << 24, 1 << 22
+
+
+def pagemap(pid, start, n):
+    with open("/proc/%d/pagemap" % pid, "rb") as f:
+        f.seek(start // PAGE * 8)
+        return list(struct.unpack("<%dQ" % n, f.read(8 * n)))
+
+
+def kpageflags(pfns):
+    out = {}
+    with open("/proc/kpageflags", "rb") as f:
+        for pfn in set(pfns):
+            f.seek(pfn * 8)
+            out[pfn] = struct.unpack("<Q", f.read(8))[0]
+    return out
+
+
+def ksm_stat(pid):
+    """The child's /proc/PID/ksm_stat as a dict of ints (missing: {})."""
+    out = {}
+    try:
+        with open("/proc/%d/ksm_stat" % pid) as f:
+            for line in f:
+                k, _, v = line.partition(" ")
+                try:
+                    out[k] = int(v)
+                except ValueError:
+                    pass
+    except OSError:
+        pass
+    if "ksm_merging_pages" not in out:
+        try:
+            with open("/proc/%d/ksm_merging_pages" % pid) as f:
+                out["ksm_merging_pages"] = int(f.read())
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def kernel_groups(pid, start, layout):
+    """Per group of the layout, what KSM made of it, from pagemap and
+    kpageflags: {key: (pages, ksm pages = shared, ksm mappings - ksm pages =
+    sharing, zero-page mappings, unmerged)}, or None if unreadable."""
+    try:
+        pm = pagemap(pid, start, len(layout))
+        flags = kpageflags([e & PFN_MASK for e in pm if e & PM_PRESENT])
+    except (OSError, struct.error):
+        return None
+    by = collections.defaultdict(list)
+    for (key, _), e in zip(layout, pm):
+        by[key].append(e)
+    out = {}
+    for key, es in by.items():
+        ksm_pfns = [e & PFN_MASK for e in es
+                    if e & PM_PRESENT and flags[e & PFN_MASK] & KPF_KSM]
+        zero = sum(1 for e in es if e & PM_PRESENT and
+                   flags[e & PFN_MASK] & KPF_ZERO_PAGE)
+        shared = len(set(ksm_pfns))
+        out[key] = (len(es), shared, len(ksm_pfns) - shared, zero,
+                    len(es) - len(ksm_pfns) - zero)
+    return out
+
+
+def group_report(kg, z):
+    """The child's pages as KSM left them, and the groups where that differs
+    from SPEC section 4 (figures shared/sharing/zero-page mappings)."""
+    if kg is None:
+        return "per-group view unavailable (pagemap/kpageflags unreadable)"
+    diffs, tot = [], [0, 0, 0, 0]
+    keys = sorted(kg, key=lambda k: (k[:2] != "c=", int(k[2:]) if k[:2] == "c=" else 0, k))
+    for key in keys:
+        n, sh, sg, zr, un = kg[key]
+        tot = [tot[0] + sh, tot[1] + sg, tot[2] + zr, tot[3] + un]
+        exp = (0, 0, 0) if key == "unique" else spec_group(n, z, key == "zero")
+        if (sh, sg, zr) != exp:
+            diffs.append("%s%s: kernel %d/%d/%d with %d unmerged, SPEC %d/%d/%d"
+                         % (key, "" if key.startswith("c=") else " (%d pages)" % n,
+                            sh, sg, zr, un, exp[0], exp[1], exp[2]))
+    head = ("child's pagemap: %d KSM pages, %d more mappings of them, %d zero-page "
+            "mappings, %d unmerged" % tuple(tot))
+    return head + ("; groups unlike SPEC (shared/sharing/zero, M=%d): %s"
+                   % (M, "; ".join(diffs)) if diffs else "; every group as SPEC")
+
+
+# ---------------------------------------------------------------------------
+# /sys/kernel/mm/ksm
+# ---------------------------------------------------------------------------
+def kread(name):
+    with open(os.path.join(KSM, name)) as f:
+        v = f.read().strip()
+    if "[" in v:                       # advisor_mode: "[none] scan-time"
+        return v[v.index("[") + 1:v.index("]")]
+    return int(v)
+
+
+def kwrite(name, value):
+    with open(os.path.join(KSM, name), "w") as f:
+        f.write("%s\n" % value)
+
+
+def has(name):
+    return os.path.exists(os.path.join(KSM, name))
+
+
+COUNTERS = ("pages_shared", "pages_sharing", "ksm_zero_pages")
+
+
+def counters():
+    return {k: kread(k) for k in COUNTERS if has(k)}
+
+
+class KsmSettings:
+    """Change KSM settings, remembering the original of each, and put them
+    back with restore()."""
+
+    def __init__(self):
+        self.saved = collections.OrderedDict()
+
+    def set(self, name, value):
+        if not has(name):
+            return False
+        if name not in self.saved:
+            self.saved[name] = kread(name)
+        if kread(name) != value:
+            kwrite(name, value)
+        return True
+
+    def unmerge(self, timeout=30):
+        """run=2 (synchronous in the kernel), then wait for the counters."""
+        self.set("run", 2)
+        deadline = time.time() + timeout
+        while any(counters().values()) and time.time() < deadline:
+            time.sleep(0.05)
+        return not any(counters().values())
+
+    def restore(self):
+        """run=2, then every saved setting, run last; True if all went back."""
+        if not self.saved:
+            return True
+        ok = True
+        try:
+            if not self.unmerge():
+                check(False, "restore: run=2 clears the counters", repr(counters()))
+                ok = False
+        except OSError as e:
+            check(False, "restore: run=2", str(e))
+            ok = False
+        for name, value in reversed(list(self.saved.items())):
+            if name == "run":
+                continue
+            try:
+                if kread(name) != value:
+                    kwrite(name, value)
+                ok &= eq(kread(name), value, "restore %s" % name)
+            except OSError as e:
+                ok &= check(False, "restore %s=%s" % (name, value), str(e))
+        if "run" in self.saved:
+            try:
+                kwrite("run", self.saved["run"])
+                ok &= eq(kread("run"), self.saved["run"], "restore run")
+            except OSError as e:
+                ok &= check(False, "restore run=%s" % self.saved["run"], str(e))
+        self.saved.clear()
+        return ok
+
+
+def mem_available():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def preflight():
+    """Raise Skip when this machine cannot run the test."""
+    if not os.path.isdir(KSM):
+        raise Skip("%s missing (kernel without CONFIG_KSM)" % KSM)
+    for name in ("run", "max_page_sharing", "use_zero_pages", "pages_to_scan",
+                 "sleep_millisecs", "full_scans", "pages_shared", "pages_sharing"):
+        if not has(name):
+            raise Skip("%s/%s missing" % (KSM, name))
+    if not os.access(os.path.join(KSM, "run"), os.W_OK):
+        raise Skip("%s not writable (needs root)" % KSM)
+    try:
+        kwrite("sleep_millisecs", kread("sleep_millisecs"))   # same value back
+    except OSError as e:
+        raise Skip("%s not writable: %s" % (KSM, e))
+    if not os.access("/proc/kpageflags", os.R_OK):
+        raise Skip("/proc/kpageflags not readable (needs root)")
+
+
+# ---------------------------------------------------------------------------
+# Running KSM until it settles
+# ---------------------------------------------------------------------------
+def run_ksm_until_settled(ks, use_zero_pages, pid):
+    """Unmerge, set the knobs, run=1, and poll full_scans and the counters
+    until they have not changed for QUIET_SCANS full scans (KSM merges a page
+    only once its checksum is unchanged over two scans).  Returns (settled,
+    counters, child ksm_stat, seconds, full scans)."""
+    if not ks.unmerge():
+        raise RuntimeError("run=2 did not clear the counters: %r" % counters())
+    ks.set("max_page_sharing", M)      # -EBUSY unless nothing is shared
+    ks.set("use_zero_pages", use_zero_pages)
+    ks.set("merge_across_nodes", 1)    # pages on every NUMA node merge together
+    ks.set("smart_scan", 0)            # scan every page every time
+    ks.set("advisor_mode", "none")     # else pages_to_scan is the advisor's
+    ks.set("pages_to_scan", 10000)
+    ks.set("sleep_millisecs", 10)
+    t0 = time.time()
+    f0 = kread("full_scans")
+    ks.set("run", 1)
+    last, last_change, changed_at = None, f0, time.time()
+    while True:
+        f = kread("full_scans")
+        now = dict(counters(), general_profit=kread("general_profit")
+                   if has("general_profit") else None)
+        stat = ksm_stat(pid)
+        snap = (now, stat.get("ksm_merging_pages"), stat.get("ksm_zero_pages"))
+        if snap != last:
+            last, last_change, changed_at = snap, f, time.time()
+        if (f >= f0 + QUIET_SCANS + 2 and f >= last_change + QUIET_SCANS
+                and time.time() - changed_at >= QUIET_SECONDS):
+            # the figures are read between two scans that changed nothing
+            return True, now, stat, time.time() - t0, f - f0
+        if time.time() - t0 > SETTLE_TIMEOUT:
+            return False, now, stat, time.time() - t0, f - f0
+        time.sleep(0.02)
+
+
+def phase(ks, cmd, pid, start, end, layout, z, est, kg_note):
+    label = "use_zero_pages=%d vs ksmscan -m %d%s" % (z, M, " -z" if z else "")
+    settled, now, stat, secs, scans = run_ksm_until_settled(ks, z, pid)
+    info("%s: after %.1f s and %d full scans: %r; child ksm_stat %r; ksmscan %r"
+         % (label, secs, scans, now, stat, est))
+    check(settled, "%s: KSM counters settle within %d s" % (label, SETTLE_TIMEOUT),
+          "still moving after %d full scans: %r" % (scans, now))
+    kg = kernel_groups(pid, start, layout)
+    why = group_report(kg, z)
+    kg_note.append("%s: %s" % (label, why))
+    info(why)
+
+    merging = stat.get("ksm_merging_pages")
+    child_zero = stat.get("ksm_zero_pages")
+    glob_merging = now["pages_shared"] + now["pages_sharing"]
+    # Other processes merging (or merging with the child's pages) would
+    # pollute the global counters; each merged mapping counts in one mm only.
+    alone = merging is not None and merging == glob_merging and (
+        child_zero is None or child_zero == now.get("ksm_zero_pages"))
+    if alone:
+        eq(now["pages_shared"], est["pages_shared"],
+           "%s: kernel pages_shared == ksmscan pages_shared" % label, why)
+        eq(now["pages_sharing"], est["pages_sharing"],
+           "%s: kernel pages_sharing == ksmscan pages_sharing" % label, why)
+        if "ksm_zero_pages" in now:
+            eq(now["ksm_zero_pages"], est["ksm_zero_pages"],
+               "%s: kernel ksm_zero_pages == ksmscan ksm_zero_pages" % label, why)
+    else:
+        skip("%s: the global counters include other processes (pages_shared + "
+             "pages_sharing %d, ksm_zero_pages %r; the child's ksm_merging_pages "
+             "%r, ksm_zero_pages %r): checking the child's own figures"
+             % (label, glob_merging, now.get("ksm_zero_pages"), merging, child_zero))
+        if merging is not None:
+            eq(merging, est["pages_shared"] + est["pages_sharing"],
+               "%s: child's ksm_merging_pages == ksmscan pages_shared + "
+               "pages_sharing" % label, why)
+        if child_zero is not None:
+            eq(child_zero, est["ksm_zero_pages"],
+               "%s: child's ksm_stat ksm_zero_pages == ksmscan ksm_zero_pages"
+               % label, why)
+        if kg is not None:
+            tot = [sum(v[i] for v in kg.values()) for i in (1, 2, 3)]
+            eq(tot[0], est["pages_shared"],
+               "%s: KSM pages in the child (pagemap) == ksmscan pages_shared"
+               % label, why)
+            eq(tot[1], est["pages_sharing"],
+               "%s: KSM mappings - KSM pages in the child (pagemap) == ksmscan "
+               "pages_sharing" % label, why)
+            eq(tot[2], est["ksm_zero_pages"],
+               "%s: zero-page mappings in the child (pagemap) == ksmscan "
+               "ksm_zero_pages" % label, why)
+
+    # general_profit = (pages_sharing + ksm_zero_pages) x 4096 - rmap_items x 64
+    # in both; the kernel's rmap_items are global: compare only when they are
+    # the child's alone.
+    rmap = stat.get("ksm_rmap_items")
+    gp = now.get("general_profit")
+    if gp is not None and alone and rmap is not None:
+        glob_rmap = ((now["pages_sharing"] + now.get("ksm_zero_pages", 0)) * PAGE - gp) // 64
+        if glob_rmap == rmap:
+            eq(gp, est["general_profit"],
+               "%s: kernel general_profit == ksmscan general_profit" % label,
+               "the kernel counts %d rmap_items (one per page KSM tracks), "
+               "ksmscan %d (pages)" % (rmap, est["pages"]))
+        else:
+            skip("%s: general_profit not compared: the kernel tracks %d "
+                 "rmap_items, the child %d" % (label, glob_rmap, rmap))
+
+    # What ksmscan makes of the process once KSM has merged it: the same pages,
+    # the same estimate (KSM pages and KSM-placed zero pages are present).
+    again = ksmscan_summary(cmd, pid, start, end, ["-z"] if z else [],
+                            "ksmscan after KSM merged (%s)" % label)
+    if again is not None:
+        for k in ("pages", "zero_pages", "distinct_pages", "pages_shared",
+                  "pages_sharing", "ksm_zero_pages"):
+            eq(again[k], est[k], "ksmscan after KSM merged (%s): %s as before" % (label, k))
+
+
+def main():
+    try:
+        preflight()
+    except Skip as e:
+        skip(str(e))
+        finish()
+
+    cmd = ksmscan_cmd()
+    if not os.path.exists(cmd[0]) and not shutil_which(cmd[0]):
+        check(False, "ksmscan binary", "%s not found (make -C %s failed?)" % (cmd[0], ROOT))
+        finish()
+
+    seed = int.from_bytes(os.urandom(8), "little")
+    rng = random.Random(seed)
+    layout = make_layout(rng)
+    n = len(layout)
+    ks = KsmSettings()
+    child = None
+
+    def on_term(signum, frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGHUP, on_term)
+
+    try:
+        # KSM already in use? Only unmerge what surely fits in memory.  run=2
+        # also keeps ksmd from merging the child before it is looked at.
+        before = counters()
+        need = (before.get("pages_sharing", 0) + before.get("ksm_zero_pages", 0)) * PAGE
+        if need and need * 2 > mem_available():
+            raise Skip("KSM is in use (%r) and unmerging it needs %d MiB, more "
+                       "than half of MemAvailable" % (before, need >> 20))
+        if not ks.unmerge():
+            raise Skip("KSM is in use and run=2 does not clear its counters: %r"
+                       % counters())
+
+        child, start = start_child(layout)
+        end = start + n * PAGE
+        pid = child.pid
+        info("seed %d, child %d, mapping 0x%x-0x%x (%d pages), M=%d"
+             % (seed, pid, start, end, n, M))
+
+        # The pages are there as written: present, private, not the zero page.
+        pm = pagemap(pid, start, n)
+        flags = kpageflags([e & PFN_MASK for e in pm if e & PM_PRESENT])
+        bad = [i for i, e in enumerate(pm)
+               if not e & PM_PRESENT or e & PM_FILE or not e & PM_EXCLUSIVE
+               or flags.get(e & PFN_MASK, 0) & (KPF_ZERO_PAGE | KPF_KSM)]
+        check(not bad, "child: all %d pages present, private, exclusively mapped, "
+              "none the shared zero page (pagemap, kpageflags)" % n,
+              "pages %r: %r" % (bad[:5], [hex(pm[i]) for i in bad[:5]]))
+
+        spec = {z: spec_figures(layout, z) for z in (0, 1)}
+        est = {}
+        for z in (0, 1):
+            what = "ksmscan -m %d%s" % (M, " -z" if z else "")
+            row = ksmscan_summary(cmd, pid, start, end, ["-z"] if z else [], what)
+            if row is None:
+                continue
+            for k in ("pages", "zero_pages", "distinct_pages"):
+                eq(row[k], spec[z][k], "%s: %s == the pages written" % (what, k))
+            for k in ("pages_shared", "pages_sharing", "ksm_zero_pages",
+                      "general_profit"):
+                eq(row[k], spec[z][k], "%s: %s == SPEC section 4 in Python" % (what, k))
+            est[z] = row
+
+        notes = []
+        for z in (0, 1):
+            if z not in est:
+                skip("use_zero_pages=%d: no ksmscan estimate to compare" % z)
+                continue
+            phase(ks, cmd, pid, start, end, layout, z, est[z], notes)
+    except Skip as e:
+        skip(str(e))
+    except (OSError, RuntimeError) as e:
+        check(False, "test ran to the end", "%s: %s" % (type(e).__name__, e))
+    finally:
+        stop_child(child)
+        ks.restore()
+    if STATE["failed"]:
+        print("(seed %d)" % seed)
+    finish()
+
+
+def shutil_which(name):
+    import shutil
+    return shutil.which(name)
+
+
+if __name__ == "__main__":
+    main()
