@@ -320,6 +320,12 @@ static int kdump_page(struct dump *d, struct kdump *k, uint64_t pfn,
 			   (unsigned long long)size, (unsigned long long)off);
 		return 0;
 	}
+	if (size > PAGE_BYTES) {
+		dump_error(d, at, "data of pfn %llu is %llu bytes, more than the "
+			   "block size", (unsigned long long)pfn,
+			   (unsigned long long)size);
+		return 0;
+	}
 	/* Many descriptors share one page (QEMU's zero page): reuse it. */
 	if (k->have_last && off == k->last_off && size == k->last_size &&
 	    flags == k->last_flags) {
