@@ -74,6 +74,7 @@ check: build-check/ksmscan
 
 bench: ksmscan
 	KSMSCAN=./ksmscan $(PYTHON) bench/compare.py
+	KSMSCAN=./ksmscan $(PYTHON) bench/scan_bench.py
 
 # Fuzzing: libFuzzer harnesses with ASan and UBSan, FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 20
