@@ -47,6 +47,18 @@ struct ksm_params {
 };
 
 /**
+ * ksm_group() - what KSM makes of c pages with one content, in steady state.
+ * @c: the pages, at least 2
+ * @M: max_page_sharing, at least 2
+ * @shared: KSM pages (pages_shared)
+ * @sharing: further mappings of them (pages_sharing)
+ *
+ * c = k * M + r: k full KSM pages; r >= 2 leftovers make one more; a single
+ * leftover is not merged at all (it needs a partner in the unstable tree).
+ */
+void ksm_group(uint64_t c, uint64_t M, uint64_t *shared, uint64_t *sharing);
+
+/**
  * ksm_tally() - compute the figures from the index.
  * @f: filled in; pages and seconds must already be set by the caller
  * @ix: the index

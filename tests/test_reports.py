@@ -102,8 +102,10 @@ def expected_summary(pages, algo, m=256):
     shared = sharing = 0
     for c in counts.values():
         if c >= 2:
+            # KSM as measured on Linux 6.18: a single leftover page beyond
+            # full KSM pages is not merged (see README, test_ksm_live.py).
             s = -(-c // m)
-            shared += s
+            shared += s - (c > m and c % m == 1)
             sharing += c - s
     saved = sharing * PAGE
     ndig = len({ORACLE[algo](p) for p in counts})

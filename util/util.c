@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -102,8 +103,15 @@ int parse_u64(const char *s, uint64_t *out)
 	/* strtoull accepts a sign and leading space; a count must not have them. */
 	if (*s < '0' || *s > '9')
 		return -1;
+	/* Hex with 0x, else decimal: a leading 0 is not octal here. */
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		if (!isxdigit((unsigned char)s[2]))
+			return -1;
+		v = strtoull(s + 2, &end, 16);
+	} else {
+		v = strtoull(s, &end, 10);
+	}
 	if (errno || end == s)
 		return -1;
 	switch (*end) {
