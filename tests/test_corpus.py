@@ -24,6 +24,23 @@ def check(ok, what):
         print("FAIL %s" % what)
 
 
+def values():
+    """Findings of the fuzzer on command-line values, kept as regressions."""
+    img = os.path.join(here, "corpus", "kdump-lzo-page.bin")  # any readable file
+    # fuzz_options: "0051" read as octal 41. A leading 0 is decimal: 010 = 10.
+    r = subprocess.run([KSMSCAN, "--csv", "-f", "raw", "--range=08-12", img],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and int(list(csv.DictReader(io.StringIO(r.stdout)))[0]["pages"])
+          == 0, "--range=08-12 is decimal 8 to 12 (no page starts there): %r %r"
+          % (r.returncode, r.stderr))
+    r = subprocess.run([KSMSCAN, "--csv", "-f", "raw", "--range=04096-8192", img],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and int(list(csv.DictReader(io.StringIO(r.stdout)))[0]["pages"])
+          == 1, "--range=04096-8192 holds exactly the page at 4096: %r" % r.stdout[-200:])
+    r = subprocess.run([KSMSCAN, "-m", "0x", img], capture_output=True, text=True)
+    check(r.returncode == 2, "-m 0x is a usage error (%d)" % r.returncode)
+
+
 def main():
     corpus = os.path.join(here, "corpus")
     rel = os.path.relpath(corpus)
@@ -55,6 +72,7 @@ def main():
         check(len(table) == 1 and table[0]["input"] == path and
               int(table[0]["pages"]) >= 0,
               "%s: a summary row is still printed: %r" % (name, r.stdout[:300]))
+    values()
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
