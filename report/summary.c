@@ -22,7 +22,8 @@ static void summary_row(const struct writer *w, const struct summary_input *in,
 {
 	const struct figures *f = in->f;
 	double secs = f->seconds[a];
-	double mib = (double)f->pages * PAGE_BYTES / (1024.0 * 1024.0);
+	/* Speed of the pages really hashed: zero pages' digests are known. */
+	double mib = (double)f->hashed_pages * PAGE_BYTES / (1024.0 * 1024.0);
 	struct cell row[NCOLS] = {
 		cell_str(in->input),
 		cell_str(in->format),
@@ -40,7 +41,7 @@ static void summary_row(const struct writer *w, const struct summary_input *in,
 		cell_uint(f->collisions[a]),
 		cell_real(f->expected_collisions[a], -1),
 		cell_real(secs > 0 ? mib / secs : 0.0, 1),
-		cell_real(f->pages ? secs * 1e9 / (double)f->pages : 0.0, 1),
+		cell_real(f->hashed_pages ? secs * 1e9 / (double)f->hashed_pages : 0.0, 1),
 	};
 
 	w->row(row);

@@ -16,6 +16,14 @@
 /* The spool file grows and is mapped in pieces of this size. */
 #define SPOOL_PIECE (64u << 20)
 
+/* A file mapping whose pages are compared by pread (index_add_mapping()). */
+struct mapping {
+	const unsigned char *base;
+	size_t size;
+	int fd;
+	uint64_t offset;	/* file offset of base */
+};
+
 struct index {
 	struct index_entry **entries;	/* chunks of CHUNK entries */
 	unsigned char **dig[ALGO_MAX];	/* chunks of CHUNK digests per algorithm */
@@ -29,6 +37,9 @@ struct index {
 	unsigned char **pieces;	/* mapped pieces of the spool */
 	size_t npieces;
 	size_t piece_used;	/* bytes used in the last piece */
+	struct mapping *maps;	/* registered file mappings */
+	size_t nmaps;
+	unsigned char scratch[PAGE_BYTES];
 };
 
 struct index *index_new(const struct algo *const *algos, size_t nalgos)
@@ -73,7 +84,8 @@ static void index_grow_slots(struct index *ix)
 /* Copy bytes that will not stay valid into the mapped spool. */
 static const unsigned char *index_keep(struct index *ix, const unsigned char *page)
 {
-	unsigned char *dst;
+	const unsigned char *dst;
+	off_t at;
 
 	if (ix->spool_fd < 0) {
 		ix->spool_fd = tmpfile_fd();
@@ -90,8 +102,8 @@ static const unsigned char *index_keep(struct index *ix, const unsigned char *pa
 			error("spool file: %s", strerror(errno));
 			return NULL;
 		}
-		m = mmap(NULL, SPOOL_PIECE, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 ix->spool_fd, end);
+		/* Mapped for the reports that read contents (top, tree). */
+		m = mmap(NULL, SPOOL_PIECE, PROT_READ, MAP_SHARED, ix->spool_fd, end);
 		if (m == MAP_FAILED) {
 			error("spool file: %s", strerror(errno));
 			return NULL;
@@ -100,11 +112,45 @@ static const unsigned char *index_keep(struct index *ix, const unsigned char *pa
 					   sizeof(*ix->pieces));
 		ix->pieces[ix->npieces++] = m;
 		ix->piece_used = 0;
+		index_add_mapping(ix, m, SPOOL_PIECE, ix->spool_fd, (uint64_t)end);
+	}
+	/* Written, not stored through the map: it stays out of the RSS. */
+	at = (off_t)(ix->npieces - 1) * SPOOL_PIECE + (off_t)ix->piece_used;
+	if (pwrite(ix->spool_fd, page, PAGE_BYTES, at) != PAGE_BYTES) {
+		error("spool file: %s", strerror(errno ? errno : ENOSPC));
+		return NULL;
 	}
 	dst = ix->pieces[ix->npieces - 1] + ix->piece_used;
-	memcpy(dst, page, PAGE_BYTES);
 	ix->piece_used += PAGE_BYTES;
 	return dst;
+}
+
+void index_add_mapping(struct index *ix, const unsigned char *base, size_t size,
+		       int fd, uint64_t offset)
+{
+	ix->maps = xreallocarray(ix->maps, ix->nmaps + 1, sizeof(*ix->maps));
+	ix->maps[ix->nmaps++] = (struct mapping){ base, size, fd, offset };
+}
+
+/*
+ * The bytes of a known content for a comparison. Contents in a registered
+ * file mapping are read with pread rather than through the map, so that
+ * comparing against an early page does not fault it (and its neighbours)
+ * back into the process.
+ */
+static const unsigned char *index_bytes(struct index *ix, const unsigned char *p)
+{
+	for (size_t i = 0; i < ix->nmaps; i++) {
+		const struct mapping *m = &ix->maps[i];
+
+		if (p < m->base || p >= m->base + m->size)
+			continue;
+		if (pread(m->fd, ix->scratch, PAGE_BYTES,
+			  (off_t)(m->offset + (uint64_t)(p - m->base))) == PAGE_BYTES)
+			return ix->scratch;
+		break;
+	}
+	return p;
 }
 
 /* Store a digest in its width: 4, 8 or 16 bytes (lo, then hi). */
@@ -191,8 +237,9 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
 				break;
 			}
 			e = entry_at(ix, s - 1);
-			/* Equal fingerprints are only candidates: the bytes decide. */
-			if (e->fp == fp && memcmp(e->bytes, page, PAGE_BYTES) == 0) {
+			/* Equal keys are only candidates: the bytes decide. */
+			if (e->fp == fp &&
+			    memcmp(index_bytes(ix, e->bytes), page, PAGE_BYTES) == 0) {
 				id = s - 1;
 				break;
 			}
@@ -269,6 +316,7 @@ void index_free(struct index *ix)
 	for (size_t i = 0; i < ix->npieces; i++)
 		munmap(ix->pieces[i], SPOOL_PIECE);
 	free(ix->pieces);
+	free(ix->maps);
 	if (ix->spool_fd >= 0)
 		close(ix->spool_fd);
 	for (size_t c = 0; c < ix->nchunks; c++) {

@@ -9,7 +9,8 @@
 
 /*
  * The index of distinct page contents. It alone decides whether two pages are
- * equal: a 64-bit fingerprint finds candidates, memcmp of the bytes decides.
+ * equal: a 64-bit key (from a digest) finds candidates, memcmp of the bytes
+ * decides.
  * Contents whose bytes will not stay in memory (streams, decompressed pages,
  * processes) are copied once into a spool file, mapped, so that later pages
  * are still compared byte for byte.
@@ -20,7 +21,7 @@
 
 /* One distinct content. */
 struct index_entry {
-	uint64_t fp;			/* fingerprint (XXH3_64 of the bytes) */
+	uint64_t fp;			/* the key the content was filed under */
 	const unsigned char *bytes;	/* the content: in an input or the spool */
 	uint32_t count;			/* pages with this content, all inputs */
 	uint32_t count_input;		/* pages with it in the current input */
@@ -43,7 +44,8 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos);
  * @page: PAGE_BYTES bytes
  * @stable: whether @page stays valid as long as the index lives
  * @is_zero: whether all bytes of @page are zero (the caller knows already)
- * @fp: the page's fingerprint(), ignored for zero pages
+ * @fp: the page's key, any well-mixed function of its bytes (equal bytes,
+ *	equal keys); ignored for zero pages
  * @digests: the page's digest for each selected algorithm, in order
  * @id: set to the content's id
  *
@@ -53,6 +55,20 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos);
 int index_add(struct index *ix, const unsigned char *page, int stable,
 	      int is_zero, uint64_t fp, const struct digest *digests,
 	      uint32_t *id);
+
+/**
+ * index_add_mapping() - say that some stable bytes are a mapped file.
+ * @ix: the index
+ * @base: the mapping
+ * @size: its length
+ * @fd: the file, open for reading as long as the index lives
+ * @offset: the file offset of @base
+ *
+ * Contents in it are then compared by reading the file (pread) rather than
+ * through the mapping, so that the scan's resident set stays small.
+ */
+void index_add_mapping(struct index *ix, const unsigned char *base, size_t size,
+		       int fd, uint64_t offset);
 
 /**
  * index_end_input() - start counting a new input: every count_input becomes 0.

@@ -2,7 +2,7 @@
 /*
  * The scan engine. Readers hand out page ranges; the engine cuts them into
  * batches that worker threads hash (every selected algorithm, timed per
- * algorithm, plus the index fingerprint and the zero test); the main thread
+ * algorithm, and the zero test); the main thread
  * then counts the batches strictly in scan order, so the figures do not
  * depend on -j. Page data is copied only when a reader's buffer would be
  * reused before the workers are done with it (streams).
@@ -20,7 +20,11 @@
 #include "scan.h"
 #include "tree.h"
 
-/* Pages per batch: 1 MiB, large enough to amortise the hand-over. */
+/* Mapped pages are released in pieces of this size once counted. */
+#define RELEASE (16u << 20)
+
+/* Pages per batch: 512 KiB, large enough to amortise the hand-over, small
+ * enough to stay in a core's L2 cache while every algorithm reads it. */
 #define BATCH 256
 
 /* A batch of pages on its way through the pipeline. */
@@ -35,6 +39,8 @@ struct batch {
 	uint64_t fp[BATCH];
 	unsigned char zero[BATCH];
 	double seconds[ALGO_MAX];	/* hashing time per algorithm */
+	size_t hashed;			/* pages hashed (zero pages are not) */
+	size_t seq;			/* the batch's number in the scan */
 	int done;			/* hashed; guarded by the queue lock */
 };
 
@@ -48,6 +54,7 @@ struct pool {
 	const struct scan_config *cfg;
 	pthread_t *threads;
 	unsigned nthreads;
+	struct digest zero_digest[ALGO_MAX];	/* each algorithm's zero page */
 };
 
 /* Trees of the tree report for one scope (an input, or all of them). */
@@ -75,9 +82,11 @@ struct scan {
 	size_t ring_cap, ring_head, ring_len;
 	struct progress *progress;
 	uint64_t bytes_done;
+	const unsigned char *rel_start, *rel_end;	/* counted, not released */
+	size_t batches;			/* batches handed to the workers so far */
 };
 
-/* Whether a page is all zero bytes. */
+/* Whether a page is all zero bytes; most pages show a non-zero byte early. */
 static int page_is_zero(const unsigned char *p)
 {
 	uint64_t acc = 0;
@@ -91,6 +100,23 @@ static int page_is_zero(const unsigned char *p)
 			return 0;
 	}
 	return 1;
+}
+
+/*
+ * The index key of a page: the first selected digest, mixed (murmur3's
+ * finaliser) so that every bit of it spreads over the slots. It only finds
+ * candidates; memcmp decides.
+ */
+static uint64_t page_key(const struct digest *d)
+{
+	uint64_t k = d->lo ^ (d->hi * 0x9e3779b97f4a7c15u);
+
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdu;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53u;
+	k ^= k >> 33;
+	return k;
 }
 
 #ifndef MADV_POPULATE_READ
@@ -108,29 +134,43 @@ static void populate(const unsigned char *data, size_t len)
 }
 
 /*
- * Hash a batch: first the zero test and the fingerprint, which also bring the
- * pages into memory and cache, then one algorithm at a time over all the
- * pages, so that each algorithm's time is its own and not the disk's.
+ * Hash a batch: first the zero test, then one algorithm at a time over all
+ * the pages (a batch stays in the core's cache), each timed on its own.
  */
-static void batch_hash(const struct scan_config *cfg, struct batch *b)
+static void batch_hash(struct pool *p, struct batch *b)
 {
+	const struct scan_config *cfg = p->cfg;
+	size_t hashed = 0;
+
 	/* Map a mapped file's pages in one call rather than fault by fault. */
 	if (b->stable)
 		populate(b->data, b->npages * PAGE_BYTES);
 	for (size_t i = 0; i < b->npages; i++) {
-		const unsigned char *page = b->data + i * PAGE_BYTES;
-
-		b->zero[i] = (unsigned char)page_is_zero(page);
-		b->fp[i] = b->zero[i] ? 0 : fingerprint(page);
+		b->zero[i] = (unsigned char)page_is_zero(b->data + i * PAGE_BYTES);
+		hashed += !b->zero[i];
 	}
-	for (size_t a = 0; a < cfg->nalgos; a++) {
+	/*
+	 * Zero pages all have the digests of the zero page, known already.
+	 * The first algorithm over a batch also waits for its pages to come
+	 * from memory; which one goes first rotates from batch to batch, so
+	 * that each algorithm carries its share of that wait.
+	 */
+	for (size_t k = 0; k < cfg->nalgos; k++) {
+		size_t a = (k + b->seq) % cfg->nalgos;
 		void (*hash)(const void *, struct digest *) = cfg->algos[a]->hash;
 		double t0 = now_seconds();
 
-		for (size_t i = 0; i < b->npages; i++)
-			hash(b->data + i * PAGE_BYTES, &b->dg[i][a]);
+		for (size_t i = 0; i < b->npages; i++) {
+			if (b->zero[i])
+				b->dg[i][a] = p->zero_digest[a];
+			else
+				hash(b->data + i * PAGE_BYTES, &b->dg[i][a]);
+		}
 		b->seconds[a] = now_seconds() - t0;
 	}
+	b->hashed = hashed;
+	for (size_t i = 0; i < b->npages; i++)
+		b->fp[i] = page_key(&b->dg[i][0]);
 }
 
 static void *worker(void *arg)
@@ -148,7 +188,7 @@ static void *worker(void *arg)
 		p->head = (p->head + 1) % p->cap;
 		p->len--;
 		pthread_mutex_unlock(&p->lock);
-		batch_hash(p->cfg, b);
+		batch_hash(p, b);
 		pthread_mutex_lock(&p->lock);
 		b->done = 1;
 		pthread_cond_broadcast(&p->finished);
@@ -160,9 +200,13 @@ static void *worker(void *arg)
 /* Start the workers; with one thread the main thread hashes by itself. */
 static void pool_start(struct pool *p, const struct scan_config *cfg, size_t cap)
 {
+	static const unsigned char zero[PAGE_BYTES];
+
 	memset(p, 0, sizeof(*p));
 	p->cfg = cfg;
 	p->cap = cap;
+	for (size_t a = 0; a < cfg->nalgos; a++)
+		cfg->algos[a]->hash(zero, &p->zero_digest[a]);
 	if (cfg->threads <= 1)
 		return;
 	p->queue = xcalloc(cap, sizeof(*p->queue));
@@ -198,7 +242,7 @@ static void pool_stop(struct pool *p)
 static void pool_submit(struct pool *p, struct batch *b)
 {
 	if (!p->nthreads) {
-		batch_hash(p->cfg, b);
+		batch_hash(p, b);
 		b->done = 1;
 		return;
 	}
@@ -289,6 +333,7 @@ static int batch_count(struct scan *s, struct figures *f, const char *input,
 
 	for (size_t a = 0; a < cfg->nalgos; a++)
 		f->seconds[a] += b->seconds[a];
+	f->hashed_pages += b->hashed;
 	for (size_t i = 0; i < b->npages; i++) {
 		const unsigned char *page = b->data + i * PAGE_BYTES;
 		uint32_t id;
@@ -318,6 +363,14 @@ static int batch_count(struct scan *s, struct figures *f, const char *input,
 	return 0;
 }
 
+/* Release the mapped pages counted since the last release. */
+static void release_flush(struct scan *s, struct dump *d)
+{
+	if (s->rel_end > s->rel_start)
+		dump_release(d, s->rel_start, (size_t)(s->rel_end - s->rel_start));
+	s->rel_start = s->rel_end = NULL;
+}
+
 /* Count the oldest batch in flight once it is hashed. */
 static int ring_retire(struct scan *s, struct figures *f, const char *input,
 		       struct dump *d)
@@ -329,9 +382,22 @@ static int ring_retire(struct scan *s, struct figures *f, const char *input,
 	s->ring_head = (s->ring_head + 1) % s->ring_cap;
 	s->ring_len--;
 	rc = batch_count(s, f, input, b);
-	/* Counted: let mapped pages go until a later page needs them again. */
-	if (b->stable)
-		dump_release(d, b->data, b->npages * PAGE_BYTES);
+	/*
+	 * Counted: let mapped pages go until a later page needs them again, in
+	 * pieces of RELEASE bytes (each release makes the other CPUs flush
+	 * their TLBs, so it should not happen per batch).
+	 */
+	if (b->stable) {
+		const unsigned char *end = b->data + b->npages * PAGE_BYTES;
+
+		if (b->data != s->rel_end) {
+			release_flush(s, d);
+			s->rel_start = b->data;
+		}
+		s->rel_end = end;
+		if ((size_t)(s->rel_end - s->rel_start) >= RELEASE)
+			release_flush(s, d);
+	}
 	return rc;
 }
 
@@ -348,6 +414,8 @@ static int scan_input(struct scan *s, size_t k)
 	s->dumps[k] = d;
 	if (!d)
 		return 1;
+	if (d->src.map)
+		index_add_mapping(s->ix, d->src.map, (size_t)d->src.size, d->src.fd, 0);
 	while ((rc = dump_next(d, &r)) > 0) {
 		for (size_t i = 0; i < r.npages; i += BATCH) {
 			size_t n = r.npages - i < BATCH ? r.npages - i : BATCH;
@@ -360,6 +428,7 @@ static int scan_input(struct scan *s, size_t k)
 			}
 			b = &s->ring[(s->ring_head + s->ring_len) % s->ring_cap];
 			s->ring_len++;
+			b->seq = s->batches++;
 			b->address = r.address + i * (uint64_t)PAGE_BYTES;
 			b->npages = n;
 			b->region = r.region;
@@ -384,6 +453,7 @@ out:
 	while (s->ring_len)
 		if (ring_retire(s, f, name, d) < 0)
 			status = 1;
+	release_flush(s, d);
 	if (d->failed)
 		status = 1;
 	return status;
@@ -468,6 +538,7 @@ int scan_run(const struct scan_config *cfg)
 			trees_end(&s, &s.cur, cfg->inputs[k].name);
 		index_end_input(s.ix);
 		all->pages += s.fig[k].pages;
+		all->hashed_pages += s.fig[k].hashed_pages;
 		for (size_t a = 0; a < cfg->nalgos; a++)
 			all->seconds[a] += s.fig[k].seconds[a];
 		rows[nrows++] = (struct summary_input){
