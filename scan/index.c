@@ -257,6 +257,11 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
 	return e->count_input++ > 0;
 }
 
+void index_prefetch(const struct index *ix, uint64_t fp)
+{
+	__builtin_prefetch(&ix->slots[fp & (ix->nslots - 1)]);
+}
+
 void index_end_input(struct index *ix)
 {
 	for (size_t id = 0; id < ix->nentries; id++)

@@ -57,6 +57,13 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
 	      uint32_t *id);
 
 /**
+ * index_prefetch() - start loading the hash slot a key will probe.
+ * @ix: the index
+ * @fp: a key that index_add() will be given soon
+ */
+void index_prefetch(const struct index *ix, uint64_t fp);
+
+/**
  * index_add_mapping() - say that some stable bytes are a mapped file.
  * @ix: the index
  * @base: the mapping

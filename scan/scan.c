@@ -337,6 +337,10 @@ static int batch_count(struct scan *s, struct figures *f, const char *input,
 	for (size_t i = 0; i < b->npages; i++) {
 		const unsigned char *page = b->data + i * PAGE_BYTES;
 		uint32_t id;
+
+		/* The slots are random accesses: ask for them a little ahead. */
+		if (i + 8 < b->npages && !b->zero[i + 8])
+			index_prefetch(s->ix, b->fp[i + 8]);
 		int seen = index_add(s->ix, page, b->stable, b->zero[i], b->fp[i],
 				     b->dg[i], &id);
 
