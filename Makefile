@@ -27,7 +27,7 @@ SRCS = ksmscan.c \
        scan/scan.c scan/index.c scan/ksm.c scan/tree.c \
        report/cell.c report/csv.c report/json.c report/table.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
-       report/histogram.c report/top.c report/tree.c \
+       report/histogram.c report/top.c report/tree.c report/algos.c \
        bench/bench.c
 HDRS = $(wildcard */*.h)
 

@@ -118,20 +118,6 @@ static const char *option_name(char **argv)
 	return arg ? arg : "?";
 }
 
-/* -a help: every algorithm from the one table, with width and definition. */
-static void list_algos(void)
-{
-	for (size_t i = 0; i < hash_count(); i++) {
-		const struct algo *a = hash_get(i);
-
-		printf("%-10s %3u  %-9s %s\n", a->name, a->bits, a->impl,
-		       a->description);
-	}
-	if (output_close() < 0)
-		exit(EXIT_INPUT);
-	exit(EXIT_OK);
-}
-
 /* Add one algorithm to the selection, once. */
 static void select_algo(struct scan_config *cfg, const struct algo *a)
 {
@@ -141,14 +127,12 @@ static void select_algo(struct scan_config *cfg, const struct algo *a)
 	cfg->algos[cfg->nalgos++] = a;
 }
 
-/* -a LIST: names from the table, 'all', or 'help'. */
+/* -a LIST: names from the table, 'all' or 'auto' ('help' is handled by main). */
 static void parse_algos(struct scan_config *cfg, const char *list)
 {
 	const char *p = list;
 
 	cfg->nalgos = 0;
-	if (strcmp(list, "help") == 0)
-		list_algos();
 	while (*p) {
 		size_t len = strcspn(p, ",");
 		const struct algo *a = hash_lookup(p, len);
@@ -237,7 +221,7 @@ int main(int argc, char **argv)
 		.ksm = { .max_page_sharing = 256, .use_zero_pages = 0 },
 	};
 	const char *output = "table";
-	int bench = 0, algos_given = 0;
+	int bench = 0, algos_given = 0, algos_help = 0;
 	struct input *inputs = xcalloc((size_t)argc + 1, sizeof(*inputs));
 	size_t ninputs = 0;
 	uint64_t m;
@@ -266,6 +250,10 @@ int main(int argc, char **argv)
 					    "not '%s'", optarg);
 			break;
 		case 'a':
+			if (strcmp(optarg, "help") == 0) {
+				algos_help = 1;
+				break;
+			}
 			parse_algos(&cfg, optarg);
 			algos_given = 1;
 			break;
@@ -346,6 +334,11 @@ int main(int argc, char **argv)
 	if (cfg.out == writer_lookup("csv") &&
 	    (cfg.reports & (cfg.reports - 1)))
 		usage_error("%s", "--csv takes exactly one report");
+	if (algos_help) {
+		algos_report(cfg.out);
+		free(inputs);
+		return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
+	}
 	if (bench) {
 		if (ninputs)
 			usage_error("%s", "--bench reads no input");

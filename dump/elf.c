@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/bytes.h"
 #include "../util/util.h"
 #include "dump.h"
 
@@ -34,31 +35,15 @@ static int elf_probe(const unsigned char *head, size_t len)
 	return len >= 4 && memcmp(head, ELFMAG, SELFMAG) == 0;
 }
 
-/* Little-endian integer fields of the file, whatever the host. */
-static uint64_t le64(const unsigned char *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint32_t le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint16_t le16(const unsigned char *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
+/* The ELF header's little-endian fields. */
+#define le16(p) ((uint16_t)get_le(p, 2))
+#define le32(p) ((uint32_t)get_le(p, 4))
+#define le64(p) get_le(p, 8)
 
 /* Whether [off, off + len) lies inside the file, without overflow. */
 static int in_file(const struct dump *d, uint64_t off, uint64_t len)
 {
-	return off <= d->src.size && len <= d->src.size - off;
+	return span_ok(off, len, d->src.size);
 }
 
 /*

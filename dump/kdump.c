@@ -18,6 +18,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "../util/bytes.h"
 #include "../util/util.h"
 #include "dump.h"
 
@@ -78,25 +79,10 @@ static int kdump_flat_probe(const unsigned char *head, size_t len)
 	return len >= sizeof(FLAT_SIG) && memcmp(head, FLAT_SIG, sizeof(FLAT_SIG)) == 0;
 }
 
-/* Little-endian fields of the assembled file (written by x86 hosts). */
-static uint64_t le(const unsigned char *p, int bytes)
-{
-	uint64_t v = 0;
-
-	for (int i = bytes - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-/* Big-endian fields of the flattened records. */
-static uint64_t be64(const unsigned char *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
+/* Fields of the assembled file are little-endian (written by x86 hosts). */
+#define le(p, bytes) get_le(p, bytes)
+/* The flattened records are big-endian. */
+#define be64(p) get_be(p, 8)
 
 /*
  * Assemble a flattened dump into a temporary file: every record's bytes are
@@ -304,7 +290,7 @@ static int kdump_page(struct dump *d, struct kdump *k, uint64_t pfn,
 	uint64_t off, size;
 	uint32_t flags;
 
-	if (at > d->src.size || d->src.size - at < DESC_SIZE) {
+	if (!span_ok(at, DESC_SIZE, d->src.size)) {
 		dump_error(d, at, "page descriptor of pfn %llu past the end of "
 			   "the file", (unsigned long long)pfn);
 		return -1;
@@ -314,7 +300,7 @@ static int kdump_page(struct dump *d, struct kdump *k, uint64_t pfn,
 	off = le(desc, 8);
 	size = le(desc + 8, 4);
 	flags = (uint32_t)le(desc + 12, 4);
-	if (off > d->src.size || size > d->src.size - off) {
+	if (!span_ok(off, size, d->src.size)) {
 		dump_error(d, at, "data of pfn %llu (%llu bytes at offset %llu) "
 			   "past the end of the file", (unsigned long long)pfn,
 			   (unsigned long long)size, (unsigned long long)off);

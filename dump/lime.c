@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/bytes.h"
 #include "../util/util.h"
 #include "dump.h"
 
@@ -25,14 +26,8 @@ struct lime {
 	unsigned char *buf;		/* stream buffer */
 };
 
-static uint64_t le(const unsigned char *p, int bytes)
-{
-	uint64_t v = 0;
-
-	for (int i = bytes - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
+/* LiME's fields are little-endian. */
+#define le(p, bytes) get_le(p, bytes)
 
 static int lime_probe(const unsigned char *head, size_t len)
 {

@@ -150,6 +150,13 @@ void bench_report(const struct writer *w, const struct bench_row *rows,
 		  size_t nrows, const struct algo *autopick, size_t stream_bytes);
 
 /**
+ * algos_report() - the algorithms of the table with their widths, the
+ * implementation in use and their definitions (-a help); ends the output.
+ * @w: the writer
+ */
+void algos_report(const struct writer *w);
+
+/**
  * histogram_report() - the histogram report, like zdb -S: contents by how many
  * pages share them, in power-of-two buckets, per input.
  * @w: the writer
