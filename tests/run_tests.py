@@ -27,37 +27,20 @@ import random
 import re
 import shlex
 import shutil
-import stat
 import struct
 import subprocess
 import sys
-import tempfile
-import traceback
 
-try:
-    import xxhash
-    import crc32c as crc32c_mod
-except ImportError as e:  # pragma: no cover
-    print("run_tests.py: needs Debian's /usr/bin/python3 with python3-xxhash "
-          "and python3-crc32c (%s)" % e)
-    print("0 passed, 1 failed")
-    sys.exit(1)
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import xxhash  # noqa: E402  (ksmtest says what to install when it is missing)
+from ksmtest import (ALGOS, BITS, KSMSCAN, M32, ORACLE, PAGE, STATE, SUMMARY_COLS, ZERO,
+                     Skip, _jmix, check, crc32c_kernel, eq, hexdigest, jhash2_init,
+                     ksm_group, run_suite, test, tmp)  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 FIXTURES = os.path.relpath(os.path.join(ROOT, "..", "shared", "fixtures"))
-KSMSCAN = shlex.split(os.environ.get("KSMSCAN", "./ksmscan"))
 TIMEOUT = 120          # seconds per ksmscan run (generous for ASan/UBSan)
 
-PAGE = 4096
-ZERO = bytes(PAGE)
-ALGOS = ["jhash2", "crc32c", "crc32c-sw", "xxhash", "xxh32", "xxh64", "xxh3", "xxh128"]
-BITS = {"jhash2": 32, "crc32c": 32, "crc32c-sw": 32, "xxhash": 32, "xxh32": 32,
-        "xxh64": 64, "xxh3": 64, "xxh128": 128}
-SUMMARY_COLS = ["input", "format", "algo", "pages", "zero_pages", "distinct_pages",
-                "duplicate_ratio", "pages_shared", "pages_sharing", "ksm_zero_pages",
-                "saved_bytes", "saved_percent", "general_profit", "collisions",
-                "expected_collisions", "hash_mib_s", "ns_per_page"]
 INT_COLS = ["pages", "zero_pages", "distinct_pages", "pages_shared", "pages_sharing",
             "ksm_zero_pages", "saved_bytes", "general_profit", "collisions"]
 FLOAT_COLS = ["duplicate_ratio", "saved_percent", "expected_collisions"]
@@ -71,96 +54,6 @@ SPEC_CRC_123456789 = 0x58e3fa20
 # ---------------------------------------------------------------------------
 # Oracles
 # ---------------------------------------------------------------------------
-M32 = 0xffffffff
-
-
-def _rol(x, k):
-    return ((x << k) | (x >> (32 - k))) & M32
-
-
-def _jmix(a, b, c):
-    """__jhash_mix from include/linux/jhash.h"""
-    a = (a - c) & M32; a ^= _rol(c, 4);  c = (c + b) & M32
-    b = (b - a) & M32; b ^= _rol(a, 6);  a = (a + c) & M32
-    c = (c - b) & M32; c ^= _rol(b, 8);  b = (b + a) & M32
-    a = (a - c) & M32; a ^= _rol(c, 16); c = (c + b) & M32
-    b = (b - a) & M32; b ^= _rol(a, 19); a = (a + c) & M32
-    c = (c - b) & M32; c ^= _rol(b, 4);  b = (b + a) & M32
-    return a, b, c
-
-
-def _jfinal(a, b, c):
-    """__jhash_final from include/linux/jhash.h"""
-    c ^= b; c = (c - _rol(b, 14)) & M32
-    a ^= c; a = (a - _rol(c, 11)) & M32
-    b ^= a; b = (b - _rol(a, 25)) & M32
-    c ^= b; c = (c - _rol(b, 16)) & M32
-    a ^= c; a = (a - _rol(c, 4)) & M32
-    b ^= a; b = (b - _rol(a, 14)) & M32
-    c ^= b; c = (c - _rol(b, 24)) & M32
-    return a, b, c
-
-
-JHASH_INITVAL = 0xdeadbeef
-
-
-def jhash2_init(nwords, initval):
-    v = (JHASH_INITVAL + (nwords << 2) + initval) & M32
-    return v, v, v
-
-
-def jhash2_words(k, initval):
-    """jhash2(const u32 *k, u32 length, u32 initval)"""
-    length = len(k)
-    a, b, c = jhash2_init(length, initval)
-    i = 0
-    while length > 3:
-        a = (a + k[i]) & M32; b = (b + k[i + 1]) & M32; c = (c + k[i + 2]) & M32
-        a, b, c = _jmix(a, b, c)
-        length -= 3
-        i += 3
-    if length == 3:
-        c = (c + k[i + 2]) & M32
-    if length >= 2:
-        b = (b + k[i + 1]) & M32
-    if length >= 1:
-        a = (a + k[i]) & M32
-        a, b, c = _jfinal(a, b, c)
-    return c
-
-
-_JCACHE = {}
-
-
-def jhash2_page(page):
-    v = _JCACHE.get(page)
-    if v is None:
-        v = jhash2_words(struct.unpack("<1024I", page), 17)
-        _JCACHE[page] = v
-    return v
-
-
-def crc32c_kernel(data):
-    """Kernel crc32c(0, data, len): no pre/post inversion."""
-    return crc32c_mod.crc32c(data, 0xffffffff) ^ 0xffffffff
-
-
-ORACLE = {
-    "jhash2": jhash2_page,
-    "crc32c": crc32c_kernel,
-    "crc32c-sw": crc32c_kernel,
-    "xxhash": lambda p: xxhash.xxh64_intdigest(p, 0) & M32,
-    "xxh32": lambda p: xxhash.xxh32_intdigest(p, 0),
-    "xxh64": lambda p: xxhash.xxh64_intdigest(p, 0),
-    "xxh3": lambda p: xxhash.xxh3_64_intdigest(p),
-    "xxh128": lambda p: xxhash.xxh3_128_intdigest(p),
-}
-
-
-def hexdigest(algo, page):
-    return "%0*x" % (BITS[algo] // 4, ORACLE[algo](page))
-
-
 def expected_summary(pages, algo, m=256, z=False):
     """SPEC section 4 figures for a list of page contents (bytes), with the two
     corrections measured on the kernel: pages_shared (below) and general_profit
@@ -178,9 +71,9 @@ def expected_summary(pages, algo, m=256, z=False):
         if z and content == ZERO:
             continue
         if c >= 2:
-            s = -(-c // m)
-            shared += s - (c > m and c % m == 1)
-            sharing += c - s
+            a, b = ksm_group(c, m)
+            shared += a
+            sharing += b
     kzp = zero if z else 0
     saved = (sharing + kzp) * PAGE
     ndig = len({ORACLE[algo](p) for p in counts})
@@ -200,38 +93,6 @@ def expected_summary(pages, algo, m=256, z=False):
 # ---------------------------------------------------------------------------
 # Harness
 # ---------------------------------------------------------------------------
-TESTS = []
-STATE = {"passed": 0, "failed": 0, "current": "", "tmp": None}
-
-
-class Skip(Exception):
-    pass
-
-
-def test(group):
-    def deco(f):
-        TESTS.append((group, f.__name__, f))
-        return f
-    return deco
-
-
-def check(cond, what, detail=""):
-    if cond:
-        STATE["passed"] += 1
-    else:
-        STATE["failed"] += 1
-        print("FAIL [%s] %s%s" % (STATE["current"], what, (": " + detail) if detail else ""))
-    return bool(cond)
-
-
-def eq(got, exp, what):
-    return check(got == exp, what, "expected %r, got %r" % (exp, got))
-
-
-def tmp(name):
-    return os.path.join(STATE["tmp"], name)
-
-
 def write_image(name, pages, tail=b""):
     path = tmp(name)
     with open(path, "wb") as f:
@@ -1459,29 +1320,7 @@ def guest_truncated():
 
 # ---------------------------------------------------------------------------
 def main():
-    only = sys.argv[1:]
-    exe = KSMSCAN[0]
-    if not (shutil.which(exe) or os.path.exists(exe)):
-        print("FAIL ksmscan binary not found: %s (set $KSMSCAN or build ./ksmscan)" % exe)
-        print("0 passed, 1 failed")
-        return 1
-    STATE["tmp"] = tempfile.mkdtemp(prefix="ksmscan-tests-")
-    try:
-        for group, name, fn in TESTS:
-            if only and not any(o in name or o in group for o in only):
-                continue
-            STATE["current"] = "%s/%s" % (group, name)
-            try:
-                fn()
-            except Skip as e:
-                print("SKIP [%s] %s" % (STATE["current"], e))
-            except Exception:
-                tb = traceback.format_exc().strip().splitlines()
-                check(False, "test raised an exception", " | ".join(tb[-3:]))
-    finally:
-        shutil.rmtree(STATE["tmp"], ignore_errors=True)
-    print("%d passed, %d failed" % (STATE["passed"], STATE["failed"]))
-    return 1 if STATE["failed"] else 0
+    return run_suite("ksmscan-tests-")
 
 
 if __name__ == "__main__":

@@ -29,33 +29,15 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
-import traceback
 
-try:
-    import xxhash
-    import crc32c as crc32c_mod
-except ImportError as e:  # pragma: no cover
-    print("test_reports.py: needs Debian's /usr/bin/python3 with python3-xxhash "
-          "and python3-crc32c (%s)" % e)
-    print("0 passed, 1 failed")
-    sys.exit(1)
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ksmtest import (BITS, KSMSCAN, ORACLE, PAGE, SUMMARY_COLS, ZERO, Skip, check,
+                     crc32c_kernel, eq, hexdigest, ksm_group, run_suite, skip, test, tmp)  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 FIXTURES = os.path.relpath(os.path.join(ROOT, "..", "shared", "fixtures"))
-KSMSCAN = shlex.split(os.environ.get("KSMSCAN", "./ksmscan"))
 TIMEOUT = 120          # seconds per ksmscan run (generous for ASan/UBSan)
 
-PAGE = 4096
-ZERO = bytes(PAGE)
-M32 = 0xffffffff
-BITS = {"jhash2": 32, "crc32c": 32, "crc32c-sw": 32, "xxhash": 32, "xxh32": 32,
-        "xxh64": 64, "xxh3": 64, "xxh128": 128}
-SUMMARY_COLS = ["input", "format", "algo", "pages", "zero_pages", "distinct_pages",
-                "duplicate_ratio", "pages_shared", "pages_sharing", "ksm_zero_pages",
-                "saved_bytes", "saved_percent", "general_profit", "collisions",
-                "expected_collisions", "hash_mib_s", "ns_per_page"]
 HIST_COLS = ["input", "bucket", "groups", "pages", "allocated_bytes", "referenced_bytes"]
 TOP_COLS = ["input", "rank", "pages", "digest", "description"]
 TREE_COLS = ["input", "strategy", "algo", "inserts", "matches", "avg_depth", "max_depth",
@@ -74,26 +56,6 @@ IMPLS = {"crc32c": ["vpclmul", "sse42x3", "sse42", "sw"],
 # ---------------------------------------------------------------------------
 # Oracles
 # ---------------------------------------------------------------------------
-def crc32c_kernel(data):
-    """Kernel crc32c(0, data, len): no pre/post inversion."""
-    return crc32c_mod.crc32c(data, 0xffffffff) ^ 0xffffffff
-
-
-ORACLE = {
-    "crc32c": crc32c_kernel,
-    "crc32c-sw": crc32c_kernel,
-    "xxhash": lambda p: xxhash.xxh64_intdigest(p, 0) & M32,
-    "xxh32": lambda p: xxhash.xxh32_intdigest(p, 0),
-    "xxh64": lambda p: xxhash.xxh64_intdigest(p, 0),
-    "xxh3": lambda p: xxhash.xxh3_64_intdigest(p),
-    "xxh128": lambda p: xxhash.xxh3_128_intdigest(p),
-}
-
-
-def hexdigest(algo, page):
-    return "%0*x" % (BITS[algo] // 4, ORACLE[algo](page))
-
-
 def expected_summary(pages, algo, m=256):
     """SPEC section 4 figures for a list of page contents (bytes)."""
     counts = collections.Counter(pages)
@@ -102,11 +64,9 @@ def expected_summary(pages, algo, m=256):
     shared = sharing = 0
     for c in counts.values():
         if c >= 2:
-            # KSM as measured on Linux 6.18: a single leftover page beyond
-            # full KSM pages is not merged (see README, test_ksm_live.py).
-            s = -(-c // m)
-            shared += s - (c > m and c % m == 1)
-            sharing += c - s
+            a, b = ksm_group(c, m)
+            shared += a
+            sharing += b
     saved = sharing * PAGE
     ndig = len({ORACLE[algo](p) for p in counts})
     return {
@@ -314,44 +274,6 @@ def simulate_tree(pages, algo=None):
 # ---------------------------------------------------------------------------
 # Harness (as in run_tests.py)
 # ---------------------------------------------------------------------------
-TESTS = []
-STATE = {"passed": 0, "failed": 0, "skipped": 0, "current": "", "tmp": None}
-
-
-class Skip(Exception):
-    pass
-
-
-def test(group):
-    def deco(f):
-        TESTS.append((group, f.__name__, f))
-        return f
-    return deco
-
-
-def check(cond, what, detail=""):
-    if cond:
-        STATE["passed"] += 1
-    else:
-        STATE["failed"] += 1
-        print("FAIL [%s] %s%s" % (STATE["current"], what, (": " + detail) if detail else ""))
-    return bool(cond)
-
-
-def eq(got, exp, what):
-    return check(got == exp, what, "expected %r, got %r" % (exp, got))
-
-
-def skip(msg):
-    """A SKIP line without leaving the test function."""
-    STATE["skipped"] += 1
-    print("SKIP [%s] %s" % (STATE["current"], msg))
-
-
-def tmp(name):
-    return os.path.join(STATE["tmp"], name)
-
-
 def write_image(name, pages):
     path = tmp(name)
     with open(path, "wb") as f:
@@ -1217,29 +1139,7 @@ def input_form_invariance():
 
 # ---------------------------------------------------------------------------
 def main():
-    only = sys.argv[1:]
-    exe = KSMSCAN[0]
-    if not (shutil.which(exe) or os.path.exists(exe)):
-        print("FAIL ksmscan binary not found: %s (set $KSMSCAN or build ./ksmscan)" % exe)
-        print("0 passed, 1 failed")
-        return 1
-    STATE["tmp"] = tempfile.mkdtemp(prefix="ksmscan-reports-")
-    try:
-        for group, name, fn in TESTS:
-            if only and not any(o in name or o in group for o in only):
-                continue
-            STATE["current"] = "%s/%s" % (group, name)
-            try:
-                fn()
-            except Skip as e:
-                skip(str(e))
-            except Exception:
-                tb = traceback.format_exc().strip().splitlines()
-                check(False, "test raised an exception", " | ".join(tb[-3:]))
-    finally:
-        shutil.rmtree(STATE["tmp"], ignore_errors=True)
-    print("%d passed, %d failed" % (STATE["passed"], STATE["failed"]))
-    return 1 if STATE["failed"] else 0
+    return run_suite("ksmscan-reports-")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,209 @@
+#!/usr/bin/python3
+"""Shared pieces of the ksmscan test suites: the harness (test registry,
+check/eq/skip, the main loop) and the independent oracles (the kernel's
+jhash2 written from include/linux/jhash.h, crc32c in the kernel's convention
+from python-crc32c, the xxHash family from python-xxhash, and KSM's grouping).
+
+Run the suites with Debian's /usr/bin/python3 (it has python3-xxhash and
+python3-crc32c); each prints one line per failing check and last
+"N passed, N failed".
+"""
+import os
+import shlex
+import shutil
+import struct
+import sys
+import tempfile
+import traceback
+
+try:
+    import xxhash
+    import crc32c as crc32c_mod
+except ImportError as e:  # pragma: no cover
+    print("needs Debian's /usr/bin/python3 with python3-xxhash and python3-crc32c (%s)" % e)
+    print("0 passed, 1 failed")
+    sys.exit(1)
+
+KSMSCAN = shlex.split(os.environ.get("KSMSCAN", "./ksmscan"))
+PAGE = 4096
+ZERO = bytes(PAGE)
+ALGOS = ["jhash2", "crc32c", "crc32c-sw", "xxhash", "xxh32", "xxh64", "xxh3", "xxh128"]
+BITS = {"jhash2": 32, "crc32c": 32, "crc32c-sw": 32, "xxhash": 32, "xxh32": 32,
+        "xxh64": 64, "xxh3": 64, "xxh128": 128}
+SUMMARY_COLS = ["input", "format", "algo", "pages", "zero_pages", "distinct_pages",
+                "duplicate_ratio", "pages_shared", "pages_sharing", "ksm_zero_pages",
+                "saved_bytes", "saved_percent", "general_profit", "collisions",
+                "expected_collisions", "hash_mib_s", "ns_per_page"]
+
+# ---------------------------------------------------------------------------
+# Oracles
+# ---------------------------------------------------------------------------
+M32 = 0xffffffff
+
+
+def _rol(x, k):
+    return ((x << k) | (x >> (32 - k))) & M32
+
+
+def _jmix(a, b, c):
+    """__jhash_mix from include/linux/jhash.h"""
+    a = (a - c) & M32; a ^= _rol(c, 4);  c = (c + b) & M32
+    b = (b - a) & M32; b ^= _rol(a, 6);  a = (a + c) & M32
+    c = (c - b) & M32; c ^= _rol(b, 8);  b = (b + a) & M32
+    a = (a - c) & M32; a ^= _rol(c, 16); c = (c + b) & M32
+    b = (b - a) & M32; b ^= _rol(a, 19); a = (a + c) & M32
+    c = (c - b) & M32; c ^= _rol(b, 4);  b = (b + a) & M32
+    return a, b, c
+
+
+def _jfinal(a, b, c):
+    """__jhash_final from include/linux/jhash.h"""
+    c ^= b; c = (c - _rol(b, 14)) & M32
+    a ^= c; a = (a - _rol(c, 11)) & M32
+    b ^= a; b = (b - _rol(a, 25)) & M32
+    c ^= b; c = (c - _rol(b, 16)) & M32
+    a ^= c; a = (a - _rol(c, 4)) & M32
+    b ^= a; b = (b - _rol(a, 14)) & M32
+    c ^= b; c = (c - _rol(b, 24)) & M32
+    return a, b, c
+
+
+JHASH_INITVAL = 0xdeadbeef
+
+
+def jhash2_init(nwords, initval):
+    v = (JHASH_INITVAL + (nwords << 2) + initval) & M32
+    return v, v, v
+
+
+def jhash2_words(k, initval):
+    """jhash2(const u32 *k, u32 length, u32 initval)"""
+    length = len(k)
+    a, b, c = jhash2_init(length, initval)
+    i = 0
+    while length > 3:
+        a = (a + k[i]) & M32; b = (b + k[i + 1]) & M32; c = (c + k[i + 2]) & M32
+        a, b, c = _jmix(a, b, c)
+        length -= 3
+        i += 3
+    if length == 3:
+        c = (c + k[i + 2]) & M32
+    if length >= 2:
+        b = (b + k[i + 1]) & M32
+    if length >= 1:
+        a = (a + k[i]) & M32
+        a, b, c = _jfinal(a, b, c)
+    return c
+
+
+_JCACHE = {}
+
+
+def jhash2_page(page):
+    v = _JCACHE.get(page)
+    if v is None:
+        v = jhash2_words(struct.unpack("<1024I", page), 17)
+        _JCACHE[page] = v
+    return v
+
+
+def crc32c_kernel(data):
+    """Kernel crc32c(0, data, len): no pre/post inversion."""
+    return crc32c_mod.crc32c(data, 0xffffffff) ^ 0xffffffff
+
+
+ORACLE = {
+    "jhash2": jhash2_page,
+    "crc32c": crc32c_kernel,
+    "crc32c-sw": crc32c_kernel,
+    "xxhash": lambda p: xxhash.xxh64_intdigest(p, 0) & M32,
+    "xxh32": lambda p: xxhash.xxh32_intdigest(p, 0),
+    "xxh64": lambda p: xxhash.xxh64_intdigest(p, 0),
+    "xxh3": lambda p: xxhash.xxh3_64_intdigest(p),
+    "xxh128": lambda p: xxhash.xxh3_128_intdigest(p),
+}
+
+
+def hexdigest(algo, page):
+    return "%0*x" % (BITS[algo] // 4, ORACLE[algo](page))
+
+
+def ksm_group(c, m):
+    """(pages_shared, pages_sharing) of c identical pages at max_page_sharing m:
+    SPEC section 4's ceil(c/m) and c - ceil(c/m), except that, as measured on
+    Linux 6.18 (test_ksm_live.py), a single page left over beyond full KSM
+    pages (c > m, c % m == 1) is not merged, so it is no KSM page either."""
+    if c < 2:
+        return 0, 0
+    s = -(-c // m)
+    return s - (c > m and c % m == 1), c - s
+
+
+# ---------------------------------------------------------------------------
+# Harness
+# ---------------------------------------------------------------------------
+TESTS = []
+STATE = {"passed": 0, "failed": 0, "skipped": 0, "current": "", "tmp": None}
+
+
+class Skip(Exception):
+    pass
+
+
+def test(group):
+    """Register a test function under a group name."""
+    def deco(f):
+        TESTS.append((group, f.__name__, f))
+        return f
+    return deco
+
+
+def check(cond, what, detail=""):
+    if cond:
+        STATE["passed"] += 1
+    else:
+        STATE["failed"] += 1
+        print("FAIL [%s] %s%s" % (STATE["current"], what, (": " + detail) if detail else ""))
+    return bool(cond)
+
+
+def eq(got, exp, what):
+    return check(got == exp, what, "expected %r, got %r" % (exp, got))
+
+
+def skip(msg):
+    """A SKIP line without leaving the test function."""
+    STATE["skipped"] += 1
+    print("SKIP [%s] %s" % (STATE["current"], msg))
+
+
+def tmp(name):
+    return os.path.join(STATE["tmp"], name)
+
+
+def run_suite(prefix):
+    """Run the registered tests (or those whose name or group contains an
+    argument) in a fresh temporary directory; print the closing line."""
+    only = sys.argv[1:]
+    exe = KSMSCAN[0]
+    if not (shutil.which(exe) or os.path.exists(exe)):
+        print("FAIL ksmscan binary not found: %s (set $KSMSCAN or build ./ksmscan)" % exe)
+        print("0 passed, 1 failed")
+        return 1
+    STATE["tmp"] = tempfile.mkdtemp(prefix=prefix)
+    try:
+        for group, name, fn in TESTS:
+            if only and not any(o in name or o in group for o in only):
+                continue
+            STATE["current"] = "%s/%s" % (group, name)
+            try:
+                fn()
+            except Skip as e:
+                skip(str(e))
+            except Exception:
+                tb = traceback.format_exc().strip().splitlines()
+                check(False, "test raised an exception", " | ".join(tb[-3:]))
+    finally:
+        shutil.rmtree(STATE["tmp"], ignore_errors=True)
+    print("%d passed, %d failed" % (STATE["passed"], STATE["failed"]))
+    return 1 if STATE["failed"] else 0
