@@ -1,0 +1,101 @@
+#!/usr/bin/python3
+"""The command line's promises that are not about figures: the progress line,
+`make install`, and that --help, the man page and the README name the same
+options (the oracle for documentation is the option table of ksmscan.c's
+getopt_long, read from the source).
+"""
+import os, re, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ksmtest import KSMSCAN, PAGE, check, eq, run_suite, test, tmp  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TRICKLE = r'''
+import os, sys, time
+page = bytes(range(256)) * 16
+for i in range(int(sys.argv[1])):
+    os.write(1, page[:-1] + bytes([i % 256]))
+    time.sleep(0.02)
+'''
+
+
+def trickle(args, pages=40):
+    """ksmscan reading pages that arrive slowly through a pipe."""
+    feed = subprocess.Popen([sys.executable, "-c", TRICKLE, str(pages)],
+                            stdout=subprocess.PIPE)
+    r = subprocess.run(KSMSCAN + args + ["--csv", "-"], stdin=feed.stdout,
+                       capture_output=True, timeout=120)
+    feed.wait()
+    # Bytes, not text mode: a "\r" must stay what it is.
+    r.stdout = r.stdout.decode()
+    r.stderr = r.stderr.decode()
+    return r
+
+
+@test("progress")
+def progress_line():
+    r = trickle(["--progress"])
+    eq(r.returncode, 0, "--progress: exit status")
+    check("pages/s" in r.stderr and "\rksmscan: " in r.stderr,
+          "--progress draws a progress line on stderr", repr(r.stderr[:200]))
+    check(r.stderr.endswith("\r\033[K") or "\033[K" in r.stderr,
+          "--progress erases its line at the end", repr(r.stderr[-40:]))
+    check(r.stdout.splitlines()[1].split(",")[3] == "40",
+          "--progress: stdout still holds the figures (40 pages)", repr(r.stdout))
+    r = trickle(["--no-progress"])
+    eq(r.stderr, "", "--no-progress: nothing on stderr")
+    r = trickle([])
+    eq(r.stderr, "", "stderr not a terminal: no progress line by default")
+
+
+def long_options():
+    """The long options of ksmscan.c's getopt_long table."""
+    src = open(os.path.join(ROOT, "ksmscan.c")).read()
+    return sorted(set(re.findall(r'\{ "([a-z-]+)", (?:no|required)_argument', src)))
+
+
+@test("docs")
+def options_documented():
+    help_text = subprocess.run(KSMSCAN + ["--help"], capture_output=True,
+                               text=True).stdout
+    man = open(os.path.join(ROOT, "man", "ksmscan.1")).read().replace("\\-", "-")
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    opts = long_options()
+    check(len(opts) >= 15, "ksmscan.c has the long options of SPEC section 1", repr(opts))
+    for o in opts:
+        check("--" + o in help_text or (o in ("csv", "json") and "--csv" in help_text),
+              "--help names --%s" % o)
+        check(re.search(r"Fl (\\-)?-?%s\b" % re.escape(o), man) or "-" + o in man,
+              "the man page names --%s" % o)
+        check("--" + o in readme, "README names --%s" % o)
+    # The usage line of --help is the man page's SYNOPSIS, option for option.
+    usage = help_text.split("\n\n")[0]
+    for short in re.findall(r"-([a-zA-Z]) ", usage):
+        check("Fl %s" % short in man, "SYNOPSIS has -%s of the usage line" % short)
+    r = subprocess.run(["groff", "-mandoc", "-ww", "-z", os.path.join(ROOT, "man", "ksmscan.1")],
+                       capture_output=True, text=True)
+    eq((r.returncode, r.stderr), (0, ""), "man page renders without warnings")
+
+
+@test("install")
+def make_install():
+    dest = tmp("dest")
+    r = subprocess.run(["make", "-s", "-C", ROOT, "install", "DESTDIR=" + dest,
+                        "PREFIX=/usr", "MANDIR=/usr/share/man"],
+                       capture_output=True, text=True)
+    eq(r.returncode, 0, "make install DESTDIR=... exit status")
+    exe = os.path.join(dest, "usr", "bin", "ksmscan")
+    check(os.access(exe, os.X_OK), "make install puts an executable in $DESTDIR$PREFIX/bin")
+    check(os.path.exists(os.path.join(dest, "usr", "share", "man", "man1", "ksmscan.1")),
+          "make install puts the man page in $DESTDIR$MANDIR/man1")
+    if os.access(exe, os.X_OK):
+        r = subprocess.run([exe, "--version"], capture_output=True, text=True)
+        check(r.returncode == 0 and r.stdout.startswith("ksmscan "),
+              "the installed binary runs", repr(r.stdout))
+        out = subprocess.run(["file", exe], capture_output=True, text=True).stdout
+        check("statically linked" in out or "static-pie" in out,
+              "the installed binary is static", out)
+
+
+if __name__ == "__main__":
+    sys.exit(run_suite("ksmscan-cli-"))
