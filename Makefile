@@ -1,7 +1,8 @@
 # ksmscan — see README.md. `make` builds a static binary with musl.
 #
 #   make            ./ksmscan (static, musl-gcc, stripped)
-#   make test       build, then the test suite against ./ksmscan
+#   make demo       install what is missing, build, scan two live processes
+#   make test       install what is missing, build, run the suites
 #   make check      the test suite again, built with clang ASan + UBSan
 #   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
 #   make clean
@@ -39,7 +40,7 @@ CHECK_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g \
                -fsanitize=address,undefined -fno-sanitize-recover=all \
                -fno-omit-frame-pointer -pthread
 
-.PHONY: all test check install clean deps bench fuzz fuzz-build
+.PHONY: all test check install clean deps demo bench fuzz fuzz-build
 
 all: ksmscan
 
@@ -61,13 +62,18 @@ build-check/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CHECK_CC) $(CHECK_CFLAGS) $(CFLAGS_VEC) -c -o $@ $<
 
+# Installs what is missing (Debian packages); does nothing when all is there.
 deps:
 	./scripts/install-deps
 
-test: ksmscan
+# Scan two live processes that scripts/demo starts: no input file needed.
+demo: deps ksmscan
+	./scripts/demo
+
+test: deps ksmscan
 	KSMSCAN=./ksmscan $(PYTHON) tests/run_all.py
 
-check: build-check/ksmscan
+check: deps build-check/ksmscan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	KSMSCAN=./build-check/ksmscan $(PYTHON) tests/run_all.py

@@ -6,9 +6,9 @@ static struct column pages_cols[3 + ALGO_MAX];
 static size_t pages_ncols;
 
 void pages_begin(const struct writer *w, const struct algo *const *algos,
-		 size_t nalgos)
+		 size_t nalgos, int input_width)
 {
-	pages_cols[0] = (struct column){ "input", 12, 0 };
+	pages_cols[0] = (struct column){ "input", input_width > 5 ? input_width : 5, 0 };
 	pages_cols[1] = (struct column){ "address", 18, 0 };
 	pages_cols[2] = (struct column){ "zero", 4, 0 };
 	for (size_t a = 0; a < nalgos; a++)

@@ -204,9 +204,10 @@ void tree_report(const struct writer *w, const struct tree_row *rows, size_t nro
  * @w: the writer
  * @algos: the selected algorithms, one column each
  * @nalgos: how many
+ * @input_width: the longest input name, for aligned tables
  */
 void pages_begin(const struct writer *w, const struct algo *const *algos,
-		 size_t nalgos);
+		 size_t nalgos, int input_width);
 
 /**
  * pages_row() - one page of the pages report.

@@ -526,8 +526,14 @@ int scan_run(const struct scan_config *cfg)
 	if (cfg->reports & REPORT_TREE && multi)
 		trees_new(&s.all, cfg);
 
-	if (cfg->reports & REPORT_PAGES)
-		pages_begin(cfg->out, cfg->algos, cfg->nalgos);
+	if (cfg->reports & REPORT_PAGES) {
+		int width = 0;
+
+		for (size_t k = 0; k < n; k++)
+			if ((int)strlen(cfg->inputs[k].name) > width)
+				width = (int)strlen(cfg->inputs[k].name);
+		pages_begin(cfg->out, cfg->algos, cfg->nalgos, width);
+	}
 	for (size_t k = 0; k < n; k++) {
 		struct figures *all = &s.fig[n];
 
