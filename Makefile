@@ -3,7 +3,8 @@
 #   make            ./ksmscan (static, musl-gcc, stripped)
 #   make demo       install what is missing, build, scan two live processes
 #   make test       install what is missing, build, run the suites
-#   make check      the test suite again, built with clang ASan + UBSan
+#   make check      the suites again, built with clang ASan + UBSan, and the
+#                   threaded ones with TSan
 #   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
 #   make clean
 
@@ -58,6 +59,20 @@ build/hash/xxh3_avx512.o build-check/hash/xxh3_avx512.o: CFLAGS_VEC = -mavx512f
 build-check/ksmscan: $(CHECK_OBJS)
 	$(CHECK_CC) $(CHECK_CFLAGS) -o $@ $(CHECK_OBJS) -lzstd -lz -lm
 
+# The threads under ThreadSanitizer: make check runs the -j tests with it.
+TSAN_OBJS = $(SRCS:%.c=build-tsan/%.o)
+TSAN_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g -pthread -fsanitize=thread
+
+build-tsan/ksmscan: $(TSAN_OBJS)
+	$(CHECK_CC) $(TSAN_CFLAGS) -o $@ $(TSAN_OBJS) -lzstd -lz -lm
+
+build-tsan/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CHECK_CC) $(TSAN_CFLAGS) $(CFLAGS_VEC) -c -o $@ $<
+
+build-tsan/hash/xxh3_avx2.o: CFLAGS_VEC = -mavx2
+build-tsan/hash/xxh3_avx512.o: CFLAGS_VEC = -mavx512f
+
 build-check/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CHECK_CC) $(CHECK_CFLAGS) $(CFLAGS_VEC) -c -o $@ $<
@@ -73,10 +88,12 @@ demo: deps ksmscan
 test: deps ksmscan
 	KSMSCAN=./ksmscan $(PYTHON) tests/run_all.py
 
-check: deps build-check/ksmscan
+check: deps build-check/ksmscan build-tsan/ksmscan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	KSMSCAN=./build-check/ksmscan $(PYTHON) tests/run_all.py
+	TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
+	KSMSCAN=./build-tsan/ksmscan $(PYTHON) tests/run_all.py test_reports
 
 bench: ksmscan
 	KSMSCAN=./ksmscan $(PYTHON) bench/compare.py
@@ -134,4 +151,4 @@ install: ksmscan
 	install -m 644 man/ksmscan.1 $(DESTDIR)$(MANDIR)/man1/ksmscan.1
 
 clean:
-	rm -rf build build-check build-fuzz ksmscan
+	rm -rf build build-check build-tsan build-fuzz ksmscan

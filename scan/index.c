@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,10 @@
 #include "index.h"
 
 #define NO_ENTRY UINT32_MAX
+/* Most chunks of entries: enough for NO_ENTRY entries. */
+#define NCHUNKS_MAX ((size_t)1 << (32 - CHUNK_SHIFT))
+/* Most registered mappings: inputs and 64 MiB pieces of the spool (1 TiB). */
+#define MAPS_MAX 16384
 /* Entries and digests live in chunks, so that growing never copies them. */
 #define CHUNK_SHIFT 16
 #define CHUNK (1u << CHUNK_SHIFT)
@@ -24,12 +29,23 @@ struct mapping {
 	uint64_t offset;	/* file offset of base */
 };
 
+/*
+ * The hash slots: entry id + 1, 0 is empty; open addressing. A table that
+ * grows is replaced, not freed, so that a worker still probing the old one
+ * (index_find()) reads valid memory; all are freed with the index.
+ */
+struct slots {
+	struct slots *older;
+	size_t n;			/* a power of two */
+	_Atomic uint32_t s[];
+};
+
 struct index {
-	struct index_entry **entries;	/* chunks of CHUNK entries */
+	/* Chunks of CHUNK entries: the array never moves, so workers may read it. */
+	struct index_entry *entries[NCHUNKS_MAX];
 	unsigned char **dig[ALGO_MAX];	/* chunks of CHUNK digests per algorithm */
 	size_t nentries, nchunks;
-	uint32_t *slots;	/* open addressing: entry id + 1, 0 is empty */
-	size_t nslots;		/* a power of two */
+	_Atomic(struct slots *) slots;	/* the current table */
 	uint32_t zero_id;	/* the all-zero content, or NO_ENTRY */
 	size_t nalgos;
 	unsigned width[ALGO_MAX];	/* digest bytes per algorithm */
@@ -37,17 +53,31 @@ struct index {
 	unsigned char **pieces;	/* mapped pieces of the spool */
 	size_t npieces;
 	size_t piece_used;	/* bytes used in the last piece */
-	struct mapping *maps;	/* registered file mappings */
-	size_t nmaps;
+	/* Registered file mappings: a fixed array, filled in order, so that
+	 * workers may read the first nmaps while one more is added. */
+	struct mapping maps[MAPS_MAX];
+	_Atomic size_t nmaps;
 	unsigned char scratch[PAGE_BYTES];
 };
+
+/* An empty slot table of n slots. */
+static struct slots *slots_new(size_t n, struct slots *older)
+{
+	struct slots *t = xcalloc(1, sizeof(*t) + n * sizeof(t->s[0]));
+
+	t->n = n;
+	t->older = older;
+	for (size_t i = 0; i < n; i++)
+		atomic_init(&t->s[i], 0);
+	return t;
+}
 
 struct index *index_new(const struct algo *const *algos, size_t nalgos)
 {
 	struct index *ix = xcalloc(1, sizeof(*ix));
 
-	ix->nslots = 1024;
-	ix->slots = xcalloc(ix->nslots, sizeof(*ix->slots));
+	atomic_init(&ix->slots, slots_new(1024, NULL));
+	atomic_init(&ix->nmaps, 0);
 	ix->zero_id = NO_ENTRY;
 	ix->nalgos = nalgos < ALGO_MAX ? nalgos : ALGO_MAX;
 	ix->spool_fd = -1;
@@ -61,24 +91,22 @@ static struct index_entry *entry_at(const struct index *ix, size_t id)
 	return &ix->entries[id >> CHUNK_SHIFT][id & (CHUNK - 1)];
 }
 
-/* Double the slot table and file every entry again. */
+/* Double the slot table and file every entry again, then publish it. */
 static void index_grow_slots(struct index *ix)
 {
-	size_t n = ix->nslots * 2;
-	uint32_t *s = xcalloc(n, sizeof(*s));
+	struct slots *old = atomic_load_explicit(&ix->slots, memory_order_relaxed);
+	struct slots *t = slots_new(old->n * 2, old);
 
 	for (size_t id = 0; id < ix->nentries; id++) {
 		if (id == ix->zero_id)
 			continue;
-		size_t h = (size_t)entry_at(ix, id)->fp & (n - 1);
+		size_t h = (size_t)entry_at(ix, id)->fp & (t->n - 1);
 
-		while (s[h])
-			h = (h + 1) & (n - 1);
-		s[h] = (uint32_t)id + 1;
+		while (atomic_load_explicit(&t->s[h], memory_order_relaxed))
+			h = (h + 1) & (t->n - 1);
+		atomic_store_explicit(&t->s[h], (uint32_t)id + 1, memory_order_relaxed);
 	}
-	free(ix->slots);
-	ix->slots = s;
-	ix->nslots = n;
+	atomic_store_explicit(&ix->slots, t, memory_order_release);
 }
 
 /* Copy bytes that will not stay valid into the mapped spool. */
@@ -128,26 +156,35 @@ static const unsigned char *index_keep(struct index *ix, const unsigned char *pa
 void index_add_mapping(struct index *ix, const unsigned char *base, size_t size,
 		       int fd, uint64_t offset)
 {
-	ix->maps = xreallocarray(ix->maps, ix->nmaps + 1, sizeof(*ix->maps));
-	ix->maps[ix->nmaps++] = (struct mapping){ base, size, fd, offset };
+	size_t n = atomic_load_explicit(&ix->nmaps, memory_order_relaxed);
+
+	/* Past the limit, pages are compared through the mapping instead. */
+	if (n == MAPS_MAX)
+		return;
+	ix->maps[n] = (struct mapping){ base, size, fd, offset };
+	atomic_store_explicit(&ix->nmaps, n + 1, memory_order_release);
 }
 
 /*
  * The bytes of a known content for a comparison. Contents in a registered
- * file mapping are read with pread rather than through the map, so that
- * comparing against an early page does not fault it (and its neighbours)
- * back into the process.
+ * file mapping are read with pread into @buf rather than through the map,
+ * so that comparing against an early page does not fault it (and its
+ * neighbours) back into the process.
  */
-static const unsigned char *index_bytes(struct index *ix, const unsigned char *p)
+static const unsigned char *index_bytes(const struct index *ix,
+					const unsigned char *p,
+					unsigned char *buf)
 {
-	for (size_t i = 0; i < ix->nmaps; i++) {
+	size_t n = atomic_load_explicit(&ix->nmaps, memory_order_acquire);
+
+	for (size_t i = 0; i < n; i++) {
 		const struct mapping *m = &ix->maps[i];
 
 		if (p < m->base || p >= m->base + m->size)
 			continue;
-		if (pread(m->fd, ix->scratch, PAGE_BYTES,
+		if (pread(m->fd, buf, PAGE_BYTES,
 			  (off_t)(m->offset + (uint64_t)(p - m->base))) == PAGE_BYTES)
-			return ix->scratch;
+			return buf;
 		break;
 	}
 	return p;
@@ -186,8 +223,6 @@ static int index_append(struct index *ix, const unsigned char *page, int stable,
 	if (!stable && !(page = index_keep(ix, page)))
 		return -1;
 	if ((n >> CHUNK_SHIFT) == ix->nchunks) {
-		ix->entries = xreallocarray(ix->entries, ix->nchunks + 1,
-					    sizeof(*ix->entries));
 		ix->entries[ix->nchunks] = xmalloc(CHUNK * sizeof(**ix->entries));
 		for (size_t a = 0; a < ix->nalgos; a++) {
 			ix->dig[a] = xreallocarray(ix->dig[a], ix->nchunks + 1,
@@ -209,9 +244,31 @@ static int index_append(struct index *ix, const unsigned char *page, int stable,
 	return 0;
 }
 
+uint32_t index_find(const struct index *ix, const unsigned char *page,
+		   uint64_t fp, unsigned char *buf)
+{
+	struct slots *t = atomic_load_explicit(&((struct index *)ix)->slots,
+					       memory_order_acquire);
+	size_t h = (size_t)fp & (t->n - 1);
+
+	for (size_t probes = 0; probes < t->n; probes++) {
+		uint32_t sl = atomic_load_explicit(&t->s[h], memory_order_acquire);
+		const struct index_entry *e;
+
+		if (!sl)
+			return NO_ENTRY;
+		e = entry_at(ix, sl - 1);
+		if (e->fp == fp &&
+		    memcmp(index_bytes(ix, e->bytes, buf), page, PAGE_BYTES) == 0)
+			return sl - 1;
+		h = (h + 1) & (t->n - 1);
+	}
+	return NO_ENTRY;
+}
+
 int index_add(struct index *ix, const unsigned char *page, int stable,
 	      int is_zero, uint64_t fp, const struct digest *digests,
-	      uint32_t *idp)
+	      uint32_t hint, uint32_t *idp)
 {
 	struct index_entry *e;
 	uint32_t id;
@@ -222,28 +279,34 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
 		    index_append(ix, page, stable, 0, digests, &ix->zero_id) < 0)
 			return -1;
 		id = ix->zero_id;
+	} else if (hint != NO_ENTRY) {
+		/* A worker found and compared it already (index_find()). */
+		id = hint;
 	} else {
-		size_t h = (size_t)fp & (ix->nslots - 1);
+		struct slots *t = atomic_load_explicit(&ix->slots, memory_order_relaxed);
+		size_t h = (size_t)fp & (t->n - 1);
 
 		for (;;) {
-			uint32_t s = ix->slots[h];
+			uint32_t sl = atomic_load_explicit(&t->s[h], memory_order_relaxed);
 
-			if (!s) {
+			if (!sl) {
 				if (index_append(ix, page, stable, fp, digests, &id) < 0)
 					return -1;
-				ix->slots[h] = id + 1;
-				if (ix->nentries * 2 > ix->nslots)
+				/* Publish: a worker that sees the slot sees the entry. */
+				atomic_store_explicit(&t->s[h], id + 1, memory_order_release);
+				if (ix->nentries * 2 > t->n)
 					index_grow_slots(ix);
 				break;
 			}
-			e = entry_at(ix, s - 1);
+			e = entry_at(ix, sl - 1);
 			/* Equal keys are only candidates: the bytes decide. */
 			if (e->fp == fp &&
-			    memcmp(index_bytes(ix, e->bytes), page, PAGE_BYTES) == 0) {
-				id = s - 1;
+			    memcmp(index_bytes(ix, e->bytes, ix->scratch), page,
+				   PAGE_BYTES) == 0) {
+				id = sl - 1;
 				break;
 			}
-			h = (h + 1) & (ix->nslots - 1);
+			h = (h + 1) & (t->n - 1);
 		}
 	}
 	e = entry_at(ix, id);
@@ -259,7 +322,10 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
 
 void index_prefetch(const struct index *ix, uint64_t fp)
 {
-	__builtin_prefetch(&ix->slots[fp & (ix->nslots - 1)]);
+	struct slots *t = atomic_load_explicit(&((struct index *)ix)->slots,
+					       memory_order_relaxed);
+
+	__builtin_prefetch(&t->s[fp & (t->n - 1)]);
 }
 
 void index_end_input(struct index *ix)
@@ -311,7 +377,10 @@ size_t index_memory(const struct index *ix)
 
 	for (size_t a = 0; a < ix->nalgos; a++)
 		per += ix->width[a];
-	return ix->nchunks * CHUNK * per + ix->nslots * sizeof(*ix->slots);
+	struct slots *t = atomic_load_explicit(&((struct index *)ix)->slots,
+					       memory_order_relaxed);
+
+	return ix->nchunks * CHUNK * per + t->n * sizeof(t->s[0]);
 }
 
 void index_free(struct index *ix)
@@ -321,7 +390,6 @@ void index_free(struct index *ix)
 	for (size_t i = 0; i < ix->npieces; i++)
 		munmap(ix->pieces[i], SPOOL_PIECE);
 	free(ix->pieces);
-	free(ix->maps);
 	if (ix->spool_fd >= 0)
 		close(ix->spool_fd);
 	for (size_t c = 0; c < ix->nchunks; c++) {
@@ -329,9 +397,11 @@ void index_free(struct index *ix)
 		for (size_t a = 0; a < ix->nalgos; a++)
 			free(ix->dig[a][c]);
 	}
-	free(ix->entries);
 	for (size_t a = 0; a < ix->nalgos; a++)
 		free(ix->dig[a]);
-	free(ix->slots);
+	for (struct slots *t = atomic_load(&ix->slots), *o; t; t = o) {
+		o = t->older;
+		free(t);
+	}
 	free(ix);
 }

@@ -47,6 +47,7 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos);
  * @fp: the page's key, any well-mixed function of its bytes (equal bytes,
  *	equal keys); ignored for zero pages
  * @digests: the page's digest for each selected algorithm, in order
+ * @hint: the id index_find() returned for this page, or INDEX_NONE
  * @id: set to the content's id
  *
  * Return: 1 if the content already occurred in the current input, 0 if not,
@@ -54,7 +55,26 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos);
  */
 int index_add(struct index *ix, const unsigned char *page, int stable,
 	      int is_zero, uint64_t fp, const struct digest *digests,
-	      uint32_t *id);
+	      uint32_t hint, uint32_t *id);
+
+/* No content: what index_find() returns when it finds none. */
+#define INDEX_NONE UINT32_MAX
+
+/**
+ * index_find() - look a page up without changing the index; any thread may
+ * call it while one other thread calls index_add().
+ * @ix: the index
+ * @page: PAGE_BYTES bytes, not all zero
+ * @fp: the page's key
+ * @buf: PAGE_BYTES of scratch space for this thread
+ *
+ * A content added concurrently may be missed; one found is byte-for-byte
+ * equal to @page (memcmp), so index_add() can count it without comparing.
+ *
+ * Return: the content's id, or INDEX_NONE.
+ */
+uint32_t index_find(const struct index *ix, const unsigned char *page,
+		    uint64_t fp, unsigned char *buf);
 
 /**
  * index_prefetch() - start loading the hash slot a key will probe.

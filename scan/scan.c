@@ -37,6 +37,7 @@ struct batch {
 	const struct region *region;
 	struct digest dg[BATCH][ALGO_MAX];
 	uint64_t fp[BATCH];
+	uint32_t hint[BATCH];		/* content found by a worker, or INDEX_NONE */
 	unsigned char zero[BATCH];
 	double seconds[ALGO_MAX];	/* hashing time per algorithm */
 	size_t hashed;			/* pages hashed (zero pages are not) */
@@ -55,6 +56,7 @@ struct pool {
 	pthread_t *threads;
 	unsigned nthreads;
 	struct digest zero_digest[ALGO_MAX];	/* each algorithm's zero page */
+	const struct index *ix;		/* looked up (not changed) by workers */
 };
 
 /* Trees of the tree report for one scope (an input, or all of them). */
@@ -171,6 +173,18 @@ static void batch_hash(struct pool *p, struct batch *b)
 	b->hashed = hashed;
 	for (size_t i = 0; i < b->npages; i++)
 		b->fp[i] = page_key(&b->dg[i][0]);
+	/*
+	 * Workers look each page up and compare it with what they find, so
+	 * that the main thread, which counts in order, only counts. A content
+	 * that the main thread is adding meanwhile may be missed: then the main
+	 * thread looks it up again.
+	 */
+	for (size_t i = 0; i < b->npages; i++) {
+		unsigned char buf[PAGE_BYTES];
+
+		b->hint[i] = b->zero[i] || !p->nthreads ? INDEX_NONE :
+			     index_find(p->ix, b->data + i * PAGE_BYTES, b->fp[i], buf);
+	}
 }
 
 static void *worker(void *arg)
@@ -198,13 +212,15 @@ static void *worker(void *arg)
 }
 
 /* Start the workers; with one thread the main thread hashes by itself. */
-static void pool_start(struct pool *p, const struct scan_config *cfg, size_t cap)
+static void pool_start(struct pool *p, const struct scan_config *cfg, size_t cap,
+		       const struct index *ix)
 {
 	static const unsigned char zero[PAGE_BYTES];
 
 	memset(p, 0, sizeof(*p));
 	p->cfg = cfg;
 	p->cap = cap;
+	p->ix = ix;
 	for (size_t a = 0; a < cfg->nalgos; a++)
 		cfg->algos[a]->hash(zero, &p->zero_digest[a]);
 	if (cfg->threads <= 1)
@@ -342,7 +358,7 @@ static int batch_count(struct scan *s, struct figures *f, const char *input,
 		if (i + 8 < b->npages && !b->zero[i + 8])
 			index_prefetch(s->ix, b->fp[i + 8]);
 		int seen = index_add(s->ix, page, b->stable, b->zero[i], b->fp[i],
-				     b->dg[i], &id);
+				     b->dg[i], b->hint[i], &id);
 
 		if (seen < 0)
 			return -1;
@@ -518,7 +534,7 @@ int scan_run(const struct scan_config *cfg)
 	rows = xcalloc(n + 1, sizeof(*rows));
 	s.ring_cap = cfg->threads > 1 ? 4 * (size_t)cfg->threads : 1;
 	s.ring = xcalloc(s.ring_cap, sizeof(*s.ring));
-	pool_start(&s.pool, cfg, s.ring_cap);
+	pool_start(&s.pool, cfg, s.ring_cap, s.ix);
 	if (s.pool.nthreads)
 		for (size_t i = 0; i < s.ring_cap; i++)
 			s.ring[i].own = xmalloc((size_t)BATCH * PAGE_BYTES);
