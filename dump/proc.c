@@ -36,6 +36,7 @@ struct proc {
 	uint64_t pm[CHUNK_PAGES];
 	unsigned char *buf;
 	int warned_gone;	/* memory vanished during the scan: said once */
+	int rechecked;		/* the maps were read again at the end */
 };
 
 /* Open /proc/PID/NAME read-only; report why not. */
@@ -48,7 +49,10 @@ static int proc_file(struct dump *d, const char *what)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		error("%s: cannot open %s: %s", d->src.name, path,
-		      errno == ENOENT ? "no such process" : strerror(errno));
+		      errno == ENOENT ? "no such process" :
+		      errno == EACCES || errno == EPERM ?
+		      "permission denied (another user's process needs ptrace "
+		      "permission: run as that user or as root)" : strerror(errno));
 	return fd;
 }
 
@@ -185,9 +189,47 @@ static int proc_open(struct dump *d)
 static void proc_gone(struct dump *d, struct proc *p, uint64_t addr)
 {
 	if (!p->warned_gone)
-		dump_warn(d, addr, "memory changed during the scan (process "
-			  "exited or unmapped it); figures cover what was read");
+		dump_warn(d, addr, "memory changed during the scan (the process "
+			  "exited, or unmapped or remapped memory); figures cover "
+			  "what was read");
 	p->warned_gone = 1;
+}
+
+/*
+ * At the end, read the maps again: pages of memory unmapped during the scan
+ * only look "not present" in pagemap, so this is how a scan notices that the
+ * process exited or unmapped memory it was reading.
+ */
+static void proc_recheck(struct dump *d, struct proc *p)
+{
+	char path[64], *text;
+	size_t gone = 0;
+	int fd;
+
+	if (p->rechecked || !p->nmaps)
+		return;
+	p->rechecked = 1;
+	snprintf(path, sizeof(path), "/proc/%d/maps", d->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		proc_gone(d, p, p->maps[0].region.start);
+		return;
+	}
+	close(fd);
+	text = proc_read_maps(d);
+	if (!text)
+		return;
+	/* Every mapping read must still be there, the same. */
+	for (size_t i = 0; i < p->nmaps; i++) {
+		char key[48];
+
+		snprintf(key, sizeof(key), "%llx-%llx ",
+			 (unsigned long long)p->maps[i].region.start,
+			 (unsigned long long)p->maps[i].region.end);
+		if (!strstr(text, key) && !gone++)
+			proc_gone(d, p, p->maps[i].region.start);
+	}
+	free(text);
 }
 
 /*
@@ -251,6 +293,7 @@ static int proc_next(struct dump *d, struct page_range *r)
 		r->region = &m->region;
 		return 1;
 	}
+	proc_recheck(d, p);
 	return 0;
 }
 

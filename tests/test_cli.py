@@ -4,10 +4,10 @@
 options (the oracle for documentation is the option table of ksmscan.c's
 getopt_long, read from the source).
 """
-import os, re, subprocess, sys, tempfile, time
+import os, re, shutil, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import KSMSCAN, PAGE, check, eq, run_suite, test, tmp  # noqa: E402
+from ksmtest import KSMSCAN, check, eq, run_suite, skip, test, tmp  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRICKLE = r'''
@@ -95,6 +95,77 @@ def make_install():
         out = subprocess.run(["file", exe], capture_output=True, text=True).stdout
         check("statically linked" in out or "static-pie" in out,
               "the installed binary is static", out)
+
+
+VANISH = r"""
+import mmap, sys
+maps = []
+for _ in range(64):                      # 64 x 8 MiB = 512 MiB, touched
+    m = mmap.mmap(-1, 8 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    for off in range(0, 8 << 20, 4096):
+        m[off] = 1 + off // 4096 % 250
+    maps.append(m)
+sys.stdout.write("ready\n"); sys.stdout.flush()
+sys.stdin.readline()                     # "go": unmap everything, then wait
+for m in maps:
+    m.close()
+sys.stdout.write("gone\n"); sys.stdout.flush()
+sys.stdin.readline()
+"""
+
+
+@test("pid")
+def process_unmaps_during_the_scan():
+    """Memory that goes away while it is read: a warning naming the process,
+    exit status 0, and the figures for what was read (fewer pages)."""
+    child = subprocess.Popen([sys.executable, "-c", VANISH], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        child.stdout.readline()
+        scan = subprocess.Popen(KSMSCAN + ["-j1", "--csv", "-p", str(child.pid)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.05)
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        child.stdout.readline()
+        out, err = scan.communicate(timeout=120)
+        eq(scan.returncode, 0, "memory unmapped during the scan: exit status 0")
+        rows = out.splitlines()
+        pages = int(rows[1].split(",")[3]) if len(rows) > 1 else -1
+        check(0 <= pages < 64 * 2048, "memory unmapped during the scan: fewer pages "
+              "than were mapped (%d)" % pages)
+        if pages > 0:
+            check("memory changed during the scan" in err and
+                  err.startswith("ksmscan: pid:%d: " % child.pid),
+                  "memory unmapped during the scan: one warning naming the process",
+                  repr(err[:300]))
+        else:
+            print("info: the memory was gone before the scan reached it")
+    finally:
+        child.kill()
+        child.wait()
+
+
+@test("pid")
+def permission_denied():
+    """Another user's process: exit 1 and one line saying what is needed."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        skip("needs root and setpriv to run ksmscan as another user")
+        return
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        exe = os.path.abspath(KSMSCAN[0])
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            exe] + KSMSCAN[1:] + ["--csv", "-p", str(child.pid)],
+                           capture_output=True, text=True, timeout=60)
+        eq(r.returncode, 1, "-p on another user's process: exit status 1")
+        err = r.stderr.splitlines()
+        check(len(err) == 1 and err[0].startswith("ksmscan: pid:%d: " % child.pid) and
+              "permission" in err[0], "-p on another user's process: one line naming "
+              "the pid and the permission", repr(r.stderr))
+    finally:
+        child.kill()
+        child.wait()
 
 
 if __name__ == "__main__":
