@@ -173,7 +173,9 @@ int dump_next(struct dump *d, struct page_range *r)
 		if (r->address < lo)
 			skip = (lo - r->address + PAGE_BYTES - 1) / PAGE_BYTES;
 		r->npages -= (size_t)skip;
-		r->data += skip * PAGE_BYTES;
+		if (r->data)
+			r->data += skip * PAGE_BYTES;
+		r->coded += skip;
 		r->address += skip * PAGE_BYTES;
 		if (!r->npages || r->address >= hi)
 			continue;

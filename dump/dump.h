@@ -26,9 +26,15 @@ struct region {
 struct page_range {
 	uint64_t address;		/* address of the first page (SPEC section 2) */
 	size_t npages;			/* pages in the range, at least one */
-	const unsigned char *data;	/* the pages' bytes */
+	const unsigned char *data;	/* the pages' bytes, or NULL when coded */
 	int stable;			/* data stays valid until dump_close() */
 	const struct region *region;	/* the region the pages belong to */
+	/*
+	 * Compressed pages are handed out coded (data NULL): page i is made by
+	 * the reader's decode(d, coded + i, ...), which the engine's worker
+	 * threads call, so that decompression runs on every core.
+	 */
+	uint64_t coded;
 };
 
 /* Where the bytes of a dump come from. */
@@ -85,6 +91,21 @@ struct reader {
 	int (*next)(struct dump *d, struct page_range *r);
 	/** close() - free what open() allocated; called even after a failed open(). */
 	void (*close)(struct dump *d);
+	/**
+	 * decode() - make one coded page (readers that hand out coded ranges).
+	 * @d: the dump
+	 * @coded: the page's code: a range's coded + the page's index in it
+	 * @address: the page's address
+	 * @out: PAGE_BYTES for the page
+	 * @why: on failure, what is wrong (at most @len bytes)
+	 * @len: size of @why
+	 * @offset: on failure, where in the input
+	 *
+	 * May run in several threads at once; reads only the mapped input.
+	 * Return: 0, or -1 when the page cannot be made (it is then skipped).
+	 */
+	int (*decode)(const struct dump *d, uint64_t coded, uint64_t address,
+		      unsigned char *out, char *why, size_t len, uint64_t *offset);
 };
 
 /* An open input. */

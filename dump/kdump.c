@@ -50,8 +50,8 @@
 /* struct page_desc: offset, size, flags, page_flags. */
 #define DESC_SIZE 24
 
-/* Pages decompressed per range. */
-#define CHUNK_PAGES 64
+/* Pages per coded range. */
+#define CHUNK_PAGES 256
 
 struct kdump {
 	struct region region;		/* all of RAM: pfn 0 to max_mapnr */
@@ -60,13 +60,6 @@ struct kdump {
 	uint64_t desc_off;		/* file offset of the first descriptor */
 	uint64_t pfn;			/* next pfn to look at */
 	uint64_t ndesc;			/* descriptors used so far */
-	unsigned char *buf;		/* decompressed pages */
-	unsigned char *last;		/* the last page read, kept for reuse */
-	int have_last;
-	uint64_t last_off, last_size;	/* where that page came from */
-	uint32_t last_flags;
-	ZSTD_DCtx *zstd;
-	int said_codec;			/* an unsupported codec was reported */
 };
 
 static int kdump_probe(const unsigned char *head, size_t len)
@@ -262,13 +255,6 @@ static int kdump_open(struct dump *d)
 	}
 	if (kdump_headers(d, k) < 0)
 		return -1;
-	k->buf = xmalloc((size_t)CHUNK_PAGES * PAGE_BYTES);
-	k->last = xmalloc(PAGE_BYTES);
-	k->zstd = ZSTD_createDCtx();
-	if (!k->zstd) {
-		error("%s: cannot start zstd decompression", d->src.name);
-		return -1;
-	}
 	return 0;
 }
 
@@ -278,90 +264,104 @@ static int kdump_present(const struct kdump *k, uint64_t pfn)
 	return k->bitmap2[pfn / 8] >> (pfn % 8) & 1;
 }
 
-/*
- * Fill @out with the page a descriptor points at. Return 1 on success, 0 if
- * the page is skipped (reported), -1 if the dump cannot be read further.
- */
-static int kdump_page(struct dump *d, struct kdump *k, uint64_t pfn,
-		      unsigned char *out)
-{
-	uint64_t at = k->desc_off + k->ndesc * DESC_SIZE;
-	const unsigned char *desc;
-	uint64_t off, size;
+/* The last page a thread decompressed, and where it came from. */
+static _Thread_local struct {
+	const struct dump *d;
+	const unsigned char *src;
+	uint64_t size;
 	uint32_t flags;
+	unsigned char page[PAGE_BYTES];
+} last;
 
-	if (!span_ok(at, DESC_SIZE, d->src.size)) {
-		dump_error(d, at, "page descriptor of pfn %llu past the end of "
-			   "the file", (unsigned long long)pfn);
-		return -1;
-	}
-	desc = d->src.map + at;
-	k->ndesc++;
-	off = le(desc, 8);
-	size = le(desc + 8, 4);
-	flags = (uint32_t)le(desc + 12, 4);
-	if (!span_ok(off, size, d->src.size)) {
-		dump_error(d, at, "data of pfn %llu (%llu bytes at offset %llu) "
-			   "past the end of the file", (unsigned long long)pfn,
-			   (unsigned long long)size, (unsigned long long)off);
-		return 0;
-	}
-	if (size > PAGE_BYTES) {
-		dump_error(d, at, "data of pfn %llu is %llu bytes, more than the "
-			   "block size", (unsigned long long)pfn,
-			   (unsigned long long)size);
-		return 0;
-	}
-	/* Many descriptors share one page (QEMU's zero page): reuse it. */
-	if (k->have_last && off == k->last_off && size == k->last_size &&
-	    flags == k->last_flags) {
-		memcpy(out, k->last, PAGE_BYTES);
-		return 1;
-	}
-	const unsigned char *src = d->src.map + off;
-
-	if (flags & DUMP_DH_COMPRESSED_ZLIB) {
-		uLongf got = PAGE_BYTES;
-		int rc = uncompress(out, &got, src, (uLong)size);
-
-		if (rc != Z_OK || got != PAGE_BYTES) {
-			dump_error(d, off, "zlib page of pfn %llu does not inflate "
-				   "to %u bytes", (unsigned long long)pfn, PAGE_BYTES);
-			return 0;
-		}
-	} else if (flags & DUMP_DH_COMPRESSED_ZSTD) {
-		size_t got = ZSTD_decompressDCtx(k->zstd, out, PAGE_BYTES, src, size);
-
-		if (ZSTD_isError(got) || got != PAGE_BYTES) {
-			dump_error(d, off, "zstd page of pfn %llu does not "
-				   "decompress to %u bytes", (unsigned long long)pfn,
-				   PAGE_BYTES);
-			return 0;
-		}
-	} else if (flags & (DUMP_DH_COMPRESSED_LZO | DUMP_DH_COMPRESSED_SNAPPY)) {
-		if (!k->said_codec)
-			dump_error(d, off, "pages compressed with %s are not "
-				   "supported; they are skipped",
-				   flags & DUMP_DH_COMPRESSED_LZO ? "lzo" : "snappy");
-		k->said_codec = 1;
-		d->failed = 1;
-		return 0;
-	} else if (size == PAGE_BYTES) {
-		memcpy(out, src, PAGE_BYTES);
-	} else {
-		dump_error(d, at, "page of pfn %llu has size %llu and flags 0x%x",
-			   (unsigned long long)pfn, (unsigned long long)size, flags);
-		return 0;
-	}
-	memcpy(k->last, out, PAGE_BYTES);
-	k->have_last = 1;
-	k->last_off = off;
-	k->last_size = size;
-	k->last_flags = flags;
-	return 1;
+/* Remember a decompressed page for the next descriptor that shares it. */
+static int kdump_keep(const struct dump *d, const unsigned char *src,
+		      uint64_t size, uint32_t flags, const unsigned char *page)
+{
+	last.d = d;
+	last.src = src;
+	last.size = size;
+	last.flags = flags;
+	memcpy(last.page, page, PAGE_BYTES);
+	return 0;
 }
 
-/* The next run of consecutive present pfns, decompressed into the buffer. */
+/*
+ * Make the page of descriptor number @coded (its pfn is @address / 4096).
+ * Thread-safe: it reads the mapped file only; zlib's uncompress() and
+ * ZSTD_decompress() keep no state between calls.
+ */
+static int kdump_decode(const struct dump *d, uint64_t coded, uint64_t address,
+			unsigned char *out, char *why, size_t len, uint64_t *offset)
+{
+	const struct kdump *k = d->priv;
+	unsigned long long pfn = address / PAGE_BYTES;
+	uint64_t at = k->desc_off + coded * DESC_SIZE;
+	const unsigned char *desc = d->src.map + at, *src;
+	uint64_t off = le(desc, 8), size = le(desc + 8, 4);
+	uint32_t flags = (uint32_t)le(desc + 12, 4);
+
+	/* kdump_next() checked that the descriptor itself is in the file. */
+	if (!span_ok(off, size, d->src.size)) {
+		snprintf(why, len, "data of pfn %llu (%llu bytes at offset %llu) "
+			 "past the end of the file", pfn, (unsigned long long)size,
+			 (unsigned long long)off);
+		*offset = at;
+		return -1;
+	}
+	if (size > PAGE_BYTES) {
+		snprintf(why, len, "data of pfn %llu is %llu bytes, more than the "
+			 "block size", pfn, (unsigned long long)size);
+		*offset = at;
+		return -1;
+	}
+	src = d->src.map + off;
+	*offset = off;
+	/*
+	 * Many descriptors share one page (QEMU's zero page): each thread keeps
+	 * the last page it made, and a descriptor pointing at the same data
+	 * gets a copy.
+	 */
+	if (last.src == src && last.size == size && last.flags == flags && last.d == d) {
+		memcpy(out, last.page, PAGE_BYTES);
+		return 0;
+	}
+	if (flags & DUMP_DH_COMPRESSED_ZLIB) {
+		uLongf got = PAGE_BYTES;
+
+		if (uncompress(out, &got, src, (uLong)size) == Z_OK && got == PAGE_BYTES)
+			return kdump_keep(d, src, size, flags, out);
+		snprintf(why, len, "zlib page of pfn %llu does not inflate to %u "
+			 "bytes", pfn, PAGE_BYTES);
+		return -1;
+	}
+	if (flags & DUMP_DH_COMPRESSED_ZSTD) {
+		size_t got = ZSTD_decompress(out, PAGE_BYTES, src, size);
+
+		if (!ZSTD_isError(got) && got == PAGE_BYTES)
+			return kdump_keep(d, src, size, flags, out);
+		snprintf(why, len, "zstd page of pfn %llu does not decompress to %u "
+			 "bytes", pfn, PAGE_BYTES);
+		return -1;
+	}
+	if (flags & (DUMP_DH_COMPRESSED_LZO | DUMP_DH_COMPRESSED_SNAPPY)) {
+		snprintf(why, len, "pages compressed with %s are not supported; they "
+			 "are skipped", flags & DUMP_DH_COMPRESSED_LZO ? "lzo" : "snappy");
+		return -1;
+	}
+	if (size == PAGE_BYTES) {
+		memcpy(out, src, PAGE_BYTES);
+		return 0;
+	}
+	snprintf(why, len, "page of pfn %llu has size %llu and flags 0x%x", pfn,
+		 (unsigned long long)size, flags);
+	*offset = at;
+	return -1;
+}
+
+/*
+ * The next run of consecutive present pfns, coded: their descriptors are
+ * consecutive too, and the workers decompress them (kdump_decode()).
+ */
 static int kdump_next(struct dump *d, struct page_range *r)
 {
 	struct kdump *k = d->priv;
@@ -369,7 +369,7 @@ static int kdump_next(struct dump *d, struct page_range *r)
 
 	while (k->pfn < k->max_mapnr && n < CHUNK_PAGES) {
 		uint64_t pfn = k->pfn;
-		int rc;
+		uint64_t at = k->desc_off + k->ndesc * DESC_SIZE;
 
 		/* Skip absent pages a byte of the bitmap at a time. */
 		if (n == 0 && pfn % 8 == 0 && k->bitmap2[pfn / 8] == 0) {
@@ -382,25 +382,24 @@ static int kdump_next(struct dump *d, struct page_range *r)
 				break;
 			continue;
 		}
-		rc = kdump_page(d, k, pfn, k->buf + n * PAGE_BYTES);
-		if (rc < 0) {
+		if (!span_ok(at, DESC_SIZE, d->src.size)) {
+			dump_error(d, at, "page descriptor of pfn %llu past the end of "
+				   "the file", (unsigned long long)pfn);
 			k->pfn = k->max_mapnr;
 			break;
 		}
-		k->pfn++;
-		if (rc == 0) {
-			if (n)
-				break;
-			continue;
-		}
-		if (n == 0)
+		if (n == 0) {
 			r->address = pfn * PAGE_BYTES;
+			r->coded = k->ndesc;
+		}
+		k->ndesc++;
+		k->pfn++;
 		n++;
 	}
 	if (n == 0)
 		return 0;
 	r->npages = n;
-	r->data = k->buf;
+	r->data = NULL;
 	r->stable = 0;
 	r->region = &k->region;
 	return 1;
@@ -412,9 +411,6 @@ static void kdump_close(struct dump *d)
 
 	if (!k)
 		return;
-	ZSTD_freeDCtx(k->zstd);
-	free(k->buf);
-	free(k->last);
 	free(k);
 }
 
@@ -424,6 +420,7 @@ const struct reader kdump_reader = {
 	.open = kdump_open,
 	.next = kdump_next,
 	.close = kdump_close,
+	.decode = kdump_decode,
 };
 
 const struct reader kdump_flat_reader = {
@@ -432,4 +429,5 @@ const struct reader kdump_flat_reader = {
 	.open = kdump_open,
 	.next = kdump_next,
 	.close = kdump_close,
+	.decode = kdump_decode,
 };

@@ -29,6 +29,11 @@
 
 /* A batch of pages on its way through the pipeline. */
 struct batch {
+	struct dump *dump;		/* the input, for coded pages */
+	uint64_t coded;			/* coded pages: the first one's code */
+	unsigned char bad[BATCH];	/* coded pages that could not be made */
+	char why[160];			/* what was wrong with the first of them */
+	uint64_t why_offset;		/* and where */
 	const unsigned char *data;	/* npages pages */
 	unsigned char *own;		/* copy of stream data (BATCH pages) */
 	int stable;			/* data stays valid until the end */
@@ -144,6 +149,29 @@ static void batch_hash(struct pool *p, struct batch *b)
 	const struct scan_config *cfg = p->cfg;
 	size_t hashed = 0;
 
+	/* Coded (compressed) pages are made here, on the worker's core. */
+	if (!b->data) {
+		int first = 1;
+
+		for (size_t i = 0; i < b->npages; i++) {
+			char why[160];
+			uint64_t off = 0;
+
+			b->bad[i] = b->dump->reader->decode(b->dump, b->coded + i,
+				b->address + i * (uint64_t)PAGE_BYTES,
+				b->own + i * PAGE_BYTES, why, sizeof(why), &off) < 0;
+			if (b->bad[i]) {
+				/* A page that cannot be made is not counted. */
+				memset(b->own + i * PAGE_BYTES, 0, PAGE_BYTES);
+				if (first) {
+					memcpy(b->why, why, sizeof(why));
+					b->why_offset = off;
+					first = 0;
+				}
+			}
+		}
+		b->data = b->own;
+	}
 	/* Map a mapped file's pages in one call rather than fault by fault. */
 	if (b->stable)
 		populate(b->data, b->npages * PAGE_BYTES);
@@ -354,6 +382,11 @@ static int batch_count(struct scan *s, struct figures *f, const char *input,
 		const unsigned char *page = b->data + i * PAGE_BYTES;
 		uint32_t id;
 
+		if (b->bad[i]) {
+			/* Reported in scan order; only the input's first is printed. */
+			dump_error(b->dump, b->why_offset, "%s", b->why);
+			continue;
+		}
 		/* The slots are random accesses: ask for them a little ahead. */
 		if (i + 8 < b->npages && !b->zero[i + 8])
 			index_prefetch(s->ix, b->fp[i + 8]);
@@ -377,7 +410,8 @@ static int batch_count(struct scan *s, struct figures *f, const char *input,
 				trees_add(&s->all, cfg, page, kept, b->dg[i]);
 		}
 	}
-	f->pages += b->npages;
+	for (size_t i = 0; i < b->npages; i++)
+		f->pages += !b->bad[i];
 	s->bytes_done += (uint64_t)b->npages * PAGE_BYTES;
 	progress_update(s->progress, s->bytes_done, f->pages);
 	return 0;
@@ -453,11 +487,19 @@ static int scan_input(struct scan *s, size_t k)
 			b->npages = n;
 			b->region = r.region;
 			b->stable = r.stable;
-			b->data = r.data + i * PAGE_BYTES;
-			/* The reader reuses its buffer: hash a copy. */
-			if (!r.stable && s->pool.nthreads) {
-				memcpy(b->own, b->data, n * PAGE_BYTES);
-				b->data = b->own;
+			b->dump = d;
+			memset(b->bad, 0, n);
+			if (!r.data) {
+				/* Coded: the worker makes the pages into b->own. */
+				b->data = NULL;
+				b->coded = r.coded + i;
+			} else {
+				b->data = r.data + i * PAGE_BYTES;
+				/* The reader reuses its buffer: hash a copy. */
+				if (!r.stable && s->pool.nthreads) {
+					memcpy(b->own, b->data, n * PAGE_BYTES);
+					b->data = b->own;
+				}
 			}
 			pool_submit(&s->pool, b);
 			/* Without workers, count at once: the data is still valid. */
@@ -535,9 +577,8 @@ int scan_run(const struct scan_config *cfg)
 	s.ring_cap = cfg->threads > 1 ? 4 * (size_t)cfg->threads : 1;
 	s.ring = xcalloc(s.ring_cap, sizeof(*s.ring));
 	pool_start(&s.pool, cfg, s.ring_cap, s.ix);
-	if (s.pool.nthreads)
-		for (size_t i = 0; i < s.ring_cap; i++)
-			s.ring[i].own = xmalloc((size_t)BATCH * PAGE_BYTES);
+	for (size_t i = 0; i < s.ring_cap; i++)
+		s.ring[i].own = xmalloc((size_t)BATCH * PAGE_BYTES);
 	s.progress = progress_start(cfg->progress, scan_total_bytes(cfg));
 	if (cfg->reports & REPORT_TREE && multi)
 		trees_new(&s.all, cfg);
