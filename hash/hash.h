@@ -91,15 +91,6 @@ const struct algo *hash_lookup(const char *name, size_t len);
  */
 char *digest_format(const struct algo *a, const struct digest *d, char *buf);
 
-/**
- * fingerprint() - the 64-bit key under which the index files a page's content.
- * @page: PAGE_BYTES bytes
- *
- * A fingerprint only finds candidates; equality is always decided by memcmp.
- *
- * Return: XXH3_64bits of the page.
- */
-uint64_t fingerprint(const void *page);
 
 /* Family entry points, each defined in its own file. */
 

@@ -32,16 +32,6 @@ void xxh128_page(const void *page, struct digest *out)
 	out->lo = h.low64;
 }
 
-uint64_t fingerprint(const void *page)
-{
-	static uint64_t (*fp)(const void *);
-
-	/* The widest vector build of XXH3 this CPU runs; chosen on first use. */
-	if (!fp)
-		fp = xxh_have_avx512() ? xxh3_page_avx512 :
-		     xxh_have_avx2() ? xxh3_page_avx2 : xxh3_page;
-	return fp(page);
-}
 
 int xxh_have_avx2(void)
 {
