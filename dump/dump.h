@@ -45,6 +45,7 @@ struct source {
 	uint64_t size;			/* bytes in map */
 	uint64_t pos;			/* bytes consumed by source_read() so far */
 	unsigned char *head;		/* stream bytes read ahead for probing */
+	size_t head_cap;		/* its size */
 	size_t head_len;		/* bytes in head not yet consumed */
 	size_t head_off;		/* first unconsumed byte in head */
 	int eof;			/* the stream has ended */
@@ -221,6 +222,17 @@ int source_open(struct source *s, const char *path, const char *name);
  * Return: the bytes, or NULL after a read error (s->err says why).
  */
 const unsigned char *source_peek(struct source *s, size_t *len);
+
+/**
+ * source_peek_n() - like source_peek(), for up to @want bytes (a stream keeps
+ * that many in memory; readers bound @want).
+ * @s: the source, nothing consumed yet
+ * @want: bytes wanted
+ * @len: how many are returned
+ *
+ * Return: the bytes, or NULL after a read error (s->err says why).
+ */
+const unsigned char *source_peek_n(struct source *s, size_t want, size_t *len);
 
 /**
  * source_read() - read the next bytes of the source in order.

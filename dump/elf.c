@@ -22,12 +22,16 @@ struct segment {
 	uint64_t pages;		/* whole pages of data present in the file */
 	char name[32];		/* "segment N" */
 	char *file;		/* the file NT_FILE names for it, if any */
+	uint64_t index;		/* its number among the program headers */
+	uint64_t filesz;	/* p_filesz */
 };
 
 struct elf {
 	struct segment *seg;
 	size_t nseg, cur;
 	uint64_t page;		/* next page within seg[cur] */
+	int stream;		/* read in one pass from a stream, not mapped */
+	unsigned char *buf;	/* stream buffer */
 };
 
 static int elf_probe(const unsigned char *head, size_t len)
@@ -40,11 +44,11 @@ static int elf_probe(const unsigned char *head, size_t len)
 #define le32(p) ((uint32_t)get_le(p, 4))
 #define le64(p) get_le(p, 8)
 
-/* Whether [off, off + len) lies inside the file, without overflow. */
-static int in_file(const struct dump *d, uint64_t off, uint64_t len)
-{
-	return span_ok(off, len, d->src.size);
-}
+/* Pages read from a stream per range. */
+#define STREAM_PAGES 256
+/* The most header bytes (ELF header, program headers, notes) read ahead from a
+ * stream; a core whose headers need more is copied to a temporary file. */
+#define STREAM_HEAD (16u << 20)
 
 /*
  * Name the segments after the files of an NT_FILE note (Linux and gdb cores):
@@ -82,9 +86,10 @@ static void elf_nt_file(struct elf *e, const unsigned char *desc, uint64_t len)
 }
 
 /* Walk the notes of a PT_NOTE segment looking for NT_FILE. */
-static void elf_notes(struct dump *d, struct elf *e, uint64_t off, uint64_t len)
+static void elf_notes(const unsigned char *h, struct elf *e, uint64_t off,
+		      uint64_t len)
 {
-	const unsigned char *p = d->src.map + off;
+	const unsigned char *p = h + off;
 	uint64_t pos = 0;
 
 	while (pos <= len && len - pos >= 12) {
@@ -103,20 +108,30 @@ static void elf_notes(struct dump *d, struct elf *e, uint64_t off, uint64_t len)
 	}
 }
 
-static int elf_open(struct dump *d)
+/* Order segments by file offset: the order a stream delivers them in. */
+static int seg_cmp(const void *a, const void *b)
 {
-	struct elf *e = xcalloc(1, sizeof(*e));
-	const unsigned char *h;
+	const struct segment *x = a, *y = b;
+
+	return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/*
+ * The ELF header and program headers, checked; the first @hsize bytes of the
+ * file are at @h (all of it when mapped, a prefix of a stream otherwise).
+ * Return: 0, -1 after an error, or 1 when a stream's headers lie beyond the
+ * prefix (the caller then copies the stream to a file and tries again).
+ */
+static int elf_headers(struct dump *d, struct elf *e, const unsigned char *h,
+		       uint64_t hsize, int stream)
+{
 	uint64_t phoff, phnum, phentsize;
 
-	d->priv = e;
-	if (source_map(d) < 0)
-		return -1;
-	h = d->src.map;
-	if (d->src.size < sizeof(Elf64_Ehdr)) {
-		if (d->src.size >= EI_NIDENT && h[EI_CLASS] == ELFCLASS32)
+#define in_head(off, len) span_ok(off, len, hsize)
+	if (hsize < sizeof(Elf64_Ehdr)) {
+		if (hsize >= EI_NIDENT && h[EI_CLASS] == ELFCLASS32)
 			goto class32;
-		dump_error(d, d->src.size, "ELF header truncated");
+		dump_error(d, hsize, "ELF header truncated");
 		return -1;
 	}
 	if (memcmp(h, ELFMAG, SELFMAG) != 0) {
@@ -147,7 +162,9 @@ class32:
 		/* The real count is in sh_info of section header 0. */
 		uint64_t shoff = le64(h + 40);
 
-		if (!in_file(d, shoff, sizeof(Elf64_Shdr))) {
+		if (!in_head(shoff, sizeof(Elf64_Shdr))) {
+			if (stream)
+				return 1;
 			dump_error(d, 40, "PN_XNUM section header past the end "
 				   "of the file");
 			return -1;
@@ -159,7 +176,9 @@ class32:
 			   (unsigned long long)phentsize);
 		return -1;
 	}
-	if (phnum > d->src.size / phentsize || !in_file(d, phoff, phnum * phentsize)) {
+	if (phnum > hsize / phentsize || !in_head(phoff, phnum * phentsize)) {
+		if (stream && hsize == STREAM_HEAD)
+			return 1;
 		dump_error(d, phoff, "%llu program headers do not fit in the file",
 			   (unsigned long long)phnum);
 		return -1;
@@ -177,6 +196,8 @@ class32:
 			continue;
 		g = &e->seg[e->nseg++];
 		g->offset = off;
+		g->index = i;
+		g->filesz = filesz;
 		g->region.start = paddr ? paddr : vaddr;
 		g->region.end = memsz <= UINT64_MAX - g->region.start ?
 				g->region.start + memsz : UINT64_MAX;
@@ -184,7 +205,7 @@ class32:
 			 (unsigned long long)i);
 		g->region.name = g->name;
 		g->pages = filesz / PAGE_BYTES;
-		if (!in_file(d, off, filesz)) {
+		if (!stream && !span_ok(off, filesz, d->src.size)) {
 			uint64_t have = off < d->src.size ? d->src.size - off : 0;
 
 			dump_error(d, d->src.size, "segment %llu data (%llu bytes at "
@@ -205,8 +226,132 @@ class32:
 		const unsigned char *p = h + phoff + i * phentsize;
 		uint64_t off = le64(p + 8), filesz = le64(p + 32);
 
-		if (le32(p) == PT_NOTE && in_file(d, off, filesz))
-			elf_notes(d, e, off, filesz);
+		if (le32(p) == PT_NOTE && in_head(off, filesz))
+			elf_notes(h, e, off, filesz);
+	}
+#undef in_head
+	/* One pass in file order; the same order when mapped, for the same figures. */
+	qsort(e->seg, e->nseg, sizeof(*e->seg), seg_cmp);
+	return 0;
+}
+
+static int elf_open(struct dump *d)
+{
+	struct elf *e = xcalloc(1, sizeof(*e));
+	const unsigned char *h;
+	size_t len;
+	int rc;
+
+	d->priv = e;
+	if (!d->src.map) {
+		/*
+		 * A stream (pipe, zstd): read the headers ahead, then the
+		 * segments in one pass. Headers that do not fit in the first
+		 * STREAM_HEAD bytes (or PN_XNUM's section header at the end)
+		 * need the whole file: it is copied to a temporary file.
+		 */
+		uint64_t want = 65536;
+
+		for (;;) {
+			h = source_peek_n(&d->src, (size_t)want, &len);
+			if (!h) {
+				dump_read_error(d);
+				return -1;
+			}
+			uint64_t need = len >= sizeof(Elf64_Ehdr) ?
+				le64(h + 32) + (uint64_t)le16(h + 56) * le16(h + 54) : 0;
+
+			if (len < want || need <= want || want == STREAM_HEAD)
+				break;
+			want = need < STREAM_HEAD ? need : STREAM_HEAD;
+		}
+		rc = elf_headers(d, e, h, len, 1);
+		if (rc <= 0) {
+			e->stream = 1;
+			e->buf = xmalloc((size_t)STREAM_PAGES * PAGE_BYTES);
+			return rc;
+		}
+		free(e->seg);
+		e->seg = NULL;
+		e->nseg = 0;
+		if (source_map(d) < 0)
+			return -1;
+	}
+	return elf_headers(d, e, d->src.map, d->src.size, 0);
+}
+
+/* Skip forward in a stream to file offset @off; 0 when there, -1 if it ends. */
+static int elf_skip_to(struct dump *d, struct elf *e, uint64_t off)
+{
+	while (d->src.pos < off) {
+		uint64_t gap = off - d->src.pos;
+		size_t n = gap < (uint64_t)STREAM_PAGES * PAGE_BYTES ?
+			   (size_t)gap : (size_t)STREAM_PAGES * PAGE_BYTES;
+		ssize_t got = source_read(&d->src, e->buf, n);
+
+		if (got < 0) {
+			dump_read_error(d);
+			return -1;
+		}
+		if ((size_t)got < n)
+			return -1;
+	}
+	return 0;
+}
+
+/* The next pages of a segment, read from a stream. */
+static int elf_next_stream(struct dump *d, struct elf *e, struct page_range *r)
+{
+	while (e->cur < e->nseg) {
+		struct segment *g = &e->seg[e->cur];
+		uint64_t at = g->offset + e->page * PAGE_BYTES;
+
+		if (e->page >= g->pages) {
+			e->cur++;
+			e->page = 0;
+			continue;
+		}
+		if (at < d->src.pos) {
+			/* Behind what was read: a stream cannot go back. */
+			dump_error(d, g->offset, "segment %llu overlaps the one before "
+				   "it; read this core from a file, not a stream",
+				   (unsigned long long)g->index);
+			e->cur++;
+			e->page = 0;
+			continue;
+		}
+		uint64_t n = g->pages - e->page;
+		ssize_t got;
+
+		if (n > STREAM_PAGES)
+			n = STREAM_PAGES;
+		if (elf_skip_to(d, e, at) == 0)
+			got = source_read(&d->src, e->buf, (size_t)n * PAGE_BYTES);
+		else
+			got = d->failed ? -1 : 0;
+		if (got < 0) {
+			if (!d->failed)
+				dump_read_error(d);
+			return -1;
+		}
+		if ((uint64_t)got < n * PAGE_BYTES) {
+			dump_error(d, d->src.pos, "segment %llu data (%llu bytes at "
+				   "offset %llu) runs past the end of the file",
+				   (unsigned long long)g->index,
+				   (unsigned long long)g->filesz,
+				   (unsigned long long)g->offset);
+			n = (uint64_t)got / PAGE_BYTES;
+			e->cur = e->nseg;
+			if (!n)
+				return 0;
+		}
+		r->address = g->region.start + e->page * PAGE_BYTES;
+		r->npages = (size_t)n;
+		r->data = e->buf;
+		r->stable = 0;
+		r->region = &g->region;
+		e->page += n;
+		return 1;
 	}
 	return 0;
 }
@@ -215,6 +360,8 @@ static int elf_next(struct dump *d, struct page_range *r)
 {
 	struct elf *e = d->priv;
 
+	if (e->stream)
+		return elf_next_stream(d, e, r);
 	while (e->cur < e->nseg) {
 		struct segment *g = &e->seg[e->cur];
 
@@ -247,6 +394,7 @@ static void elf_close(struct dump *d)
 		for (size_t s = 0; s < e->nseg; s++)
 			free(e->seg[s].file);
 		free(e->seg);
+		free(e->buf);
 	}
 	free(e);
 }

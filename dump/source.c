@@ -229,6 +229,7 @@ int source_open(struct source *s, const char *path, const char *name)
 	}
 	/* A stream: look at its first four bytes, then keep them for later. */
 	s->head = xmalloc(PROBE_BYTES);
+	s->head_cap = PROBE_BYTES;
 	n = fd_read(s, magic, sizeof(magic));
 	if (n < 0) {
 		error("%s: %s", name, s->err);
@@ -252,24 +253,36 @@ int source_open(struct source *s, const char *path, const char *name)
 	return 0;
 }
 
-const unsigned char *source_peek(struct source *s, size_t *len)
+const unsigned char *source_peek_n(struct source *s, size_t want, size_t *len)
 {
 	ssize_t n;
 
 	if (s->map) {
-		*len = s->size < PROBE_BYTES ? (size_t)s->size : PROBE_BYTES;
+		*len = s->size < want ? (size_t)s->size : want;
 		return s->map;
 	}
-	if (!s->head)
-		s->head = xmalloc(PROBE_BYTES);
-	if (s->head_len < PROBE_BYTES && !s->eof) {
-		n = stream_read(s, s->head + s->head_len, PROBE_BYTES - s->head_len);
+	/* Only bytes not yet consumed can be looked at again. */
+	if (s->pos || s->head_off) {
+		*len = 0;
+		return s->head;
+	}
+	if (s->head_cap < want) {
+		s->head = xreallocarray(s->head, want, 1);
+		s->head_cap = want;
+	}
+	if (s->head_len < want && !s->eof) {
+		n = stream_read(s, s->head + s->head_len, want - s->head_len);
 		if (n < 0)
 			return NULL;
 		s->head_len += (size_t)n;
 	}
-	*len = s->head_len;
+	*len = s->head_len < want ? s->head_len : want;
 	return s->head;
+}
+
+const unsigned char *source_peek(struct source *s, size_t *len)
+{
+	return source_peek_n(s, PROBE_BYTES, len);
 }
 
 int source_adopt(struct source *s, int fd)
