@@ -43,7 +43,7 @@ struct slots {
 struct index {
 	/* Chunks of CHUNK entries: the array never moves, so workers may read it. */
 	struct index_entry *entries[NCHUNKS_MAX];
-	unsigned char **dig[ALGO_MAX];	/* chunks of CHUNK digests per algorithm */
+	unsigned char **dig[ALGO_MAX];	/* per algorithm, NCHUNKS_MAX chunks of digests */
 	size_t nentries, nchunks;
 	_Atomic(struct slots *) slots;	/* the current table */
 	uint32_t zero_id;	/* the all-zero content, or NO_ENTRY */
@@ -81,14 +81,44 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos)
 	ix->zero_id = NO_ENTRY;
 	ix->nalgos = nalgos < ALGO_MAX ? nalgos : ALGO_MAX;
 	ix->spool_fd = -1;
-	for (size_t a = 0; a < ix->nalgos; a++)
+	/* Like the entries, the digest chunk arrays never move (workers read them). */
+	for (size_t a = 0; a < ix->nalgos; a++) {
 		ix->width[a] = algos[a]->bits / 8;
+		ix->dig[a] = xcalloc(NCHUNKS_MAX, sizeof(*ix->dig[a]));
+	}
 	return ix;
 }
 
 static struct index_entry *entry_at(const struct index *ix, size_t id)
 {
 	return &ix->entries[id >> CHUNK_SHIFT][id & (CHUNK - 1)];
+}
+
+uint64_t index_key(const struct digest *first)
+{
+	uint64_t k = first->lo ^ (first->hi * 0x9e3779b97f4a7c15u);
+
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdu;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53u;
+	k ^= k >> 33;
+	return k;
+}
+
+/* Whether content @id has @first as its first digest: a cheap test before memcmp. */
+static int same_first(const struct index *ix, size_t id, const struct digest *first)
+{
+	struct digest d;
+
+	index_digest(ix, 0, id, &d);
+	return d.lo == first->lo && d.hi == first->hi;
+}
+
+/* Slots grow past three quarters full. */
+static int too_full(size_t entries, size_t slots)
+{
+	return entries * 4 > slots * 3;
 }
 
 /* Double the slot table and file every entry again, then publish it. */
@@ -100,7 +130,10 @@ static void index_grow_slots(struct index *ix)
 	for (size_t id = 0; id < ix->nentries; id++) {
 		if (id == ix->zero_id)
 			continue;
-		size_t h = (size_t)entry_at(ix, id)->fp & (t->n - 1);
+		struct digest first;
+
+		index_digest(ix, 0, id, &first);
+		size_t h = (size_t)index_key(&first) & (t->n - 1);
 
 		while (atomic_load_explicit(&t->s[h], memory_order_relaxed))
 			h = (h + 1) & (t->n - 1);
@@ -224,16 +257,13 @@ static int index_append(struct index *ix, const unsigned char *page, int stable,
 		return -1;
 	if ((n >> CHUNK_SHIFT) == ix->nchunks) {
 		ix->entries[ix->nchunks] = xmalloc(CHUNK * sizeof(**ix->entries));
-		for (size_t a = 0; a < ix->nalgos; a++) {
-			ix->dig[a] = xreallocarray(ix->dig[a], ix->nchunks + 1,
-						   sizeof(*ix->dig[a]));
+		for (size_t a = 0; a < ix->nalgos; a++)
 			ix->dig[a][ix->nchunks] = xmalloc((size_t)CHUNK * ix->width[a]);
-		}
 		ix->nchunks++;
 	}
 	*id = (uint32_t)ix->nentries++;
 	e = entry_at(ix, *id);
-	e->fp = fp;
+	(void)fp;
 	e->bytes = page;
 	e->count = 0;
 	e->count_input = 0;
@@ -245,7 +275,7 @@ static int index_append(struct index *ix, const unsigned char *page, int stable,
 }
 
 uint32_t index_find(const struct index *ix, const unsigned char *page,
-		   uint64_t fp, unsigned char *buf)
+		    uint64_t fp, const struct digest *first, unsigned char *buf)
 {
 	struct slots *t = atomic_load_explicit(&((struct index *)ix)->slots,
 					       memory_order_acquire);
@@ -258,7 +288,7 @@ uint32_t index_find(const struct index *ix, const unsigned char *page,
 		if (!sl)
 			return NO_ENTRY;
 		e = entry_at(ix, sl - 1);
-		if (e->fp == fp &&
+		if (same_first(ix, sl - 1, first) &&
 		    memcmp(index_bytes(ix, e->bytes, buf), page, PAGE_BYTES) == 0)
 			return sl - 1;
 		h = (h + 1) & (t->n - 1);
@@ -294,13 +324,13 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
 					return -1;
 				/* Publish: a worker that sees the slot sees the entry. */
 				atomic_store_explicit(&t->s[h], id + 1, memory_order_release);
-				if (ix->nentries * 2 > t->n)
+				if (too_full(ix->nentries, t->n))
 					index_grow_slots(ix);
 				break;
 			}
 			e = entry_at(ix, sl - 1);
-			/* Equal keys are only candidates: the bytes decide. */
-			if (e->fp == fp &&
+			/* Equal digests are only candidates: the bytes decide. */
+			if (same_first(ix, sl - 1, &digests[0]) &&
 			    memcmp(index_bytes(ix, e->bytes, ix->scratch), page,
 				   PAGE_BYTES) == 0) {
 				id = sl - 1;

@@ -109,23 +109,6 @@ static int page_is_zero(const unsigned char *p)
 	return 1;
 }
 
-/*
- * The index key of a page: the first selected digest, mixed (murmur3's
- * finaliser) so that every bit of it spreads over the slots. It only finds
- * candidates; memcmp decides.
- */
-static uint64_t page_key(const struct digest *d)
-{
-	uint64_t k = d->lo ^ (d->hi * 0x9e3779b97f4a7c15u);
-
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdu;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53u;
-	k ^= k >> 33;
-	return k;
-}
-
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
 #endif
@@ -200,7 +183,7 @@ static void batch_hash(struct pool *p, struct batch *b)
 	}
 	b->hashed = hashed;
 	for (size_t i = 0; i < b->npages; i++)
-		b->fp[i] = page_key(&b->dg[i][0]);
+		b->fp[i] = index_key(&b->dg[i][0]);
 	/*
 	 * Workers look each page up and compare it with what they find, so
 	 * that the main thread, which counts in order, only counts. A content
@@ -211,7 +194,8 @@ static void batch_hash(struct pool *p, struct batch *b)
 		unsigned char buf[PAGE_BYTES];
 
 		b->hint[i] = b->zero[i] || !p->nthreads ? INDEX_NONE :
-			     index_find(p->ix, b->data + i * PAGE_BYTES, b->fp[i], buf);
+			     index_find(p->ix, b->data + i * PAGE_BYTES, b->fp[i],
+					&b->dg[i][0], buf);
 	}
 }
 
