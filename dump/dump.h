@@ -28,7 +28,8 @@ struct page_range {
 	size_t npages;			/* pages in the range, at least one */
 	const unsigned char *data;	/* the pages' bytes, or NULL when coded */
 	int stable;			/* data stays valid until dump_close() */
-	const struct region *region;	/* the region the pages belong to */
+	const struct region *region;	/* the region the pages belong to; it
+					 * must stay where it is until dump_close() */
 	/*
 	 * Compressed pages are handed out coded (data NULL): page i is made by
 	 * the reader's decode(d, coded + i, ...), which the engine's worker

@@ -31,6 +31,7 @@ struct elf {
 	size_t nseg, cur;
 	uint64_t page;		/* next page within seg[cur] */
 	int stream;		/* read in one pass from a stream, not mapped */
+	int named;		/* an NT_FILE note was used */
 	unsigned char *buf;	/* stream buffer */
 };
 
@@ -54,35 +55,68 @@ static int elf_probe(const unsigned char *head, size_t len)
  * Name the segments after the files of an NT_FILE note (Linux and gdb cores):
  * count, page size, count (start, end, offset) triples, then count names.
  */
+/* One file mapping of an NT_FILE note. */
+struct nt_file {
+	uint64_t start, stop;
+	const char *name;
+	size_t len;
+};
+
+static int nt_cmp(const void *a, const void *b)
+{
+	const struct nt_file *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
 static void elf_nt_file(struct elf *e, const unsigned char *desc, uint64_t len)
 {
 	uint64_t count;
 	const char *name, *end = (const char *)desc + len;
+	struct nt_file *f;
+	size_t n = 0;
 
-	if (len < 16)
+	/* The first NT_FILE note names the segments; any other is ignored. */
+	if (len < 16 || e->named)
 		return;
+	e->named = 1;
 	count = le64(desc);
 	if (count > (len - 16) / 24)
 		return;
+	f = xcalloc((size_t)count + 1, sizeof(*f));
 	name = (const char *)desc + 16 + count * 24;
 	for (uint64_t i = 0; i < count && name < end; i++) {
 		const unsigned char *t = desc + 16 + i * 24;
-		uint64_t start = le64(t), stop = le64(t + 8);
-		size_t n = strnlen(name, (size_t)(end - name));
+		size_t l = strnlen(name, (size_t)(end - name));
 
-		for (size_t s = 0; s < e->nseg; s++) {
-			struct segment *g = &e->seg[s];
-
-			if (g->region.start < start || g->region.start >= stop)
-				continue;
-			free(g->file);
-			g->file = xmalloc(n + 1);
-			memcpy(g->file, name, n);
-			g->file[n] = '\0';
-			g->region.name = g->file;
-		}
-		name += n + 1;
+		f[n++] = (struct nt_file){ le64(t), le64(t + 8), name, l };
+		name += l + 1;
 	}
+	/*
+	 * Each segment takes the name of the mapping its start lies in: sort
+	 * the mappings and search, so that the work grows as n log n.
+	 */
+	qsort(f, n, sizeof(*f), nt_cmp);
+	for (size_t s = 0; s < e->nseg && n; s++) {
+		struct segment *g = &e->seg[s];
+		size_t lo = 0, hi = n;
+
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (f[mid].start <= g->region.start)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		if (f[lo].start > g->region.start || g->region.start >= f[lo].stop)
+			continue;
+		g->file = xmalloc(f[lo].len + 1);
+		memcpy(g->file, f[lo].name, f[lo].len);
+		g->file[f[lo].len] = '\0';
+		g->region.name = g->file;
+	}
+	free(f);
 }
 
 /* Walk the notes of a PT_NOTE segment looking for NT_FILE. */
@@ -92,7 +126,7 @@ static void elf_notes(const unsigned char *h, struct elf *e, uint64_t off,
 	const unsigned char *p = h + off;
 	uint64_t pos = 0;
 
-	while (pos <= len && len - pos >= 12) {
+	while (pos <= len && len - pos >= 12 && !e->named) {
 		uint64_t namesz = le32(p + pos), descsz = le32(p + pos + 4);
 		uint32_t type = le32(p + pos + 8);
 		uint64_t name_off = pos + 12;
@@ -221,17 +255,25 @@ class32:
 				  (unsigned long long)(filesz % PAGE_BYTES));
 		}
 	}
-	/* Name segments after files once all are known: NT_FILE comes first. */
-	for (uint64_t i = 0; i < phnum; i++) {
+	/*
+	 * Name segments after files once all are known: NT_FILE comes first.
+	 * A core has one PT_NOTE; a few more are looked at, not thousands.
+	 */
+	for (uint64_t i = 0, notes = 0; i < phnum && notes < 16; i++) {
 		const unsigned char *p = h + phoff + i * phentsize;
 		uint64_t off = le64(p + 8), filesz = le64(p + 32);
 
-		if (le32(p) == PT_NOTE && in_head(off, filesz))
+		if (le32(p) == PT_NOTE && in_head(off, filesz) && !e->named) {
 			elf_notes(h, e, off, filesz);
+			notes++;
+		}
 	}
 #undef in_head
 	/* One pass in file order; the same order when mapped, for the same figures. */
 	qsort(e->seg, e->nseg, sizeof(*e->seg), seg_cmp);
+	/* Names point into the segments, which qsort moved: point them again. */
+	for (size_t k = 0; k < e->nseg; k++)
+		e->seg[k].region.name = e->seg[k].file ? e->seg[k].file : e->seg[k].name;
 	return 0;
 }
 

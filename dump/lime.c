@@ -19,7 +19,9 @@
 #define STREAM_PAGES 256
 
 struct lime {
-	struct region *regions;		/* one per range header */
+	/* One per range header, each allocated on its own: the engine keeps
+	 * pointers to regions until the dump is closed, so they never move. */
+	struct region **regions;
 	size_t nregions, cap;
 	uint64_t left;			/* bytes of the current range not read yet */
 	uint64_t addr;			/* address of the next byte of the range */
@@ -83,7 +85,7 @@ static int lime_header(struct dump *d, struct lime *l)
 		l->cap = l->cap ? l->cap * 2 : 16;
 		l->regions = xreallocarray(l->regions, l->cap, sizeof(*l->regions));
 	}
-	r = &l->regions[l->nregions++];
+	r = l->regions[l->nregions++] = xcalloc(1, sizeof(*r));
 	r->name = "lime range";
 	r->start = start;
 	r->end = end + 1 ? end + 1 : UINT64_MAX;
@@ -158,7 +160,7 @@ static int lime_next(struct dump *d, struct page_range *pr)
 		}
 		pr->address = l->addr;
 		pr->npages = (size_t)pages;
-		pr->region = &l->regions[l->nregions - 1];
+		pr->region = l->regions[l->nregions - 1];
 		l->addr += pages * PAGE_BYTES;
 		if (l->left)
 			l->left -= pages * PAGE_BYTES;
@@ -172,6 +174,8 @@ static void lime_close(struct dump *d)
 
 	if (!l)
 		return;
+	for (size_t i = 0; i < l->nregions; i++)
+		free(l->regions[i]);
 	free(l->regions);
 	free(l->buf);
 	free(l);

@@ -133,6 +133,19 @@ uint64_t xxh3_page(const void *page);
 /** xxh128_page() - XXH3_128bits(page, PAGE_BYTES) as a digest, high half in hi. */
 void xxh128_page(const void *page, struct digest *out);
 
+/**
+ * xxh3_seeded_page() - XXH3_64bits_withSeed(page, PAGE_BYTES, seed), by the
+ * widest vector build this CPU runs (the index's keys: with a secret seed,
+ * a dump cannot be made whose pages all fall on one key).
+ */
+uint64_t xxh3_seeded_page(const void *page, uint64_t seed);
+
+/** xxh3_seeded_page_avx2() - the same, AVX2 build. */
+uint64_t xxh3_seeded_page_avx2(const void *page, uint64_t seed);
+
+/** xxh3_seeded_page_avx512() - the same, AVX-512 build. */
+uint64_t xxh3_seeded_page_avx512(const void *page, uint64_t seed);
+
 /** xxh_have_avx2() - whether this CPU runs the AVX2 build of XXH3. */
 int xxh_have_avx2(void);
 

@@ -24,6 +24,24 @@ uint64_t xxh3_page(const void *page)
 	return XXH3_64bits(page, PAGE_BYTES);
 }
 
+static uint64_t xxh3_seeded_page_sse2(const void *page, uint64_t seed);
+
+uint64_t xxh3_seeded_page(const void *page, uint64_t seed)
+{
+	static uint64_t (*fn)(const void *, uint64_t);
+
+	/* The widest build this CPU runs, chosen on first use. */
+	if (!fn)
+		fn = xxh_have_avx512() ? xxh3_seeded_page_avx512 :
+		     xxh_have_avx2() ? xxh3_seeded_page_avx2 : xxh3_seeded_page_sse2;
+	return fn(page, seed);
+}
+
+static uint64_t xxh3_seeded_page_sse2(const void *page, uint64_t seed)
+{
+	return XXH3_64bits_withSeed(page, PAGE_BYTES, seed);
+}
+
 void xxh128_page(const void *page, struct digest *out)
 {
 	XXH128_hash_t h = XXH3_128bits(page, PAGE_BYTES);

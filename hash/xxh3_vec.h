@@ -27,3 +27,8 @@ void XXH3_NAME(xxh128_page_, XXH3_SUFFIX)(const void *page, struct digest *out)
 	out->hi = h.high64;
 	out->lo = h.low64;
 }
+
+uint64_t XXH3_NAME(xxh3_seeded_page_, XXH3_SUFFIX)(const void *page, uint64_t seed)
+{
+	return XXH3_64bits_withSeed(page, PAGE_BYTES, seed);
+}

@@ -20,26 +20,50 @@ static int tab_stream;
 static int tab_reports;
 static char **tab_cells;	/* held rows: ncols strings each */
 static int *tab_left;		/* per column: left-aligned (text) */
-static size_t tab_nrows, tab_caprows;
+static size_t tab_nrows, tab_capcells;
 static char **tab_notes;
 static size_t tab_nnotes;
 
+/*
+ * Print text that came from a dump (a file name in a core, a maps path):
+ * control characters would drive the terminal, so they are shown as '?'.
+ */
+static void tab_text(const char *s, int width, int left)
+{
+	int len = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		len++;
+	if (!left)
+		for (int i = len; i < width; i++)
+			putchar(' ');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		putchar(*p < 0x20 || *p == 0x7f ? '?' : *p);
+	if (left)
+		for (int i = len; i < width; i++)
+			putchar(' ');
+}
+
 /* Print one line of cells in the given widths. */
-static void tab_line(char *const *cells, const int *width)
+static void tab_line(const char *const *cells, const int *width)
 {
 	for (size_t i = 0; i < tab_ncols; i++) {
 		int last = i + 1 == tab_ncols;
 
-		if (tab_left[i] && last)
-			printf("%s", cells[i]);
-		else if (tab_left[i])
-			printf("%-*s", width[i], cells[i]);
-		else
-			printf("%*s", width[i], cells[i]);
+		tab_text(cells[i], last && tab_left[i] ? 0 : width[i], tab_left[i]);
 		if (!last)
 			fputs("  ", stdout);
 	}
 	putchar('\n');
+}
+
+/* A cell as text: strings as they are, numbers formatted into @buf. */
+static const char *tab_cell(const struct cell *c, char *buf, size_t len)
+{
+	if (c->kind == CELL_STR || c->kind == CELL_DIGEST)
+		return c->s;
+	cell_format(c, buf, len);
+	return buf;
 }
 
 static void tab_begin(const char *report, const struct column *cols,
@@ -56,46 +80,49 @@ static void tab_begin(const char *report, const struct column *cols,
 	tab_left = xcalloc(ncols, sizeof(*tab_left));
 	if (stream) {
 		int *width = xcalloc(ncols, sizeof(*width));
-		char **names = xcalloc(ncols, sizeof(*names));
+		const char **names = xcalloc(ncols, sizeof(*names));
 
 		for (size_t i = 0; i < ncols; i++) {
 			width[i] = cols[i].width;
-			names[i] = (char *)cols[i].name;
+			names[i] = cols[i].name;
 			tab_left[i] = i == 0;
 		}
 		tab_line(names, width);
 		free(width);
-		free(names);
+		free((void *)names);
 	}
 }
 
 static void tab_row(const struct cell *cells)
 {
-	char buf[128];
+	char buf[64];
 
 	if (tab_stream && tab_ncols <= TAB_STREAM_COLS) {
-		/* Streamed rows are many: format them without allocating. */
+		/* Streamed rows are many: print them without allocating. */
 		char text[TAB_STREAM_COLS][64];
-		char *ptr[TAB_STREAM_COLS];
+		const char *ptr[TAB_STREAM_COLS];
 		int width[TAB_STREAM_COLS];
 
 		for (size_t i = 0; i < tab_ncols; i++) {
-			cell_format(&cells[i], text[i], sizeof(text[i]));
-			ptr[i] = text[i];
+			ptr[i] = tab_cell(&cells[i], text[i], sizeof(text[i]));
 			width[i] = tab_cols[i].width;
 		}
 		tab_line(ptr, width);
 		return;
 	}
-	if (tab_nrows == tab_caprows) {
-		tab_caprows = tab_caprows ? tab_caprows * 2 : 16;
-		tab_cells = xreallocarray(tab_cells, tab_caprows * tab_ncols,
-					  sizeof(*tab_cells));
+	/* The capacity counts cells: reports differ in their number of columns. */
+	if ((tab_nrows + 1) * tab_ncols > tab_capcells) {
+		tab_capcells = tab_capcells ? tab_capcells * 2 : 64;
+		if (tab_capcells < (tab_nrows + 1) * tab_ncols)
+			tab_capcells = (tab_nrows + 1) * tab_ncols;
+		tab_cells = xreallocarray(tab_cells, tab_capcells, sizeof(*tab_cells));
 	}
 	for (size_t i = 0; i < tab_ncols; i++) {
-		cell_format(&cells[i], buf, sizeof(buf));
-		tab_cells[tab_nrows * tab_ncols + i] = xstrdup(buf);
-		tab_left[i] = cells[i].kind == CELL_STR;
+		tab_cells[tab_nrows * tab_ncols + i] =
+			xstrdup(tab_cell(&cells[i], buf, sizeof(buf)));
+		/* The first row's kinds align the columns (a total row is text). */
+		if (tab_nrows == 0)
+			tab_left[i] = cells[i].kind == CELL_STR;
 	}
 	tab_nrows++;
 }
@@ -115,14 +142,14 @@ static void tab_note(const char *text)
 static void tab_end(void)
 {
 	int *width;
-	char **names;
+	const char **names;
 
 	if (tab_stream)
 		goto notes;
 	width = xcalloc(tab_ncols, sizeof(*width));
 	names = xcalloc(tab_ncols, sizeof(*names));
 	for (size_t i = 0; i < tab_ncols; i++) {
-		names[i] = (char *)tab_cols[i].name;
+		names[i] = tab_cols[i].name;
 		width[i] = (int)strlen(names[i]);
 		for (size_t r = 0; r < tab_nrows; r++) {
 			int w = (int)strlen(tab_cells[r * tab_ncols + i]);
@@ -133,18 +160,19 @@ static void tab_end(void)
 	}
 	tab_line(names, width);
 	for (size_t r = 0; r < tab_nrows; r++) {
-		tab_line(&tab_cells[r * tab_ncols], width);
+		tab_line((const char *const *)&tab_cells[r * tab_ncols], width);
 		for (size_t i = 0; i < tab_ncols; i++)
 			free(tab_cells[r * tab_ncols + i]);
 	}
 	free(width);
-	free(names);
+	free((void *)names);
 notes:
 	/* Notes follow the table, after an empty line. */
 	if (tab_nnotes)
 		putchar('\n');
 	for (size_t i = 0; i < tab_nnotes; i++) {
-		puts(tab_notes[i]);
+		tab_text(tab_notes[i], 0, 1);
+		putchar('\n');
 		free(tab_notes[i]);
 	}
 	tab_nnotes = 0;
@@ -156,6 +184,7 @@ static void tab_finish(void)
 	free(tab_left);
 	free(tab_notes);
 	tab_cells = NULL;
+	tab_capcells = 0;
 	tab_left = NULL;
 	tab_notes = NULL;
 }

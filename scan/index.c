@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "../util/util.h"
@@ -43,6 +44,8 @@ struct slots {
 struct index {
 	/* Chunks of CHUNK entries: the array never moves, so workers may read it. */
 	struct index_entry *entries[NCHUNKS_MAX];
+	uint32_t *keys[NCHUNKS_MAX];	/* each entry's key, chunked the same way */
+	uint64_t seed;			/* the keys' secret seed */
 	unsigned char **dig[ALGO_MAX];	/* per algorithm, NCHUNKS_MAX chunks of digests */
 	size_t nentries, nchunks;
 	_Atomic(struct slots *) slots;	/* the current table */
@@ -59,6 +62,16 @@ struct index {
 	_Atomic size_t nmaps;
 	unsigned char scratch[PAGE_BYTES];
 };
+
+/* A seed nobody can guess in advance: the kernel's random bytes. */
+static uint64_t random_seed(void)
+{
+	uint64_t seed = 0;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != (ssize_t)sizeof(seed))
+		seed = (uint64_t)(now_seconds() * 1e9) ^ (uint64_t)getpid() << 32;
+	return seed;
+}
 
 /* An empty slot table of n slots. */
 static struct slots *slots_new(size_t n, struct slots *older)
@@ -77,6 +90,7 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos)
 	struct index *ix = xcalloc(1, sizeof(*ix));
 
 	atomic_init(&ix->slots, slots_new(1024, NULL));
+	ix->seed = random_seed();
 	atomic_init(&ix->nmaps, 0);
 	ix->zero_id = NO_ENTRY;
 	ix->nalgos = nalgos < ALGO_MAX ? nalgos : ALGO_MAX;
@@ -94,25 +108,17 @@ static struct index_entry *entry_at(const struct index *ix, size_t id)
 	return &ix->entries[id >> CHUNK_SHIFT][id & (CHUNK - 1)];
 }
 
-uint64_t index_key(const struct digest *first)
+uint32_t index_key(const struct index *ix, const unsigned char *page)
 {
-	uint64_t k = first->lo ^ (first->hi * 0x9e3779b97f4a7c15u);
+	uint64_t k = xxh3_seeded_page(page, ix->seed);
 
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdu;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53u;
-	k ^= k >> 33;
-	return k;
+	return (uint32_t)(k ^ k >> 32);
 }
 
-/* Whether content @id has @first as its first digest: a cheap test before memcmp. */
-static int same_first(const struct index *ix, size_t id, const struct digest *first)
+/* The key of content @id. */
+static uint32_t key_at(const struct index *ix, size_t id)
 {
-	struct digest d;
-
-	index_digest(ix, 0, id, &d);
-	return d.lo == first->lo && d.hi == first->hi;
+	return ix->keys[id >> CHUNK_SHIFT][id & (CHUNK - 1)];
 }
 
 /* Slots grow past three quarters full. */
@@ -130,10 +136,7 @@ static void index_grow_slots(struct index *ix)
 	for (size_t id = 0; id < ix->nentries; id++) {
 		if (id == ix->zero_id)
 			continue;
-		struct digest first;
-
-		index_digest(ix, 0, id, &first);
-		size_t h = (size_t)index_key(&first) & (t->n - 1);
+		size_t h = (size_t)key_at(ix, id) & (t->n - 1);
 
 		while (atomic_load_explicit(&t->s[h], memory_order_relaxed))
 			h = (h + 1) & (t->n - 1);
@@ -244,7 +247,7 @@ static void digest_store(unsigned char *p, unsigned width, const struct digest *
 
 /* Append a new distinct content and its digests; return its id. */
 static int index_append(struct index *ix, const unsigned char *page, int stable,
-			uint64_t fp, const struct digest *digests, uint32_t *id)
+			uint32_t fp, const struct digest *digests, uint32_t *id)
 {
 	struct index_entry *e;
 	size_t n = ix->nentries;
@@ -257,13 +260,14 @@ static int index_append(struct index *ix, const unsigned char *page, int stable,
 		return -1;
 	if ((n >> CHUNK_SHIFT) == ix->nchunks) {
 		ix->entries[ix->nchunks] = xmalloc(CHUNK * sizeof(**ix->entries));
+		ix->keys[ix->nchunks] = xmalloc(CHUNK * sizeof(**ix->keys));
 		for (size_t a = 0; a < ix->nalgos; a++)
 			ix->dig[a][ix->nchunks] = xmalloc((size_t)CHUNK * ix->width[a]);
 		ix->nchunks++;
 	}
 	*id = (uint32_t)ix->nentries++;
 	e = entry_at(ix, *id);
-	(void)fp;
+	ix->keys[*id >> CHUNK_SHIFT][*id & (CHUNK - 1)] = fp;
 	e->bytes = page;
 	e->count = 0;
 	e->count_input = 0;
@@ -275,7 +279,7 @@ static int index_append(struct index *ix, const unsigned char *page, int stable,
 }
 
 uint32_t index_find(const struct index *ix, const unsigned char *page,
-		    uint64_t fp, const struct digest *first, unsigned char *buf)
+		    uint32_t fp, unsigned char *buf)
 {
 	struct slots *t = atomic_load_explicit(&((struct index *)ix)->slots,
 					       memory_order_acquire);
@@ -288,7 +292,7 @@ uint32_t index_find(const struct index *ix, const unsigned char *page,
 		if (!sl)
 			return NO_ENTRY;
 		e = entry_at(ix, sl - 1);
-		if (same_first(ix, sl - 1, first) &&
+		if (key_at(ix, sl - 1) == fp &&
 		    memcmp(index_bytes(ix, e->bytes, buf), page, PAGE_BYTES) == 0)
 			return sl - 1;
 		h = (h + 1) & (t->n - 1);
@@ -297,7 +301,7 @@ uint32_t index_find(const struct index *ix, const unsigned char *page,
 }
 
 int index_add(struct index *ix, const unsigned char *page, int stable,
-	      int is_zero, uint64_t fp, const struct digest *digests,
+	      int is_zero, uint32_t fp, const struct digest *digests,
 	      uint32_t hint, uint32_t *idp)
 {
 	struct index_entry *e;
@@ -330,7 +334,7 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
 			}
 			e = entry_at(ix, sl - 1);
 			/* Equal digests are only candidates: the bytes decide. */
-			if (same_first(ix, sl - 1, &digests[0]) &&
+			if (key_at(ix, sl - 1) == fp &&
 			    memcmp(index_bytes(ix, e->bytes, ix->scratch), page,
 				   PAGE_BYTES) == 0) {
 				id = sl - 1;
@@ -350,7 +354,7 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
 	return e->count_input++ > 0;
 }
 
-void index_prefetch(const struct index *ix, uint64_t fp)
+void index_prefetch(const struct index *ix, uint32_t fp)
 {
 	struct slots *t = atomic_load_explicit(&((struct index *)ix)->slots,
 					       memory_order_relaxed);
@@ -403,7 +407,7 @@ void index_digest(const struct index *ix, size_t a, size_t id, struct digest *ou
 
 size_t index_memory(const struct index *ix)
 {
-	size_t per = sizeof(struct index_entry);
+	size_t per = sizeof(struct index_entry) + sizeof(uint32_t);
 
 	for (size_t a = 0; a < ix->nalgos; a++)
 		per += ix->width[a];
@@ -424,6 +428,7 @@ void index_free(struct index *ix)
 		close(ix->spool_fd);
 	for (size_t c = 0; c < ix->nchunks; c++) {
 		free(ix->entries[c]);
+		free(ix->keys[c]);
 		for (size_t a = 0; a < ix->nalgos; a++)
 			free(ix->dig[a][c]);
 	}

@@ -15,27 +15,29 @@
  * processes) are copied once into a spool file, mapped, so that later pages
  * are still compared byte for byte.
  *
- * Memory per distinct content: a 16-byte entry, 5.3 to 10.7 bytes of hash
- * slots, and each selected algorithm's digest width; nothing per duplicate.
+ * Memory per distinct content: a 16-byte entry, its 4-byte key, 5.3 to 10.7
+ * bytes of hash slots, and each selected algorithm's digest width; nothing
+ * per duplicate page.
  */
 
-/* One distinct content: 16 bytes. Its key is made again from its first digest. */
+/* One distinct content: 16 bytes (its 4-byte key is kept beside it). */
 struct index_entry {
 	const unsigned char *bytes;	/* the content: in an input or the spool */
 	uint32_t count;			/* pages with this content, all inputs */
 	uint32_t count_input;		/* pages with it in the current input */
 };
 
-/**
- * index_key() - the key a page is filed under: its first digest, mixed
- * (murmur3's finaliser) so that every bit of it spreads over the slots.
- * @first: the page's digest by the first selected algorithm
- *
- * Equal pages have equal keys; a key only finds candidates.
- */
-uint64_t index_key(const struct digest *first);
-
 struct index;
+
+/**
+ * index_key() - the key a page is filed under: XXH3 of its bytes with a seed
+ * chosen at random for the run, folded to 32 bits. Equal pages have equal
+ * keys; a key only finds candidates, and with a secret seed no dump can put
+ * all its pages on one key.
+ * @ix: the index (it holds the seed)
+ * @page: PAGE_BYTES bytes
+ */
+uint32_t index_key(const struct index *ix, const unsigned char *page);
 
 /**
  * index_new() - an empty index.
@@ -61,7 +63,7 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos);
  * -1 if the spool file could not be written or the index is full (reported).
  */
 int index_add(struct index *ix, const unsigned char *page, int stable,
-	      int is_zero, uint64_t fp, const struct digest *digests,
+	      int is_zero, uint32_t fp, const struct digest *digests,
 	      uint32_t hint, uint32_t *id);
 
 /* No content: what index_find() returns when it finds none. */
@@ -73,7 +75,6 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
  * @ix: the index
  * @page: PAGE_BYTES bytes, not all zero
  * @fp: the page's index_key()
- * @first: the page's first digest
  * @buf: PAGE_BYTES of scratch space for this thread
  *
  * A content added concurrently may be missed; one found is byte-for-byte
@@ -82,14 +83,14 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
  * Return: the content's id, or INDEX_NONE.
  */
 uint32_t index_find(const struct index *ix, const unsigned char *page,
-		    uint64_t fp, const struct digest *first, unsigned char *buf);
+		    uint32_t fp, unsigned char *buf);
 
 /**
  * index_prefetch() - start loading the hash slot a key will probe.
  * @ix: the index
  * @fp: a key that index_add() will be given soon
  */
-void index_prefetch(const struct index *ix, uint64_t fp);
+void index_prefetch(const struct index *ix, uint32_t fp);
 
 /**
  * index_add_mapping() - say that some stable bytes are a mapped file.

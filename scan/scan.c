@@ -41,7 +41,7 @@ struct batch {
 	size_t npages;
 	const struct region *region;
 	struct digest dg[BATCH][ALGO_MAX];
-	uint64_t fp[BATCH];
+	uint32_t fp[BATCH];		/* index keys */
 	uint32_t hint[BATCH];		/* content found by a worker, or INDEX_NONE */
 	unsigned char zero[BATCH];
 	double seconds[ALGO_MAX];	/* hashing time per algorithm */
@@ -182,8 +182,9 @@ static void batch_hash(struct pool *p, struct batch *b)
 		b->seconds[a] = now_seconds() - t0;
 	}
 	b->hashed = hashed;
+	/* The index's own key, seeded: a checksum alone could be forged. */
 	for (size_t i = 0; i < b->npages; i++)
-		b->fp[i] = index_key(&b->dg[i][0]);
+		b->fp[i] = b->zero[i] ? 0 : index_key(p->ix, b->data + i * PAGE_BYTES);
 	/*
 	 * Workers look each page up and compare it with what they find, so
 	 * that the main thread, which counts in order, only counts. A content
@@ -194,8 +195,7 @@ static void batch_hash(struct pool *p, struct batch *b)
 		unsigned char buf[PAGE_BYTES];
 
 		b->hint[i] = b->zero[i] || !p->nthreads ? INDEX_NONE :
-			     index_find(p->ix, b->data + i * PAGE_BYTES, b->fp[i],
-					&b->dg[i][0], buf);
+			     index_find(p->ix, b->data + i * PAGE_BYTES, b->fp[i], buf);
 	}
 }
 
