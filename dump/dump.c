@@ -53,6 +53,9 @@ void dump_warn(struct dump *d, uint64_t offset, const char *fmt, ...)
 {
 	va_list ap;
 
+	/* Like errors, one warning line per input; the rest are counted. */
+	if (d->warnings++)
+		return;
 	va_start(ap, fmt);
 	vreport(warn, d, offset, fmt, ap);
 	va_end(ap);
@@ -198,6 +201,9 @@ void dump_close(struct dump *d)
 	if (d->errors > 1)
 		error("%s: %llu more problems like the one above", d->src.name,
 		      (unsigned long long)(d->errors - 1));
+	if (d->warnings > 1)
+		warn("%s: %llu more warnings like the one above", d->src.name,
+		     (unsigned long long)(d->warnings - 1));
 	if (d->reader && d->reader->close)
 		d->reader->close(d);
 	source_close(&d->src);

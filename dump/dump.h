@@ -119,6 +119,7 @@ struct dump {
 	void *priv;		/* the reader's own state */
 	int failed;		/* a problem was reported: exit status 1 */
 	uint64_t errors;	/* problems found; only the first is printed at once */
+	uint64_t warnings;	/* warnings; likewise */
 	int drained;		/* the rest of the stream was read to its end */
 };
 

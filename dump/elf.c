@@ -263,10 +263,16 @@ class32:
 		const unsigned char *p = h + phoff + i * phentsize;
 		uint64_t off = le64(p + 8), filesz = le64(p + 32);
 
-		if (le32(p) == PT_NOTE && in_head(off, filesz) && !e->named) {
-			elf_notes(h, e, off, filesz);
-			notes++;
+		if (le32(p) != PT_NOTE || e->named)
+			continue;
+		if (!in_head(off, filesz)) {
+			/* Beyond what a stream read ahead: copy it to a file. */
+			if (stream && hsize == STREAM_HEAD)
+				return 1;
+			continue;
 		}
+		elf_notes(h, e, off, filesz);
+		notes++;
 	}
 #undef in_head
 	/* One pass in file order; the same order when mapped, for the same figures. */
@@ -275,6 +281,54 @@ class32:
 	for (size_t k = 0; k < e->nseg; k++)
 		e->seg[k].region.name = e->seg[k].file ? e->seg[k].file : e->seg[k].name;
 	return 0;
+}
+
+/*
+ * How many bytes from the start of the file the headers take: the ELF
+ * header, PN_XNUM's section header, the program headers and the notes, as
+ * far as the @len bytes at @h tell (a larger answer asks for more).
+ */
+static uint64_t elf_head_need(const unsigned char *h, uint64_t len)
+{
+	uint64_t phoff, phnum, phentsize, end;
+
+	if (len < sizeof(Elf64_Ehdr))
+		return sizeof(Elf64_Ehdr);
+	phoff = le64(h + 32);
+	phentsize = le16(h + 54);
+	phnum = le16(h + 56);
+	if (phnum == PN_XNUM) {
+		uint64_t shoff = le64(h + 40);
+
+		if (!span_ok(shoff, sizeof(Elf64_Shdr), len))
+			return shoff > UINT64_MAX - 64 ? UINT64_MAX : shoff + 64;
+		phnum = le32(h + shoff + 44);
+	}
+	if (phentsize < sizeof(Elf64_Phdr) || phnum > UINT64_MAX / phentsize ||
+	    phoff > UINT64_MAX - phnum * phentsize)
+		return len;
+	end = phoff + phnum * phentsize;
+	if (end > len)
+		return end;
+	for (uint64_t i = 0; i < phnum; i++) {
+		const unsigned char *p = h + phoff + i * phentsize;
+		uint64_t off = le64(p + 8), filesz = le64(p + 32);
+
+		if (le32(p) == PT_NOTE && off <= UINT64_MAX - filesz &&
+		    off + filesz > end)
+			end = off + filesz;
+	}
+	return end;
+}
+
+/* Forget the segments read so far. */
+static void elf_free_segments(struct elf *e)
+{
+	for (size_t i = 0; i < e->nseg; i++)
+		free(e->seg[i].file);
+	free(e->seg);
+	e->seg = NULL;
+	e->nseg = 0;
 }
 
 static int elf_open(struct dump *d)
@@ -300,10 +354,9 @@ static int elf_open(struct dump *d)
 				dump_read_error(d);
 				return -1;
 			}
-			uint64_t need = len >= sizeof(Elf64_Ehdr) ?
-				le64(h + 32) + (uint64_t)le16(h + 56) * le16(h + 54) : 0;
+			uint64_t need = elf_head_need(h, len);
 
-			if (len < want || need <= want || want == STREAM_HEAD)
+			if (len < want || need <= len || want == STREAM_HEAD)
 				break;
 			want = need < STREAM_HEAD ? need : STREAM_HEAD;
 		}
@@ -313,9 +366,8 @@ static int elf_open(struct dump *d)
 			e->buf = xmalloc((size_t)STREAM_PAGES * PAGE_BYTES);
 			return rc;
 		}
-		free(e->seg);
-		e->seg = NULL;
-		e->nseg = 0;
+		elf_free_segments(e);
+		e->named = 0;
 		if (source_map(d) < 0)
 			return -1;
 	}
@@ -433,9 +485,7 @@ static void elf_close(struct dump *d)
 	struct elf *e = d->priv;
 
 	if (e) {
-		for (size_t s = 0; s < e->nseg; s++)
-			free(e->seg[s].file);
-		free(e->seg);
+		elf_free_segments(e);
 		free(e->buf);
 	}
 	free(e);

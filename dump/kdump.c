@@ -359,6 +359,42 @@ static int kdump_decode(const struct dump *d, uint64_t coded, uint64_t address,
 }
 
 /*
+ * The first pfn from @pfn (a multiple of 8 * PAGE_BYTES) whose bitmap block
+ * may hold a set bit: blocks that are holes of the file (a flattened dump
+ * assembled sparse, with records far apart) are skipped with SEEK_DATA
+ * instead of being read, and blocks of zeros with memchr-like speed.
+ */
+static uint64_t kdump_skip_holes(struct dump *d, struct kdump *k, uint64_t pfn)
+{
+	uint64_t bm = (uint64_t)(k->bitmap2 - d->src.map);
+	uint64_t at = bm + pfn / 8, end = bm + (k->max_mapnr + 7) / 8;
+	off_t data;
+
+	while (at < end) {
+		data = lseek(d->src.fd, (off_t)at, SEEK_DATA);
+		if (data < 0)
+			return errno == ENXIO ? k->max_mapnr : (at - bm) * 8;
+		if ((uint64_t)data > at) {
+			at = (uint64_t)data / PAGE_BYTES * PAGE_BYTES;
+			if (at < bm + pfn / 8)
+				at = bm + pfn / 8;
+			if (at >= end)
+				return k->max_mapnr;
+		}
+		/* Data: look for a non-zero byte in this block. */
+		uint64_t stop = (at / PAGE_BYTES + 1) * PAGE_BYTES;
+
+		if (stop > end)
+			stop = end;
+		for (uint64_t i = at; i < stop; i++)
+			if (d->src.map[i])
+				return (i - bm) * 8;
+		at = stop;
+	}
+	return k->max_mapnr;
+}
+
+/*
  * The next run of consecutive present pfns, coded: their descriptors are
  * consecutive too, and the workers decompress them (kdump_decode()).
  */
@@ -373,6 +409,12 @@ static int kdump_next(struct dump *d, struct page_range *r)
 
 		/* Skip absent pages a byte of the bitmap at a time. */
 		if (n == 0 && pfn % 8 == 0 && k->bitmap2[pfn / 8] == 0) {
+			/* A 4 KiB block of the bitmap at a time, holes at once. */
+			if (pfn % (8 * PAGE_BYTES) == 0) {
+				k->pfn = kdump_skip_holes(d, k, pfn);
+				if (k->pfn != pfn)
+					continue;
+			}
 			k->pfn += 8;
 			continue;
 		}

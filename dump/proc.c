@@ -219,16 +219,31 @@ static void proc_recheck(struct dump *d, struct proc *p)
 	text = proc_read_maps(d);
 	if (!text)
 		return;
-	/* Every mapping read must still be there, the same. */
-	for (size_t i = 0; i < p->nmaps; i++) {
-		char key[48];
+	/*
+	 * Every mapping read must still be there, the same: both lists are in
+	 * address order, so one walk over the new one compares them.
+	 */
+	size_t i = 0;
+	char *line, *save = NULL;
 
-		snprintf(key, sizeof(key), "%llx-%llx ",
-			 (unsigned long long)p->maps[i].region.start,
-			 (unsigned long long)p->maps[i].region.end);
-		if (!strstr(text, key) && !gone++)
-			proc_gone(d, p, p->maps[i].region.start);
+	for (line = strtok_r(text, "\n", &save); line && i < p->nmaps;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long start, end;
+
+		if (sscanf(line, "%llx-%llx", &start, &end) != 2)
+			continue;
+		while (i < p->nmaps && p->maps[i].region.start < start) {
+			gone++;
+			i++;
+		}
+		if (i < p->nmaps && p->maps[i].region.start == start) {
+			gone += p->maps[i].region.end != end;
+			i++;
+		}
 	}
+	gone += p->nmaps - i;
+	if (gone)
+		proc_gone(d, p, p->maps[0].region.start);
 	free(text);
 }
 

@@ -23,6 +23,16 @@
 
 static const unsigned char zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
 
+/*
+ * Whether four bytes start a zstd stream: a frame, or a skippable frame
+ * (0x184D2A50 to 0x184D2A5F, as pzstd writes before its frames).
+ */
+static int is_zstd(const unsigned char *m)
+{
+	return memcmp(m, zstd_magic, 4) == 0 ||
+	       ((m[0] & 0xf0) == 0x50 && m[1] == 0x2a && m[2] == 0x4d && m[3] == 0x18);
+}
+
 /* Read from the file itself, retrying after signals, until @len or its end. */
 static ssize_t fd_read(struct source *s, void *buf, size_t len)
 {
@@ -220,7 +230,7 @@ int source_open(struct source *s, const char *path, const char *name)
 	}
 	source_try_map(s);
 	if (s->map) {
-		if (s->size >= 4 && memcmp(s->map, zstd_magic, 4) == 0 &&
+		if (s->size >= 4 && is_zstd(s->map) &&
 		    source_start_zstd(s) < 0) {
 			error("%s: cannot start zstd decompression", name);
 			return -1;
@@ -235,7 +245,7 @@ int source_open(struct source *s, const char *path, const char *name)
 		error("%s: %s", name, s->err);
 		return -1;
 	}
-	if (n == 4 && memcmp(magic, zstd_magic, 4) == 0) {
+	if (n == 4 && is_zstd(magic)) {
 		if (source_start_zstd(s) < 0) {
 			error("%s: cannot start zstd decompression", name);
 			return -1;

@@ -4,6 +4,7 @@
  * the CSV column names. Rows are printed as they come, so streamed reports of
  * millions of pages need no memory.
  */
+#include <stdint.h>
 #include <stdio.h>
 
 #include "writers.h"
@@ -13,17 +14,58 @@ static size_t json_ncols;
 static int json_reports;	/* reports begun so far */
 static int json_rows;		/* rows of the current report */
 
-/* Print a JSON string with the escapes RFC 8259 requires. */
+/* Length of the valid UTF-8 sequence at @p, or 0 if it is not one. */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n;
+	uint32_t c;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, c = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, c = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, c = p[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	/* No overlong forms, surrogates or code points past U+10FFFF. */
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/*
+ * Print a JSON string with the escapes RFC 8259 requires. Text from a dump
+ * (file names in a core) may not be UTF-8: each invalid byte becomes U+FFFD,
+ * so the output is always valid JSON.
+ */
 static void json_string(const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+
 	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
+	while (*p) {
+		size_t n = utf8_len(p);
+
+		if (n == 0) {
+			fputs("\\ufffd", stdout);
+			p++;
+		} else if (*p == '"' || *p == '\\') {
+			printf("\\%c", *p++);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			printf("\\u%04x", *p++);
+		} else {
+			fwrite(p, 1, n, stdout);
+			p += n;
+		}
 	}
 	putchar('"');
 }

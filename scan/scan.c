@@ -554,6 +554,8 @@ int scan_run(const struct scan_config *cfg)
 	int status = 0;
 	int multi = n > 1;
 
+	/* Every input stays open to the end (the index points into them). */
+	raise_fd_limit();
 	s.ix = index_new(cfg->algos, cfg->nalgos);
 	s.fig = xcalloc(n + 1, sizeof(*s.fig));
 	s.dumps = xcalloc(n, sizeof(*s.dumps));

@@ -85,6 +85,12 @@ double now_seconds(void);
 int parse_u64(const char *s, uint64_t *out);
 
 /**
+ * raise_fd_limit() - raise the soft limit on open files to the hard limit:
+ * every input stays open until the reports are printed.
+ */
+void raise_fd_limit(void);
+
+/**
  * parse_range() - parse START-END, two parse_u64() numbers with START < END.
  * @s: the text
  * @start: the first value
