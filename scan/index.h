@@ -9,7 +9,7 @@
 
 /*
  * The index of distinct page contents. It alone decides whether two pages are
- * equal: a 64-bit key (from a digest) finds candidates, memcmp of the bytes
+ * equal: a 32-bit key (seeded XXH3) finds candidates, memcmp of the bytes
  * decides.
  * Contents whose bytes will not stay in memory (streams, decompressed pages,
  * processes) are copied once into a spool file, mapped, so that later pages
