@@ -44,8 +44,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #endif
 	d = dump_open(&in, &opt);
 	if (d) {
+		const struct region *kept[64];
+		size_t nkept = 0;
+
 		while (dump_next(d, &r) > 0) {
 			sum += (unsigned)r.region->start;
+			/* The engine keeps region pointers to the end: so does this. */
+			if (nkept < 64)
+				kept[nkept++] = r.region;
 			if (!r.data) {
 				/* Coded pages: make each, as the scan's workers do. */
 				for (size_t i = 0; i < r.npages; i++) {
@@ -63,6 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				sum += r.data[i];
 			sum += r.data[r.npages * PAGE_BYTES - 1];
 		}
+		for (size_t i = 0; i < nkept; i++)
+			sum += (unsigned)(kept[i]->end - kept[i]->start) + kept[i]->name[0];
 		dump_close(d);
 	}
 	close(fd);
