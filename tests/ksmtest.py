@@ -8,6 +8,8 @@ Run the suites with Debian's /usr/bin/python3 (it has python3-xxhash and
 python3-crc32c); each prints one line per failing check and last
 "N passed, N failed".
 """
+import csv
+import io
 import os
 import shlex
 import shutil
@@ -179,6 +181,26 @@ def skip(msg):
 
 def tmp(name):
     return os.path.join(STATE["tmp"], name)
+
+
+def parse_csv(r, what, cols):
+    """Parse a run's CSV output (r.out); check the header starts with cols
+    and every row has as many fields (one check each). Rows as dicts, or None."""
+    try:
+        rows = list(csv.reader(io.StringIO(r.out, newline=""), strict=True))
+    except csv.Error as e:
+        check(False, "%s: CSV parses" % what, "%s; output %r" % (e, r.out[:300]))
+        return None
+    if not check(rows and rows[0][:len(cols)] == cols, "%s: CSV header" % what,
+                 "expected %r, got %r (`%s`)" % (cols, rows[0] if rows else None,
+                                                 getattr(r, "cmd", ""))):
+        return None
+    hdr = rows[0]
+    STATE["header"] = hdr
+    bad = [x for x in rows[1:] if len(x) != len(hdr)]
+    if not check(not bad, "%s: every CSV row has %d fields" % (what, len(hdr)), repr(bad[:2])):
+        return None
+    return [dict(zip(hdr, x)) for x in rows[1:]]
 
 
 def run_suite(prefix):

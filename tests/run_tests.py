@@ -19,7 +19,6 @@ anything failed.
 import collections
 import csv
 import hashlib
-import io
 import json
 import math
 import os
@@ -33,7 +32,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import xxhash  # noqa: E402  (ksmtest says what to install when it is missing)
-from ksmtest import (ALGOS, BITS, KSMSCAN, M32, ORACLE, PAGE, STATE, SUMMARY_COLS, ZERO,
+from ksmtest import (parse_csv, ALGOS, BITS, KSMSCAN, M32, ORACLE, PAGE, STATE, SUMMARY_COLS, ZERO,
                      Skip, _jmix, check, crc32c_kernel, eq, hexdigest, jhash2_init,
                      ksm_group, run_suite, test, tmp)  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -142,24 +141,6 @@ def run_ok(args, what, **kw):
     if check(r.rc == 0, "%s: exit status 0" % what, r.brief()):
         return r
     return None
-
-
-def parse_csv(r, what, cols):
-    """Parse CSV output; check the header starts with cols (one check)."""
-    try:
-        rows = list(csv.reader(io.StringIO(r.out, newline=""), strict=True))
-    except csv.Error as e:
-        check(False, "%s: CSV parses" % what, "%s; output %r" % (e, r.out[:300]))
-        return None
-    if not check(rows and rows[0][:len(cols)] == cols, "%s: CSV header" % what,
-                 "expected %r, got %r" % (cols, rows[0] if rows else None)):
-        return None
-    hdr = rows[0]
-    STATE["header"] = hdr
-    bad = [x for x in rows[1:] if len(x) != len(hdr)]
-    if not check(not bad, "%s: every CSV row has %d fields" % (what, len(hdr)), repr(bad[:2])):
-        return None
-    return [dict(zip(hdr, x)) for x in rows[1:]]
 
 
 def scan_csv(args, what, cols=None, **kw):
@@ -1119,7 +1100,7 @@ def accepted_spellings():
         if isinstance(doc, dict) and isinstance(doc.get("pages"), list):
             eq(len(doc["pages"]), len(pages), "--json -r summary,pages: pages rows")
     run_ok(["-r", "summary,pages", path], "table with two reports")
-    dash = write_image("-dash.img", pages)
+    write_image("-dash.img", pages)
     rows = scan_csv(["--", "-dash.img"], "'--' then a file name starting with '-'", cwd=STATE["tmp"])
     if rows is not None and eq(len(rows), 1, "'--' -dash.img: one row"):
         e = dict(exp, input="-dash.img")

@@ -18,7 +18,6 @@ exit 1 if anything failed.
 
 import collections
 import csv
-import io
 import json
 import math
 import os
@@ -31,7 +30,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import (BITS, KSMSCAN, ORACLE, PAGE, SUMMARY_COLS, ZERO, Skip, check,
+from ksmtest import (parse_csv, BITS, KSMSCAN, ORACLE, PAGE, SUMMARY_COLS, ZERO, Skip, check,
                      crc32c_kernel, eq, hexdigest, ksm_group, run_suite, skip, test, tmp)  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -324,23 +323,6 @@ def run_ok(args, what, **kw):
     if check(r.rc == 0, "%s: exit status 0" % what, r.brief()):
         return r
     return None
-
-
-def parse_csv(r, what, cols):
-    """Parse CSV output; check the header starts with cols (one check)."""
-    try:
-        rows = list(csv.reader(io.StringIO(r.out, newline=""), strict=True))
-    except csv.Error as e:
-        check(False, "%s: CSV parses" % what, "%s; output %r" % (e, r.out[:300]))
-        return None
-    if not check(rows and rows[0][:len(cols)] == cols, "%s: CSV header" % what,
-                 "expected %r, got %r (`%s`)" % (cols, rows[0] if rows else None, r.cmd)):
-        return None
-    hdr = rows[0]
-    bad = [x for x in rows[1:] if len(x) != len(hdr)]
-    if not check(not bad, "%s: every CSV row has %d fields" % (what, len(hdr)), repr(bad[:2])):
-        return None
-    return [dict(zip(hdr, x)) for x in rows[1:]]
 
 
 def scan_csv(args, what, cols, **kw):
