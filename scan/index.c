@@ -201,6 +201,14 @@ void index_add_mapping(struct index *ix, const unsigned char *base, size_t size,
 	atomic_store_explicit(&ix->nmaps, n + 1, memory_order_release);
 }
 
+/* Pages read back for comparisons, per thread: a small direct-mapped cache. */
+#define RECENT 64
+static _Thread_local struct recent {
+	const struct index *ix;
+	const unsigned char *p;
+	unsigned char page[PAGE_BYTES];
+} recent[RECENT];
+
 /*
  * The bytes of a known content for a comparison. Contents in a registered
  * file mapping are read with pread into @buf rather than through the map,
@@ -212,16 +220,23 @@ static const unsigned char *index_bytes(const struct index *ix,
 					unsigned char *buf)
 {
 	size_t n = atomic_load_explicit(&ix->nmaps, memory_order_acquire);
+	struct recent *r = &recent[((uintptr_t)p >> 12 ^ (uintptr_t)p) % RECENT];
 
+	/* Popular contents are compared again and again: keep a few read. */
+	if (r->p == p && r->ix == ix)
+		return r->page;
+	(void)buf;
 	for (size_t i = 0; i < n; i++) {
 		const struct mapping *m = &ix->maps[i];
 
 		if (p < m->base || p >= m->base + m->size)
 			continue;
-		if (pread(m->fd, buf, PAGE_BYTES,
-			  (off_t)(m->offset + (uint64_t)(p - m->base))) == PAGE_BYTES)
-			return buf;
-		break;
+		if (pread(m->fd, r->page, PAGE_BYTES,
+			  (off_t)(m->offset + (uint64_t)(p - m->base))) != PAGE_BYTES)
+			break;
+		r->p = p;
+		r->ix = ix;
+		return r->page;
 	}
 	return p;
 }
