@@ -141,6 +141,7 @@ int hash_set_impl(const struct algo *a, const char *name)
 void hash_init(void)
 {
 	crc32c_init();
+	xxh_init();
 	for (size_t i = 0; i < NALGOS; i++) {
 		struct algo *a = &algos[i];
 		char var[64];

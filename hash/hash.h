@@ -133,6 +133,9 @@ uint64_t xxh3_page(const void *page);
 /** xxh128_page() - XXH3_128bits(page, PAGE_BYTES) as a digest, high half in hi. */
 void xxh128_page(const void *page, struct digest *out);
 
+/** xxh_init() - choose the XXH3 build for xxh3_seeded_page(); called by hash_init(). */
+void xxh_init(void);
+
 /**
  * xxh3_seeded_page() - XXH3_64bits_withSeed(page, PAGE_BYTES, seed), by the
  * widest vector build this CPU runs (the index's keys: with a secret seed,

@@ -26,15 +26,18 @@ uint64_t xxh3_page(const void *page)
 
 static uint64_t xxh3_seeded_page_sse2(const void *page, uint64_t seed);
 
+/* The widest build this CPU runs, chosen by xxh_init() before any thread. */
+static uint64_t (*seeded)(const void *, uint64_t) = xxh3_seeded_page_sse2;
+
+void xxh_init(void)
+{
+	seeded = xxh_have_avx512() ? xxh3_seeded_page_avx512 :
+		 xxh_have_avx2() ? xxh3_seeded_page_avx2 : xxh3_seeded_page_sse2;
+}
+
 uint64_t xxh3_seeded_page(const void *page, uint64_t seed)
 {
-	static uint64_t (*fn)(const void *, uint64_t);
-
-	/* The widest build this CPU runs, chosen on first use. */
-	if (!fn)
-		fn = xxh_have_avx512() ? xxh3_seeded_page_avx512 :
-		     xxh_have_avx2() ? xxh3_seeded_page_avx2 : xxh3_seeded_page_sse2;
-	return fn(page, seed);
+	return seeded(page, seed);
 }
 
 static uint64_t xxh3_seeded_page_sse2(const void *page, uint64_t seed)
