@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """make bench: ksmscan's checksum speeds side by side with references.
 
-Runs, in one go on this machine: `ksmscan --bench`, `xxhsum -b -B4096`
+Runs, three times over, interleaved, on this machine: `ksmscan --bench`,
+`xxhsum -b -B4096`
 (xxHash's own benchmark, which dispatches to the best vector unit), ISA-L's
 crc32_iscsi when libisal-dev is installed, and prints ratios next to the
 figures measured inside the kernel in the KSM hash discussions (the seeds).
@@ -57,10 +58,30 @@ def isal_bench():
     return float(mib), float(ns), check
 
 
+def best_of(rounds):
+    """Run every tool `rounds` times, interleaved, and keep each one's best:
+    the machine's load changes from second to second, not between tools."""
+    ks, xs, isal = None, {}, None
+    for _ in range(rounds):
+        k = ksmscan_bench()
+        if ks is None:
+            ks = k
+        else:
+            for a, r in k.items():
+                if float(r["hot_mib_s"]) > float(ks[a]["hot_mib_s"]):
+                    ks[a].update(hot_mib_s=r["hot_mib_s"], hot_ns_per_page=r["hot_ns_per_page"])
+                if float(r["stream_mib_s"]) > float(ks[a]["stream_mib_s"]):
+                    ks[a].update(stream_mib_s=r["stream_mib_s"])
+        for a, v in xxhsum_bench().items():
+            xs[a] = max(v, xs.get(a, 0))
+        i = isal_bench()
+        if i and (isal is None or i[0] > isal[0]):
+            isal = i
+    return ks, xs, isal
+
+
 def main():
-    ks = ksmscan_bench()
-    xs = xxhsum_bench()
-    isal = isal_bench()
+    ks, xs, isal = best_of(int(os.environ.get("KSMSCAN_BENCH_ROUNDS", "3")))
     print("%-10s %6s %12s %12s %12s %12s %10s %9s %12s" % (
         "algo", "impl", "hot MiB/s", "hot ns/page", "stream MiB/s",
         "reference", "MiB/s", "ratio", "seed MB/s"))
