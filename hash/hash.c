@@ -36,6 +36,12 @@ static void crc32c_x3_adapter(const void *page, struct digest *out)
 	out->lo = crc32c_page_x3(0, page);
 }
 
+static void crc32c_avx512_adapter(const void *page, struct digest *out)
+{
+	out->hi = 0;
+	out->lo = crc32c_page_avx512(0, page);
+}
+
 static void crc32c_vpclmul_adapter(const void *page, struct digest *out)
 {
 	out->hi = 0;
@@ -96,7 +102,8 @@ static struct algo algos[] = {
 	  { { "portable", always, jhash2_adapter } }, NULL, NULL },
 	{ "crc32c", 32,
 	  "the kernel's crc32c(0, page, 4096), fastest path of this CPU",
-	  { { "vpclmul", crc32c_have_vpclmul, crc32c_vpclmul_adapter },
+	  { { "avx512", crc32c_have_avx512, crc32c_avx512_adapter },
+	    { "vpclmul", crc32c_have_vpclmul, crc32c_vpclmul_adapter },
 	    { "sse42x3", crc32c_have_pclmul, crc32c_x3_adapter },
 	    { "sse42", crc32c_have_sse42, crc32c_sse42_adapter },
 	    { "sw", always, crc32c_sw_adapter } }, NULL, NULL },

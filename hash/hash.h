@@ -109,6 +109,12 @@ int crc32c_have_sse42(void);
 /** crc32c_have_pclmul() - whether it also has carry-less multiplication. */
 int crc32c_have_pclmul(void);
 
+/** crc32c_have_avx512() - whether it has AVX-512F and VPCLMULQDQ. */
+int crc32c_have_avx512(void);
+
+/** crc32c_page_avx512() - crc32c of a page folded with 512-bit VPCLMULQDQ. */
+uint32_t crc32c_page_avx512(uint32_t crc, const void *page);
+
 /** crc32c_have_vpclmul() - whether it has AVX2 and 256-bit VPCLMULQDQ. */
 int crc32c_have_vpclmul(void);
 

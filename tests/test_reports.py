@@ -47,7 +47,7 @@ BENCH_COLS = ["algo", "bits", "hot_mib_s", "hot_ns_per_page", "stream_mib_s",
 TIMING = {"summary": ["hash_mib_s", "ns_per_page"], "tree": ["seconds"]}
 
 # Implementation paths of SPEC/README: algorithm -> paths that can be forced.
-IMPLS = {"crc32c": ["vpclmul", "sse42x3", "sse42", "sw"],
+IMPLS = {"crc32c": ["avx512", "vpclmul", "sse42x3", "sse42", "sw"],
          "xxh3": ["avx512", "avx2", "sse2"],
          "xxh128": ["avx512", "avx2", "sse2"]}
 
