@@ -15,7 +15,7 @@
 struct node {
 	const unsigned char *page;	/* the inserted content (stable bytes) */
 	uint64_t hi, lo;		/* its checksum */
-	uint32_t left, right, parent;
+	uint32_t child[2], parent;	/* child[0] left (smaller), child[1] right */
 	uint8_t red;
 };
 
@@ -76,41 +76,24 @@ static int node_compare(struct tree *t, const unsigned char *page,
 	return page_compare(page, n->page, &t->st.memcmp_bytes);
 }
 
-static void rotate_left(struct tree *t, uint32_t x)
+/*
+ * Rotate around x: d = 0 turns x's right child into its parent (a left
+ * rotation), d = 1 the mirror image.
+ */
+static void rotate(struct tree *t, uint32_t x, int d)
 {
 	struct node *n = t->n;
-	uint32_t y = n[x].right;
+	uint32_t y = n[x].child[!d];
 
-	n[x].right = n[y].left;
-	if (n[y].left != NIL)
-		n[n[y].left].parent = x;
+	n[x].child[!d] = n[y].child[d];
+	if (n[y].child[d] != NIL)
+		n[n[y].child[d]].parent = x;
 	n[y].parent = n[x].parent;
 	if (n[x].parent == NIL)
 		t->root = y;
-	else if (n[n[x].parent].left == x)
-		n[n[x].parent].left = y;
 	else
-		n[n[x].parent].right = y;
-	n[y].left = x;
-	n[x].parent = y;
-}
-
-static void rotate_right(struct tree *t, uint32_t x)
-{
-	struct node *n = t->n;
-	uint32_t y = n[x].left;
-
-	n[x].left = n[y].right;
-	if (n[y].right != NIL)
-		n[n[y].right].parent = x;
-	n[y].parent = n[x].parent;
-	if (n[x].parent == NIL)
-		t->root = y;
-	else if (n[n[x].parent].right == x)
-		n[n[x].parent].right = y;
-	else
-		n[n[x].parent].left = y;
-	n[y].right = x;
+		n[n[x].parent].child[n[n[x].parent].child[1] == x] = y;
+	n[y].child[d] = x;
 	n[x].parent = y;
 }
 
@@ -121,42 +104,23 @@ static void insert_fixup(struct tree *t, uint32_t z)
 
 	while (n[z].parent != NIL && n[n[z].parent].red) {
 		uint32_t p = n[z].parent, g = n[p].parent;
+		int d = p == n[g].child[1];	/* which side of g the parent is */
+		uint32_t u = n[g].child[!d];	/* the uncle */
 
-		if (p == n[g].left) {
-			uint32_t u = n[g].right;
-
-			if (u != NIL && n[u].red) {
-				n[p].red = n[u].red = 0;
-				n[g].red = 1;
-				z = g;
-			} else {
-				if (z == n[p].right) {
-					z = p;
-					rotate_left(t, z);
-					p = n[z].parent;
-				}
-				n[p].red = 0;
-				n[g].red = 1;
-				rotate_right(t, g);
-			}
-		} else {
-			uint32_t u = n[g].left;
-
-			if (u != NIL && n[u].red) {
-				n[p].red = n[u].red = 0;
-				n[g].red = 1;
-				z = g;
-			} else {
-				if (z == n[p].left) {
-					z = p;
-					rotate_right(t, z);
-					p = n[z].parent;
-				}
-				n[p].red = 0;
-				n[g].red = 1;
-				rotate_left(t, g);
-			}
+		if (u != NIL && n[u].red) {
+			n[p].red = n[u].red = 0;
+			n[g].red = 1;
+			z = g;
+			continue;
 		}
+		if (z == n[p].child[!d]) {
+			z = p;
+			rotate(t, z, d);
+			p = n[z].parent;
+		}
+		n[p].red = 0;
+		n[g].red = 1;
+		rotate(t, g, !d);
 	}
 	n[t->root].red = 0;
 }
@@ -177,7 +141,7 @@ int tree_add(struct tree *t, const unsigned char *page,
 			break;
 		}
 		parent = cur;
-		cur = c < 0 ? t->n[cur].left : t->n[cur].right;
+		cur = t->n[cur].child[c > 0];
 	}
 	t->st.node_visits += depth;
 	if (depth > t->st.max_depth)
@@ -191,14 +155,12 @@ int tree_add(struct tree *t, const unsigned char *page,
 		}
 		uint32_t z = (uint32_t)t->len++;
 
-		t->n[z] = (struct node){ stable, sum->hi, sum->lo, NIL, NIL,
+		t->n[z] = (struct node){ stable, sum->hi, sum->lo, { NIL, NIL },
 					 parent, 1 };
 		if (parent == NIL)
 			t->root = z;
-		else if (c < 0)
-			t->n[parent].left = z;
 		else
-			t->n[parent].right = z;
+			t->n[parent].child[c > 0] = z;
 		insert_fixup(t, z);
 		t->st.inserts++;
 	}
