@@ -11,6 +11,7 @@ python3-crc32c); each prints one line per failing check and last
 import csv
 import io
 import os
+import re
 import shlex
 import shutil
 import struct
@@ -201,6 +202,17 @@ def parse_csv(r, what, cols):
     if not check(not bad, "%s: every CSV row has %d fields" % (what, len(hdr)), repr(bad[:2])):
         return None
     return [dict(zip(hdr, x)) for x in rows[1:]]
+
+
+def as_int(v):
+    """An integer cell (CSV text or JSON number) as an int, else None."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str) and re.fullmatch(r"-?\d+", v.strip()):
+        return int(v)
+    return None
 
 
 def run_suite(prefix):

@@ -32,7 +32,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import xxhash  # noqa: E402  (ksmtest says what to install when it is missing)
-from ksmtest import (parse_csv, ALGOS, BITS, KSMSCAN, M32, ORACLE, PAGE, STATE, SUMMARY_COLS, ZERO,
+from ksmtest import (as_int, parse_csv, ALGOS, BITS, KSMSCAN, M32, ORACLE, PAGE, STATE, SUMMARY_COLS, ZERO,
                      Skip, _jmix, check, crc32c_kernel, eq, hexdigest, jhash2_init,
                      ksm_group, run_suite, test, tmp)  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -175,16 +175,6 @@ def scan_json(args, what, **kw):
     if r is None:
         return None
     return parse_json(r, what)
-
-
-def as_int(v):
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, str) and re.fullmatch(r"-?\d+", v.strip()):
-        return int(v)
-    return None
 
 
 def as_float(v):

@@ -30,7 +30,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import (parse_csv, BITS, KSMSCAN, ORACLE, PAGE, SUMMARY_COLS, ZERO, Skip, check,
+from ksmtest import (as_int, parse_csv, BITS, KSMSCAN, ORACLE, PAGE, SUMMARY_COLS, ZERO, Skip, check,
                      crc32c_kernel, eq, hexdigest, ksm_group, run_suite, skip, test, tmp)  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -338,16 +338,6 @@ def parse_json(r, what):
     except ValueError as e:
         check(False, "%s: output is valid JSON" % what, "%s; output %r" % (e, r.out[:300]))
         return None
-
-
-def as_int(v):
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, str) and re.fullmatch(r"-?\d+", v.strip()):
-        return int(v)
-    return None
 
 
 def as_float(v):
