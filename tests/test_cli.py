@@ -132,15 +132,16 @@ def process_unmaps_during_the_scan():
         eq(scan.returncode, 0, "memory unmapped during the scan: exit status 0")
         rows = out.splitlines()
         pages = int(rows[1].split(",")[3]) if len(rows) > 1 else -1
-        check(0 <= pages < 64 * 2048, "memory unmapped during the scan: fewer pages "
-              "than were mapped (%d)" % pages)
-        if pages > 0:
+        check(0 <= pages <= 64 * 2048, "memory unmapped during the scan: figures for "
+              "what was read (%d pages)" % pages)
+        if pages == 64 * 2048:
+            # The scan won the race on a fast machine: nothing vanished.
+            print("info: the scan finished before the memory was unmapped")
+        else:
             check("memory changed during the scan" in err and
                   err.startswith("ksmscan: pid:%d: " % child.pid),
                   "memory unmapped during the scan: one warning naming the process",
                   repr(err[:300]))
-        else:
-            print("info: the memory was gone before the scan reached it")
     finally:
         child.kill()
         child.wait()
