@@ -203,6 +203,13 @@ static inline __m256i fold256(__m256i acc, __m256i k, __m256i data)
 	return _mm256_xor_si256(_mm256_xor_si256(lo, hi), data);
 }
 
+/* The same constant pair in both lanes. */
+__attribute__((target("avx2")))
+static inline __m256i lanes2(const uint64_t k[2])
+{
+	return _mm256_broadcastsi128_si256(_mm_set_epi64x((long long)k[1], (long long)k[0]));
+}
+
 /* Fold one 16-byte lane forward onto another. */
 __attribute__((target("sse4.2,pclmul")))
 static inline __m128i fold128(__m128i acc, __m128i k, __m128i data)
@@ -217,8 +224,7 @@ __attribute__((target("avx2,vpclmulqdq,pclmul,sse4.2")))
 uint32_t crc32c_page_vpclmul(uint32_t crc, const void *page)
 {
 	const unsigned char *p = page;
-	__m256i k128 = _mm256_broadcastsi128_si256(
-		_mm_set_epi64x((long long)k_fold128[1], (long long)k_fold128[0]));
+	__m256i k128 = lanes2(k_fold128);
 	__m256i a0 = _mm256_loadu_si256((const __m256i *)p);
 	__m256i a1 = _mm256_loadu_si256((const __m256i *)(p + 32));
 	__m256i a2 = _mm256_loadu_si256((const __m256i *)(p + 64));
@@ -235,13 +241,9 @@ uint32_t crc32c_page_vpclmul(uint32_t crc, const void *page)
 		a3 = fold256(a3, k128, _mm256_loadu_si256((const __m256i *)(p + off + 96)));
 	}
 	/* Fold the four accumulators onto the last one. */
-	__m256i k96 = _mm256_broadcastsi128_si256(
-		_mm_set_epi64x((long long)k_fold96[1], (long long)k_fold96[0]));
-	__m256i k64 = _mm256_broadcastsi128_si256(
-		_mm_set_epi64x((long long)k_fold64[1], (long long)k_fold64[0]));
-	__m256i k32 = _mm256_broadcastsi128_si256(
-		_mm_set_epi64x((long long)k_fold32[1], (long long)k_fold32[0]));
-	__m256i acc = fold256(a0, k96, fold256(a1, k64, fold256(a2, k32, a3)));
+	__m256i acc = fold256(a0, lanes2(k_fold96),
+			      fold256(a1, lanes2(k_fold64),
+				      fold256(a2, lanes2(k_fold32), a3)));
 
 	/* Then its low lane onto its high lane: 16 bytes remain. */
 	__m128i k16 = _mm_set_epi64x((long long)k_fold16[1], (long long)k_fold16[0]);

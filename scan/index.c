@@ -420,18 +420,6 @@ void index_digest(const struct index *ix, size_t a, size_t id, struct digest *ou
 	}
 }
 
-size_t index_memory(const struct index *ix)
-{
-	size_t per = sizeof(struct index_entry) + sizeof(uint32_t);
-
-	for (size_t a = 0; a < ix->nalgos; a++)
-		per += ix->width[a];
-	struct slots *t = atomic_load_explicit(&((struct index *)ix)->slots,
-					       memory_order_relaxed);
-
-	return ix->nchunks * CHUNK * per + t->n * sizeof(t->s[0]);
-}
-
 void index_free(struct index *ix)
 {
 	if (!ix)

@@ -142,12 +142,6 @@ int index_is_zero(const struct index *ix, size_t id);
 void index_digest(const struct index *ix, size_t a, size_t id, struct digest *out);
 
 /**
- * index_memory() - bytes the index holds in memory (not the spool).
- * @ix: the index
- */
-size_t index_memory(const struct index *ix);
-
-/**
  * index_free() - free the index and remove its spool file.
  * @ix: the index, or NULL
  */
