@@ -85,13 +85,25 @@ deps:
 demo: deps ksmscan
 	./scripts/demo
 
-test: deps ksmscan
-	KSMSCAN=./ksmscan $(PYTHON) tests/run_all.py
+# Unit tests in C of code the command line cannot reach alone (tests/unit_*.c).
+UNITS = $(patsubst %.c,%,$(wildcard tests/unit_*.c))
 
-check: deps build-check/ksmscan build-tsan/ksmscan
+build/tests/unit_%: tests/unit_%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -static -o $@ $<
+
+build-check/tests/unit_%: tests/unit_%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CHECK_CC) $(CHECK_CFLAGS) -o $@ $<
+
+test: deps ksmscan $(UNITS:%=build/%)
+	KSMSCAN=./ksmscan KSMSCAN_UNITS="$(UNITS:%=build/%)" $(PYTHON) tests/run_all.py
+
+check: deps build-check/ksmscan build-tsan/ksmscan $(UNITS:%=build-check/%)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	KSMSCAN=./build-check/ksmscan $(PYTHON) tests/run_all.py
+	KSMSCAN=./build-check/ksmscan KSMSCAN_UNITS="$(UNITS:%=build-check/%)" \
+	$(PYTHON) tests/run_all.py
 	TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
 	KSMSCAN=./build-tsan/ksmscan $(PYTHON) tests/run_all.py test_reports
 

@@ -10,6 +10,7 @@
 
 #include "../util/util.h"
 #include "index.h"
+#include "page.h"
 
 #define NO_ENTRY UINT32_MAX
 /* Most chunks of entries: enough for NO_ENTRY entries. */
@@ -21,6 +22,14 @@
 #define CHUNK (1u << CHUNK_SHIFT)
 /* The spool file grows and is mapped in pieces of this size. */
 #define SPOOL_PIECE (64u << 20)
+/*
+ * Contents that occur twice are likely to occur again: up to this many bytes
+ * of them are copied to memory, so that later pages are compared with the
+ * copy rather than with bytes read back from the input (pread).
+ */
+#define HOT_BYTES (16u << 20)
+/* Hot copies are allocated in slabs of this size. */
+#define HOT_SLAB (1u << 20)
 
 /* A file mapping whose pages are compared by pread (index_add_mapping()). */
 struct mapping {
@@ -44,7 +53,10 @@ struct slots {
 struct index {
 	/* Chunks of CHUNK entries: the array never moves, so workers may read it. */
 	struct index_entry *entries[NCHUNKS_MAX];
-	uint32_t *keys[NCHUNKS_MAX];	/* each entry's key, chunked the same way */
+	/* With several inputs, each entry's count in the current input, chunked
+	 * the same way; with one, that is the entry's count. */
+	uint32_t *counts_input[NCHUNKS_MAX];
+	int several;
 	uint64_t seed;			/* the keys' secret seed */
 	unsigned char **dig[ALGO_MAX];	/* per algorithm, NCHUNKS_MAX chunks of digests */
 	size_t nentries, nchunks;
@@ -60,6 +72,8 @@ struct index {
 	 * workers may read the first nmaps while one more is added. */
 	struct mapping maps[MAPS_MAX];
 	_Atomic size_t nmaps;
+	unsigned char *hot[HOT_BYTES / HOT_SLAB];	/* slabs of hot copies */
+	size_t hot_used;	/* bytes of them in use */
 	unsigned char scratch[PAGE_BYTES];
 };
 
@@ -85,10 +99,12 @@ static struct slots *slots_new(size_t n, struct slots *older)
 	return t;
 }
 
-struct index *index_new(const struct algo *const *algos, size_t nalgos)
+struct index *index_new(const struct algo *const *algos, size_t nalgos,
+			int several)
 {
 	struct index *ix = xcalloc(1, sizeof(*ix));
 
+	ix->several = several;
 	atomic_init(&ix->slots, slots_new(1024, NULL));
 	ix->seed = random_seed();
 	atomic_init(&ix->nmaps, 0);
@@ -115,12 +131,6 @@ uint32_t index_key(const struct index *ix, const unsigned char *page)
 	return (uint32_t)(k ^ k >> 32);
 }
 
-/* The key of content @id. */
-static uint32_t key_at(const struct index *ix, size_t id)
-{
-	return ix->keys[id >> CHUNK_SHIFT][id & (CHUNK - 1)];
-}
-
 /* Slots grow past three quarters full. */
 static int too_full(size_t entries, size_t slots)
 {
@@ -136,7 +146,7 @@ static void index_grow_slots(struct index *ix)
 	for (size_t id = 0; id < ix->nentries; id++) {
 		if (id == ix->zero_id)
 			continue;
-		size_t h = (size_t)key_at(ix, id) & (t->n - 1);
+		size_t h = (size_t)entry_at(ix, id)->key & (t->n - 1);
 
 		while (atomic_load_explicit(&t->s[h], memory_order_relaxed))
 			h = (h + 1) & (t->n - 1);
@@ -209,6 +219,18 @@ static _Thread_local struct recent {
 	unsigned char page[PAGE_BYTES];
 } recent[RECENT];
 
+/* The registered mapping that holds @p, or NULL. */
+static const struct mapping *mapping_of(const struct index *ix,
+					const unsigned char *p)
+{
+	size_t n = atomic_load_explicit(&ix->nmaps, memory_order_acquire);
+
+	for (size_t i = 0; i < n; i++)
+		if (p >= ix->maps[i].base && p < ix->maps[i].base + ix->maps[i].size)
+			return &ix->maps[i];
+	return NULL;
+}
+
 /*
  * The bytes of a known content for a comparison. Contents in a registered
  * file mapping are read with pread into @buf rather than through the map,
@@ -219,26 +241,41 @@ static const unsigned char *index_bytes(const struct index *ix,
 					const unsigned char *p,
 					unsigned char *buf)
 {
-	size_t n = atomic_load_explicit(&ix->nmaps, memory_order_acquire);
 	struct recent *r = &recent[((uintptr_t)p >> 12 ^ (uintptr_t)p) % RECENT];
+	const struct mapping *m;
 
 	/* Popular contents are compared again and again: keep a few read. */
 	if (r->p == p && r->ix == ix)
 		return r->page;
 	(void)buf;
-	for (size_t i = 0; i < n; i++) {
-		const struct mapping *m = &ix->maps[i];
+	m = mapping_of(ix, p);
+	if (!m || pread(m->fd, r->page, PAGE_BYTES,
+			(off_t)(m->offset + (uint64_t)(p - m->base))) != PAGE_BYTES)
+		return p;
+	r->p = p;
+	r->ix = ix;
+	return r->page;
+}
 
-		if (p < m->base || p >= m->base + m->size)
-			continue;
-		if (pread(m->fd, r->page, PAGE_BYTES,
-			  (off_t)(m->offset + (uint64_t)(p - m->base))) != PAGE_BYTES)
-			break;
-		r->p = p;
-		r->ix = ix;
-		return r->page;
-	}
-	return p;
+/*
+ * A content seen a second time: while the budget lasts, compare later pages
+ * with a copy in memory (@page, the same bytes) rather than read it back.
+ */
+static void index_heat(struct index *ix, struct index_entry *e,
+		       const unsigned char *page)
+{
+	unsigned char *slab;
+
+	if (ix->hot_used == HOT_BYTES || !mapping_of(ix, e->bytes))
+		return;
+	if (ix->hot_used % HOT_SLAB == 0)
+		ix->hot[ix->hot_used / HOT_SLAB] = xmalloc(HOT_SLAB);
+	slab = ix->hot[ix->hot_used / HOT_SLAB];
+	memcpy(slab + ix->hot_used % HOT_SLAB, page, PAGE_BYTES);
+	/* Published: a worker that sees the copy sees its bytes. */
+	atomic_store_explicit(&e->bytes, slab + ix->hot_used % HOT_SLAB,
+			      memory_order_release);
+	ix->hot_used += PAGE_BYTES;
 }
 
 /* Store a digest in its width: 4, 8 or 16 bytes (lo, then hi). */
@@ -261,7 +298,8 @@ static void digest_store(unsigned char *p, unsigned width, const struct digest *
 }
 
 /* Append a new distinct content and its digests; return its id. */
-static int index_append(struct index *ix, const unsigned char *page, int stable,
+static int index_append(struct index *ix, const unsigned char *page,
+			const unsigned char *keep,
 			uint32_t fp, const struct digest *digests, uint32_t *id)
 {
 	struct index_entry *e;
@@ -271,21 +309,22 @@ static int index_append(struct index *ix, const unsigned char *page, int stable,
 		error("more than %u distinct pages", NO_ENTRY - 1);
 		return -1;
 	}
-	if (!stable && !(page = index_keep(ix, page)))
+	if (!keep && !(keep = index_keep(ix, page)))
 		return -1;
 	if ((n >> CHUNK_SHIFT) == ix->nchunks) {
 		ix->entries[ix->nchunks] = xmalloc(CHUNK * sizeof(**ix->entries));
-		ix->keys[ix->nchunks] = xmalloc(CHUNK * sizeof(**ix->keys));
+		if (ix->several)
+			ix->counts_input[ix->nchunks] =
+				xcalloc(CHUNK, sizeof(**ix->counts_input));
 		for (size_t a = 0; a < ix->nalgos; a++)
 			ix->dig[a][ix->nchunks] = xmalloc((size_t)CHUNK * ix->width[a]);
 		ix->nchunks++;
 	}
 	*id = (uint32_t)ix->nentries++;
 	e = entry_at(ix, *id);
-	ix->keys[*id >> CHUNK_SHIFT][*id & (CHUNK - 1)] = fp;
-	e->bytes = page;
+	e->bytes = keep;
 	e->count = 0;
-	e->count_input = 0;
+	e->key = fp;
 	for (size_t a = 0; a < ix->nalgos; a++)
 		digest_store(ix->dig[a][*id >> CHUNK_SHIFT] +
 			     (size_t)(*id & (CHUNK - 1)) * ix->width[a],
@@ -307,15 +346,67 @@ uint32_t index_find(const struct index *ix, const unsigned char *page,
 		if (!sl)
 			return NO_ENTRY;
 		e = entry_at(ix, sl - 1);
-		if (key_at(ix, sl - 1) == fp &&
-		    memcmp(index_bytes(ix, e->bytes, buf), page, PAGE_BYTES) == 0)
+		if (e->key == fp &&
+		    page_equal(index_bytes(ix, atomic_load_explicit(&e->bytes,
+				memory_order_acquire), buf), page))
 			return sl - 1;
 		h = (h + 1) & (t->n - 1);
 	}
 	return NO_ENTRY;
 }
 
-int index_add(struct index *ix, const unsigned char *page, int stable,
+/* How far ahead index_find_many() asks for slots, for what they name, and
+ * for the first bytes of a content whose key matches. */
+#define AHEAD_SLOT 16
+#define AHEAD_ENTRY 8
+#define AHEAD_BYTES 4
+
+void index_find_many(const struct index *ix, const unsigned char *pages,
+		     const uint32_t *fp, const unsigned char *skip, size_t n,
+		     uint32_t *ids)
+{
+	struct slots *t = atomic_load_explicit(&((struct index *)ix)->slots,
+					       memory_order_acquire);
+	unsigned char buf[PAGE_BYTES];
+
+	/*
+	 * Each lookup waits for memory three times (the slot, then the key and
+	 * entry it names, then the content's bytes): all are asked for ahead,
+	 * so that the waits overlap.
+	 */
+	for (size_t i = 0; i < n; i++) {
+		size_t j = i + AHEAD_SLOT, k = i + AHEAD_ENTRY, m = i + AHEAD_BYTES;
+
+		if (j < n && !skip[j])
+			__builtin_prefetch(&t->s[fp[j] & (t->n - 1)]);
+		if (k < n && !skip[k]) {
+			uint32_t sl = atomic_load_explicit(&t->s[fp[k] & (t->n - 1)],
+							   memory_order_acquire);
+
+			if (sl)
+				__builtin_prefetch(entry_at(ix, sl - 1));
+		}
+		if (m < n && !skip[m]) {
+			uint32_t sl = atomic_load_explicit(&t->s[fp[m] & (t->n - 1)],
+							   memory_order_acquire);
+
+			const struct index_entry *e = sl ? entry_at(ix, sl - 1) : NULL;
+
+			if (e && e->key == fp[m]) {
+				const unsigned char *p = atomic_load_explicit(
+					&e->bytes, memory_order_relaxed);
+
+				for (unsigned c = 0; c < 256; c += 64)
+					__builtin_prefetch(p + c);
+			}
+		}
+		ids[i] = skip[i] ? NO_ENTRY :
+			 index_find(ix, pages + i * PAGE_BYTES, fp[i], buf);
+	}
+}
+
+int index_add(struct index *ix, const unsigned char *page,
+	      const unsigned char *keep,
 	      int is_zero, uint32_t fp, const struct digest *digests,
 	      uint32_t hint, uint32_t *idp)
 {
@@ -325,7 +416,7 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
 	if (is_zero) {
 		/* The zero page needs no table: it is one known content. */
 		if (ix->zero_id == NO_ENTRY &&
-		    index_append(ix, page, stable, 0, digests, &ix->zero_id) < 0)
+		    index_append(ix, page, keep, 0, digests, &ix->zero_id) < 0)
 			return -1;
 		id = ix->zero_id;
 	} else if (hint != NO_ENTRY) {
@@ -339,7 +430,7 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
 			uint32_t sl = atomic_load_explicit(&t->s[h], memory_order_relaxed);
 
 			if (!sl) {
-				if (index_append(ix, page, stable, fp, digests, &id) < 0)
+				if (index_append(ix, page, keep, fp, digests, &id) < 0)
 					return -1;
 				/* Publish: a worker that sees the slot sees the entry. */
 				atomic_store_explicit(&t->s[h], id + 1, memory_order_release);
@@ -349,9 +440,8 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
 			}
 			e = entry_at(ix, sl - 1);
 			/* Equal digests are only candidates: the bytes decide. */
-			if (key_at(ix, sl - 1) == fp &&
-			    memcmp(index_bytes(ix, e->bytes, ix->scratch), page,
-				   PAGE_BYTES) == 0) {
+			if (e->key == fp &&
+			    page_equal(index_bytes(ix, e->bytes, ix->scratch), page)) {
 				id = sl - 1;
 				break;
 			}
@@ -363,10 +453,13 @@ int index_add(struct index *ix, const unsigned char *page, int stable,
 		error("more than %u pages with one content", UINT32_MAX);
 		return -1;
 	}
-	e->count++;
+	if (e->count++ == 1 && !is_zero)
+		index_heat(ix, e, page);
 	if (idp)
 		*idp = id;
-	return e->count_input++ > 0;
+	if (!ix->several)
+		return e->count > 1;
+	return ix->counts_input[id >> CHUNK_SHIFT][id & (CHUNK - 1)]++ > 0;
 }
 
 void index_prefetch(const struct index *ix, uint32_t fp)
@@ -379,8 +472,16 @@ void index_prefetch(const struct index *ix, uint32_t fp)
 
 void index_end_input(struct index *ix)
 {
-	for (size_t id = 0; id < ix->nentries; id++)
-		entry_at(ix, id)->count_input = 0;
+	if (ix->several)
+		for (size_t c = 0; c < ix->nchunks; c++)
+			memset(ix->counts_input[c], 0, CHUNK * sizeof(**ix->counts_input));
+}
+
+uint32_t index_count(const struct index *ix, size_t id, int current_input)
+{
+	if (current_input && ix->several)
+		return ix->counts_input[id >> CHUNK_SHIFT][id & (CHUNK - 1)];
+	return entry_at(ix, id)->count;
 }
 
 size_t index_size(const struct index *ix)
@@ -426,12 +527,14 @@ void index_free(struct index *ix)
 		return;
 	for (size_t i = 0; i < ix->npieces; i++)
 		munmap(ix->pieces[i], SPOOL_PIECE);
+	for (size_t i = 0; i * HOT_SLAB < ix->hot_used; i++)
+		free(ix->hot[i]);
 	free(ix->pieces);
 	if (ix->spool_fd >= 0)
 		close(ix->spool_fd);
 	for (size_t c = 0; c < ix->nchunks; c++) {
 		free(ix->entries[c]);
-		free(ix->keys[c]);
+		free(ix->counts_input[c]);
 		for (size_t a = 0; a < ix->nalgos; a++)
 			free(ix->dig[a][c]);
 	}

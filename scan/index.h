@@ -15,16 +15,17 @@
  * processes) are copied once into a spool file, mapped, so that later pages
  * are still compared byte for byte.
  *
- * Memory per distinct content: a 16-byte entry, its 4-byte key, 5.3 to 10.7
- * bytes of hash slots, and each selected algorithm's digest width; nothing
- * per duplicate page.
+ * Memory per distinct content: a 16-byte entry, 5.3 to 10.7 bytes of hash
+ * slots, each selected algorithm's digest width, and with several inputs a
+ * 4-byte count for the current input; nothing per duplicate page.
  */
 
-/* One distinct content: 16 bytes (its 4-byte key is kept beside it). */
+/* One distinct content: 16 bytes. */
 struct index_entry {
-	const unsigned char *bytes;	/* the content: in an input or the spool */
+	/* The content: in an input, the spool, or a copy in memory. */
+	_Atomic(const unsigned char *) bytes;
 	uint32_t count;			/* pages with this content, all inputs */
-	uint32_t count_input;		/* pages with it in the current input */
+	uint32_t key;			/* its index_key() */
 };
 
 struct index;
@@ -43,16 +44,19 @@ uint32_t index_key(const struct index *ix, const unsigned char *page);
  * index_new() - an empty index.
  * @algos: the selected algorithms, whose digests are kept per distinct content
  * @nalgos: how many
+ * @several: whether several inputs are counted, each on its own as well
  *
  * Return: the index; ends the program if memory is out.
  */
-struct index *index_new(const struct algo *const *algos, size_t nalgos);
+struct index *index_new(const struct algo *const *algos, size_t nalgos,
+			int several);
 
 /**
  * index_add() - count one page.
  * @ix: the index
  * @page: PAGE_BYTES bytes
- * @stable: whether @page stays valid as long as the index lives
+ * @keep: the same bytes where they stay valid as long as the index lives
+ *	(kept if the content is new), or NULL: then they are copied
  * @is_zero: whether all bytes of @page are zero (the caller knows already)
  * @fp: the page's index_key(); ignored for zero pages
  * @digests: the page's digest for each selected algorithm, in order
@@ -62,7 +66,8 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos);
  * Return: 1 if the content already occurred in the current input, 0 if not,
  * -1 if the spool file could not be written or the index is full (reported).
  */
-int index_add(struct index *ix, const unsigned char *page, int stable,
+int index_add(struct index *ix, const unsigned char *page,
+	      const unsigned char *keep,
 	      int is_zero, uint32_t fp, const struct digest *digests,
 	      uint32_t hint, uint32_t *id);
 
@@ -86,6 +91,20 @@ uint32_t index_find(const struct index *ix, const unsigned char *page,
 		    uint32_t fp, unsigned char *buf);
 
 /**
+ * index_find_many() - index_find() for pages in a row, their memory accesses
+ * overlapped; same rules.
+ * @ix: the index
+ * @pages: @n pages of PAGE_BYTES bytes
+ * @fp: their index_key()s
+ * @skip: pages not to look up (nonzero), such as zero pages
+ * @n: how many pages
+ * @ids: set to each page's content id, or INDEX_NONE (skipped or not found)
+ */
+void index_find_many(const struct index *ix, const unsigned char *pages,
+		     const uint32_t *fp, const unsigned char *skip, size_t n,
+		     uint32_t *ids);
+
+/**
  * index_prefetch() - start loading the hash slot a key will probe.
  * @ix: the index
  * @fp: a key that index_add() will be given soon
@@ -107,7 +126,8 @@ void index_add_mapping(struct index *ix, const unsigned char *base, size_t size,
 		       int fd, uint64_t offset);
 
 /**
- * index_end_input() - start counting a new input: every count_input becomes 0.
+ * index_end_input() - start counting a new input: every count in the current
+ * input becomes 0.
  * @ix: the index
  */
 void index_end_input(struct index *ix);
@@ -124,6 +144,14 @@ size_t index_size(const struct index *ix);
  * @id: 0 .. index_size() - 1, in order of first appearance
  */
 const struct index_entry *index_entry(const struct index *ix, size_t id);
+
+/**
+ * index_count() - how many pages had content @id.
+ * @ix: the index
+ * @id: a content id
+ * @current_input: in the current input only, else in all inputs
+ */
+uint32_t index_count(const struct index *ix, size_t id, int current_input);
 
 /**
  * index_is_zero() - whether content @id is the all-zero page.

@@ -56,11 +56,10 @@ static uint64_t count_collisions(const struct index *ix, int current_input,
 	uint64_t distinct = 0;
 
 	for (size_t id = 0; id < n; id++) {
-		const struct index_entry *e = index_entry(ix, id);
 		struct digest d;
 		uint32_t lo32;
 
-		if (!(current_input ? e->count_input : e->count))
+		if (!index_count(ix, id, current_input))
 			continue;
 		index_digest(ix, a, id, &d);
 		lo32 = (uint32_t)d.lo;
@@ -111,8 +110,7 @@ void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 	memset(f->hist_groups, 0, sizeof(f->hist_groups));
 	memset(f->hist_pages, 0, sizeof(f->hist_pages));
 	for (size_t id = 0; id < n; id++) {
-		const struct index_entry *e = index_entry(ix, id);
-		uint64_t c = current_input ? e->count_input : e->count;
+		uint64_t c = index_count(ix, id, current_input);
 
 		if (!c)
 			continue;
@@ -193,9 +191,8 @@ size_t ksm_top(const struct index *ix, int current_input, struct top_item *top,
 		return 0;
 	/* Keep the best n in a sorted array: n is small (--top). */
 	for (size_t id = 0; id < size; id++) {
-		const struct index_entry *e = index_entry(ix, id);
 		struct top_item it = { (uint32_t)id,
-				       current_input ? e->count_input : e->count };
+				       index_count(ix, id, current_input) };
 		size_t k;
 
 		if (!it.count || (len == n && !top_before(&it, &top[n - 1])))

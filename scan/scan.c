@@ -10,22 +10,24 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../util/progress.h"
 #include "../util/util.h"
 #include "index.h"
+#include "page.h"
 #include "scan.h"
 #include "tree.h"
 
 /* Mapped pages are released in pieces of this size once counted. */
 #define RELEASE (16u << 20)
 
-/* Pages per batch: 512 KiB, large enough to amortise the hand-over, small
- * enough to stay in a core's L2 cache while every algorithm reads it. */
+/* Pages per batch: 1 MiB, enough to amortise the hand-over between threads. */
 #define BATCH 256
+/* Pages hashed together: 32 KiB stay in a core's L1 cache while every
+ * algorithm and the index key read them. */
+#define GROUP 8
 
 /* A batch of pages on its way through the pipeline. */
 struct batch {
@@ -36,7 +38,7 @@ struct batch {
 	uint64_t why_offset;		/* and where */
 	const unsigned char *data;	/* npages pages */
 	unsigned char *own;		/* copy of stream data (BATCH pages) */
-	int stable;			/* data stays valid until the end */
+	const unsigned char *keep;	/* data, if it stays valid to the end */
 	uint64_t address;		/* address of the first page */
 	size_t npages;
 	const struct region *region;
@@ -93,36 +95,6 @@ struct scan {
 	size_t batches;			/* batches handed to the workers so far */
 };
 
-/* Whether a page is all zero bytes; most pages show a non-zero byte early. */
-static int page_is_zero(const unsigned char *p)
-{
-	uint64_t acc = 0;
-
-	for (size_t i = 0; i < PAGE_BYTES; i += 64) {
-		uint64_t w[8];
-
-		memcpy(w, p + i, sizeof(w));
-		acc |= w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7];
-		if (acc)
-			return 0;
-	}
-	return 1;
-}
-
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
-
-/* Ask the kernel to map a range of pages at once (Linux 5.14); a hint only. */
-static void populate(const unsigned char *data, size_t len)
-{
-	uintptr_t pg = 4096;
-	uintptr_t start = (uintptr_t)data & ~(pg - 1);
-	uintptr_t end = ((uintptr_t)data + len + pg - 1) & ~(pg - 1);
-
-	madvise((void *)start, end - start, MADV_POPULATE_READ);
-}
-
 /*
  * Hash a batch: first the zero test, then one algorithm at a time over all
  * the pages (a batch stays in the core's cache), each timed on its own.
@@ -155,48 +127,50 @@ static void batch_hash(struct pool *p, struct batch *b)
 		}
 		b->data = b->own;
 	}
-	/* Map a mapped file's pages in one call rather than fault by fault. */
-	if (b->stable)
-		populate(b->data, b->npages * PAGE_BYTES);
-	for (size_t i = 0; i < b->npages; i++) {
-		b->zero[i] = (unsigned char)page_is_zero(b->data + i * PAGE_BYTES);
-		hashed += !b->zero[i];
-	}
 	/*
-	 * Zero pages all have the digests of the zero page, known already.
-	 * The first algorithm over a batch also waits for its pages to come
-	 * from memory; which one goes first rotates from batch to batch, so
-	 * that each algorithm carries its share of that wait.
+	 * The pages are taken GROUP at a time, so that each algorithm and the
+	 * key read them from the core's own cache: only the first read of a
+	 * page waits for memory. That is the first algorithm's, and which one
+	 * goes first rotates from batch to batch, so that each algorithm
+	 * carries its share of the wait. Zero pages are not hashed: they all
+	 * have the zero page's digests, known already.
 	 */
-	for (size_t k = 0; k < cfg->nalgos; k++) {
-		size_t a = (k + b->seq) % cfg->nalgos;
-		void (*hash)(const void *, struct digest *) = cfg->algos[a]->hash;
-		double t0 = now_seconds();
+	for (size_t g = 0; g < b->npages; g += GROUP) {
+		size_t end = b->npages - g < GROUP ? b->npages : g + GROUP;
 
-		for (size_t i = 0; i < b->npages; i++) {
-			if (b->zero[i])
-				b->dg[i][a] = p->zero_digest[a];
-			else
-				hash(b->data + i * PAGE_BYTES, &b->dg[i][a]);
+		for (size_t i = g; i < end; i++) {
+			b->zero[i] = (unsigned char)page_is_zero(b->data + i * PAGE_BYTES);
+			hashed += !b->zero[i];
 		}
-		b->seconds[a] = now_seconds() - t0;
+		for (size_t k = 0; k < cfg->nalgos; k++) {
+			size_t a = (k + b->seq) % cfg->nalgos;
+			void (*hash)(const void *, struct digest *) = cfg->algos[a]->hash;
+			double t0 = now_seconds();
+
+			for (size_t i = g; i < end; i++) {
+				if (b->zero[i])
+					b->dg[i][a] = p->zero_digest[a];
+				else
+					hash(b->data + i * PAGE_BYTES, &b->dg[i][a]);
+			}
+			b->seconds[a] += now_seconds() - t0;
+		}
+		/* The index's own key, seeded: a checksum alone could be forged. */
+		for (size_t i = g; i < end; i++)
+			b->fp[i] = b->zero[i] ? 0 :
+				   index_key(p->ix, b->data + i * PAGE_BYTES);
 	}
 	b->hashed = hashed;
-	/* The index's own key, seeded: a checksum alone could be forged. */
-	for (size_t i = 0; i < b->npages; i++)
-		b->fp[i] = b->zero[i] ? 0 : index_key(p->ix, b->data + i * PAGE_BYTES);
 	/*
 	 * Workers look each page up and compare it with what they find, so
 	 * that the main thread, which counts in order, only counts. A content
 	 * that the main thread is adding meanwhile may be missed: then the main
 	 * thread looks it up again.
 	 */
-	for (size_t i = 0; i < b->npages; i++) {
-		unsigned char buf[PAGE_BYTES];
-
-		b->hint[i] = b->zero[i] || !p->nthreads ? INDEX_NONE :
-			     index_find(p->ix, b->data + i * PAGE_BYTES, b->fp[i], buf);
-	}
+	if (p->nthreads)
+		index_find_many(p->ix, b->data, b->fp, b->zero, b->npages, b->hint);
+	else
+		memset(b->hint, 0xff, sizeof(b->hint));
 }
 
 static void *worker(void *arg)
@@ -374,7 +348,9 @@ static int batch_count(struct scan *s, struct figures *f, const char *input,
 		/* The slots are random accesses: ask for them a little ahead. */
 		if (i + 8 < b->npages && !b->zero[i + 8])
 			index_prefetch(s->ix, b->fp[i + 8]);
-		int seen = index_add(s->ix, page, b->stable, b->zero[i], b->fp[i],
+		int seen = index_add(s->ix, page,
+				     b->keep ? b->keep + i * PAGE_BYTES : NULL,
+				     b->zero[i], b->fp[i],
 				     b->dg[i], b->hint[i], &id);
 
 		if (seen < 0)
@@ -425,7 +401,7 @@ static int ring_retire(struct scan *s, struct figures *f, const char *input,
 	 * pieces of RELEASE bytes (each release makes the other CPUs flush
 	 * their TLBs, so it should not happen per batch).
 	 */
-	if (b->stable) {
+	if (b->keep) {
 		const unsigned char *end = b->data + b->npages * PAGE_BYTES;
 
 		if (b->data != s->rel_end) {
@@ -470,9 +446,10 @@ static int scan_input(struct scan *s, size_t k)
 			b->address = r.address + i * (uint64_t)PAGE_BYTES;
 			b->npages = n;
 			b->region = r.region;
-			b->stable = r.stable;
+			b->keep = r.stable && r.data ? r.data + i * PAGE_BYTES : NULL;
 			b->dump = d;
 			memset(b->bad, 0, n);
+			memset(b->seconds, 0, sizeof(b->seconds));
 			if (!r.data) {
 				/* Coded: the worker makes the pages into b->own. */
 				b->data = NULL;
@@ -556,7 +533,7 @@ int scan_run(const struct scan_config *cfg)
 
 	/* Every input stays open to the end (the index points into them). */
 	raise_fd_limit();
-	s.ix = index_new(cfg->algos, cfg->nalgos);
+	s.ix = index_new(cfg->algos, cfg->nalgos, multi);
 	s.fig = xcalloc(n + 1, sizeof(*s.fig));
 	s.dumps = xcalloc(n, sizeof(*s.dumps));
 	rows = xcalloc(n + 1, sizeof(*rows));

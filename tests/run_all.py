@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Run every test suite of tests/ and print one closing line for all of them.
 
-Each suite (run_tests.py and tests/test_*.py) is a program that prints
+Each suite (run_tests.py, tests/test_*.py, and the C unit tests named in
+$KSMSCAN_UNITS, built by make from tests/unit_*.c) is a program that prints
 `N passed, N failed` as its last line. This runner runs them in turn against
 $KSMSCAN (default ./ksmscan), shows their output, and ends with the sums.
 Arguments are suite names to run only those (e.g. `run_all.py test_formats`).
@@ -10,7 +11,8 @@ import glob, os, re, subprocess, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 suites = [os.path.join(here, "run_tests.py")] + sorted(
-    glob.glob(os.path.join(here, "test_*.py")))
+    glob.glob(os.path.join(here, "test_*.py"))) + os.environ.get(
+    "KSMSCAN_UNITS", "").split()
 if len(sys.argv) > 1:
     suites = [s for s in suites if any(a in os.path.basename(s) for a in sys.argv[1:])]
 
@@ -19,7 +21,8 @@ broken = []
 for s in suites:
     name = os.path.basename(s)
     print("== %s" % name, flush=True)
-    r = subprocess.run([sys.executable, s], stdout=subprocess.PIPE,
+    cmd = [sys.executable, s] if s.endswith(".py") else [s]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True)
     sys.stdout.write(r.stdout)
     lines = r.stdout.strip().splitlines()
