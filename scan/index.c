@@ -41,8 +41,8 @@ struct mapping {
 
 /*
  * The hash slots: entry id + 1, 0 is empty; open addressing. A table that
- * grows is replaced, not freed, so that a worker still probing the old one
- * (index_find()) reads valid memory; all are freed with the index.
+ * grows is replaced, and freed only when the caller says that no worker can
+ * still be probing it (index_free_old()).
  */
 struct slots {
 	struct slots *older;
@@ -61,6 +61,7 @@ struct index {
 	unsigned char **dig[ALGO_MAX];	/* per algorithm, NCHUNKS_MAX chunks of digests */
 	size_t nentries, nchunks;
 	_Atomic(struct slots *) slots;	/* the current table */
+	unsigned generation;		/* tables made so far */
 	uint32_t zero_id;	/* the all-zero content, or NO_ENTRY */
 	size_t nalgos;
 	unsigned width[ALGO_MAX];	/* digest bytes per algorithm */
@@ -153,6 +154,23 @@ static void index_grow_slots(struct index *ix)
 		atomic_store_explicit(&t->s[h], (uint32_t)id + 1, memory_order_relaxed);
 	}
 	atomic_store_explicit(&ix->slots, t, memory_order_release);
+	ix->generation++;
+}
+
+unsigned index_generation(const struct index *ix)
+{
+	return ix->generation;
+}
+
+void index_free_old(struct index *ix)
+{
+	struct slots *t = atomic_load_explicit(&ix->slots, memory_order_relaxed);
+
+	for (struct slots *o = t->older, *next; o; o = next) {
+		next = o->older;
+		free(o);
+	}
+	t->older = NULL;
 }
 
 /* Copy bytes that will not stay valid into the mapped spool. */

@@ -126,6 +126,21 @@ void index_add_mapping(struct index *ix, const unsigned char *base, size_t size,
 		       int fd, uint64_t offset);
 
 /**
+ * index_generation() - a number that changes whenever the hash slots are
+ * replaced (they grow as contents are added).
+ * @ix: the index
+ */
+unsigned index_generation(const struct index *ix);
+
+/**
+ * index_free_old() - free the slot tables that were replaced. The caller
+ * knows that no index_find() or index_find_many() begun before the last
+ * replacement still runs: workers may go on probing a replaced table.
+ * @ix: the index
+ */
+void index_free_old(struct index *ix);
+
+/**
  * index_end_input() - start counting a new input: every count in the current
  * input becomes 0.
  * @ix: the index

@@ -49,6 +49,7 @@ struct batch {
 	double seconds[ALGO_MAX];	/* hashing time per algorithm */
 	size_t hashed;			/* pages hashed (zero pages are not) */
 	size_t seq;			/* the batch's number in the scan */
+	unsigned generation;		/* the index's slot tables when handed out */
 	int done;			/* hashed; guarded by the queue lock */
 };
 
@@ -397,6 +398,13 @@ static int ring_retire(struct scan *s, struct figures *f, const char *input,
 	s->ring_len--;
 	rc = batch_count(s, f, input, b);
 	/*
+	 * Workers look batches up in the slot table they find when they start
+	 * one; a batch handed out after the table last grew never sees the
+	 * tables it replaced. Once no older batch is in flight, free them.
+	 */
+	if (!s->ring_len || s->ring[s->ring_head].generation == index_generation(s->ix))
+		index_free_old(s->ix);
+	/*
 	 * Counted: let mapped pages go until a later page needs them again, in
 	 * pieces of RELEASE bytes (each release makes the other CPUs flush
 	 * their TLBs, so it should not happen per batch).
@@ -443,6 +451,7 @@ static int scan_input(struct scan *s, size_t k)
 			b = &s->ring[(s->ring_head + s->ring_len) % s->ring_cap];
 			s->ring_len++;
 			b->seq = s->batches++;
+			b->generation = index_generation(s->ix);
 			b->address = r.address + i * (uint64_t)PAGE_BYTES;
 			b->npages = n;
 			b->region = r.region;
@@ -537,7 +546,7 @@ int scan_run(const struct scan_config *cfg)
 	s.fig = xcalloc(n + 1, sizeof(*s.fig));
 	s.dumps = xcalloc(n, sizeof(*s.dumps));
 	rows = xcalloc(n + 1, sizeof(*rows));
-	s.ring_cap = cfg->threads > 1 ? 4 * (size_t)cfg->threads : 1;
+	s.ring_cap = cfg->threads > 1 ? 2 * (size_t)cfg->threads + 2 : 1;
 	s.ring = xcalloc(s.ring_cap, sizeof(*s.ring));
 	pool_start(&s.pool, cfg, s.ring_cap, s.ix);
 	for (size_t i = 0; i < s.ring_cap; i++)
