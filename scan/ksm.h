@@ -23,7 +23,7 @@ struct figures {
 	uint64_t collisions[ALGO_MAX];	/* distinct contents less distinct digests */
 	double expected_collisions[ALGO_MAX]; /* n(n-1) / 2^(bits+1) */
 	double seconds[ALGO_MAX];	/* time spent hashing with each algorithm */
-	uint64_t hashed_pages;		/* pages hashed: zero pages are known */
+	uint64_t hashed_pages;		/* pages hashed: contents new to the input */
 
 	/* Histogram like zdb -S: contents seen c times fall in bucket floor(log2 c). */
 	uint64_t hist_groups[64];	/* contents per bucket */

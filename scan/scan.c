@@ -46,10 +46,12 @@ struct batch {
 	uint32_t fp[BATCH];		/* index keys */
 	uint32_t hint[BATCH];		/* content found by a worker, or INDEX_NONE */
 	unsigned char zero[BATCH];
+	unsigned char known[BATCH];	/* digests known: not hashed */
 	double seconds[ALGO_MAX];	/* hashing time per algorithm */
 	size_t hashed;			/* pages hashed (zero pages are not) */
 	size_t seq;			/* the batch's number in the scan */
 	unsigned generation;		/* the index's slot tables when handed out */
+	size_t input_first;		/* the first content id of this input */
 	int done;			/* hashed; guarded by the queue lock */
 };
 
@@ -97,8 +99,9 @@ struct scan {
 };
 
 /*
- * Hash a batch: first the zero test, then one algorithm at a time over all
- * the pages (a batch stays in the core's cache), each timed on its own.
+ * Prepare a batch for counting: make coded pages, test for zero pages, key
+ * and look up every page, and hash the new contents with every algorithm,
+ * each timed on its own.
  */
 static void batch_hash(struct pool *p, struct batch *b)
 {
@@ -129,49 +132,56 @@ static void batch_hash(struct pool *p, struct batch *b)
 		b->data = b->own;
 	}
 	/*
-	 * The pages are taken GROUP at a time, so that each algorithm and the
-	 * key read them from the core's own cache: only the first read of a
-	 * page waits for memory. That is the first algorithm's, and which one
-	 * goes first rotates from batch to batch, so that each algorithm
-	 * carries its share of the wait. Zero pages are not hashed: they all
-	 * have the zero page's digests, known already.
+	 * First the zero test and the index's own key (seeded: a checksum
+	 * alone could be forged), the first read of each page, then the
+	 * lookup: workers look each page up and compare it with what they
+	 * find, so that the main thread, which counts in order, only counts.
+	 * A content that the main thread is adding meanwhile may be missed:
+	 * then the main thread looks it up again.
+	 */
+	for (size_t i = 0; i < b->npages; i++) {
+		b->zero[i] = (unsigned char)page_is_zero(b->data + i * PAGE_BYTES);
+		b->fp[i] = b->zero[i] ? 0 : index_key(p->ix, b->data + i * PAGE_BYTES);
+	}
+	index_find_many(p->ix, b->data, b->fp, b->zero, b->npages, b->hint);
+	/*
+	 * Only contents new to this input are hashed: a zero page, or one
+	 * found in the index that this input had already, has digests known
+	 * already (equal bytes, equal digests). Each input hashes its own
+	 * contents, so that its speed figures measure something.
+	 */
+	for (size_t i = 0; i < b->npages; i++) {
+		b->known[i] = b->zero[i] || (b->hint[i] != INDEX_NONE &&
+					     b->hint[i] >= b->input_first);
+		for (size_t a = 0; a < cfg->nalgos; a++) {
+			if (b->zero[i])
+				b->dg[i][a] = p->zero_digest[a];
+			else if (b->known[i])
+				index_digest(p->ix, a, b->hint[i], &b->dg[i][a]);
+		}
+		hashed += !b->known[i];
+	}
+	/*
+	 * The rest is hashed GROUP pages at a time, one algorithm after the
+	 * other, so that each reads them from the core's own cache; which one
+	 * goes first rotates from batch to batch, so that each carries its
+	 * share of waiting for the pages.
 	 */
 	for (size_t g = 0; g < b->npages; g += GROUP) {
 		size_t end = b->npages - g < GROUP ? b->npages : g + GROUP;
 
-		for (size_t i = g; i < end; i++) {
-			b->zero[i] = (unsigned char)page_is_zero(b->data + i * PAGE_BYTES);
-			hashed += !b->zero[i];
-		}
 		for (size_t k = 0; k < cfg->nalgos; k++) {
 			size_t a = (k + b->seq) % cfg->nalgos;
 			void (*hash)(const void *, struct digest *) = cfg->algos[a]->hash;
 			double t0 = now_seconds();
 
-			for (size_t i = g; i < end; i++) {
-				if (b->zero[i])
-					b->dg[i][a] = p->zero_digest[a];
-				else
+			for (size_t i = g; i < end; i++)
+				if (!b->known[i])
 					hash(b->data + i * PAGE_BYTES, &b->dg[i][a]);
-			}
 			b->seconds[a] += now_seconds() - t0;
 		}
-		/* The index's own key, seeded: a checksum alone could be forged. */
-		for (size_t i = g; i < end; i++)
-			b->fp[i] = b->zero[i] ? 0 :
-				   index_key(p->ix, b->data + i * PAGE_BYTES);
 	}
 	b->hashed = hashed;
-	/*
-	 * Workers look each page up and compare it with what they find, so
-	 * that the main thread, which counts in order, only counts. A content
-	 * that the main thread is adding meanwhile may be missed: then the main
-	 * thread looks it up again.
-	 */
-	if (p->nthreads)
-		index_find_many(p->ix, b->data, b->fp, b->zero, b->npages, b->hint);
-	else
-		memset(b->hint, 0xff, sizeof(b->hint));
 }
 
 static void *worker(void *arg)
@@ -432,6 +442,7 @@ static int scan_input(struct scan *s, size_t k)
 	struct page_range r;
 	int rc, status = 0;
 	struct dump *d = dump_open(&cfg->inputs[k], &cfg->dump);
+	size_t first = index_size(s->ix);	/* contents before this input */
 
 	s->dumps[k] = d;
 	if (!d)
@@ -452,6 +463,7 @@ static int scan_input(struct scan *s, size_t k)
 			s->ring_len++;
 			b->seq = s->batches++;
 			b->generation = index_generation(s->ix);
+			b->input_first = first;
 			b->address = r.address + i * (uint64_t)PAGE_BYTES;
 			b->npages = n;
 			b->region = r.region;
