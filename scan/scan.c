@@ -140,6 +140,10 @@ static void batch_hash(struct pool *p, struct batch *b)
 	 * then the main thread looks it up again.
 	 */
 	for (size_t i = 0; i < b->npages; i++) {
+		/* The CPU does not fetch ahead across pages: ask for the next. */
+		if (i + 1 < b->npages)
+			for (unsigned c = 0; c < PAGE_BYTES; c += 64)
+				__builtin_prefetch(b->data + (i + 1) * PAGE_BYTES + c);
 		b->zero[i] = (unsigned char)page_is_zero(b->data + i * PAGE_BYTES);
 		b->fp[i] = b->zero[i] ? 0 : index_key(p->ix, b->data + i * PAGE_BYTES);
 	}
