@@ -13,8 +13,16 @@
 #include "page.h"
 
 #define NO_ENTRY UINT32_MAX
-/* Most chunks of entries: enough for NO_ENTRY entries. */
-#define NCHUNKS_MAX ((size_t)1 << (32 - CHUNK_SHIFT))
+/*
+ * A hash slot holds an entry's id + 1 in its low ID_BITS bits (0: empty) and
+ * the top bits of the entry's key above them, so that a probe passes other
+ * contents without reading their entries. Hence at most MAX_ENTRIES distinct
+ * contents: 1 TiB of distinct memory.
+ */
+#define ID_BITS 28
+#define MAX_ENTRIES ((1u << ID_BITS) - 1)
+/* Most chunks of entries: enough for MAX_ENTRIES entries. */
+#define NCHUNKS_MAX ((size_t)1 << (ID_BITS - CHUNK_SHIFT))
 /* Most registered mappings: inputs and 64 MiB pieces of the spool (1 TiB). */
 #define MAPS_MAX 16384
 /* Entries and digests live in chunks, so that growing never copies them. */
@@ -40,7 +48,7 @@ struct mapping {
 };
 
 /*
- * The hash slots: entry id + 1, 0 is empty; open addressing. A table that
+ * The hash slots (slot_of()); open addressing with linear probing. A table that
  * grows is replaced, and freed only when the caller says that no worker can
  * still be probing it (index_free_old()).
  */
@@ -125,6 +133,24 @@ static struct index_entry *entry_at(const struct index *ix, size_t id)
 	return &ix->entries[id >> CHUNK_SHIFT][id & (CHUNK - 1)];
 }
 
+/* The slot of entry @id with key @key: never 0. */
+static uint32_t slot_of(uint32_t id, uint32_t key)
+{
+	return (key >> ID_BITS) << ID_BITS | (id + 1);
+}
+
+/* Whether slot @sl may hold a content with key @key (its top bits agree). */
+static int slot_may_be(uint32_t sl, uint32_t key)
+{
+	return (sl ^ key) >> ID_BITS == 0;
+}
+
+/* The entry id in a non-empty slot. */
+static uint32_t slot_id(uint32_t sl)
+{
+	return (sl & MAX_ENTRIES) - 1;
+}
+
 uint32_t index_key(const struct index *ix, const unsigned char *page)
 {
 	uint64_t k = xxh3_seeded_page(page, ix->seed);
@@ -147,11 +173,13 @@ static void index_grow_slots(struct index *ix)
 	for (size_t id = 0; id < ix->nentries; id++) {
 		if (id == ix->zero_id)
 			continue;
-		size_t h = (size_t)entry_at(ix, id)->key & (t->n - 1);
+		uint32_t key = entry_at(ix, id)->key;
+		size_t h = (size_t)key & (t->n - 1);
 
 		while (atomic_load_explicit(&t->s[h], memory_order_relaxed))
 			h = (h + 1) & (t->n - 1);
-		atomic_store_explicit(&t->s[h], (uint32_t)id + 1, memory_order_relaxed);
+		atomic_store_explicit(&t->s[h], slot_of((uint32_t)id, key),
+				      memory_order_relaxed);
 	}
 	atomic_store_explicit(&ix->slots, t, memory_order_release);
 	ix->generation++;
@@ -323,8 +351,8 @@ static int index_append(struct index *ix, const unsigned char *page,
 	struct index_entry *e;
 	size_t n = ix->nentries;
 
-	if (n >= NO_ENTRY - 1) {
-		error("more than %u distinct pages", NO_ENTRY - 1);
+	if (n >= MAX_ENTRIES) {
+		error("more than %u distinct pages", MAX_ENTRIES);
 		return -1;
 	}
 	if (!keep && !(keep = index_keep(ix, page)))
@@ -363,11 +391,11 @@ uint32_t index_find(const struct index *ix, const unsigned char *page,
 
 		if (!sl)
 			return NO_ENTRY;
-		e = entry_at(ix, sl - 1);
-		if (e->key == fp &&
+		e = entry_at(ix, slot_id(sl));
+		if (slot_may_be(sl, fp) && e->key == fp &&
 		    page_equal(index_bytes(ix, atomic_load_explicit(&e->bytes,
 				memory_order_acquire), buf), page))
-			return sl - 1;
+			return slot_id(sl);
 		h = (h + 1) & (t->n - 1);
 	}
 	return NO_ENTRY;
@@ -401,14 +429,15 @@ void index_find_many(const struct index *ix, const unsigned char *pages,
 			uint32_t sl = atomic_load_explicit(&t->s[fp[k] & (t->n - 1)],
 							   memory_order_acquire);
 
-			if (sl)
-				__builtin_prefetch(entry_at(ix, sl - 1));
+			if (sl && slot_may_be(sl, fp[k]))
+				__builtin_prefetch(entry_at(ix, slot_id(sl)));
 		}
 		if (m < n && !skip[m]) {
 			uint32_t sl = atomic_load_explicit(&t->s[fp[m] & (t->n - 1)],
 							   memory_order_acquire);
 
-			const struct index_entry *e = sl ? entry_at(ix, sl - 1) : NULL;
+			const struct index_entry *e =
+				sl && slot_may_be(sl, fp[m]) ? entry_at(ix, slot_id(sl)) : NULL;
 
 			if (e && e->key == fp[m]) {
 				const unsigned char *p = atomic_load_explicit(
@@ -451,16 +480,17 @@ int index_add(struct index *ix, const unsigned char *page,
 				if (index_append(ix, page, keep, fp, digests, &id) < 0)
 					return -1;
 				/* Publish: a worker that sees the slot sees the entry. */
-				atomic_store_explicit(&t->s[h], id + 1, memory_order_release);
+				atomic_store_explicit(&t->s[h], slot_of(id, fp),
+						      memory_order_release);
 				if (too_full(ix->nentries, t->n))
 					index_grow_slots(ix);
 				break;
 			}
-			e = entry_at(ix, sl - 1);
-			/* Equal digests are only candidates: the bytes decide. */
-			if (e->key == fp &&
+			e = entry_at(ix, slot_id(sl));
+			/* Equal keys are only candidates: the bytes decide. */
+			if (slot_may_be(sl, fp) && e->key == fp &&
 			    page_equal(index_bytes(ix, e->bytes, ix->scratch), page)) {
-				id = sl - 1;
+				id = slot_id(sl);
 				break;
 			}
 			h = (h + 1) & (t->n - 1);
@@ -480,12 +510,15 @@ int index_add(struct index *ix, const unsigned char *page,
 	return ix->counts_input[id >> CHUNK_SHIFT][id & (CHUNK - 1)]++ > 0;
 }
 
-void index_prefetch(const struct index *ix, uint32_t fp)
+void index_prefetch(const struct index *ix, uint32_t fp, uint32_t hint)
 {
 	struct slots *t = atomic_load_explicit(&((struct index *)ix)->slots,
 					       memory_order_relaxed);
 
-	__builtin_prefetch(&t->s[fp & (t->n - 1)]);
+	if (hint != NO_ENTRY)
+		__builtin_prefetch(entry_at(ix, hint), 1);
+	else
+		__builtin_prefetch(&t->s[fp & (t->n - 1)]);
 }
 
 void index_end_input(struct index *ix)

@@ -105,11 +105,13 @@ void index_find_many(const struct index *ix, const unsigned char *pages,
 		     uint32_t *ids);
 
 /**
- * index_prefetch() - start loading the hash slot a key will probe.
+ * index_prefetch() - start loading what index_add() will soon need: the
+ * entry a worker found, or else the hash slot the key will probe.
  * @ix: the index
- * @fp: a key that index_add() will be given soon
+ * @fp: the key index_add() will be given
+ * @hint: the hint it will be given
  */
-void index_prefetch(const struct index *ix, uint32_t fp);
+void index_prefetch(const struct index *ix, uint32_t fp, uint32_t hint);
 
 /**
  * index_add_mapping() - say that some stable bytes are a mapped file.

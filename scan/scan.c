@@ -360,9 +360,9 @@ static int batch_count(struct scan *s, struct figures *f, const char *input,
 			dump_error(b->dump, b->why_offset, "%s", b->why);
 			continue;
 		}
-		/* The slots are random accesses: ask for them a little ahead. */
+		/* Entries and slots are random accesses: ask for them ahead. */
 		if (i + 8 < b->npages && !b->zero[i + 8])
-			index_prefetch(s->ix, b->fp[i + 8]);
+			index_prefetch(s->ix, b->fp[i + 8], b->hint[i + 8]);
 		int seen = index_add(s->ix, page,
 				     b->keep ? b->keep + i * PAGE_BYTES : NULL,
 				     b->zero[i], b->fp[i],
