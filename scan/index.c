@@ -36,8 +36,6 @@
  * copy rather than with bytes read back from the input (pread).
  */
 #define HOT_BYTES (16u << 20)
-/* Hot copies are allocated in slabs of this size. */
-#define HOT_SLAB (1u << 20)
 
 /* A file mapping whose pages are compared by pread (index_add_mapping()). */
 struct mapping {
@@ -63,7 +61,7 @@ struct index {
 	struct index_entry *entries[NCHUNKS_MAX];
 	/* With several inputs, each entry's count in the current input, chunked
 	 * the same way; with one, that is the entry's count. */
-	uint32_t *counts_input[NCHUNKS_MAX];
+	_Atomic uint32_t *counts_input[NCHUNKS_MAX];
 	int several;
 	uint64_t seed;			/* the keys' secret seed */
 	unsigned char **dig[ALGO_MAX];	/* per algorithm, NCHUNKS_MAX chunks of digests */
@@ -81,8 +79,10 @@ struct index {
 	 * workers may read the first nmaps while one more is added. */
 	struct mapping maps[MAPS_MAX];
 	_Atomic size_t nmaps;
-	unsigned char *hot[HOT_BYTES / HOT_SLAB];	/* slabs of hot copies */
-	size_t hot_used;	/* bytes of them in use */
+	/* Room for the hot copies, allocated at once (it uses memory only as
+	 * it fills), so that anybody can tell a hot copy by its address. */
+	unsigned char *hot;
+	size_t hot_used;	/* bytes of it in use */
 	unsigned char scratch[PAGE_BYTES];
 };
 
@@ -114,6 +114,7 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos,
 	struct index *ix = xcalloc(1, sizeof(*ix));
 
 	ix->several = several;
+	ix->hot = xmalloc(HOT_BYTES);
 	atomic_init(&ix->slots, slots_new(1024, NULL));
 	ix->seed = random_seed();
 	atomic_init(&ix->nmaps, 0);
@@ -290,6 +291,9 @@ static const unsigned char *index_bytes(const struct index *ix,
 	struct recent *r = &recent[((uintptr_t)p >> 12 ^ (uintptr_t)p) % RECENT];
 	const struct mapping *m;
 
+	/* A hot copy is compared where it is. */
+	if (p >= ix->hot && p < ix->hot + HOT_BYTES)
+		return p;
 	/* Popular contents are compared again and again: keep a few read. */
 	if (r->p == p && r->ix == ix)
 		return r->page;
@@ -310,17 +314,13 @@ static const unsigned char *index_bytes(const struct index *ix,
 static void index_heat(struct index *ix, struct index_entry *e,
 		       const unsigned char *page)
 {
-	unsigned char *slab;
+	unsigned char *copy = ix->hot + ix->hot_used;
 
 	if (ix->hot_used == HOT_BYTES || !mapping_of(ix, e->bytes))
 		return;
-	if (ix->hot_used % HOT_SLAB == 0)
-		ix->hot[ix->hot_used / HOT_SLAB] = xmalloc(HOT_SLAB);
-	slab = ix->hot[ix->hot_used / HOT_SLAB];
-	memcpy(slab + ix->hot_used % HOT_SLAB, page, PAGE_BYTES);
+	memcpy(copy, page, PAGE_BYTES);
 	/* Published: a worker that sees the copy sees its bytes. */
-	atomic_store_explicit(&e->bytes, slab + ix->hot_used % HOT_SLAB,
-			      memory_order_release);
+	atomic_store_explicit(&e->bytes, copy, memory_order_release);
 	ix->hot_used += PAGE_BYTES;
 }
 
@@ -443,8 +443,10 @@ void index_find_many(const struct index *ix, const unsigned char *pages,
 				const unsigned char *p = atomic_load_explicit(
 					&e->bytes, memory_order_relaxed);
 
-				for (unsigned c = 0; c < 256; c += 64)
-					__builtin_prefetch(p + c);
+				/* Other contents are read with pread. */
+				if (p >= ix->hot && p < ix->hot + HOT_BYTES)
+					for (unsigned c = 0; c < 256; c += 64)
+						__builtin_prefetch(p + c);
 			}
 		}
 		ids[i] = skip[i] ? NO_ENTRY :
@@ -507,7 +509,12 @@ int index_add(struct index *ix, const unsigned char *page,
 		*idp = id;
 	if (!ix->several)
 		return e->count > 1;
-	return ix->counts_input[id >> CHUNK_SHIFT][id & (CHUNK - 1)]++ > 0;
+	/* One writer (this thread); workers only read (index_counted()). */
+	_Atomic uint32_t *c = &ix->counts_input[id >> CHUNK_SHIFT][id & (CHUNK - 1)];
+	uint32_t before = atomic_load_explicit(c, memory_order_relaxed);
+
+	atomic_store_explicit(c, before + 1, memory_order_relaxed);
+	return before > 0;
 }
 
 void index_prefetch(const struct index *ix, uint32_t fp, uint32_t hint)
@@ -525,14 +532,24 @@ void index_end_input(struct index *ix)
 {
 	if (ix->several)
 		for (size_t c = 0; c < ix->nchunks; c++)
-			memset(ix->counts_input[c], 0, CHUNK * sizeof(**ix->counts_input));
+			for (size_t i = 0; i < CHUNK; i++)
+				atomic_store_explicit(&ix->counts_input[c][i], 0,
+						      memory_order_relaxed);
 }
 
 uint32_t index_count(const struct index *ix, size_t id, int current_input)
 {
 	if (current_input && ix->several)
-		return ix->counts_input[id >> CHUNK_SHIFT][id & (CHUNK - 1)];
+		return atomic_load_explicit(&ix->counts_input[id >> CHUNK_SHIFT]
+						       [id & (CHUNK - 1)], memory_order_relaxed);
 	return entry_at(ix, id)->count;
+}
+
+int index_counted(const struct index *ix, uint32_t id, size_t input_first)
+{
+	if (id >= input_first || !ix->several)
+		return 1;
+	return index_count(ix, id, 1) > 0;
 }
 
 size_t index_size(const struct index *ix)
@@ -578,8 +595,7 @@ void index_free(struct index *ix)
 		return;
 	for (size_t i = 0; i < ix->npieces; i++)
 		munmap(ix->pieces[i], SPOOL_PIECE);
-	for (size_t i = 0; i * HOT_SLAB < ix->hot_used; i++)
-		free(ix->hot[i]);
+	free(ix->hot);
 	free(ix->pieces);
 	if (ix->spool_fd >= 0)
 		close(ix->spool_fd);

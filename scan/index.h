@@ -171,6 +171,16 @@ const struct index_entry *index_entry(const struct index *ix, size_t id);
 uint32_t index_count(const struct index *ix, size_t id, int current_input);
 
 /**
+ * index_counted() - whether content @id (which index_find() found) has been
+ * counted in the current input already; any thread may ask while one other
+ * calls index_add(), and may be told 0 for a content counted meanwhile.
+ * @ix: the index
+ * @id: a content id
+ * @input_first: index_size() when the current input began
+ */
+int index_counted(const struct index *ix, uint32_t id, size_t input_first);
+
+/**
  * index_is_zero() - whether content @id is the all-zero page.
  * @ix: the index
  * @id: a content id

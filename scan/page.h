@@ -2,15 +2,19 @@
 #ifndef KSMSCAN_PAGE_H
 #define KSMSCAN_PAGE_H
 
-#include <emmintrin.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "../hash/hash.h"
 
 /*
- * Whole-page tests on the scan's hot path, in SSE2 (every x86-64 CPU has it).
- * They are written by hand because musl's memcmp compares byte by byte: it
- * took a fifth of a scan's cycles when every duplicate page was compared.
+ * Whole-page tests on the scan's hot path, in SSE2 (every x86-64 CPU has it;
+ * elsewhere 64-bit words). They are written by hand because musl's memcmp
+ * compares byte by byte: it took a fifth of a scan's cycles when every
+ * duplicate page was compared.
  */
+#if defined(__SSE2__)
+#include <emmintrin.h>
 
 /**
  * page_equal() - whether two pages of PAGE_BYTES bytes are byte-for-byte equal.
@@ -60,4 +64,39 @@ static inline int page_is_zero(const unsigned char *p)
 	return 1;
 }
 
+#else
+
+/* Whether the 64 bytes at @a and @b differ (@b NULL: whether @a has a 1 bit). */
+static inline uint64_t page_diff64(const unsigned char *a, const unsigned char *b)
+{
+	uint64_t acc = 0;
+
+	for (unsigned k = 0; k < 64; k += 8) {
+		uint64_t x, y = 0;
+
+		memcpy(&x, a + k, 8);
+		if (b)
+			memcpy(&y, b + k, 8);
+		acc |= x ^ y;
+	}
+	return acc;
+}
+
+static inline int page_equal(const unsigned char *a, const unsigned char *b)
+{
+	for (unsigned i = 0; i < PAGE_BYTES; i += 64)
+		if (page_diff64(a + i, b + i))
+			return 0;
+	return 1;
+}
+
+static inline int page_is_zero(const unsigned char *p)
+{
+	for (unsigned i = 0; i < PAGE_BYTES; i += 64)
+		if (page_diff64(p + i, NULL))
+			return 0;
+	return 1;
+}
+
+#endif
 #endif

@@ -46,7 +46,6 @@ struct batch {
 	uint32_t fp[BATCH];		/* index keys */
 	uint32_t hint[BATCH];		/* content found by a worker, or INDEX_NONE */
 	unsigned char zero[BATCH];
-	unsigned char known[BATCH];	/* digests known: not hashed */
 	double seconds[ALGO_MAX];	/* hashing time per algorithm */
 	size_t hashed;			/* pages hashed (zero pages are not) */
 	size_t seq;			/* the batch's number in the scan */
@@ -106,6 +105,7 @@ struct scan {
 static void batch_hash(struct pool *p, struct batch *b)
 {
 	const struct scan_config *cfg = p->cfg;
+	uint16_t todo[BATCH];		/* the pages to hash */
 	size_t hashed = 0;
 
 	/* Coded (compressed) pages are made here, on the worker's core. */
@@ -150,38 +150,41 @@ static void batch_hash(struct pool *p, struct batch *b)
 	index_find_many(p->ix, b->data, b->fp, b->zero, b->npages, b->hint);
 	/*
 	 * Only contents new to this input are hashed: a zero page, or one
-	 * found in the index that this input had already, has digests known
-	 * already (equal bytes, equal digests). Each input hashes its own
-	 * contents, so that its speed figures measure something.
+	 * found in the index that this input has counted already, has digests
+	 * known already (equal bytes, equal digests). Each input hashes its
+	 * own contents, so that its speed figures measure something. (A
+	 * content whose first page is still on its way to the main thread is
+	 * not found yet: its next pages are hashed too.)
 	 */
 	for (size_t i = 0; i < b->npages; i++) {
-		b->known[i] = b->zero[i] || (b->hint[i] != INDEX_NONE &&
-					     b->hint[i] >= b->input_first);
+		int known = b->zero[i] || (b->hint[i] != INDEX_NONE &&
+			    index_counted(p->ix, b->hint[i], b->input_first));
+
 		for (size_t a = 0; a < cfg->nalgos; a++) {
 			if (b->zero[i])
 				b->dg[i][a] = p->zero_digest[a];
-			else if (b->known[i])
+			else if (known)
 				index_digest(p->ix, a, b->hint[i], &b->dg[i][a]);
 		}
-		hashed += !b->known[i];
+		if (!known)
+			todo[hashed++] = (uint16_t)i;
 	}
 	/*
 	 * The rest is hashed GROUP pages at a time, one algorithm after the
 	 * other, so that each reads them from the core's own cache; which one
 	 * goes first rotates from batch to batch, so that each carries its
-	 * share of waiting for the pages.
+	 * share of waiting for the pages. Only hashing is timed.
 	 */
-	for (size_t g = 0; g < b->npages; g += GROUP) {
-		size_t end = b->npages - g < GROUP ? b->npages : g + GROUP;
+	for (size_t g = 0; g < hashed; g += GROUP) {
+		size_t end = hashed - g < GROUP ? hashed : g + GROUP;
 
 		for (size_t k = 0; k < cfg->nalgos; k++) {
 			size_t a = (k + b->seq) % cfg->nalgos;
 			void (*hash)(const void *, struct digest *) = cfg->algos[a]->hash;
 			double t0 = now_seconds();
 
-			for (size_t i = g; i < end; i++)
-				if (!b->known[i])
-					hash(b->data + i * PAGE_BYTES, &b->dg[i][a]);
+			for (size_t j = g; j < end; j++)
+				hash(b->data + todo[j] * PAGE_BYTES, &b->dg[todo[j]][a]);
 			b->seconds[a] += now_seconds() - t0;
 		}
 	}
