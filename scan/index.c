@@ -402,7 +402,7 @@ uint32_t index_find(const struct index *ix, const unsigned char *page,
 }
 
 /* How far ahead index_find_many() asks for slots, for what they name, and
- * for the first bytes of a content whose key matches. */
+ * for the bytes of a content whose key matches. */
 #define AHEAD_SLOT 16
 #define AHEAD_ENTRY 8
 #define AHEAD_BYTES 4
@@ -445,7 +445,7 @@ void index_find_many(const struct index *ix, const unsigned char *pages,
 
 				/* Other contents are read with pread. */
 				if (p >= ix->hot && p < ix->hot + HOT_BYTES)
-					for (unsigned c = 0; c < 256; c += 64)
+					for (unsigned c = 0; c < PAGE_BYTES; c += 64)
 						__builtin_prefetch(p + c);
 			}
 		}
