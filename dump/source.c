@@ -189,6 +189,22 @@ static void source_try_map(struct source *s)
 	s->size = (uint64_t)st.st_size;
 }
 
+/* Make a pipe's buffer as large as the system allows an unprivileged user. */
+static void source_grow_pipe(int fd)
+{
+	int max = 1 << 20;
+	FILE *f = fopen("/proc/sys/fs/pipe-max-size", "re");
+
+	if (f) {
+		if (fscanf(f, "%d", &max) != 1 || max < 65536)
+			max = 1 << 20;
+		fclose(f);
+	}
+	if (max > 16 << 20)
+		max = 16 << 20;
+	fcntl(fd, F_SETPIPE_SZ, max);
+}
+
 /* Begin decompressing: the zstd magic was seen at the start of the file. */
 static int source_start_zstd(struct source *s)
 {
@@ -228,6 +244,13 @@ int source_open(struct source *s, const char *path, const char *name)
 		error("%s: %s", name, strerror(EISDIR));
 		return -1;
 	}
+	/*
+	 * A pipe holds 64 KiB by default: the writer and this reader would take
+	 * turns, waking each other, 16 times per MiB. Ask for the most an
+	 * unprivileged process may have (1 MiB by default); a hint only.
+	 */
+	if (S_ISFIFO(st.st_mode))
+		source_grow_pipe(s->fd);
 	source_try_map(s);
 	if (s->map) {
 		if (s->size >= 4 && is_zstd(s->map) &&
