@@ -30,6 +30,8 @@
 #define CHUNK (1u << CHUNK_SHIFT)
 /* The spool file grows and is mapped in pieces of this size. */
 #define SPOOL_PIECE (64u << 20)
+/* Pages copied to the spool are written this many at a time. */
+#define SPOOL_BATCH 256
 /*
  * Contents that occur twice are likely to occur again: up to this many bytes
  * of them are copied to memory, so that later pages are compared with the
@@ -43,6 +45,7 @@ struct mapping {
 	size_t size;
 	int fd;
 	uint64_t offset;	/* file offset of base */
+	int spool;		/* a piece of the spool file */
 };
 
 /*
@@ -75,6 +78,14 @@ struct index {
 	unsigned char **pieces;	/* mapped pieces of the spool */
 	size_t npieces;
 	size_t piece_used;	/* bytes used in the last piece */
+	/* Spooled pages not written yet (all in the last piece), and how much
+	 * of the spool file is written: workers compare only with that. */
+	unsigned char *pend;
+	size_t npend;
+	uint64_t pend_at;	/* the file offset of the first */
+	_Atomic uint64_t spool_written;
+	int spool_failed;	/* a write failed: nothing more is spooled */
+	int spool_unmapped;	/* the last piece is not a registered mapping */
 	/* Registered file mappings: a fixed array, filled in order, so that
 	 * workers may read the first nmaps while one more is added. */
 	struct mapping maps[MAPS_MAX];
@@ -83,7 +94,6 @@ struct index {
 	 * it fills), so that anybody can tell a hot copy by its address. */
 	unsigned char *hot;
 	size_t hot_used;	/* bytes of it in use */
-	unsigned char scratch[PAGE_BYTES];
 };
 
 /* A seed nobody can guess in advance: the kernel's random bytes. */
@@ -202,60 +212,112 @@ void index_free_old(struct index *ix)
 	t->older = NULL;
 }
 
+/* Register a mapping (index_add_mapping()); -1 past MAPS_MAX. */
+static int add_mapping(struct index *ix, const unsigned char *base, size_t size,
+		       int fd, uint64_t offset, int spool)
+{
+	size_t n = atomic_load_explicit(&ix->nmaps, memory_order_relaxed);
+
+	/* Past the limit, pages are compared through the mapping instead. */
+	if (n == MAPS_MAX)
+		return -1;
+	ix->maps[n] = (struct mapping){ base, size, fd, offset, spool };
+	atomic_store_explicit(&ix->nmaps, n + 1, memory_order_release);
+	return 0;
+}
+
+void index_add_mapping(struct index *ix, const unsigned char *base, size_t size,
+		       int fd, uint64_t offset)
+{
+	add_mapping(ix, base, size, fd, offset, 0);
+}
+
+/*
+ * The spool cannot take more: say so once (with errno's reason), and spool
+ * nothing from now on. Returns NULL for index_keep().
+ */
+static const unsigned char *spool_fail(struct index *ix, const char *what)
+{
+	error("%s: %s", what, strerror(errno));
+	ix->spool_failed = 1;
+	ix->npend = 0;
+	return NULL;
+}
+
+int index_flush(struct index *ix)
+{
+	size_t len = ix->npend * PAGE_BYTES, done = 0;
+
+	while (done < len) {
+		ssize_t n = pwrite(ix->spool_fd, ix->pend + done, len - done,
+				   (off_t)(ix->pend_at + done));
+
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n == 0)
+				errno = ENOSPC;
+			spool_fail(ix, "spool file");
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	if (len)
+		atomic_store_explicit(&ix->spool_written, ix->pend_at + len,
+				      memory_order_release);
+	ix->npend = 0;
+	return 0;
+}
+
 /* Copy bytes that will not stay valid into the mapped spool. */
 static const unsigned char *index_keep(struct index *ix, const unsigned char *page)
 {
 	const unsigned char *dst;
 	off_t at;
 
+	if (ix->spool_failed)
+		return NULL;
 	if (ix->spool_fd < 0) {
 		ix->spool_fd = tmpfile_fd();
-		if (ix->spool_fd < 0) {
-			error("cannot create a spool file: %s", strerror(errno));
-			return NULL;
-		}
+		if (ix->spool_fd < 0)
+			return spool_fail(ix, "cannot create a spool file");
 	}
 	if (!ix->npieces || ix->piece_used == SPOOL_PIECE) {
 		off_t end = (off_t)ix->npieces * SPOOL_PIECE;
 		void *m;
 
-		if (ftruncate(ix->spool_fd, end + SPOOL_PIECE) < 0) {
-			error("spool file: %s", strerror(errno));
+		/* Pages waiting to be written stay within one piece. */
+		if (index_flush(ix) < 0)
 			return NULL;
-		}
+		if (ftruncate(ix->spool_fd, end + SPOOL_PIECE) < 0)
+			return spool_fail(ix, "spool file");
 		/* Mapped for the reports that read contents (top, tree). */
 		m = mmap(NULL, SPOOL_PIECE, PROT_READ, MAP_SHARED, ix->spool_fd, end);
-		if (m == MAP_FAILED) {
-			error("spool file: %s", strerror(errno));
-			return NULL;
-		}
+		if (m == MAP_FAILED)
+			return spool_fail(ix, "spool file");
 		ix->pieces = xreallocarray(ix->pieces, ix->npieces + 1,
 					   sizeof(*ix->pieces));
 		ix->pieces[ix->npieces++] = m;
 		ix->piece_used = 0;
-		index_add_mapping(ix, m, SPOOL_PIECE, ix->spool_fd, (uint64_t)end);
+		ix->spool_unmapped = add_mapping(ix, m, SPOOL_PIECE, ix->spool_fd,
+						 (uint64_t)end, 1) < 0;
 	}
-	/* Written, not stored through the map: it stays out of the RSS. */
+	/*
+	 * Written, not stored through the map, so that it stays out of the
+	 * RSS; SPOOL_BATCH pages at a time, kept until then in ix->pend.
+	 */
 	at = (off_t)(ix->npieces - 1) * SPOOL_PIECE + (off_t)ix->piece_used;
-	if (pwrite(ix->spool_fd, page, PAGE_BYTES, at) != PAGE_BYTES) {
-		error("spool file: %s", strerror(errno ? errno : ENOSPC));
+	if (!ix->pend)
+		ix->pend = xmalloc((size_t)SPOOL_BATCH * PAGE_BYTES);
+	if (!ix->npend)
+		ix->pend_at = (uint64_t)at;
+	memcpy(ix->pend + ix->npend++ * PAGE_BYTES, page, PAGE_BYTES);
+	/* A piece past MAPS_MAX is read through its map: no page may wait. */
+	if ((ix->npend == SPOOL_BATCH || ix->spool_unmapped) && index_flush(ix) < 0)
 		return NULL;
-	}
 	dst = ix->pieces[ix->npieces - 1] + ix->piece_used;
 	ix->piece_used += PAGE_BYTES;
 	return dst;
-}
-
-void index_add_mapping(struct index *ix, const unsigned char *base, size_t size,
-		       int fd, uint64_t offset)
-{
-	size_t n = atomic_load_explicit(&ix->nmaps, memory_order_relaxed);
-
-	/* Past the limit, pages are compared through the mapping instead. */
-	if (n == MAPS_MAX)
-		return;
-	ix->maps[n] = (struct mapping){ base, size, fd, offset };
-	atomic_store_explicit(&ix->nmaps, n + 1, memory_order_release);
 }
 
 /* Pages read back for comparisons, per thread: a small direct-mapped cache. */
@@ -279,14 +341,15 @@ static const struct mapping *mapping_of(const struct index *ix,
 }
 
 /*
- * The bytes of a known content for a comparison. Contents in a registered
- * file mapping are read with pread into @buf rather than through the map,
- * so that comparing against an early page does not fault it (and its
- * neighbours) back into the process.
+ * The bytes of a known content for a comparison, or NULL when a worker
+ * cannot have them yet. Contents in a registered file mapping are read with
+ * pread (into a small per-thread cache) rather than through the map, so that
+ * comparing against an early page does not fault it (and its neighbours)
+ * back into the process; spooled pages not written yet are in ix->pend,
+ * which only the main thread may read.
  */
 static const unsigned char *index_bytes(const struct index *ix,
-					const unsigned char *p,
-					unsigned char *buf)
+					const unsigned char *p, int main_thread)
 {
 	struct recent *r = &recent[((uintptr_t)p >> 12 ^ (uintptr_t)p) % RECENT];
 	const struct mapping *m;
@@ -297,8 +360,19 @@ static const unsigned char *index_bytes(const struct index *ix,
 	/* Popular contents are compared again and again: keep a few read. */
 	if (r->p == p && r->ix == ix)
 		return r->page;
-	(void)buf;
 	m = mapping_of(ix, p);
+	if (m && m->spool) {
+		uint64_t off = m->offset + (uint64_t)(p - m->base);
+
+		/* Not written yet: the main thread has it, workers cannot. */
+		if (off >= atomic_load_explicit(&ix->spool_written,
+						memory_order_acquire)) {
+			if (!main_thread || off < ix->pend_at ||
+			    off - ix->pend_at >= ix->npend * PAGE_BYTES)
+				return NULL;
+			return ix->pend + (off - ix->pend_at);
+		}
+	}
 	if (!m || pread(m->fd, r->page, PAGE_BYTES,
 			(off_t)(m->offset + (uint64_t)(p - m->base))) != PAGE_BYTES)
 		return p;
@@ -379,7 +453,7 @@ static int index_append(struct index *ix, const unsigned char *page,
 }
 
 uint32_t index_find(const struct index *ix, const unsigned char *page,
-		    uint32_t fp, unsigned char *buf)
+		    uint32_t fp)
 {
 	struct slots *t = atomic_load_explicit(&((struct index *)ix)->slots,
 					       memory_order_acquire);
@@ -392,10 +466,13 @@ uint32_t index_find(const struct index *ix, const unsigned char *page,
 		if (!sl)
 			return NO_ENTRY;
 		e = entry_at(ix, slot_id(sl));
-		if (slot_may_be(sl, fp) && e->key == fp &&
-		    page_equal(index_bytes(ix, atomic_load_explicit(&e->bytes,
-				memory_order_acquire), buf), page))
-			return slot_id(sl);
+		if (slot_may_be(sl, fp) && e->key == fp) {
+			const unsigned char *q = index_bytes(ix,
+				atomic_load_explicit(&e->bytes, memory_order_acquire), 0);
+
+			if (q && page_equal(q, page))
+				return slot_id(sl);
+		}
 		h = (h + 1) & (t->n - 1);
 	}
 	return NO_ENTRY;
@@ -413,7 +490,6 @@ void index_find_many(const struct index *ix, const unsigned char *pages,
 {
 	struct slots *t = atomic_load_explicit(&((struct index *)ix)->slots,
 					       memory_order_acquire);
-	unsigned char buf[PAGE_BYTES];
 
 	/*
 	 * Each lookup waits for memory three times (the slot, then the key and
@@ -450,7 +526,7 @@ void index_find_many(const struct index *ix, const unsigned char *pages,
 			}
 		}
 		ids[i] = skip[i] ? NO_ENTRY :
-			 index_find(ix, pages + i * PAGE_BYTES, fp[i], buf);
+			 index_find(ix, pages + i * PAGE_BYTES, fp[i]);
 	}
 }
 
@@ -490,10 +566,13 @@ int index_add(struct index *ix, const unsigned char *page,
 			}
 			e = entry_at(ix, slot_id(sl));
 			/* Equal keys are only candidates: the bytes decide. */
-			if (slot_may_be(sl, fp) && e->key == fp &&
-			    page_equal(index_bytes(ix, e->bytes, ix->scratch), page)) {
-				id = slot_id(sl);
-				break;
+			if (slot_may_be(sl, fp) && e->key == fp) {
+				const unsigned char *q = index_bytes(ix, e->bytes, 1);
+
+				if (q && page_equal(q, page)) {
+					id = slot_id(sl);
+					break;
+				}
 			}
 			h = (h + 1) & (t->n - 1);
 		}
@@ -596,6 +675,7 @@ void index_free(struct index *ix)
 	for (size_t i = 0; i < ix->npieces; i++)
 		munmap(ix->pieces[i], SPOOL_PIECE);
 	free(ix->hot);
+	free(ix->pend);
 	free(ix->pieces);
 	if (ix->spool_fd >= 0)
 		close(ix->spool_fd);

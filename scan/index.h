@@ -80,7 +80,6 @@ int index_add(struct index *ix, const unsigned char *page,
  * @ix: the index
  * @page: PAGE_BYTES bytes, not all zero
  * @fp: the page's index_key()
- * @buf: PAGE_BYTES of scratch space for this thread
  *
  * A content added concurrently may be missed; one found is byte-for-byte
  * equal to @page (memcmp), so index_add() can count it without comparing.
@@ -88,7 +87,7 @@ int index_add(struct index *ix, const unsigned char *page,
  * Return: the content's id, or INDEX_NONE.
  */
 uint32_t index_find(const struct index *ix, const unsigned char *page,
-		    uint32_t fp, unsigned char *buf);
+		    uint32_t fp);
 
 /**
  * index_find_many() - index_find() for pages in a row, their memory accesses
@@ -112,6 +111,15 @@ void index_find_many(const struct index *ix, const unsigned char *pages,
  * @hint: the hint it will be given
  */
 void index_prefetch(const struct index *ix, uint32_t fp, uint32_t hint);
+
+/**
+ * index_flush() - write the pages waiting for the spool file, so that they
+ * can be read through their mapping (the reports that read contents).
+ * @ix: the index
+ *
+ * Return: 0, or -1 if the spool file could not be written (reported).
+ */
+int index_flush(struct index *ix);
 
 /**
  * index_add_mapping() - say that some stable bytes are a mapped file.

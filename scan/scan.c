@@ -383,6 +383,9 @@ static int batch_count(struct scan *s, struct figures *f, const char *input,
 		if (cfg->reports & REPORT_TREE) {
 			const unsigned char *kept = index_entry(s->ix, id)->bytes;
 
+			/* The trees read contents through their mappings. */
+			if (index_flush(s->ix) < 0)
+				return -1;
 			trees_add(&s->cur, cfg, page, kept, b->dg[i]);
 			if (multi)
 				trees_add(&s->all, cfg, page, kept, b->dg[i]);
@@ -505,6 +508,9 @@ out:
 		if (ring_retire(s, f, name, d) < 0)
 			status = 1;
 	release_flush(s, d);
+	/* The top report reads contents through their mappings. */
+	if (index_flush(s->ix) < 0)
+		status = 1;
 	if (d->failed)
 		status = 1;
 	return status;
