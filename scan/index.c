@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "../util/util.h"
@@ -30,7 +31,7 @@
 #define CHUNK (1u << CHUNK_SHIFT)
 /* The spool file grows and is mapped in pieces of this size. */
 #define SPOOL_PIECE (64u << 20)
-/* Pages copied to the spool are written this many at a time. */
+/* Pages for the spool are written at most this many at a time. */
 #define SPOOL_BATCH 256
 /*
  * Contents that occur twice are likely to occur again: up to this many bytes
@@ -78,9 +79,10 @@ struct index {
 	unsigned char **pieces;	/* mapped pieces of the spool */
 	size_t npieces;
 	size_t piece_used;	/* bytes used in the last piece */
-	/* Spooled pages not written yet (all in the last piece), and how much
-	 * of the spool file is written: workers compare only with that. */
-	unsigned char *pend;
+	/* Pages for the spool not written yet (the caller's, valid until
+	 * index_flush(); all in the last piece), and how much of the spool
+	 * file is written: workers compare only with that. */
+	const unsigned char *pend[SPOOL_BATCH];
 	size_t npend;
 	uint64_t pend_at;	/* the file offset of the first */
 	_Atomic uint64_t spool_written;
@@ -246,21 +248,29 @@ static const unsigned char *spool_fail(struct index *ix, const char *what)
 
 int index_flush(struct index *ix)
 {
-	size_t len = ix->npend * PAGE_BYTES, done = 0;
+	size_t done = 0;	/* bytes written */
+	size_t len = ix->npend * PAGE_BYTES;
 
+	/* One system call for the lot, then whatever it left. */
 	while (done < len) {
-		ssize_t n = pwrite(ix->spool_fd, ix->pend + done, len - done,
-				   (off_t)(ix->pend_at + done));
+		struct iovec iov[SPOOL_BATCH];
+		size_t first = done / PAGE_BYTES, skip = done % PAGE_BYTES, n = 0;
+		ssize_t w;
 
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n == 0)
+		for (size_t k = first; k < ix->npend; k++, n++) {
+			iov[n].iov_base = (void *)(ix->pend[k] + (k == first ? skip : 0));
+			iov[n].iov_len = PAGE_BYTES - (k == first ? skip : 0);
+		}
+		w = pwritev(ix->spool_fd, iov, (int)n, (off_t)(ix->pend_at + done));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
 				errno = ENOSPC;
 			spool_fail(ix, "spool file");
 			return -1;
 		}
-		done += (size_t)n;
+		done += (size_t)w;
 	}
 	if (len)
 		atomic_store_explicit(&ix->spool_written, ix->pend_at + len,
@@ -304,14 +314,13 @@ static const unsigned char *index_keep(struct index *ix, const unsigned char *pa
 	}
 	/*
 	 * Written, not stored through the map, so that it stays out of the
-	 * RSS; SPOOL_BATCH pages at a time, kept until then in ix->pend.
+	 * RSS: up to SPOOL_BATCH pages at a time, from where the caller has
+	 * them until index_flush().
 	 */
 	at = (off_t)(ix->npieces - 1) * SPOOL_PIECE + (off_t)ix->piece_used;
-	if (!ix->pend)
-		ix->pend = xmalloc((size_t)SPOOL_BATCH * PAGE_BYTES);
 	if (!ix->npend)
 		ix->pend_at = (uint64_t)at;
-	memcpy(ix->pend + ix->npend++ * PAGE_BYTES, page, PAGE_BYTES);
+	ix->pend[ix->npend++] = page;
 	/* A piece past MAPS_MAX is read through its map: no page may wait. */
 	if ((ix->npend == SPOOL_BATCH || ix->spool_unmapped) && index_flush(ix) < 0)
 		return NULL;
@@ -345,8 +354,8 @@ static const struct mapping *mapping_of(const struct index *ix,
  * cannot have them yet. Contents in a registered file mapping are read with
  * pread (into a small per-thread cache) rather than through the map, so that
  * comparing against an early page does not fault it (and its neighbours)
- * back into the process; spooled pages not written yet are in ix->pend,
- * which only the main thread may read.
+ * back into the process; pages for the spool not written yet are where
+ * ix->pend says, which only the main thread may read.
  */
 static const unsigned char *index_bytes(const struct index *ix,
 					const unsigned char *p, int main_thread)
@@ -370,7 +379,7 @@ static const unsigned char *index_bytes(const struct index *ix,
 			if (!main_thread || off < ix->pend_at ||
 			    off - ix->pend_at >= ix->npend * PAGE_BYTES)
 				return NULL;
-			return ix->pend + (off - ix->pend_at);
+			return ix->pend[(off - ix->pend_at) / PAGE_BYTES];
 		}
 	}
 	if (!m || pread(m->fd, r->page, PAGE_BYTES,
@@ -675,7 +684,6 @@ void index_free(struct index *ix)
 	for (size_t i = 0; i < ix->npieces; i++)
 		munmap(ix->pieces[i], SPOOL_PIECE);
 	free(ix->hot);
-	free(ix->pend);
 	free(ix->pieces);
 	if (ix->spool_fd >= 0)
 		close(ix->spool_fd);

@@ -56,7 +56,8 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos,
  * @ix: the index
  * @page: PAGE_BYTES bytes
  * @keep: the same bytes where they stay valid as long as the index lives
- *	(kept if the content is new), or NULL: then they are copied
+ *	(kept if the content is new), or NULL: then they are copied to the
+ *	spool file, and @page must stay valid until index_flush()
  * @is_zero: whether all bytes of @page are zero (the caller knows already)
  * @fp: the page's index_key(); ignored for zero pages
  * @digests: the page's digest for each selected algorithm, in order
@@ -113,8 +114,9 @@ void index_find_many(const struct index *ix, const unsigned char *pages,
 void index_prefetch(const struct index *ix, uint32_t fp, uint32_t hint);
 
 /**
- * index_flush() - write the pages waiting for the spool file, so that they
- * can be read through their mapping (the reports that read contents).
+ * index_flush() - write the pages waiting for the spool file: before the
+ * pages given to index_add() go away, and before contents are read through
+ * their mapping (the reports that read contents).
  * @ix: the index
  *
  * Return: 0, or -1 if the spool file could not be written (reported).

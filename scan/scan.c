@@ -350,6 +350,7 @@ static int batch_count(struct scan *s, struct figures *f, const char *input,
 	const struct scan_config *cfg = s->cfg;
 	struct region_row *reg = scan_region(s, input, b->region);
 	int multi = cfg->ninputs > 1;
+	int rc = 0;
 
 	for (size_t a = 0; a < cfg->nalgos; a++)
 		f->seconds[a] += b->seconds[a];
@@ -371,8 +372,11 @@ static int batch_count(struct scan *s, struct figures *f, const char *input,
 				     b->zero[i], b->fp[i],
 				     b->dg[i], b->hint[i], &id);
 
-		if (seen < 0)
-			return -1;
+		if (seen < 0) {
+			rc = -1;
+			break;
+		}
+		f->pages++;
 		reg->pages++;
 		reg->zero_pages += b->zero[i];
 		reg->redundant_pages += (uint64_t)seen;
@@ -384,18 +388,21 @@ static int batch_count(struct scan *s, struct figures *f, const char *input,
 			const unsigned char *kept = index_entry(s->ix, id)->bytes;
 
 			/* The trees read contents through their mappings. */
-			if (index_flush(s->ix) < 0)
-				return -1;
+			if (index_flush(s->ix) < 0) {
+				rc = -1;
+				break;
+			}
 			trees_add(&s->cur, cfg, page, kept, b->dg[i]);
 			if (multi)
 				trees_add(&s->all, cfg, page, kept, b->dg[i]);
 		}
 	}
-	for (size_t i = 0; i < b->npages; i++)
-		f->pages += !b->bad[i];
+	/* Pages for the spool are read from the batch: write them now. */
+	if (index_flush(s->ix) < 0)
+		rc = -1;
 	s->bytes_done += (uint64_t)b->npages * PAGE_BYTES;
 	progress_update(s->progress, s->bytes_done, f->pages);
-	return 0;
+	return rc;
 }
 
 /* Release the mapped pages counted since the last release. */
