@@ -161,7 +161,11 @@ int dump_next(struct dump *d, struct page_range *r)
 	int rc;
 
 	/* --range: clip every range the reader gives; skip those outside. */
-	while ((rc = d->reader->next(d, r)) > 0) {
+	for (;;) {
+		/* Fields a reader does not set are 0 (no buffer to take). */
+		*r = (struct page_range){ 0 };
+		if ((rc = d->reader->next(d, r)) <= 0)
+			break;
 		uint64_t room = (UINT64_MAX - r->address) / PAGE_BYTES + 1;
 		uint64_t last;
 

@@ -46,7 +46,7 @@ static int elf_probe(const unsigned char *head, size_t len)
 #define le64(p) get_le(p, 8)
 
 /* Pages read from a stream per range. */
-#define STREAM_PAGES 256
+#define STREAM_PAGES RANGE_BUFFER_PAGES
 /* The most header bytes (ELF header, program headers, notes) read ahead from a
  * stream; a core whose headers need more is copied to a temporary file. */
 #define STREAM_HEAD (16u << 20)
@@ -442,6 +442,7 @@ static int elf_next_stream(struct dump *d, struct elf *e, struct page_range *r)
 		r->address = g->region.start + e->page * PAGE_BYTES;
 		r->npages = (size_t)n;
 		r->data = e->buf;
+		r->buffer = &e->buf;
 		r->stable = 0;
 		r->region = &g->region;
 		e->page += n;

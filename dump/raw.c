@@ -13,7 +13,7 @@
 #include "dump.h"
 
 /* Pages handed out per range when the input is a stream. */
-#define STREAM_PAGES 256
+#define STREAM_PAGES RANGE_BUFFER_PAGES
 
 struct raw {
 	struct region region;	/* the whole file is one region */
@@ -117,6 +117,7 @@ static int raw_next_stream(struct dump *d, struct raw *r, struct page_range *pr)
 	pr->address = r->off;
 	pr->npages = (size_t)n / PAGE_BYTES;
 	pr->data = r->buf;
+	pr->buffer = &r->buf;
 	pr->stable = 0;
 	pr->region = &r->region;
 	r->off += (uint64_t)pr->npages * PAGE_BYTES;

@@ -23,8 +23,9 @@
 /* Mapped pages are released in pieces of this size once counted. */
 #define RELEASE (16u << 20)
 
-/* Pages per batch: 1 MiB, enough to amortise the hand-over between threads. */
-#define BATCH 256
+/* Pages per batch: 1 MiB, enough to amortise the hand-over between threads;
+ * a reader's buffer (RANGE_BUFFER_PAGES) fits a batch. */
+#define BATCH RANGE_BUFFER_PAGES
 /* Pages hashed together: 32 KiB stay in a core's L1 cache while every
  * algorithm and the index key read them. */
 #define GROUP 8
@@ -494,8 +495,18 @@ static int scan_input(struct scan *s, size_t k)
 				b->coded = r.coded + i;
 			} else {
 				b->data = r.data + i * PAGE_BYTES;
-				/* The reader reuses its buffer: hash a copy. */
-				if (!r.stable && s->pool.nthreads) {
+				/*
+				 * The reader reuses its buffer: take it and give
+				 * the reader this batch's, or else hash a copy.
+				 */
+				if (!r.stable && s->pool.nthreads && r.buffer &&
+				    *r.buffer == r.data && r.npages <= BATCH) {
+					unsigned char *mine = b->own;
+
+					b->own = *r.buffer;
+					*r.buffer = mine;
+					b->data = b->own;
+				} else if (!r.stable && s->pool.nthreads) {
 					memcpy(b->own, b->data, n * PAGE_BYTES);
 					b->data = b->own;
 				}
