@@ -9,15 +9,17 @@
 
 /*
  * The index of distinct page contents. It alone decides whether two pages are
- * equal: a 32-bit key (seeded XXH3) finds candidates, memcmp of the bytes
- * decides.
+ * equal: a 32-bit key (seeded XXH3) finds candidates, a comparison of the
+ * bytes (page_equal()) decides.
  * Contents whose bytes will not stay in memory (streams, decompressed pages,
  * processes) are copied once into a spool file, mapped, so that later pages
- * are still compared byte for byte.
+ * are still compared byte for byte; contents seen twice are copied to memory
+ * (at most 16 MiB) and compared there.
  *
  * Memory per distinct content: a 16-byte entry, 5.3 to 10.7 bytes of hash
  * slots, each selected algorithm's digest width, and with several inputs a
- * 4-byte count for the current input; nothing per duplicate page.
+ * 4-byte count for the current input; nothing per duplicate page. At most
+ * 2^28 - 1 distinct contents.
  */
 
 /* One distinct content: 16 bytes. */

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The scan engine. Readers hand out page ranges; the engine cuts them into
- * batches that worker threads hash (every selected algorithm, timed per
- * algorithm, and the zero test); the main thread
- * then counts the batches strictly in scan order, so the figures do not
- * depend on -j. Page data is copied only when a reader's buffer would be
- * reused before the workers are done with it (streams).
+ * batches that worker threads prepare (the zero test, the index key, a
+ * lookup in the index, and every selected algorithm over the contents new
+ * to the input, timed per algorithm); the main thread then counts the
+ * batches strictly in scan order, so the figures do not depend on -j. Page
+ * data is copied only when a reader's buffer would be reused before the
+ * workers are done with it and the reader does not hand the buffer over
+ * (streams).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -38,7 +40,8 @@ struct batch {
 	char why[160];			/* what was wrong with the first of them */
 	uint64_t why_offset;		/* and where */
 	const unsigned char *data;	/* npages pages */
-	unsigned char *own;		/* copy of stream data (BATCH pages) */
+	unsigned char *own;		/* stream data: a copy, or the reader's
+					 * buffer taken (BATCH pages) */
 	const unsigned char *keep;	/* data, if it stays valid to the end */
 	uint64_t address;		/* address of the first page */
 	size_t npages;
@@ -48,7 +51,7 @@ struct batch {
 	uint32_t hint[BATCH];		/* content found by a worker, or INDEX_NONE */
 	unsigned char zero[BATCH];
 	double seconds[ALGO_MAX];	/* hashing time per algorithm */
-	size_t hashed;			/* pages hashed (zero pages are not) */
+	size_t hashed;			/* pages hashed: contents new to the input */
 	size_t seq;			/* the batch's number in the scan */
 	unsigned generation;		/* the index's slot tables when handed out */
 	size_t input_first;		/* the first content id of this input */
@@ -173,8 +176,8 @@ static void batch_hash(struct pool *p, struct batch *b)
 	/*
 	 * The rest is hashed GROUP pages at a time, one algorithm after the
 	 * other, so that each reads them from the core's own cache; which one
-	 * goes first rotates from batch to batch, so that each carries its
-	 * share of waiting for the pages. Only hashing is timed.
+	 * goes first rotates from batch to batch, so that none always finds
+	 * the pages a little further away. Only hashing is timed.
 	 */
 	for (size_t g = 0; g < hashed; g += GROUP) {
 		size_t end = hashed - g < GROUP ? hashed : g + GROUP;
