@@ -16,7 +16,7 @@
 #define LIME_MAGIC 0x4C694D45u
 #define LIME_HEADER 32
 /* Pages copied per range from a stream. */
-#define STREAM_PAGES 256
+#define STREAM_PAGES RANGE_BUFFER_PAGES
 
 struct lime {
 	/* One per range header, each allocated on its own: the engine keeps
@@ -156,6 +156,7 @@ static int lime_next(struct dump *d, struct page_range *pr)
 					return -1;
 			}
 			pr->data = l->buf;
+			pr->buffer = &l->buf;
 			pr->stable = 0;
 		}
 		pr->address = l->addr;

@@ -17,7 +17,7 @@
 #include "dump.h"
 
 /* Pages read from /proc/PID/mem per range. */
-#define CHUNK_PAGES 256
+#define CHUNK_PAGES RANGE_BUFFER_PAGES
 /* The most /proc/PID/maps text read: about a million mappings. */
 #define MAPS_MAX (128u << 20)
 
@@ -304,6 +304,7 @@ static int proc_next(struct dump *d, struct page_range *r)
 		}
 		r->npages = (size_t)got / PAGE_BYTES;
 		r->data = p->buf;
+		r->buffer = &p->buf;
 		r->stable = 0;
 		r->region = &m->region;
 		return 1;
