@@ -38,15 +38,18 @@ struct page_range {
 	uint64_t coded;
 	/*
 	 * A stream reader may say where it keeps its buffer (data is its
-	 * start, a malloc'd RANGE_BUFFER_PAGES pages): the engine may then take
+	 * start, a malloc'd BATCH_PAGES pages): the engine may then take
 	 * that buffer and put one of the same size in its place, rather than
 	 * copy the pages. NULL: the pages are copied.
 	 */
 	unsigned char **buffer;
 };
 
-/* Pages of a buffer a reader offers in struct page_range's buffer. */
-#define RANGE_BUFFER_PAGES 256
+/*
+ * Pages the engine hashes as one batch (1 MiB), and so the size of a buffer
+ * a stream reader offers in struct page_range's buffer: the one batch size.
+ */
+#define BATCH_PAGES 256
 
 /* Where the bytes of a dump come from. */
 struct source {

@@ -46,7 +46,6 @@ static int elf_probe(const unsigned char *head, size_t len)
 #define le64(p) get_le(p, 8)
 
 /* Pages read from a stream per range. */
-#define STREAM_PAGES RANGE_BUFFER_PAGES
 /* The most header bytes (ELF header, program headers, notes) read ahead from a
  * stream; a core whose headers need more is copied to a temporary file. */
 #define STREAM_HEAD (16u << 20)
@@ -363,7 +362,7 @@ static int elf_open(struct dump *d)
 		rc = elf_headers(d, e, h, len, 1);
 		if (rc <= 0) {
 			e->stream = 1;
-			e->buf = xmalloc((size_t)STREAM_PAGES * PAGE_BYTES);
+			e->buf = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
 			return rc;
 		}
 		elf_free_segments(e);
@@ -379,8 +378,8 @@ static int elf_skip_to(struct dump *d, struct elf *e, uint64_t off)
 {
 	while (d->src.pos < off) {
 		uint64_t gap = off - d->src.pos;
-		size_t n = gap < (uint64_t)STREAM_PAGES * PAGE_BYTES ?
-			   (size_t)gap : (size_t)STREAM_PAGES * PAGE_BYTES;
+		size_t n = gap < (uint64_t)BATCH_PAGES * PAGE_BYTES ?
+			   (size_t)gap : (size_t)BATCH_PAGES * PAGE_BYTES;
 		ssize_t got = source_read(&d->src, e->buf, n);
 
 		if (got < 0) {
@@ -417,8 +416,8 @@ static int elf_next_stream(struct dump *d, struct elf *e, struct page_range *r)
 		uint64_t n = g->pages - e->page;
 		ssize_t got;
 
-		if (n > STREAM_PAGES)
-			n = STREAM_PAGES;
+		if (n > BATCH_PAGES)
+			n = BATCH_PAGES;
 		if (elf_skip_to(d, e, at) == 0)
 			got = source_read(&d->src, e->buf, (size_t)n * PAGE_BYTES);
 		else

@@ -50,9 +50,6 @@
 /* struct page_desc: offset, size, flags, page_flags. */
 #define DESC_SIZE 24
 
-/* Pages per coded range. */
-#define CHUNK_PAGES 256
-
 struct kdump {
 	struct region region;		/* all of RAM: pfn 0 to max_mapnr */
 	uint64_t max_mapnr;
@@ -403,7 +400,7 @@ static int kdump_next(struct dump *d, struct page_range *r)
 	struct kdump *k = d->priv;
 	size_t n = 0;
 
-	while (k->pfn < k->max_mapnr && n < CHUNK_PAGES) {
+	while (k->pfn < k->max_mapnr && n < BATCH_PAGES) {
 		uint64_t pfn = k->pfn;
 		uint64_t at = k->desc_off + k->ndesc * DESC_SIZE;
 

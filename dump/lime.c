@@ -16,7 +16,6 @@
 #define LIME_MAGIC 0x4C694D45u
 #define LIME_HEADER 32
 /* Pages copied per range from a stream. */
-#define STREAM_PAGES RANGE_BUFFER_PAGES
 
 struct lime {
 	/* One per range header, each allocated on its own: the engine keeps
@@ -41,7 +40,7 @@ static int lime_open(struct dump *d)
 	struct lime *l = xcalloc(1, sizeof(*l));
 
 	d->priv = l;
-	l->buf = xmalloc((size_t)STREAM_PAGES * PAGE_BYTES);
+	l->buf = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
 	return 0;
 }
 
@@ -141,8 +140,8 @@ static int lime_next(struct dump *d, struct page_range *pr)
 			pr->stable = 1;
 			d->src.pos += pages * PAGE_BYTES;
 		} else {
-			if (pages > STREAM_PAGES)
-				pages = STREAM_PAGES;
+			if (pages > BATCH_PAGES)
+				pages = BATCH_PAGES;
 			n = source_read(&d->src, l->buf, (size_t)pages * PAGE_BYTES);
 			if (n < 0) {
 				dump_read_error(d);

@@ -17,7 +17,6 @@
 #include "dump.h"
 
 /* Pages read from /proc/PID/mem per range. */
-#define CHUNK_PAGES RANGE_BUFFER_PAGES
 /* The most /proc/PID/maps text read: about a million mappings. */
 #define MAPS_MAX (128u << 20)
 
@@ -33,7 +32,7 @@ struct proc {
 	struct mapping *maps;
 	size_t nmaps, cur;
 	uint64_t addr;		/* next address to look at in maps[cur] */
-	uint64_t pm[CHUNK_PAGES];
+	uint64_t pm[BATCH_PAGES];
 	unsigned char *buf;
 	int warned_gone;	/* memory vanished during the scan: said once */
 	int rechecked;		/* the maps were read again at the end */
@@ -179,7 +178,7 @@ static int proc_open(struct dump *d)
 	p->pagemap = proc_file(d, "pagemap");
 	if (p->pagemap < 0)
 		return -1;
-	p->buf = xmalloc((size_t)CHUNK_PAGES * PAGE_BYTES);
+	p->buf = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
 	if (p->nmaps)
 		p->addr = p->maps[0].region.start;
 	return 0;
@@ -248,7 +247,7 @@ static void proc_recheck(struct dump *d, struct proc *p)
 }
 
 /*
- * The next run of present pages. The pagemap entries of up to CHUNK_PAGES
+ * The next run of present pages. The pagemap entries of up to BATCH_PAGES
  * pages are read at once; the first present page and those after it that are
  * present too make the range.
  */
@@ -259,7 +258,7 @@ static int proc_next(struct dump *d, struct page_range *r)
 	while (p->cur < p->nmaps) {
 		struct mapping *m = &p->maps[p->cur];
 		uint64_t left = (m->region.end - p->addr) / PAGE_BYTES;
-		size_t n = left < CHUNK_PAGES ? (size_t)left : CHUNK_PAGES;
+		size_t n = left < BATCH_PAGES ? (size_t)left : BATCH_PAGES;
 		size_t first, run;
 		ssize_t got;
 

@@ -13,7 +13,6 @@
 #include "dump.h"
 
 /* Pages handed out per range when the input is a stream. */
-#define STREAM_PAGES RANGE_BUFFER_PAGES
 
 struct raw {
 	struct region region;	/* the whole file is one region */
@@ -50,7 +49,7 @@ static int raw_open(struct dump *d)
 		r->end = d->src.size / PAGE_BYTES * PAGE_BYTES;
 		r->region.end = r->end;
 	} else {
-		r->buf = xmalloc((size_t)STREAM_PAGES * PAGE_BYTES);
+		r->buf = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
 	}
 	return 0;
 }
@@ -103,7 +102,7 @@ static int raw_next_mapped(struct dump *d, struct raw *r, struct page_range *pr)
 /* The next pages of a stream (pipe, terminal, character device). */
 static int raw_next_stream(struct dump *d, struct raw *r, struct page_range *pr)
 {
-	size_t want = (size_t)STREAM_PAGES * PAGE_BYTES;
+	size_t want = (size_t)BATCH_PAGES * PAGE_BYTES;
 	ssize_t n = source_read(&d->src, r->buf, want);
 
 	if (n < 0) {

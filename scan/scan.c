@@ -25,9 +25,6 @@
 /* Mapped pages are released in pieces of this size once counted. */
 #define RELEASE (16u << 20)
 
-/* Pages per batch: 1 MiB, enough to amortise the hand-over between threads;
- * a reader's buffer (RANGE_BUFFER_PAGES) fits a batch. */
-#define BATCH RANGE_BUFFER_PAGES
 /* Pages hashed together: 32 KiB stay in a core's L1 cache while every
  * algorithm and the index key read them. */
 #define GROUP 8
@@ -36,20 +33,20 @@
 struct batch {
 	struct dump *dump;		/* the input, for coded pages */
 	uint64_t coded;			/* coded pages: the first one's code */
-	unsigned char bad[BATCH];	/* coded pages that could not be made */
+	unsigned char bad[BATCH_PAGES];	/* coded pages that could not be made */
 	char why[160];			/* what was wrong with the first of them */
 	uint64_t why_offset;		/* and where */
 	const unsigned char *data;	/* npages pages */
 	unsigned char *own;		/* stream data: a copy, or the reader's
-					 * buffer taken (BATCH pages) */
+					 * buffer taken (BATCH_PAGES pages) */
 	const unsigned char *keep;	/* data, if it stays valid to the end */
 	uint64_t address;		/* address of the first page */
 	size_t npages;
 	const struct region *region;
-	struct digest dg[BATCH][ALGO_MAX];
-	uint32_t fp[BATCH];		/* index keys */
-	uint32_t hint[BATCH];		/* content found by a worker, or INDEX_NONE */
-	unsigned char zero[BATCH];
+	struct digest dg[BATCH_PAGES][ALGO_MAX];
+	uint32_t fp[BATCH_PAGES];		/* index keys */
+	uint32_t hint[BATCH_PAGES];		/* content found by a worker, or INDEX_NONE */
+	unsigned char zero[BATCH_PAGES];
 	double seconds[ALGO_MAX];	/* hashing time per algorithm */
 	size_t hashed;			/* pages hashed: contents new to the input */
 	size_t seq;			/* the batch's number in the scan */
@@ -109,7 +106,7 @@ struct scan {
 static void batch_hash(struct pool *p, struct batch *b)
 {
 	const struct scan_config *cfg = p->cfg;
-	uint16_t todo[BATCH];		/* the pages to hash */
+	uint16_t todo[BATCH_PAGES];		/* the pages to hash */
 	size_t hashed = 0;
 
 	/* Coded (compressed) pages are made here, on the worker's core. */
@@ -471,8 +468,8 @@ static int scan_input(struct scan *s, size_t k)
 	if (d->src.map)
 		index_add_mapping(s->ix, d->src.map, (size_t)d->src.size, d->src.fd, 0);
 	while ((rc = dump_next(d, &r)) > 0) {
-		for (size_t i = 0; i < r.npages; i += BATCH) {
-			size_t n = r.npages - i < BATCH ? r.npages - i : BATCH;
+		for (size_t i = 0; i < r.npages; i += BATCH_PAGES) {
+			size_t n = r.npages - i < BATCH_PAGES ? r.npages - i : BATCH_PAGES;
 			struct batch *b;
 
 			if (s->ring_len == s->ring_cap &&
@@ -503,7 +500,7 @@ static int scan_input(struct scan *s, size_t k)
 				 * the reader this batch's, or else hash a copy.
 				 */
 				if (!r.stable && s->pool.nthreads && r.buffer &&
-				    *r.buffer == r.data && r.npages <= BATCH) {
+				    *r.buffer == r.data && r.npages <= BATCH_PAGES) {
 					unsigned char *mine = b->own;
 
 					b->own = *r.buffer;
@@ -596,7 +593,7 @@ int scan_run(const struct scan_config *cfg)
 	s.ring = xcalloc(s.ring_cap, sizeof(*s.ring));
 	pool_start(&s.pool, cfg, s.ring_cap, s.ix);
 	for (size_t i = 0; i < s.ring_cap; i++)
-		s.ring[i].own = xmalloc((size_t)BATCH * PAGE_BYTES);
+		s.ring[i].own = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
 	s.progress = progress_start(cfg->progress, scan_total_bytes(cfg));
 	if (cfg->reports & REPORT_TREE && multi)
 		trees_new(&s.all, cfg);
