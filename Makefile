@@ -27,11 +27,10 @@ SRCS = ksmscan.c \
        hash/xxh3_avx2.c hash/xxh3_avx512.c \
        dump/dump.c dump/source.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/proc.c \
        scan/scan.c scan/index.c scan/ksm.c scan/tree.c \
-       report/cell.c report/csv.c report/json.c report/table.c \
+       report/cell.c report/csv.c report/json.c report/table.c report/reports.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
        bench/bench.c
-HDRS = $(wildcard */*.h)
 
 OBJS = $(SRCS:%.c=build/%.o)
 CHECK_OBJS = $(SRCS:%.c=build-check/%.o)
@@ -48,13 +47,29 @@ all: ksmscan
 ksmscan: $(OBJS)
 	$(CC) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
-build/%.o: %.c $(HDRS)
+# Every build kind compiles the same way into its own folder; -MMD writes
+# each object's header dependencies beside it (included at the end).
+build/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(CFLAGS_VEC) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(CFLAGS_VEC) -MMD -MP -c -o $@ $<
 
-# Each vector build of XXH3 is its own object; hash.c picks one at run time.
-build/hash/xxh3_avx2.o build-check/hash/xxh3_avx2.o: CFLAGS_VEC = -mavx2
-build/hash/xxh3_avx512.o build-check/hash/xxh3_avx512.o: CFLAGS_VEC = -mavx512f
+build-check/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CHECK_CC) $(CHECK_CFLAGS) $(CFLAGS_VEC) -MMD -MP -c -o $@ $<
+
+build-tsan/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CHECK_CC) $(TSAN_CFLAGS) $(CFLAGS_VEC) -MMD -MP -c -o $@ $<
+
+build-fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CHECK_CC) $(FUZZ_CFLAGS) $(CFLAGS_VEC) -MMD -MP -c -o $@ $<
+
+# Each vector build of XXH3 is its own object, in every build kind; hash.c
+# picks one at run time.
+BUILDS = build build-check build-tsan build-fuzz
+$(BUILDS:%=%/hash/xxh3_avx2.o): CFLAGS_VEC = -mavx2
+$(BUILDS:%=%/hash/xxh3_avx512.o): CFLAGS_VEC = -mavx512f
 
 build-check/ksmscan: $(CHECK_OBJS)
 	$(CHECK_CC) $(CHECK_CFLAGS) -o $@ $(CHECK_OBJS) -lzstd -lz -lm
@@ -65,17 +80,6 @@ TSAN_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g -pthread -fsanitize=th
 
 build-tsan/ksmscan: $(TSAN_OBJS)
 	$(CHECK_CC) $(TSAN_CFLAGS) -o $@ $(TSAN_OBJS) -lzstd -lz -lm
-
-build-tsan/%.o: %.c $(HDRS)
-	@mkdir -p $(dir $@)
-	$(CHECK_CC) $(TSAN_CFLAGS) $(CFLAGS_VEC) -c -o $@ $<
-
-build-tsan/hash/xxh3_avx2.o: CFLAGS_VEC = -mavx2
-build-tsan/hash/xxh3_avx512.o: CFLAGS_VEC = -mavx512f
-
-build-check/%.o: %.c $(HDRS)
-	@mkdir -p $(dir $@)
-	$(CHECK_CC) $(CHECK_CFLAGS) $(CFLAGS_VEC) -c -o $@ $<
 
 # Installs what is missing (Debian packages); does nothing when all is there.
 deps:
@@ -88,13 +92,13 @@ demo: deps ksmscan
 # Unit tests in C of code the command line cannot reach alone (tests/unit_*.c).
 UNITS = $(patsubst %.c,%,$(wildcard tests/unit_*.c))
 
-build/tests/unit_%: tests/unit_%.c $(HDRS)
+build/tests/unit_%: tests/unit_%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -static -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -static -o $@ $<
 
-build-check/tests/unit_%: tests/unit_%.c $(HDRS)
+build-check/tests/unit_%: tests/unit_%.c
 	@mkdir -p $(dir $@)
-	$(CHECK_CC) $(CHECK_CFLAGS) -o $@ $<
+	$(CHECK_CC) $(CHECK_CFLAGS) -MMD -MP -o $@ $<
 
 test: deps ksmscan $(UNITS:%=build/%)
 	KSMSCAN=./ksmscan KSMSCAN_UNITS="$(UNITS:%=build/%)" $(PYTHON) tests/run_all.py
@@ -129,13 +133,6 @@ FUZZ_DUMP_lime = -DFUZZ_FORMAT='"lime"'
 FUZZ_DUMP_auto =
 FUZZ_DUMP_stream = -DFUZZ_STREAM
 
-build-fuzz/%.o: %.c $(HDRS)
-	@mkdir -p $(dir $@)
-	$(CHECK_CC) $(FUZZ_CFLAGS) $(CFLAGS_VEC) -c -o $@ $<
-
-build-fuzz/hash/xxh3_avx2.o: CFLAGS_VEC = -mavx2
-build-fuzz/hash/xxh3_avx512.o: CFLAGS_VEC = -mavx512f
-
 build-fuzz/fuzz_%: fuzz/fuzz_dump.c $(FUZZ_OBJS)
 	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_DUMP_$*) -o $@ $< \
 		$(FUZZ_OBJS) -lzstd -lz -lm
@@ -168,4 +165,8 @@ install: ksmscan
 	install -m 644 man/ksmscan.1 $(DESTDIR)$(MANDIR)/man1/ksmscan.1
 
 clean:
-	rm -rf build build-check build-tsan build-fuzz ksmscan
+	rm -rf $(BUILDS) ksmscan
+
+# Header dependencies that -MMD wrote.
+-include $(OBJS:.o=.d) $(CHECK_OBJS:.o=.d) $(TSAN_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d) \
+	$(UNITS:%=build/%.d) $(UNITS:%=build-check/%.d)

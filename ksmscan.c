@@ -24,7 +24,7 @@
 #define TOP_MAX 10000
 #define THREADS_MAX 256
 
-/* Exit statuses of SPEC section 1. */
+/* Exit statuses (ksmscan(1), EXIT STATUS). */
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 static const char usage_line[] =
@@ -34,7 +34,8 @@ static const char usage_line[] =
 	"               [--range=start-end] [--top=n] [file ...]\n"
 	"       ksmscan --bench [-a algos] [-o format]\n";
 
-static const char help_text[] =
+/* --help, before and after the list of reports (from the reports' table). */
+static const char help_head[] =
 	"Estimate what Linux KSM (Kernel Samepage Merging) would save on memory dumps.\n"
 	"\n"
 	"  -a, --algo=LIST             checksums: comma list, 'all', 'auto' (the faster of\n"
@@ -45,9 +46,9 @@ static const char help_text[] =
 	"  -o, --output=FMT            table, csv or json (default table)\n"
 	"      --csv, --json           short for -o csv, -o json\n"
 	"  -p, --pid=PID               a live process as input (repeatable)\n"
-	"      --all-mappings          with -p: also file-backed and shared memory\n"
-	"  -r, --report=LIST           summary, histogram, regions, top, tree, pages\n"
-	"                              (default summary)\n"
+	"      --all-mappings          with -p: also file-backed and shared memory\n";
+
+static const char help_tail[] =
 	"      --top=N                 rows per input in the top report (default 10)\n"
 	"  -j, --threads=N             hashing threads (default: online CPUs)\n"
 	"      --progress, --no-progress\n"
@@ -66,19 +67,6 @@ static const char help_text[] =
 
 static void usage_error(const char *fmt, const char *arg)
 	__attribute__((noreturn));
-
-/* The reports of -r, by name. */
-static const struct {
-	const char *name;
-	unsigned bit;
-} report_names[] = {
-	{ "summary", REPORT_SUMMARY },
-	{ "pages", REPORT_PAGES },
-	{ "regions", REPORT_REGIONS },
-	{ "histogram", REPORT_HISTOGRAM },
-	{ "top", REPORT_TOP },
-	{ "tree", REPORT_TREE },
-};
 
 /* -p PID: a positive process id, reported as "pid:PID". */
 static struct input pid_input(const char *arg)
@@ -118,6 +106,43 @@ static const char *option_name(char **argv)
 	return arg ? arg : "?";
 }
 
+/* What the command line asks for; main() turns it into a run. */
+struct prefs {
+	struct scan_config cfg;		/* what the engine reads */
+	struct input *inputs;		/* files and processes, in order */
+	size_t ninputs;
+	const char *output;		/* the writer's name */
+	unsigned reports;		/* bit i: report_get(i) is selected */
+	size_t top;			/* rows of the top report */
+	int bench;			/* --bench */
+	int algos_given;		/* -a was given */
+	int algos_help;			/* -a help */
+};
+
+/* The comma-separated names of @list, each handed to @one; empty ones skipped. */
+static void for_each_name(struct prefs *p, const char *list,
+			  void (*one)(struct prefs *, const char *, size_t))
+{
+	while (*list) {
+		size_t len = strcspn(list, ",");
+
+		if (len)
+			one(p, list, len);
+		list += len;
+		if (*list == ',')
+			list++;
+	}
+}
+
+/* A name from a list, quoted in a usage message: at most 60 bytes of it. */
+static const char *quoted(const char *name, size_t len)
+{
+	static char buf[64];
+
+	snprintf(buf, sizeof(buf), "%.*s", (int)(len < 60 ? len : 60), name);
+	return buf;
+}
+
 /* Add one algorithm to the selection, once. */
 static void select_algo(struct scan_config *cfg, const struct algo *a)
 {
@@ -127,69 +152,159 @@ static void select_algo(struct scan_config *cfg, const struct algo *a)
 	cfg->algos[cfg->nalgos++] = a;
 }
 
-/* -a LIST: names from the table, 'all' or 'auto' ('help' is handled by main). */
-static void parse_algos(struct scan_config *cfg, const char *list)
+/* One name of -a: from the table, 'all' or 'auto' ('help' is handled apart). */
+static void algo_name(struct prefs *p, const char *name, size_t len)
 {
-	const char *p = list;
+	const struct algo *a = hash_lookup(name, len);
 
-	cfg->nalgos = 0;
-	while (*p) {
-		size_t len = strcspn(p, ",");
-		const struct algo *a = hash_lookup(p, len);
-
-		if (len == 4 && strncmp(p, "auto", 4) == 0) {
-			/* The fastest of KSM's candidates on this machine. */
-			select_algo(cfg, bench_auto(NULL));
-		} else if (len == 3 && strncmp(p, "all", 3) == 0) {
-			for (size_t i = 0; i < hash_count(); i++)
-				select_algo(cfg, hash_get(i));
-		} else if (a) {
-			select_algo(cfg, a);
-		} else {
-			char name[64];
-
-			snprintf(name, sizeof(name), "%.*s", (int)(len < 60 ? len : 60), p);
-			usage_error("unknown algorithm '%s' (try -a help)", name);
-		}
-		p += len;
-		if (*p == ',')
-			p++;
+	if (len == 4 && strncmp(name, "auto", 4) == 0) {
+		/* The fastest of KSM's candidates on this machine. */
+		select_algo(&p->cfg, bench_auto(NULL));
+	} else if (len == 3 && strncmp(name, "all", 3) == 0) {
+		for (size_t i = 0; i < hash_count(); i++)
+			select_algo(&p->cfg, hash_get(i));
+	} else if (a) {
+		select_algo(&p->cfg, a);
+	} else {
+		usage_error("unknown algorithm '%s' (try -a help)", quoted(name, len));
 	}
-	if (cfg->nalgos == 0)
+}
+
+/* -a LIST */
+static void parse_algos(struct prefs *p, const char *list)
+{
+	p->cfg.nalgos = 0;
+	for_each_name(p, list, algo_name);
+	if (p->cfg.nalgos == 0)
 		usage_error("no algorithm in '%s'", list);
 }
 
-/* -r LIST: report names. */
-static unsigned parse_reports(const char *list)
+/* One name of -r, from the reports' table. */
+static void report_name(struct prefs *p, const char *name, size_t len)
 {
-	unsigned bits = 0;
-	const char *p = list;
+	const struct report *r = report_lookup(name, len);
 
-	while (*p) {
-		size_t len = strcspn(p, ",");
-		size_t i;
-
-		for (i = 0; i < sizeof(report_names) / sizeof(report_names[0]); i++)
-			if (strlen(report_names[i].name) == len &&
-			    strncmp(report_names[i].name, p, len) == 0)
-				break;
-		if (i == sizeof(report_names) / sizeof(report_names[0])) {
-			char name[64];
-
-			snprintf(name, sizeof(name), "%.*s", (int)(len < 60 ? len : 60), p);
-			usage_error("unknown report '%s'", name);
-		}
-		bits |= report_names[i].bit;
-		p += len;
-		if (*p == ',')
-			p++;
-	}
-	if (!bits)
-		usage_error("no report in '%s'", list);
-	return bits;
+	if (!r)
+		usage_error("unknown report '%s'", quoted(name, len));
+	for (size_t i = 0; i < report_count(); i++)
+		if (report_get(i) == r)
+			p->reports |= 1u << i;
 }
 
-int main(int argc, char **argv)
+/* -r LIST */
+static void parse_reports(struct prefs *p, const char *list)
+{
+	p->reports = 0;
+	for_each_name(p, list, report_name);
+	if (!p->reports)
+		usage_error("no report in '%s'", list);
+}
+
+/* A number option from @lo to @hi, or a usage error saying @what. */
+static uint64_t number(const char *arg, uint64_t lo, uint64_t hi, const char *what)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, &v) < 0 || v < lo || v > hi)
+		usage_error(what, arg);
+	return v;
+}
+
+/* --help: the usage line, then the options; the reports come from their table. */
+static int print_help(void)
+{
+	fputs(usage_line, stdout);
+	fputs(help_head, stdout);
+	fputs("  -r, --report=LIST           ", stdout);
+	for (size_t i = 0; i < report_count(); i++)
+		printf("%s%s", i ? ", " : "", report_get(i)->name);
+	fputs("\n                              (default summary)\n", stdout);
+	fputs(help_tail, stdout);
+	return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
+}
+
+/* Options that only set a value: 0 if @c is one of them (handled). */
+static int set_value(struct prefs *p, int c)
+{
+	switch (c) {
+	case 'M': p->cfg.dump.all_mappings = 1; break;
+	case 'B': p->bench = 1; break;
+	case 'P': p->cfg.progress = 1; break;
+	case 'N': p->cfg.progress = 0; break;
+	case 'o': p->output = optarg; break;
+	case 'C': p->output = "csv"; break;
+	case 'J': p->output = "json"; break;
+	case 'z': p->cfg.ksm.use_zero_pages = 1; break;
+	case 'q': msg_quiet = 1; break;
+	case 'T':
+		p->top = (size_t)number(optarg, 0, TOP_MAX,
+					"--top wants 0 to 10000, not '%s'");
+		break;
+	case 'j':
+		p->cfg.threads = (unsigned)number(optarg, 1, THREADS_MAX,
+						  "-j wants 1 to 256 threads, not '%s'");
+		break;
+	case 'm':
+		p->cfg.ksm.max_page_sharing = number(optarg, 2, UINT32_MAX,
+			"max_page_sharing must be an integer from 2 to 4294967295, "
+			"not '%s'");
+		break;
+	default:
+		return -1;
+	}
+	return 0;
+}
+
+/* One option of getopt_long(); returns only if the run goes on. */
+static void parse_option(struct prefs *p, int c, char **argv)
+{
+	if (set_value(p, c) == 0)
+		return;
+	switch (c) {
+	case 1:
+		p->inputs[p->ninputs++] = (struct input){ optarg, optarg, 0 };
+		break;
+	case 'p':
+		p->inputs[p->ninputs++] = pid_input(optarg);
+		break;
+	case 'R':
+		if (parse_range(optarg, &p->cfg.dump.range_start,
+				&p->cfg.dump.range_end) < 0)
+			usage_error("--range wants START-END with START < END, "
+				    "not '%s'", optarg);
+		break;
+	case 'a':
+		if (strcmp(optarg, "help") == 0) {
+			p->algos_help = 1;
+			break;
+		}
+		parse_algos(p, optarg);
+		p->algos_given = 1;
+		break;
+	case 'f':
+		if (!dump_format_known(optarg))
+			usage_error("unknown format '%s'", optarg);
+		p->cfg.dump.format = optarg;
+		break;
+	case 'r':
+		parse_reports(p, optarg);
+		break;
+	case 'h':
+		exit(print_help());
+	case 'V':
+		printf("ksmscan %s\n", KSMSCAN_VERSION);
+		exit(output_close() < 0 ? EXIT_INPUT : EXIT_OK);
+	case ':':
+		usage_error("option '%s' needs an argument", option_name(argv));
+		break;
+	default:
+		usage_error("unknown option '%s'", option_name(argv));
+		break;
+	}
+}
+
+/* Parse the whole command line into @p. */
+static void parse_args(struct prefs *p, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "algo", required_argument, NULL, 'a' },
@@ -213,159 +328,95 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct scan_config cfg = {
-		.dump = { .format = "auto", .range_end = UINT64_MAX },
-		.top = 10,
-		.progress = -1,
-		.reports = REPORT_SUMMARY,
-		.ksm = { .max_page_sharing = 256, .use_zero_pages = 0 },
-	};
-	const char *output = "table";
-	int bench = 0, algos_given = 0, algos_help = 0;
-	struct input *inputs = xcalloc((size_t)argc + 1, sizeof(*inputs));
-	size_t ninputs = 0;
-	uint64_t m;
 	int c;
 
-	hash_init();
-	cfg.algos[cfg.nalgos++] = hash_lookup("xxhash", 6);
 	opterr = 0;
 	/* A leading '-' keeps files and -p in command-line order. */
 	while ((c = getopt_long(argc, argv, "-:a:f:j:m:o:p:r:zqhV", longopts,
-				NULL)) != -1) {
-		switch (c) {
-		case 1:
-			inputs[ninputs++] = (struct input){ optarg, optarg, 0 };
-			break;
-		case 'p':
-			inputs[ninputs++] = pid_input(optarg);
-			break;
-		case 'M':
-			cfg.dump.all_mappings = 1;
-			break;
-		case 'R':
-			if (parse_range(optarg, &cfg.dump.range_start,
-					&cfg.dump.range_end) < 0)
-				usage_error("--range wants START-END with START < END, "
-					    "not '%s'", optarg);
-			break;
-		case 'a':
-			if (strcmp(optarg, "help") == 0) {
-				algos_help = 1;
-				break;
-			}
-			parse_algos(&cfg, optarg);
-			algos_given = 1;
-			break;
-		case 'B':
-			bench = 1;
-			break;
-		case 'T':
-			if (parse_u64(optarg, &m) < 0 || m > TOP_MAX)
-				usage_error("--top wants 0 to 10000, not '%s'", optarg);
-			cfg.top = (size_t)m;
-			break;
-		case 'j':
-			if (parse_u64(optarg, &m) < 0 || m < 1 || m > THREADS_MAX)
-				usage_error("-j wants 1 to 256 threads, not '%s'", optarg);
-			cfg.threads = (unsigned)m;
-			break;
-		case 'P':
-			cfg.progress = 1;
-			break;
-		case 'N':
-			cfg.progress = 0;
-			break;
-		case 'f':
-			if (!dump_format_known(optarg))
-				usage_error("unknown format '%s'", optarg);
-			cfg.dump.format = optarg;
-			break;
-		case 'm':
-			if (parse_u64(optarg, &m) < 0 || m < 2 || m > UINT32_MAX)
-				usage_error("max_page_sharing must be an integer "
-					    "from 2 to 4294967295, not '%s'", optarg);
-			cfg.ksm.max_page_sharing = m;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'C':
-			output = "csv";
-			break;
-		case 'J':
-			output = "json";
-			break;
-		case 'r':
-			cfg.reports = parse_reports(optarg);
-			break;
-		case 'z':
-			cfg.ksm.use_zero_pages = 1;
-			break;
-		case 'q':
-			msg_quiet = 1;
-			break;
-		case 'h':
-			fputs(usage_line, stdout);
-			fputs(help_text, stdout);
-			free(inputs);
-			return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
-		case 'V':
-			printf("ksmscan %s\n", KSMSCAN_VERSION);
-			free(inputs);
-			return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
-		case ':':
-			usage_error("option '%s' needs an argument", option_name(argv));
-			break;
-		default:
-			usage_error("unknown option '%s'", option_name(argv));
-			break;
-		}
-	}
+				NULL)) != -1)
+		parse_option(p, c, argv);
 	/* Operands after "--" are files too. */
-	while (optind < argc) {
-		inputs[ninputs] = (struct input){ argv[optind], argv[optind], 0 };
-		ninputs++;
-		optind++;
-	}
-	cfg.out = writer_lookup(output);
-	if (!cfg.out)
-		usage_error("unknown output format '%s'", output);
-	if (cfg.out == writer_lookup("csv") &&
-	    (cfg.reports & (cfg.reports - 1)))
+	for (; optind < argc; optind++)
+		p->inputs[p->ninputs++] = (struct input){ argv[optind], argv[optind], 0 };
+	p->cfg.inputs = p->inputs;
+	p->cfg.ninputs = p->ninputs;
+}
+
+/* The default number of hashing threads: the online CPUs. */
+static unsigned online_cpus(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cpus < 1 ? 1 : cpus > THREADS_MAX ? THREADS_MAX : (unsigned)cpus;
+}
+
+/* Scan the inputs and print the selected reports through @w. */
+static int run_scan(struct prefs *p, const struct writer *w)
+{
+	struct report_setup rs = { &p->cfg, w, p->top };
+	struct sink *sinks[32];
+	int status;
+
+	for (size_t i = 0; i < report_count(); i++)
+		if (p->reports & 1u << i)
+			sinks[p->cfg.nsinks++] = report_get(i)->create(&rs);
+	p->cfg.sinks = sinks;
+	status = scan_run(&p->cfg);
+	for (size_t i = 0; i < p->cfg.nsinks; i++)
+		sinks[i]->ops->print(sinks[i]);
+	w->finish();
+	for (size_t i = 0; i < p->cfg.nsinks; i++)
+		sinks[i]->ops->free(sinks[i]);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct prefs p = {
+		.cfg = {
+			.dump = { .format = "auto", .range_end = UINT64_MAX },
+			.progress = -1,
+			.ksm = { .max_page_sharing = 256, .use_zero_pages = 0 },
+		},
+		.output = "table",
+		.top = 10,
+	};
+	const struct writer *w;
+	int status;
+
+	hash_init();
+	p.cfg.algos[p.cfg.nalgos++] = hash_lookup("xxhash", 6);
+	p.inputs = xcalloc((size_t)argc + 1, sizeof(*p.inputs));
+	parse_args(&p, argc, argv);
+	if (!p.reports)
+		report_name(&p, "summary", 7);
+	w = writer_lookup(p.output);
+	if (!w)
+		usage_error("unknown output format '%s'", p.output);
+	if (w == writer_lookup("csv") && (p.reports & (p.reports - 1)))
 		usage_error("%s", "--csv takes exactly one report");
-	if (algos_help) {
-		algos_report(cfg.out);
-		free(inputs);
-		return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
-	}
-	if (bench) {
-		if (ninputs)
+	if (p.algos_help) {
+		algos_report(w);
+		status = EXIT_OK;
+	} else if (p.bench) {
+		if (p.ninputs)
 			usage_error("%s", "--bench reads no input");
 		/* Without -a, every algorithm is measured. */
-		if (!algos_given)
-			parse_algos(&cfg, "all");
-		c = bench_run(cfg.algos, cfg.nalgos, cfg.out);
-		free(inputs);
-		return output_close() < 0 ? EXIT_INPUT : c;
+		if (!p.algos_given)
+			parse_algos(&p, "all");
+		status = bench_run(p.cfg.algos, p.cfg.nalgos, w);
+	} else {
+		if (p.ninputs == 0)
+			usage_error("%s", "no input file or process");
+		if (!p.cfg.threads)
+			p.cfg.threads = online_cpus();
+		status = run_scan(&p, w);
 	}
-	if (ninputs == 0)
-		usage_error("%s", "no input file or process");
-	if (!cfg.threads) {
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-
-		cfg.threads = cpus < 1 ? 1 : cpus > THREADS_MAX ? THREADS_MAX :
-			      (unsigned)cpus;
-	}
-	cfg.inputs = inputs;
-	cfg.ninputs = ninputs;
-
-	c = scan_run(&cfg);
 	if (output_close() < 0)
-		c = EXIT_INPUT;
-	for (size_t i = 0; i < ninputs; i++)
-		if (!inputs[i].path)
-			free((char *)inputs[i].name);
-	free(inputs);
-	return c;
+		status = EXIT_INPUT;
+	for (size_t i = 0; i < p.ninputs; i++)
+		if (!p.inputs[i].path)
+			free((char *)p.inputs[i].name);
+	free(p.inputs);
+	return status;
 }

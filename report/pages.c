@@ -1,40 +1,71 @@
 /* SPDX-License-Identifier: MIT */
-/* The pages report (SPEC section 5): one row per page, streamed as it is read. */
+/* The pages report: one row per page, streamed as pages are counted. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
 #include "report.h"
 
-static struct column pages_cols[3 + ALGO_MAX];
-static size_t pages_ncols;
+/* The sink: its columns (one per algorithm), the header printed at once. */
+struct pages {
+	struct sink sink;
+	const struct report_setup *rs;
+	struct column cols[3 + ALGO_MAX];
+	size_t ncols;
+};
 
-void pages_begin(const struct writer *w, const struct algo *const *algos,
-		 size_t nalgos, int input_width)
+static void pages_page(struct sink *sk, const struct page_event *pg)
 {
-	pages_cols[0] = (struct column){ "input", input_width > 5 ? input_width : 5, 0 };
-	pages_cols[1] = (struct column){ "address", 18, 0 };
-	pages_cols[2] = (struct column){ "zero", 4, 0 };
-	for (size_t a = 0; a < nalgos; a++)
-		pages_cols[3 + a] = (struct column){ algos[a]->name,
-						     (int)algos[a]->bits / 4, 0 };
-	pages_ncols = 3 + nalgos;
-	w->begin("pages", pages_cols, pages_ncols, 1);
-}
-
-void pages_row(const struct writer *w, const char *input, uint64_t address,
-	       int zero, const struct digest *digests,
-	       const struct algo *const *algos)
-{
+	struct pages *p = (struct pages *)sk;
+	const struct algo *const *algos = p->rs->scan->algos;
 	struct cell row[3 + ALGO_MAX];
 	char hex[ALGO_MAX][33];
 
-	row[0] = cell_str(input);
-	row[1] = cell_hex(address);
-	row[2] = cell_uint(zero != 0);
-	for (size_t c = 3; c < pages_ncols; c++)
-		row[c] = cell_digest(digest_format(algos[c - 3], &digests[c - 3],
+	row[0] = cell_str(pg->input);
+	row[1] = cell_hex(pg->address);
+	row[2] = cell_uint(pg->zero != 0);
+	for (size_t c = 3; c < p->ncols; c++)
+		row[c] = cell_digest(digest_format(algos[c - 3], &pg->digests[c - 3],
 						   hex[c - 3]));
-	w->row(row);
+	p->rs->out->row(row);
 }
 
-void pages_end(const struct writer *w)
+static void pages_print(struct sink *sk)
 {
-	w->end();
+	struct pages *p = (struct pages *)sk;
+
+	p->rs->out->end();
+}
+
+static void pages_free(struct sink *sk)
+{
+	free(sk);
+}
+
+static const struct sink_ops pages_ops = {
+	.needs = SINK_PAGES,
+	.page = pages_page, .print = pages_print, .free = pages_free,
+};
+
+struct sink *pages_create(const struct report_setup *rs)
+{
+	const struct scan_config *cfg = rs->scan;
+	struct pages *p = xcalloc(1, sizeof(*p));
+	int width = 5;
+
+	/* Streamed rows are aligned to the longest input name. */
+	for (size_t k = 0; k < cfg->ninputs; k++)
+		if ((int)strlen(cfg->inputs[k].name) > width)
+			width = (int)strlen(cfg->inputs[k].name);
+	p->sink.ops = &pages_ops;
+	p->rs = rs;
+	p->cols[0] = (struct column){ "input", width, 0 };
+	p->cols[1] = (struct column){ "address", 18, 0 };
+	p->cols[2] = (struct column){ "zero", 4, 0 };
+	for (size_t a = 0; a < cfg->nalgos; a++)
+		p->cols[3 + a] = (struct column){ cfg->algos[a]->name,
+						  (int)cfg->algos[a]->bits / 4, 0 };
+	p->ncols = 3 + cfg->nalgos;
+	rs->out->begin("pages", p->cols, p->ncols, 1);
+	return &p->sink;
 }

@@ -6,8 +6,7 @@
 #include <stdint.h>
 
 #include "../hash/hash.h"
-#include "../scan/ksm.h"
-#include "../scan/tree.h"
+#include "../scan/scan.h"
 
 /*
  * Reports build rows of typed cells; a writer (table, CSV or JSON), chosen once,
@@ -34,7 +33,8 @@ struct cell {
 	int prec;		/* CELL_REAL: decimals, or -1 for 6 significant digits */
 };
 
-/* A column: its name (fixed by SPEC section 5) and, for streamed reports, a width. */
+/* A column: its name (fixed: see the README's reports) and, for streamed
+ * reports, a width. */
 struct column {
 	const char *name;
 	int width;		/* table width for streamed rows; 0: measure the rows */
@@ -89,47 +89,6 @@ struct cell cell_hex(uint64_t u);
 /** cell_digest() - a digest cell holding hex text. */
 struct cell cell_digest(const char *s);
 
-/* The reports. */
-
-/* One input's results, as the summary report needs them. */
-struct summary_input {
-	const char *input;		/* name as given, or "*" */
-	const char *format;		/* reader name */
-	const struct figures *f;	/* its figures */
-};
-
-/**
- * summary_report() - the summary report: one row per input and algorithm.
- * @w: the writer
- * @inputs: results per input, the "*" row last when present
- * @ninputs: how many
- * @algos: the selected algorithms
- * @nalgos: how many
- * @p: the KSM parameters used
- */
-void summary_report(const struct writer *w, const struct summary_input *inputs,
-		    size_t ninputs, const struct algo *const *algos, size_t nalgos,
-		    const struct ksm_params *p);
-
-/* The figures of one region of one input, for the regions report. */
-struct region_row {
-	const char *input;		/* input name */
-	const char *name;		/* region name */
-	uint64_t start, end;		/* the region's addresses */
-	uint64_t pages;			/* pages read in it */
-	uint64_t zero_pages;		/* of which all zero */
-	uint64_t redundant_pages;	/* of which seen earlier in the input */
-};
-
-/**
- * regions_report() - the regions report: one row per region of each input.
- * @w: the writer
- * @rows: the regions in scan order
- * @nrows: how many
- */
-void regions_report(const struct writer *w, const struct region_row *rows,
-		    size_t nrows);
-
 /* One algorithm's benchmark. */
 struct bench_row {
 	const struct algo *algo;
@@ -139,7 +98,7 @@ struct bench_row {
 };
 
 /**
- * bench_report() - the bench report (SPEC section 6).
+ * bench_report() - the bench report (--bench).
  * @w: the writer
  * @rows: one per algorithm
  * @nrows: how many
@@ -156,76 +115,85 @@ void bench_report(const struct writer *w, const struct bench_row *rows,
  */
 void algos_report(const struct writer *w);
 
-/**
- * histogram_report() - the histogram report, like zdb -S: contents by how many
- * pages share them, in power-of-two buckets, per input.
- * @w: the writer
- * @inputs: results per input, the "*" row last when present
- * @ninputs: how many
- */
-void histogram_report(const struct writer *w, const struct summary_input *inputs,
-		      size_t ninputs);
+/* The reports of -r: each is a sink (scan/sink.h) that prints through a writer. */
 
-/* One row of the top report. */
-struct top_row {
-	const char *input;
-	size_t rank;
-	uint64_t pages;
-	char digest[33];		/* by the first selected algorithm */
-	char description[80];
+/* What a report is made with. */
+struct report_setup {
+	const struct scan_config *scan;	/* algorithms, inputs, KSM parameters */
+	const struct writer *out;	/* the output format */
+	size_t top;			/* rows per input of the top report */
+};
+
+/* A report -r can name: one row of the table in reports.c. */
+struct report {
+	const char *name;		/* its name for -r */
+	/** create() - a new sink that will print this report. */
+	struct sink *(*create)(const struct report_setup *rs);
 };
 
 /**
- * top_report() - the most-shared contents of each input.
- * @w: the writer
- * @rows: the rows, per input in rank order
- * @nrows: how many
+ * report_lookup() - a report by name.
+ * @name: the name, not necessarily NUL-terminated
+ * @len: its length
+ *
+ * Return: the report, or NULL.
  */
-void top_report(const struct writer *w, const struct top_row *rows, size_t nrows);
+const struct report *report_lookup(const char *name, size_t len);
 
-/* One row of the tree report: one strategy on one input. */
-struct tree_row {
-	const char *input;
-	const char *strategy;		/* "memcmp" or "checksum-first" */
-	const char *algo;		/* the checksum, "-" for memcmp */
-	struct tree_stats st;
+/**
+ * report_count() - how many reports the table has.
+ */
+size_t report_count(void);
+
+/**
+ * report_get() - report number @i of the table, in printing order.
+ * @i: 0 .. report_count() - 1
+ */
+const struct report *report_get(size_t i);
+
+/* A scope's figures, kept for reports printed after the scan. */
+struct scope_copy {
+	const char *name;		/* the input's name, or "*" */
+	const char *format;		/* as in struct scope */
+	int all;			/* the scope of all inputs */
+	struct figures f;
+};
+
+/* A sink that keeps every scope's figures and prints them after the scan. */
+struct scope_sink {
+	struct sink sink;
+	const struct report_setup *rs;
+	struct scope_copy *rows;	/* the scopes in order, "*" last */
+	size_t nrows;
 };
 
 /**
- * tree_report() - KSM's memcmp tree against checksum-first trees.
- * @w: the writer
- * @rows: the rows
- * @nrows: how many
+ * scope_sink_new() - a sink that keeps the scopes' figures.
+ * @rs: the report's setup
+ * @ops: its hooks: scope_sink_scope(), scope_sink_free() and its print()
  */
-void tree_report(const struct writer *w, const struct tree_row *rows, size_t nrows);
+struct sink *scope_sink_new(const struct report_setup *rs,
+			    const struct sink_ops *ops);
 
-/**
- * pages_begin() - start the pages report (rows are streamed as pages are read).
- * @w: the writer
- * @algos: the selected algorithms, one column each
- * @nalgos: how many
- * @input_width: the longest input name, for aligned tables
- */
-void pages_begin(const struct writer *w, const struct algo *const *algos,
-		 size_t nalgos, int input_width);
+/** scope_sink_scope() - the scope() hook of a scope sink: keep a copy. */
+void scope_sink_scope(struct sink *s, const struct scope *sc);
 
-/**
- * pages_row() - one page of the pages report.
- * @w: the writer
- * @input: input name
- * @address: the page's address
- * @zero: whether the page is all zero
- * @digests: one per selected algorithm
- * @algos: the algorithms given to pages_begin()
- */
-void pages_row(const struct writer *w, const char *input, uint64_t address,
-	       int zero, const struct digest *digests,
-	       const struct algo *const *algos);
+/** scope_sink_free() - the free() hook of a scope sink. */
+void scope_sink_free(struct sink *s);
 
-/**
- * pages_end() - end the pages report.
- * @w: the writer
- */
-void pages_end(const struct writer *w);
+/* The sinks of the reports, one file each. */
+
+/** summary_create() - the KSM figures per input and algorithm. */
+struct sink *summary_create(const struct report_setup *rs);
+/** histogram_create() - contents by how many pages share them, like zdb -S. */
+struct sink *histogram_create(const struct report_setup *rs);
+/** regions_create() - pages, zero and redundant pages per region. */
+struct sink *regions_create(const struct report_setup *rs);
+/** top_create() - the most-shared contents of each input. */
+struct sink *top_create(const struct report_setup *rs);
+/** tree_create() - KSM's memcmp tree against checksum-first trees. */
+struct sink *tree_create(const struct report_setup *rs);
+/** pages_create() - one row per page, streamed as pages are counted. */
+struct sink *pages_create(const struct report_setup *rs);
 
 #endif

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The summary report (SPEC section 5): the KSM figures per input and algorithm. */
+/* The summary report: the KSM figures per input and algorithm. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../util/util.h"
 #include "report.h"
+
 
 static const struct column summary_cols[] = {
 	{ "input", 0, 0 }, { "format", 0, 0 }, { "algo", 0, 0 }, { "pages", 0, 0 },
@@ -17,15 +20,15 @@ static const struct column summary_cols[] = {
 #define NCOLS (sizeof(summary_cols) / sizeof(summary_cols[0]))
 
 /* The figures as one row for algorithm number @a. */
-static void summary_row(const struct writer *w, const struct summary_input *in,
+static void summary_row(const struct writer *w, const struct scope_copy *in,
 			const struct algo *algo, size_t a)
 {
-	const struct figures *f = in->f;
+	const struct figures *f = &in->f;
 	double secs = f->seconds[a];
 	/* Speed of the pages really hashed: zero pages' digests are known. */
 	double mib = (double)f->hashed_pages * PAGE_BYTES / (1024.0 * 1024.0);
 	struct cell row[NCOLS] = {
-		cell_str(in->input),
+		cell_str(in->name),
 		cell_str(in->format),
 		cell_str(algo->name),
 		cell_uint(f->pages),
@@ -54,24 +57,24 @@ static double mib(uint64_t bytes)
 }
 
 /* Sentences for people: what KSM would save on this input, and with -z/-m. */
-static void summary_note(const struct writer *w, const struct summary_input *in,
+static void summary_note(const struct writer *w, const struct scope_copy *in,
 			 const struct ksm_params *p)
 {
-	const struct figures *f = in->f;
+	const struct figures *f = &in->f;
 	char text[512];
 
 	snprintf(text, sizeof(text),
 		 "%s: %llu pages (%.1f MiB) scanned; KSM would save %.1f MiB "
 		 "(%.2f%%), %.1f MiB net of its rmap_items (max_page_sharing %llu, "
 		 "use_zero_pages %d).",
-		 in->input, (unsigned long long)f->pages,
+		 in->name, (unsigned long long)f->pages,
 		 mib(f->pages * PAGE_BYTES), mib(f->saved_bytes), f->saved_percent,
 		 (double)f->general_profit / 1048576.0,
 		 (unsigned long long)p->max_page_sharing, p->use_zero_pages);
 	w->note(text);
 	snprintf(text, sizeof(text),
 		 "%*s  %s would save %.1f MiB; with no max_page_sharing limit "
-		 "%.1f MiB.", (int)strlen(in->input), "",
+		 "%.1f MiB.", (int)strlen(in->name), "",
 		 p->use_zero_pages ? "without -z" : "with -z (use_zero_pages)",
 		 mib(f->saved_bytes_other_z), mib(f->saved_bytes_unlimited));
 	w->note(text);
@@ -81,15 +84,15 @@ static void summary_note(const struct writer *w, const struct summary_input *in,
  * How much of the saving of all inputs together exists only across inputs:
  * what one KSM host running them all gains over each one alone.
  */
-static void summary_cross(const struct writer *w, const struct summary_input *in,
+static void summary_cross(const struct writer *w, const struct scope_copy *in,
 			  size_t ninputs)
 {
-	const struct summary_input *all = &in[ninputs - 1];
-	uint64_t alone = 0, together = all->f->saved_bytes;
+	const struct scope_copy *all = &in[ninputs - 1];
+	uint64_t alone = 0, together = all->f.saved_bytes;
 	char text[512];
 
 	for (size_t i = 0; i + 1 < ninputs; i++)
-		alone += in[i].f->saved_bytes;
+		alone += in[i].f.saved_bytes;
 	snprintf(text, sizeof(text),
 		 "Across inputs: on one host KSM would save %.1f MiB; each input "
 		 "alone saves %.1f MiB in all, so %.1f MiB (%.1f%% of the saving) "
@@ -99,17 +102,28 @@ static void summary_cross(const struct writer *w, const struct summary_input *in
 	w->note(text);
 }
 
-void summary_report(const struct writer *w, const struct summary_input *inputs,
-		    size_t ninputs, const struct algo *const *algos, size_t nalgos,
-		    const struct ksm_params *p)
+static void summary_print(struct sink *sk)
 {
+	struct scope_sink *s = (struct scope_sink *)sk;
+	const struct writer *w = s->rs->out;
+	const struct scan_config *cfg = s->rs->scan;
+
 	w->begin("summary", summary_cols, NCOLS, 0);
-	for (size_t i = 0; i < ninputs; i++)
-		for (size_t a = 0; a < nalgos; a++)
-			summary_row(w, &inputs[i], algos[a], a);
-	for (size_t i = 0; i < ninputs; i++)
-		summary_note(w, &inputs[i], p);
-	if (ninputs > 1 && strcmp(inputs[ninputs - 1].input, "*") == 0)
-		summary_cross(w, inputs, ninputs);
+	for (size_t i = 0; i < s->nrows; i++)
+		for (size_t a = 0; a < cfg->nalgos; a++)
+			summary_row(w, &s->rows[i], cfg->algos[a], a);
+	for (size_t i = 0; i < s->nrows; i++)
+		summary_note(w, &s->rows[i], &cfg->ksm);
+	if (s->nrows > 1 && s->rows[s->nrows - 1].all)
+		summary_cross(w, s->rows, s->nrows);
 	w->end();
+}
+
+static const struct sink_ops summary_ops = {
+	.scope = scope_sink_scope, .print = summary_print, .free = scope_sink_free,
+};
+
+struct sink *summary_create(const struct report_setup *rs)
+{
+	return scope_sink_new(rs, &summary_ops);
 }

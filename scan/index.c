@@ -203,10 +203,13 @@ unsigned index_generation(const struct index *ix)
 	return ix->generation;
 }
 
-void index_free_old(struct index *ix)
+void index_reclaim(struct index *ix, unsigned oldest)
 {
 	struct slots *t = atomic_load_explicit(&ix->slots, memory_order_relaxed);
 
+	/* A lookup begun before the last replacement may still read older tables. */
+	if (oldest != ix->generation)
+		return;
 	for (struct slots *o = t->older, *next; o; o = next) {
 		next = o->older;
 		free(o);

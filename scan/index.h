@@ -147,12 +147,15 @@ void index_add_mapping(struct index *ix, const unsigned char *base, size_t size,
 unsigned index_generation(const struct index *ix);
 
 /**
- * index_free_old() - free the slot tables that were replaced. The caller
- * knows that no index_find() or index_find_many() begun before the last
- * replacement still runs: workers may go on probing a replaced table.
+ * index_reclaim() - free the slot tables no lookup can still be probing.
  * @ix: the index
+ * @oldest: index_generation() when the oldest lookup still running (or
+ *	about to run: a batch in flight) began; index_generation() if none
+ *
+ * Lookups (index_find(), index_find_many()) probe the table they find when
+ * they start; a table replaced since goes on being read by them.
  */
-void index_free_old(struct index *ix);
+void index_reclaim(struct index *ix, unsigned oldest);
 
 /**
  * index_end_input() - start counting a new input: every count in the current

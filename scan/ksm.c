@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The KSM model of SPEC section 4: what KSM's counters would read in steady
+ * The KSM model (README, "What the figures mean"): what KSM's counters would read in steady
  * state if every page were mergeable and unchanging, and the collision counts.
  */
 #include <math.h>
@@ -174,69 +174,4 @@ void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 		f->expected_collisions[a] = d < 2 ? 0.0 : d * (d - 1.0) /
 			ldexp(1.0, (int)algos[a]->bits + 1);
 	}
-}
-
-/* Whether item a should rank before item b. */
-static int top_before(const struct top_item *a, const struct top_item *b)
-{
-	return a->count > b->count || (a->count == b->count && a->id < b->id);
-}
-
-size_t ksm_top(const struct index *ix, int current_input, struct top_item *top,
-	       size_t n)
-{
-	size_t size = index_size(ix), len = 0;
-
-	if (n == 0)
-		return 0;
-	/* Keep the best n in a sorted array: n is small (--top). */
-	for (size_t id = 0; id < size; id++) {
-		struct top_item it = { (uint32_t)id,
-				       index_count(ix, id, current_input) };
-		size_t k;
-
-		if (!it.count || (len == n && !top_before(&it, &top[n - 1])))
-			continue;
-		k = len < n ? len++ : n - 1;
-		while (k > 0 && top_before(&it, &top[k - 1])) {
-			top[k] = top[k - 1];
-			k--;
-		}
-		top[k] = it;
-	}
-	return len;
-}
-
-/* Whether the page is one @width-byte pattern repeated. */
-static int repeats(const unsigned char *page, size_t width)
-{
-	for (size_t i = width; i < PAGE_BYTES; i += width)
-		if (memcmp(page, page + i, width) != 0)
-			return 0;
-	return 1;
-}
-
-void ksm_describe(const unsigned char *page, char *buf, size_t len)
-{
-	static const size_t widths[] = { 1, 2, 4, 8, 16 };
-	size_t w = 0;
-
-	for (size_t i = 0; i < sizeof(widths) / sizeof(widths[0]) && !w; i++)
-		if (repeats(page, widths[i]))
-			w = widths[i];
-	if (w == 1) {
-		if (page[0] == 0)
-			snprintf(buf, len, "zero page");
-		else
-			snprintf(buf, len, "byte 0x%02x repeated", page[0]);
-		return;
-	}
-	size_t n = w ? w : 16, at;
-
-	/* A repeated pattern, or else the first 16 bytes, in memory order. */
-	at = (size_t)snprintf(buf, len, "%s", w ? "pattern " : "starts ");
-	for (size_t i = 0; i < n && at + 3 < len; i++)
-		at += (size_t)snprintf(buf + at, len - at, "%02x", page[i]);
-	if (w && at + 10 < len)
-		snprintf(buf + at, len - at, " repeated");
 }

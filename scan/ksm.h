@@ -8,7 +8,8 @@
 #include "../hash/hash.h"
 #include "index.h"
 
-/* The figures of SPEC section 4 for one input, or for all inputs together. */
+/* The KSM figures (see the README and ksmscan(1)) for one input, or for all
+ * inputs together. */
 struct figures {
 	uint64_t pages;			/* pages read */
 	uint64_t zero_pages;		/* pages whose bytes are all zero */
@@ -35,12 +36,6 @@ struct figures {
 	uint64_t ksm_zero_if_z;		/* ksm_zero_pages with -z */
 };
 
-/* One of the most-shared contents, for the top report. */
-struct top_item {
-	uint32_t id;			/* content id in the index */
-	uint32_t count;			/* its pages */
-};
-
 /* How KSM is configured for the model. */
 struct ksm_params {
 	uint64_t max_page_sharing;	/* M, at least 2 */
@@ -63,7 +58,7 @@ void ksm_group(uint64_t c, uint64_t M, uint64_t *shared, uint64_t *sharing);
  * ksm_tally() - compute the figures from the index.
  * @f: filled in; pages and seconds must already be set by the caller
  * @ix: the index
- * @current_input: count only the current input (count_input), else all inputs
+ * @current_input: count only the current input (index_count()), else all inputs
  * @algos: the selected algorithms, in the index's order
  * @nalgos: how many
  * @p: the KSM parameters
@@ -71,26 +66,5 @@ void ksm_group(uint64_t c, uint64_t M, uint64_t *shared, uint64_t *sharing);
 void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 	       const struct algo *const *algos, size_t nalgos,
 	       const struct ksm_params *p);
-
-/**
- * ksm_top() - the contents with the most pages, most first (ties: first seen).
- * @ix: the index
- * @current_input: count only the current input, else all inputs
- * @top: filled with up to @n items
- * @n: how many are wanted
- *
- * Return: how many were filled.
- */
-size_t ksm_top(const struct index *ix, int current_input, struct top_item *top,
-	       size_t n);
-
-/**
- * ksm_describe() - a few words on what a page holds, for the top report.
- * @page: PAGE_BYTES bytes
- * @buf: the description: "zero page", "byte 0xff repeated", "word
- *	0x0000dead repeated", or the first bytes in hex
- * @len: size of @buf (at least 48)
- */
-void ksm_describe(const unsigned char *page, char *buf, size_t len);
 
 #endif

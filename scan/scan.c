@@ -4,10 +4,11 @@
  * batches that worker threads prepare (the zero test, the index key, a
  * lookup in the index, and every selected algorithm over the contents new
  * to the input, timed per algorithm); the main thread then counts the
- * batches strictly in scan order, so the figures do not depend on -j. Page
- * data is copied only when a reader's buffer would be reused before the
- * workers are done with it and the reader does not hand the buffer over
- * (streams).
+ * batches strictly in scan order, so the figures do not depend on -j, and
+ * hands each page to the sinks (reports) that asked for pages, and each
+ * counted input to every sink. Page data is copied only when a reader's
+ * buffer would be reused before the workers are done with it and the
+ * reader does not hand the buffer over (streams).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,7 +21,6 @@
 #include "index.h"
 #include "page.h"
 #include "scan.h"
-#include "tree.h"
 
 /* Mapped pages are released in pieces of this size once counted. */
 #define RELEASE (16u << 20)
@@ -44,7 +44,7 @@ struct batch {
 	size_t npages;
 	const struct region *region;
 	struct digest dg[BATCH_PAGES][ALGO_MAX];
-	uint32_t fp[BATCH_PAGES];		/* index keys */
+	uint32_t key[BATCH_PAGES];		/* index keys */
 	uint32_t hint[BATCH_PAGES];		/* content found by a worker, or INDEX_NONE */
 	unsigned char zero[BATCH_PAGES];
 	double seconds[ALGO_MAX];	/* hashing time per algorithm */
@@ -69,26 +69,14 @@ struct pool {
 	const struct index *ix;		/* looked up (not changed) by workers */
 };
 
-/* Trees of the tree report for one scope (an input, or all of them). */
-struct trees {
-	struct tree *by_memcmp;
-	struct tree *by_sum[ALGO_MAX];
-};
-
 /* The state of one run. */
 struct scan {
 	const struct scan_config *cfg;
+	unsigned needs;			/* what the sinks need: SINK_* bits */
 	struct index *ix;
 	struct figures *fig;		/* per input, then one for all inputs */
 	struct dump **dumps;		/* kept open: the index points into them */
-	struct region_row *regions;	/* per region of each input, scan order */
-	const struct region **region_of;/* the reader's region of each row */
-	size_t nregions, capregions;
-	struct trees cur, all;		/* tree report: this input, all inputs */
-	struct tree_row *tree_rows;
-	size_t ntree_rows;
-	struct top_row *top_rows;
-	size_t ntop_rows;
+	size_t input;			/* the input being read */
 	struct pool pool;
 	struct batch *ring;		/* batches in flight, in scan order */
 	size_t ring_cap, ring_head, ring_len;
@@ -146,9 +134,9 @@ static void batch_hash(struct pool *p, struct batch *b)
 			for (unsigned c = 0; c < PAGE_BYTES; c += 64)
 				__builtin_prefetch(b->data + (i + 1) * PAGE_BYTES + c);
 		b->zero[i] = (unsigned char)page_is_zero(b->data + i * PAGE_BYTES);
-		b->fp[i] = b->zero[i] ? 0 : index_key(p->ix, b->data + i * PAGE_BYTES);
+		b->key[i] = b->zero[i] ? 0 : index_key(p->ix, b->data + i * PAGE_BYTES);
 	}
-	index_find_many(p->ix, b->data, b->fp, b->zero, b->npages, b->hint);
+	index_find_many(p->ix, b->data, b->key, b->zero, b->npages, b->hint);
 	/*
 	 * Only contents new to this input are hashed: a zero page, or one
 	 * found in the index that this input has counted already, has digests
@@ -285,72 +273,23 @@ static void pool_wait(struct pool *p, struct batch *b)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* The row of the regions report that a batch's pages count in. */
-static struct region_row *scan_region(struct scan *s, const char *input,
-				      const struct region *reg)
+/* The sinks that want every page, and one page's event for them. */
+static void sinks_page(struct scan *s, const struct page_event *pg)
 {
-	struct region_row *row;
+	for (size_t k = 0; k < s->cfg->nsinks; k++) {
+		struct sink *sk = s->cfg->sinks[k];
 
-	if (s->nregions && s->region_of[s->nregions - 1] == reg &&
-	    s->regions[s->nregions - 1].input == input)
-		return &s->regions[s->nregions - 1];
-	if (s->nregions == s->capregions) {
-		s->capregions = s->capregions ? s->capregions * 2 : 64;
-		s->regions = xreallocarray(s->regions, s->capregions,
-					   sizeof(*s->regions));
-		s->region_of = xreallocarray(s->region_of, s->capregions,
-					     sizeof(*s->region_of));
+		if (sk->ops->needs & SINK_PAGES)
+			sk->ops->page(sk, pg);
 	}
-	s->region_of[s->nregions] = reg;
-	row = &s->regions[s->nregions++];
-	*row = (struct region_row){ .input = input };
-	return row;
 }
 
-/* The trees of the tree report for one scope. */
-static void trees_new(struct trees *t, const struct scan_config *cfg)
-{
-	t->by_memcmp = tree_new(0);
-	for (size_t a = 0; a < cfg->nalgos; a++)
-		t->by_sum[a] = tree_new(1);
-}
-
-/* Search (and maybe insert) a page in every tree of a scope. */
-static void trees_add(struct trees *t, const struct scan_config *cfg,
-		      const unsigned char *page, const unsigned char *stable,
-		      const struct digest *dg)
-{
-	tree_add(t->by_memcmp, page, stable, &dg[0]);
-	for (size_t a = 0; a < cfg->nalgos; a++)
-		tree_add(t->by_sum[a], page, stable, &dg[a]);
-}
-
-/* Turn a scope's trees into report rows and free them. */
-static void trees_end(struct scan *s, struct trees *t, const char *input)
+/* Count a hashed batch in the index, and hand its pages to the sinks. */
+static int batch_count(struct scan *s, struct figures *f, struct batch *b)
 {
 	const struct scan_config *cfg = s->cfg;
-
-	s->tree_rows = xreallocarray(s->tree_rows, s->ntree_rows + 1 + cfg->nalgos,
-				     sizeof(*s->tree_rows));
-	s->tree_rows[s->ntree_rows++] = (struct tree_row){
-		input, "memcmp", "-", *tree_stats(t->by_memcmp) };
-	tree_free(t->by_memcmp);
-	for (size_t a = 0; a < cfg->nalgos; a++) {
-		s->tree_rows[s->ntree_rows++] = (struct tree_row){
-			input, "checksum-first", cfg->algos[a]->name,
-			*tree_stats(t->by_sum[a]) };
-		tree_free(t->by_sum[a]);
-	}
-	memset(t, 0, sizeof(*t));
-}
-
-/* Count a hashed batch: the index, regions, pages report and trees. */
-static int batch_count(struct scan *s, struct figures *f, const char *input,
-		       struct batch *b)
-{
-	const struct scan_config *cfg = s->cfg;
-	struct region_row *reg = scan_region(s, input, b->region);
-	int multi = cfg->ninputs > 1;
+	struct page_event pg = { .input = cfg->inputs[s->input].name,
+				 .input_no = s->input, .region = b->region };
 	int rc = 0;
 
 	for (size_t a = 0; a < cfg->nalgos; a++)
@@ -358,7 +297,6 @@ static int batch_count(struct scan *s, struct figures *f, const char *input,
 	f->hashed_pages += b->hashed;
 	for (size_t i = 0; i < b->npages; i++) {
 		const unsigned char *page = b->data + i * PAGE_BYTES;
-		uint32_t id;
 
 		if (b->bad[i]) {
 			/* Reported in scan order; only the input's first is printed. */
@@ -367,36 +305,29 @@ static int batch_count(struct scan *s, struct figures *f, const char *input,
 		}
 		/* Entries and slots are random accesses: ask for them ahead. */
 		if (i + 8 < b->npages && !b->zero[i + 8])
-			index_prefetch(s->ix, b->fp[i + 8], b->hint[i + 8]);
-		int seen = index_add(s->ix, page,
-				     b->keep ? b->keep + i * PAGE_BYTES : NULL,
-				     b->zero[i], b->fp[i],
-				     b->dg[i], b->hint[i], &id);
-
-		if (seen < 0) {
+			index_prefetch(s->ix, b->key[i + 8], b->hint[i + 8]);
+		pg.seen = index_add(s->ix, page,
+				    b->keep ? b->keep + i * PAGE_BYTES : NULL,
+				    b->zero[i], b->key[i], b->dg[i], b->hint[i],
+				    &pg.id);
+		if (pg.seen < 0) {
 			rc = -1;
 			break;
 		}
 		f->pages++;
-		reg->pages++;
-		reg->zero_pages += b->zero[i];
-		reg->redundant_pages += (uint64_t)seen;
-		if (cfg->reports & REPORT_PAGES)
-			pages_row(cfg->out, input,
-				  b->address + i * (uint64_t)PAGE_BYTES,
-				  b->zero[i], b->dg[i], cfg->algos);
-		if (cfg->reports & REPORT_TREE) {
-			const unsigned char *kept = index_entry(s->ix, id)->bytes;
-
-			/* The trees read contents through their mappings. */
-			if (index_flush(s->ix) < 0) {
-				rc = -1;
-				break;
-			}
-			trees_add(&s->cur, cfg, page, kept, b->dg[i]);
-			if (multi)
-				trees_add(&s->all, cfg, page, kept, b->dg[i]);
+		if (!(s->needs & SINK_PAGES))
+			continue;
+		/* Sinks that read kept contents read them through the spool. */
+		if ((s->needs & SINK_KEPT) && index_flush(s->ix) < 0) {
+			rc = -1;
+			break;
 		}
+		pg.address = b->address + i * (uint64_t)PAGE_BYTES;
+		pg.bytes = page;
+		pg.kept = index_entry(s->ix, pg.id)->bytes;
+		pg.digests = b->dg[i];
+		pg.zero = b->zero[i];
+		sinks_page(s, &pg);
 	}
 	/* Pages for the spool are read from the batch: write them now. */
 	if (index_flush(s->ix) < 0)
@@ -414,9 +345,9 @@ static void release_flush(struct scan *s, struct dump *d)
 	s->rel_start = s->rel_end = NULL;
 }
 
+
 /* Count the oldest batch in flight once it is hashed. */
-static int ring_retire(struct scan *s, struct figures *f, const char *input,
-		       struct dump *d)
+static int ring_retire(struct scan *s, struct figures *f, struct dump *d)
 {
 	struct batch *b = &s->ring[s->ring_head];
 	int rc;
@@ -424,14 +355,9 @@ static int ring_retire(struct scan *s, struct figures *f, const char *input,
 	pool_wait(&s->pool, b);
 	s->ring_head = (s->ring_head + 1) % s->ring_cap;
 	s->ring_len--;
-	rc = batch_count(s, f, input, b);
-	/*
-	 * Workers look batches up in the slot table they find when they start
-	 * one; a batch handed out after the table last grew never sees the
-	 * tables it replaced. Once no older batch is in flight, free them.
-	 */
-	if (!s->ring_len || s->ring[s->ring_head].generation == index_generation(s->ix))
-		index_free_old(s->ix);
+	rc = batch_count(s, f, b);
+	index_reclaim(s->ix, s->ring_len ? s->ring[s->ring_head].generation :
+					   index_generation(s->ix));
 	/*
 	 * Counted: let mapped pages go until a later page needs them again, in
 	 * pieces of RELEASE bytes (each release makes the other CPUs flush
@@ -451,11 +377,69 @@ static int ring_retire(struct scan *s, struct figures *f, const char *input,
 	return rc;
 }
 
-/* Read one input to its end, or to its first error. */
+/*
+ * Fill the next batch with @n pages of range @r from its page @i. Stream
+ * data is taken from the reader (its buffer swapped for the batch's) or
+ * copied, since the reader reuses it before a worker is done with it.
+ */
+static void batch_fill(struct scan *s, struct batch *b, struct dump *d,
+		       struct page_range *r, size_t i, size_t n, size_t first)
+{
+	b->seq = s->batches++;
+	b->generation = index_generation(s->ix);
+	b->input_first = first;
+	b->address = r->address + i * (uint64_t)PAGE_BYTES;
+	b->npages = n;
+	b->region = r->region;
+	b->keep = r->stable && r->data ? r->data + i * PAGE_BYTES : NULL;
+	b->dump = d;
+	memset(b->bad, 0, n);
+	memset(b->seconds, 0, sizeof(b->seconds));
+	if (!r->data) {
+		/* Coded: the worker makes the pages into b->own. */
+		b->data = NULL;
+		b->coded = r->coded + i;
+		return;
+	}
+	b->data = r->data + i * PAGE_BYTES;
+	if (r->stable || !s->pool.nthreads)
+		return;
+	if (r->buffer && *r->buffer == r->data && r->npages <= BATCH_PAGES) {
+		unsigned char *mine = b->own;
+
+		b->own = *r->buffer;
+		*r->buffer = mine;
+	} else {
+		memcpy(b->own, b->data, n * PAGE_BYTES);
+	}
+	b->data = b->own;
+}
+
+/* Hand a range's pages to the workers a batch at a time; -1 on an error. */
+static int scan_range(struct scan *s, struct figures *f, struct dump *d,
+		      struct page_range *r, size_t first)
+{
+	for (size_t i = 0; i < r->npages; i += BATCH_PAGES) {
+		size_t n = r->npages - i < BATCH_PAGES ? r->npages - i : BATCH_PAGES;
+		struct batch *b;
+
+		if (s->ring_len == s->ring_cap && ring_retire(s, f, d) < 0)
+			return -1;
+		b = &s->ring[(s->ring_head + s->ring_len) % s->ring_cap];
+		s->ring_len++;
+		batch_fill(s, b, d, r, i, n, first);
+		pool_submit(&s->pool, b);
+		/* Without workers, count at once: the data is still valid. */
+		if (!s->pool.nthreads && ring_retire(s, f, d) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Read input number @k to its end, or to its first error. */
 static int scan_input(struct scan *s, size_t k)
 {
 	const struct scan_config *cfg = s->cfg;
-	const char *name = cfg->inputs[k].name;
 	struct figures *f = &s->fig[k];
 	struct page_range r;
 	int rc, status = 0;
@@ -463,70 +447,21 @@ static int scan_input(struct scan *s, size_t k)
 	size_t first = index_size(s->ix);	/* contents before this input */
 
 	s->dumps[k] = d;
+	s->input = k;
 	if (!d)
 		return 1;
 	if (d->src.map)
 		index_add_mapping(s->ix, d->src.map, (size_t)d->src.size, d->src.fd, 0);
-	while ((rc = dump_next(d, &r)) > 0) {
-		for (size_t i = 0; i < r.npages; i += BATCH_PAGES) {
-			size_t n = r.npages - i < BATCH_PAGES ? r.npages - i : BATCH_PAGES;
-			struct batch *b;
-
-			if (s->ring_len == s->ring_cap &&
-			    ring_retire(s, f, name, d) < 0) {
-				status = 1;
-				goto out;
-			}
-			b = &s->ring[(s->ring_head + s->ring_len) % s->ring_cap];
-			s->ring_len++;
-			b->seq = s->batches++;
-			b->generation = index_generation(s->ix);
-			b->input_first = first;
-			b->address = r.address + i * (uint64_t)PAGE_BYTES;
-			b->npages = n;
-			b->region = r.region;
-			b->keep = r.stable && r.data ? r.data + i * PAGE_BYTES : NULL;
-			b->dump = d;
-			memset(b->bad, 0, n);
-			memset(b->seconds, 0, sizeof(b->seconds));
-			if (!r.data) {
-				/* Coded: the worker makes the pages into b->own. */
-				b->data = NULL;
-				b->coded = r.coded + i;
-			} else {
-				b->data = r.data + i * PAGE_BYTES;
-				/*
-				 * The reader reuses its buffer: take it and give
-				 * the reader this batch's, or else hash a copy.
-				 */
-				if (!r.stable && s->pool.nthreads && r.buffer &&
-				    *r.buffer == r.data && r.npages <= BATCH_PAGES) {
-					unsigned char *mine = b->own;
-
-					b->own = *r.buffer;
-					*r.buffer = mine;
-					b->data = b->own;
-				} else if (!r.stable && s->pool.nthreads) {
-					memcpy(b->own, b->data, n * PAGE_BYTES);
-					b->data = b->own;
-				}
-			}
-			pool_submit(&s->pool, b);
-			/* Without workers, count at once: the data is still valid. */
-			if (!s->pool.nthreads && ring_retire(s, f, name, d) < 0) {
-				status = 1;
-				goto out;
-			}
-		}
-	}
-	if (rc < 0)
+	while ((rc = dump_next(d, &r)) > 0)
+		if (scan_range(s, f, d, &r, first) < 0)
+			break;
+	if (rc != 0)
 		status = 1;
-out:
 	while (s->ring_len)
-		if (ring_retire(s, f, name, d) < 0)
+		if (ring_retire(s, f, d) < 0)
 			status = 1;
 	release_flush(s, d);
-	/* The top report reads contents through their mappings. */
+	/* Sinks may read contents through their mappings now. */
 	if (index_flush(s->ix) < 0)
 		status = 1;
 	if (d->failed)
@@ -534,28 +469,47 @@ out:
 	return status;
 }
 
-/* Note the top contents of a scope for the top report. */
-static void scan_top(struct scan *s, const char *input, int current_input)
+/* Compute a scope's figures and hand it to every sink. */
+static void scan_scope(struct scan *s, size_t k, const char *name,
+		       const char *format)
 {
 	const struct scan_config *cfg = s->cfg;
-	struct top_item *items = xcalloc(cfg->top ? cfg->top : 1, sizeof(*items));
-	size_t n = ksm_top(s->ix, current_input, items, cfg->top);
+	int all = k == cfg->ninputs;
+	struct scope sc = { name, format, k, all, &s->fig[k], s->ix };
 
-	s->top_rows = xreallocarray(s->top_rows, s->ntop_rows + n + 1,
-				    sizeof(*s->top_rows));
-	for (size_t i = 0; i < n; i++) {
-		struct top_row *t = &s->top_rows[s->ntop_rows++];
-		const struct index_entry *e = index_entry(s->ix, items[i].id);
-		struct digest d;
+	ksm_tally(&s->fig[k], s->ix, !all, cfg->algos, cfg->nalgos, &cfg->ksm);
+	for (size_t i = 0; i < cfg->nsinks; i++)
+		if (cfg->sinks[i]->ops->scope)
+			cfg->sinks[i]->ops->scope(cfg->sinks[i], &sc);
+}
 
-		t->input = input;
-		t->rank = i + 1;
-		t->pages = items[i].count;
-		index_digest(s->ix, 0, items[i].id, &d);
-		digest_format(cfg->algos[0], &d, t->digest);
-		ksm_describe(e->bytes, t->description, sizeof(t->description));
-	}
-	free(items);
+/* The format of input @k for the reports: its reader, or "-" if not opened. */
+static const char *input_format(const struct scan *s, size_t k)
+{
+	return s->dumps[k] ? s->dumps[k]->reader->name : "-";
+}
+
+/* Add input @k's own figures to the running total of all inputs. */
+static void scan_total(struct scan *s, size_t k)
+{
+	struct figures *all = &s->fig[s->cfg->ninputs];
+
+	all->pages += s->fig[k].pages;
+	all->hashed_pages += s->fig[k].hashed_pages;
+	for (size_t a = 0; a < s->cfg->nalgos; a++)
+		all->seconds[a] += s->fig[k].seconds[a];
+}
+
+/* The scope of all inputs together: its format is theirs, or "mixed". */
+static void scan_scope_all(struct scan *s)
+{
+	size_t n = s->cfg->ninputs;
+	const char *fmt = input_format(s, 0);
+
+	for (size_t k = 1; k < n; k++)
+		if (strcmp(input_format(s, k), fmt) != 0)
+			fmt = "mixed";
+	scan_scope(s, n, "*", fmt);
 }
 
 /* The total size of the input files, for the progress estimate; 0 if unknown. */
@@ -574,111 +528,56 @@ static uint64_t scan_total_bytes(const struct scan_config *cfg)
 	return total;
 }
 
-int scan_run(const struct scan_config *cfg)
+/* Set up a run: the index, the workers and their batches. */
+static void scan_start(struct scan *s, const struct scan_config *cfg)
 {
-	struct scan s = { .cfg = cfg };
 	size_t n = cfg->ninputs;
-	struct summary_input *rows;
-	size_t nrows = 0;
-	int status = 0;
-	int multi = n > 1;
 
+	s->cfg = cfg;
+	for (size_t k = 0; k < cfg->nsinks; k++)
+		s->needs |= cfg->sinks[k]->ops->needs;
 	/* Every input stays open to the end (the index points into them). */
 	raise_fd_limit();
-	s.ix = index_new(cfg->algos, cfg->nalgos, multi);
-	s.fig = xcalloc(n + 1, sizeof(*s.fig));
-	s.dumps = xcalloc(n, sizeof(*s.dumps));
-	rows = xcalloc(n + 1, sizeof(*rows));
-	s.ring_cap = cfg->threads > 1 ? 2 * (size_t)cfg->threads + 2 : 1;
-	s.ring = xcalloc(s.ring_cap, sizeof(*s.ring));
-	pool_start(&s.pool, cfg, s.ring_cap, s.ix);
-	for (size_t i = 0; i < s.ring_cap; i++)
-		s.ring[i].own = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
-	s.progress = progress_start(cfg->progress, scan_total_bytes(cfg));
-	if (cfg->reports & REPORT_TREE && multi)
-		trees_new(&s.all, cfg);
+	s->ix = index_new(cfg->algos, cfg->nalgos, n > 1);
+	s->fig = xcalloc(n + 1, sizeof(*s->fig));
+	s->dumps = xcalloc(n, sizeof(*s->dumps));
+	s->ring_cap = cfg->threads > 1 ? 2 * (size_t)cfg->threads + 2 : 1;
+	s->ring = xcalloc(s->ring_cap, sizeof(*s->ring));
+	pool_start(&s->pool, cfg, s->ring_cap, s->ix);
+	for (size_t i = 0; i < s->ring_cap; i++)
+		s->ring[i].own = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
+	s->progress = progress_start(cfg->progress, scan_total_bytes(cfg));
+}
 
-	if (cfg->reports & REPORT_PAGES) {
-		int width = 0;
+/* Free what scan_start() made and close the inputs. */
+static void scan_stop(struct scan *s)
+{
+	pool_stop(&s->pool);
+	for (size_t i = 0; i < s->ring_cap; i++)
+		free(s->ring[i].own);
+	free(s->ring);
+	for (size_t k = 0; k < s->cfg->ninputs; k++)
+		dump_close(s->dumps[k]);
+	index_free(s->ix);
+	free(s->dumps);
+	free(s->fig);
+}
 
-		for (size_t k = 0; k < n; k++)
-			if ((int)strlen(cfg->inputs[k].name) > width)
-				width = (int)strlen(cfg->inputs[k].name);
-		pages_begin(cfg->out, cfg->algos, cfg->nalgos, width);
-	}
-	for (size_t k = 0; k < n; k++) {
-		struct figures *all = &s.fig[n];
+int scan_run(const struct scan_config *cfg)
+{
+	struct scan s = { 0 };
+	int status = 0;
 
-		if (cfg->reports & REPORT_TREE)
-			trees_new(&s.cur, cfg);
+	scan_start(&s, cfg);
+	for (size_t k = 0; k < cfg->ninputs; k++) {
 		status |= scan_input(&s, k);
-		/* Figures of this input, then the running total of all inputs. */
-		ksm_tally(&s.fig[k], s.ix, 1, cfg->algos, cfg->nalgos, &cfg->ksm);
-		if (cfg->reports & REPORT_TOP)
-			scan_top(&s, cfg->inputs[k].name, 1);
-		if (cfg->reports & REPORT_TREE)
-			trees_end(&s, &s.cur, cfg->inputs[k].name);
+		scan_scope(&s, k, cfg->inputs[k].name, input_format(&s, k));
 		index_end_input(s.ix);
-		all->pages += s.fig[k].pages;
-		all->hashed_pages += s.fig[k].hashed_pages;
-		for (size_t a = 0; a < cfg->nalgos; a++)
-			all->seconds[a] += s.fig[k].seconds[a];
-		rows[nrows++] = (struct summary_input){
-			cfg->inputs[k].name,
-			s.dumps[k] ? s.dumps[k]->reader->name : "-",
-			&s.fig[k] };
+		scan_total(&s, k);
 	}
 	progress_end(s.progress);
-	if (cfg->reports & REPORT_PAGES)
-		pages_end(cfg->out);
-
-	if (multi) {
-		const char *fmt = rows[0].format;
-
-		/* The format of "*" is the inputs' common format, else "mixed". */
-		for (size_t k = 1; k < n; k++)
-			if (strcmp(rows[k].format, fmt) != 0)
-				fmt = "mixed";
-		ksm_tally(&s.fig[n], s.ix, 0, cfg->algos, cfg->nalgos, &cfg->ksm);
-		rows[nrows++] = (struct summary_input){ "*", fmt, &s.fig[n] };
-		if (cfg->reports & REPORT_TOP)
-			scan_top(&s, "*", 0);
-		if (cfg->reports & REPORT_TREE)
-			trees_end(&s, &s.all, "*");
-	}
-	if (cfg->reports & REPORT_SUMMARY)
-		summary_report(cfg->out, rows, nrows, cfg->algos, cfg->nalgos,
-			       &cfg->ksm);
-	if (cfg->reports & REPORT_HISTOGRAM)
-		histogram_report(cfg->out, rows, nrows);
-	if (cfg->reports & REPORT_REGIONS) {
-		/* Readers may learn where a region ends only at its end. */
-		for (size_t i = 0; i < s.nregions; i++) {
-			s.regions[i].name = s.region_of[i]->name;
-			s.regions[i].start = s.region_of[i]->start;
-			s.regions[i].end = s.region_of[i]->end;
-		}
-		regions_report(cfg->out, s.regions, s.nregions);
-	}
-	if (cfg->reports & REPORT_TOP)
-		top_report(cfg->out, s.top_rows, s.ntop_rows);
-	if (cfg->reports & REPORT_TREE)
-		tree_report(cfg->out, s.tree_rows, s.ntree_rows);
-	cfg->out->finish();
-
-	pool_stop(&s.pool);
-	for (size_t i = 0; i < s.ring_cap; i++)
-		free(s.ring[i].own);
-	free(s.ring);
-	for (size_t k = 0; k < n; k++)
-		dump_close(s.dumps[k]);
-	index_free(s.ix);
-	free(s.dumps);
-	free(s.fig);
-	free(s.regions);
-	free(s.region_of);
-	free(s.tree_rows);
-	free(s.top_rows);
-	free(rows);
+	if (cfg->ninputs > 1)
+		scan_scope_all(&s);
+	scan_stop(&s);
 	return status;
 }

@@ -6,39 +6,31 @@
 
 #include "../dump/dump.h"
 #include "../hash/hash.h"
-#include "../report/report.h"
 #include "ksm.h"
-
-/* Reports that can be selected with -r, as bits. */
-enum {
-	REPORT_SUMMARY = 1 << 0,
-	REPORT_PAGES = 1 << 1,
-	REPORT_REGIONS = 1 << 2,
-	REPORT_HISTOGRAM = 1 << 3,
-	REPORT_TOP = 1 << 4,
-	REPORT_TREE = 1 << 5,
-};
+#include "sink.h"
 
 /* Everything the command line decided; the engine reads nothing else. */
 struct scan_config {
 	const struct algo *algos[ALGO_MAX];	/* selected algorithms, in order */
 	size_t nalgos;
 	struct dump_options dump;		/* how inputs are read */
-	unsigned reports;			/* REPORT_* bits */
 	struct ksm_params ksm;			/* the KSM model's parameters */
-	const struct writer *out;		/* the output format */
 	const struct input *inputs;		/* files and processes, in order */
 	size_t ninputs;
+	struct sink **sinks;			/* the reports, in printing order */
+	size_t nsinks;
 	size_t top;				/* rows of the top report */
 	unsigned threads;			/* hashing threads, at least 1 */
 	int progress;				/* progress on standard error */
 };
 
 /**
- * scan_run() - read every input, count, and print the selected reports.
+ * scan_run() - read every input, count, and hand the results to the sinks:
+ * their page() hooks during the scan, their scope() hooks after each input
+ * and after all of them. Printing is left to the caller.
  * @cfg: the settings
  *
- * Return: the exit status: 0, or 1 if an input or the output had a problem.
+ * Return: the exit status: 0, or 1 if an input had a problem.
  */
 int scan_run(const struct scan_config *cfg);
 

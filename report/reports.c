@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The table of reports -r can name, in the order they are printed. Adding a
+ * report: write report/NAME.c with a sink and NAME_create(), declare that in
+ * report.h, and add its row here.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "report.h"
+
+static const struct report reports[] = {
+	/* pages first: its rows stream during the scan, before any other report */
+	{ "pages", pages_create },
+	{ "summary", summary_create },
+	{ "histogram", histogram_create },
+	{ "regions", regions_create },
+	{ "top", top_create },
+	{ "tree", tree_create },
+};
+
+const struct report *report_lookup(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof(reports) / sizeof(reports[0]); i++)
+		if (strlen(reports[i].name) == len &&
+		    strncmp(reports[i].name, name, len) == 0)
+			return &reports[i];
+	return NULL;
+}
+
+size_t report_count(void)
+{
+	return sizeof(reports) / sizeof(reports[0]);
+}
+
+const struct report *report_get(size_t i)
+{
+	return &reports[i];
+}
+
+struct sink *scope_sink_new(const struct report_setup *rs,
+			    const struct sink_ops *ops)
+{
+	struct scope_sink *s = xcalloc(1, sizeof(*s));
+
+	s->sink.ops = ops;
+	s->rs = rs;
+	return &s->sink;
+}
+
+void scope_sink_scope(struct sink *sk, const struct scope *sc)
+{
+	struct scope_sink *s = (struct scope_sink *)sk;
+
+	s->rows = xreallocarray(s->rows, s->nrows + 1, sizeof(*s->rows));
+	s->rows[s->nrows++] = (struct scope_copy){ sc->name, sc->format, sc->all,
+						   *sc->f };
+}
+
+void scope_sink_free(struct sink *sk)
+{
+	struct scope_sink *s = (struct scope_sink *)sk;
+
+	free(s->rows);
+	free(s);
+}

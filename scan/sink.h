@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef KSMSCAN_SINK_H
+#define KSMSCAN_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../dump/dump.h"
+#include "../hash/hash.h"
+#include "index.h"
+#include "ksm.h"
+
+/*
+ * A sink is what the engine hands its results to: a report, in report/. The
+ * engine knows no report; it calls each sink's hooks in the order the sinks
+ * were given, and a sink asks for only what it needs (the summary scan asks
+ * for no page at all, so it makes no call per page).
+ */
+
+/* What a sink needs of the engine, as bits of sink_ops.needs. */
+enum {
+	SINK_PAGES = 1 << 0,	/* page() for every page counted, in scan order */
+	SINK_KEPT = 1 << 1,	/* page_event.kept readable during page() (the
+				 * spool is written before each call: slower) */
+};
+
+/* One page as the engine counted it. */
+struct page_event {
+	const char *input;		/* the input's name */
+	size_t input_no;		/* its number, from 0 */
+	uint64_t address;		/* the page's address */
+	const unsigned char *bytes;	/* the page, valid during the call */
+	const unsigned char *kept;	/* the content's bytes as the index keeps
+					 * them (valid as long as the scan; read
+					 * them only with SINK_KEPT) */
+	const struct digest *digests;	/* one per selected algorithm */
+	const struct region *region;	/* valid until the input's scope ends */
+	uint32_t id;			/* the content's id in the index */
+	int zero;			/* all bytes zero */
+	int seen;			/* the content occurred earlier in the input */
+};
+
+/*
+ * What has been counted: one input, or all inputs together ("*", after the
+ * last input, when there are several). Valid only during the call.
+ */
+struct scope {
+	const char *name;		/* the input's name, or "*" */
+	const char *format;		/* the reader's name; "-" if the input
+					 * could not be opened; for "*" the
+					 * inputs' common format or "mixed" */
+	size_t input_no;		/* the input's number; ninputs for "*" */
+	int all;			/* 1 for "*" */
+	const struct figures *f;	/* the KSM figures of the scope */
+	const struct index *ix;		/* the contents: count them with
+					 * index_count(ix, id, !all) */
+};
+
+struct sink;
+
+/* The hooks of a sink; any may be NULL. */
+struct sink_ops {
+	unsigned needs;			/* SINK_* bits */
+	/** page() - one page counted (SINK_PAGES), main thread, scan order. */
+	void (*page)(struct sink *s, const struct page_event *pg);
+	/** scope() - an input (then, with several, all of them) is counted. */
+	void (*scope)(struct sink *s, const struct scope *sc);
+	/** print() - the scan is over: print the report through its writer. */
+	void (*print)(struct sink *s);
+	/** free() - free the sink. */
+	void (*free)(struct sink *s);
+};
+
+/* A sink: a report's state begins with one (container_of style). */
+struct sink {
+	const struct sink_ops *ops;
+};
+
+#endif
