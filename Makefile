@@ -22,11 +22,12 @@ LDFLAGS += -static -s -pthread
 LDLIBS  += /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/x86_64-linux-gnu/libz.a
 
 SRCS = ksmscan.c \
-       util/util.c util/progress.c \
+       util/util.c util/text.c util/progress.c \
        hash/hash.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
        hash/xxh3_avx2.c hash/xxh3_avx512.c \
        dump/dump.c dump/source.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/proc.c \
-       scan/scan.c scan/index.c scan/ksm.c scan/tree.c \
+       scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c \
+       scan/ksm.c scan/tree.c \
        report/cell.c report/csv.c report/json.c report/table.c report/reports.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \

@@ -6,6 +6,7 @@
  * the engine; everything else lives in hash/, dump/, scan/ and report/.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -384,6 +385,12 @@ int main(int argc, char **argv)
 	const struct writer *w;
 	int status;
 
+	/*
+	 * Past a file size limit (ulimit -f), a write fails with EFBIG and is
+	 * reported like any other, rather than the signal ending the run with
+	 * nothing printed.
+	 */
+	signal(SIGXFSZ, SIG_IGN);
 	hash_init();
 	p.cfg.algos[p.cfg.nalgos++] = hash_lookup("xxhash", 6);
 	p.inputs = xcalloc((size_t)argc + 1, sizeof(*p.inputs));

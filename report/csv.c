@@ -3,27 +3,35 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../util/text.h"
 #include "writers.h"
 
 static const struct column *csv_cols;
 static size_t csv_ncols;
 
-/* Print one field, quoted when it holds a comma, quote or line break. */
+/*
+ * Print one field, quoted when it holds a comma or quote. Text from a dump
+ * may hold controls (ESC, BEL, line breaks) that a terminal or spreadsheet
+ * would act on: they are shown as '?' (text_unsafe()).
+ */
 static void csv_field(const char *s, int first)
 {
+	int quote = strpbrk(s, ",\"") != NULL;
+
 	if (!first)
 		putchar(',');
-	if (strpbrk(s, ",\"\r\n") == NULL) {
-		fputs(s, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
+	if (quote)
+		putchar('"');
+	while (*s) {
+		size_t n = text_unsafe(s);
+
 		if (*s == '"')
 			putchar('"');
-		putchar(*s);
+		putchar(n ? '?' : *s);
+		s += n ? n : 1;
 	}
-	putchar('"');
+	if (quote)
+		putchar('"');
 }
 
 static void csv_begin(const char *report, const struct column *cols,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/text.h"
 #include "../util/util.h"
 #include "writers.h"
 
@@ -26,19 +27,26 @@ static size_t tab_nnotes;
 
 /*
  * Print text that came from a dump (a file name in a core, a maps path):
- * control characters would drive the terminal, so they are shown as '?'.
+ * what would drive the terminal is shown as '?' (text_unsafe()).
  */
 static void tab_text(const char *s, int width, int left)
 {
 	int len = 0;
 
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		len++;
+	for (const char *p = s; *p; len++) {
+		size_t n = text_unsafe(p);
+
+		p += n ? n : 1;
+	}
 	if (!left)
 		for (int i = len; i < width; i++)
 			putchar(' ');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		putchar(*p < 0x20 || *p == 0x7f ? '?' : *p);
+	for (const char *p = s; *p;) {
+		size_t n = text_unsafe(p);
+
+		putchar(n ? '?' : *p);
+		p += n ? n : 1;
+	}
 	if (left)
 		for (int i = len; i < width; i++)
 			putchar(' ');

@@ -61,17 +61,18 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos,
  *	(kept if the content is new), or NULL: then they are copied to the
  *	spool file, and @page must stay valid until index_flush()
  * @is_zero: whether all bytes of @page are zero (the caller knows already)
- * @fp: the page's index_key(); ignored for zero pages
+ * @key: the page's index_key(); ignored for zero pages
  * @digests: the page's digest for each selected algorithm, in order
  * @hint: the id index_find() returned for this page, or INDEX_NONE
  * @id: set to the content's id
  *
  * Return: 1 if the content already occurred in the current input, 0 if not,
- * -1 if the spool file could not be written or the index is full (reported).
+ * -1 if the spool file could not be written or the index is full
+ * (index_error() says which; nothing is printed).
  */
 int index_add(struct index *ix, const unsigned char *page,
 	      const unsigned char *keep,
-	      int is_zero, uint32_t fp, const struct digest *digests,
+	      int is_zero, uint32_t key, const struct digest *digests,
 	      uint32_t hint, uint32_t *id);
 
 /* No content: what index_find() returns when it finds none. */
@@ -82,7 +83,7 @@ int index_add(struct index *ix, const unsigned char *page,
  * call it while one other thread calls index_add().
  * @ix: the index
  * @page: PAGE_BYTES bytes, not all zero
- * @fp: the page's index_key()
+ * @key: the page's index_key()
  *
  * A content added concurrently may be missed; one found is byte-for-byte
  * equal to @page (memcmp), so index_add() can count it without comparing.
@@ -90,30 +91,30 @@ int index_add(struct index *ix, const unsigned char *page,
  * Return: the content's id, or INDEX_NONE.
  */
 uint32_t index_find(const struct index *ix, const unsigned char *page,
-		    uint32_t fp);
+		    uint32_t key);
 
 /**
  * index_find_many() - index_find() for pages in a row, their memory accesses
  * overlapped; same rules.
  * @ix: the index
  * @pages: @n pages of PAGE_BYTES bytes
- * @fp: their index_key()s
+ * @key: their index_key()s
  * @skip: pages not to look up (nonzero), such as zero pages
  * @n: how many pages
  * @ids: set to each page's content id, or INDEX_NONE (skipped or not found)
  */
 void index_find_many(const struct index *ix, const unsigned char *pages,
-		     const uint32_t *fp, const unsigned char *skip, size_t n,
+		     const uint32_t *key, const unsigned char *skip, size_t n,
 		     uint32_t *ids);
 
 /**
  * index_prefetch() - start loading what index_add() will soon need: the
  * entry a worker found, or else the hash slot the key will probe.
  * @ix: the index
- * @fp: the key index_add() will be given
+ * @key: the key index_add() will be given
  * @hint: the hint it will be given
  */
-void index_prefetch(const struct index *ix, uint32_t fp, uint32_t hint);
+void index_prefetch(const struct index *ix, uint32_t key, uint32_t hint);
 
 /**
  * index_flush() - write the pages waiting for the spool file: before the
@@ -121,9 +122,15 @@ void index_prefetch(const struct index *ix, uint32_t fp, uint32_t hint);
  * their mapping (the reports that read contents).
  * @ix: the index
  *
- * Return: 0, or -1 if the spool file could not be written (reported).
+ * Return: 0, or -1 if the spool file could not be written (index_error()).
  */
 int index_flush(struct index *ix);
+
+/**
+ * index_error() - why index_add() or index_flush() last returned -1.
+ * @ix: the index
+ */
+const char *index_error(const struct index *ix);
 
 /**
  * index_add_mapping() - say that some stable bytes are a mapped file.
@@ -138,6 +145,16 @@ int index_flush(struct index *ix);
  */
 void index_add_mapping(struct index *ix, const unsigned char *base, size_t size,
 		       int fd, uint64_t offset);
+
+/**
+ * index_release() - drop the pages of mapped files and of the spool that
+ * reading contents through their mappings brought into the process.
+ * @ix: the index
+ *
+ * For sinks that read kept contents page by page (SINK_KEPT): without it,
+ * every content they read would stay resident to the end of the scan.
+ */
+void index_release(struct index *ix);
 
 /**
  * index_generation() - a number that changes whenever the hash slots are

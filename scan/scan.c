@@ -41,6 +41,8 @@ struct batch {
 					 * buffer taken (BATCH_PAGES pages) */
 	const unsigned char *keep;	/* data, if it stays valid to the end */
 	uint64_t address;		/* address of the first page */
+	uint64_t offset;		/* the input offset of the first page when
+					 * mapped, else how far the stream was read */
 	size_t npages;
 	const struct region *region;
 	struct digest dg[BATCH_PAGES][ALGO_MAX];
@@ -77,6 +79,7 @@ struct scan {
 	struct figures *fig;		/* per input, then one for all inputs */
 	struct dump **dumps;		/* kept open: the index points into them */
 	size_t input;			/* the input being read */
+	int stopped;			/* counting failed: the input ends here */
 	struct pool pool;
 	struct batch *ring;		/* batches in flight, in scan order */
 	size_t ring_cap, ring_head, ring_len;
@@ -284,13 +287,28 @@ static void sinks_page(struct scan *s, const struct page_event *pg)
 	}
 }
 
+/*
+ * The index could not count page @i of a batch (the spool is full, or the
+ * index): say so for the input, and count nothing more of it, so that the
+ * figures are those of a prefix of the input, the same for every -j.
+ */
+static int batch_fail(struct scan *s, struct batch *b, size_t i)
+{
+	uint64_t off = b->offset;
+
+	if (b->keep)
+		off += (uint64_t)(i < b->npages ? i : b->npages - 1) * PAGE_BYTES;
+	dump_error(b->dump, off, "%s", index_error(s->ix));
+	s->stopped = 1;
+	return -1;
+}
+
 /* Count a hashed batch in the index, and hand its pages to the sinks. */
 static int batch_count(struct scan *s, struct figures *f, struct batch *b)
 {
 	const struct scan_config *cfg = s->cfg;
 	struct page_event pg = { .input = cfg->inputs[s->input].name,
 				 .input_no = s->input, .region = b->region };
-	int rc = 0;
 
 	for (size_t a = 0; a < cfg->nalgos; a++)
 		f->seconds[a] += b->seconds[a];
@@ -310,18 +328,14 @@ static int batch_count(struct scan *s, struct figures *f, struct batch *b)
 				    b->keep ? b->keep + i * PAGE_BYTES : NULL,
 				    b->zero[i], b->key[i], b->dg[i], b->hint[i],
 				    &pg.id);
-		if (pg.seen < 0) {
-			rc = -1;
-			break;
-		}
+		if (pg.seen < 0)
+			return batch_fail(s, b, i);
 		f->pages++;
 		if (!(s->needs & SINK_PAGES))
 			continue;
 		/* Sinks that read kept contents read them through the spool. */
-		if ((s->needs & SINK_KEPT) && index_flush(s->ix) < 0) {
-			rc = -1;
-			break;
-		}
+		if ((s->needs & SINK_KEPT) && index_flush(s->ix) < 0)
+			return batch_fail(s, b, i);
 		pg.address = b->address + i * (uint64_t)PAGE_BYTES;
 		pg.bytes = page;
 		pg.kept = index_entry(s->ix, pg.id)->bytes;
@@ -331,10 +345,17 @@ static int batch_count(struct scan *s, struct figures *f, struct batch *b)
 	}
 	/* Pages for the spool are read from the batch: write them now. */
 	if (index_flush(s->ix) < 0)
-		rc = -1;
+		return batch_fail(s, b, b->npages);
+	/*
+	 * Sinks that read contents bring them in: let them go again, every
+	 * RELEASE bytes counted (each release makes the next reads fault).
+	 */
+	if ((s->needs & SINK_KEPT) && s->bytes_done / RELEASE !=
+	    (s->bytes_done + (uint64_t)b->npages * PAGE_BYTES) / RELEASE)
+		index_release(s->ix);
 	s->bytes_done += (uint64_t)b->npages * PAGE_BYTES;
 	progress_update(s->progress, s->bytes_done, f->pages);
-	return rc;
+	return 0;
 }
 
 /* Release the mapped pages counted since the last release. */
@@ -355,7 +376,8 @@ static int ring_retire(struct scan *s, struct figures *f, struct dump *d)
 	pool_wait(&s->pool, b);
 	s->ring_head = (s->ring_head + 1) % s->ring_cap;
 	s->ring_len--;
-	rc = batch_count(s, f, b);
+	/* After a failure, batches in flight are only waited for. */
+	rc = s->stopped ? -1 : batch_count(s, f, b);
 	index_reclaim(s->ix, s->ring_len ? s->ring[s->ring_head].generation :
 					   index_generation(s->ix));
 	/*
@@ -392,6 +414,9 @@ static void batch_fill(struct scan *s, struct batch *b, struct dump *d,
 	b->npages = n;
 	b->region = r->region;
 	b->keep = r->stable && r->data ? r->data + i * PAGE_BYTES : NULL;
+	b->offset = b->keep && d->src.map && b->keep >= d->src.map &&
+		    b->keep < d->src.map + d->src.size ?
+		    (uint64_t)(b->keep - d->src.map) : d->src.pos;
 	b->dump = d;
 	memset(b->bad, 0, n);
 	memset(b->seconds, 0, sizeof(b->seconds));
@@ -448,6 +473,7 @@ static int scan_input(struct scan *s, size_t k)
 
 	s->dumps[k] = d;
 	s->input = k;
+	s->stopped = 0;
 	if (!d)
 		return 1;
 	if (d->src.map)
@@ -462,8 +488,10 @@ static int scan_input(struct scan *s, size_t k)
 			status = 1;
 	release_flush(s, d);
 	/* Sinks may read contents through their mappings now. */
-	if (index_flush(s->ix) < 0)
+	if (!s->stopped && index_flush(s->ix) < 0) {
+		dump_error(d, d->src.pos, "%s", index_error(s->ix));
 		status = 1;
+	}
 	if (d->failed)
 		status = 1;
 	return status;

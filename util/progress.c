@@ -48,13 +48,15 @@ void progress_update(struct progress *p, uint64_t bytes, uint64_t pages)
 	fprintf(stderr, " (%llu pages in this input)\033[K",
 		(unsigned long long)pages);
 	p->drawn = 1;
+	msg_line_drawn = 1;
 }
 
 void progress_end(struct progress *p)
 {
 	if (!p)
 		return;
-	if (p->drawn)
+	if (p->drawn && msg_line_drawn)
 		fputs("\r\033[K", stderr);
+	msg_line_drawn = 0;
 	free(p);
 }

@@ -10,17 +10,29 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "text.h"
 #include "util.h"
 
 int msg_quiet;
 int msg_silent;
 
-/* Print one "ksmscan: ..." line on standard error. */
+int msg_line_drawn;
+
+/*
+ * Print one "ksmscan: ..." line on standard error: after erasing a progress
+ * line, and with whatever in it came from a file name or a dump and could
+ * drive the terminal or break the line shown as '?'.
+ */
 static void vmsg(const char *fmt, va_list ap)
 {
-	fputs("ksmscan: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char line[1024], clean[1024];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	if (msg_line_drawn) {
+		fputs("\r\033[K", stderr);
+		msg_line_drawn = 0;
+	}
+	fprintf(stderr, "ksmscan: %s\n", text_clean(line, clean, sizeof(clean)));
 }
 
 void warn(const char *fmt, ...)

@@ -11,6 +11,9 @@ extern int msg_quiet;
 /* When set, error() prints nothing either (fuzzing harnesses only). */
 extern int msg_silent;
 
+/* Set while a progress line is on standard error: a message erases it first. */
+extern int msg_line_drawn;
+
 /**
  * warn() - print "ksmscan: " and a formatted warning line on standard error.
  * @fmt: printf format, without the trailing newline
