@@ -37,18 +37,14 @@ import time
 import traceback
 import zlib
 
-try:
-    import xxhash
-    import zstandard
-except ImportError as e:  # pragma: no cover
-    print("test_formats.py: needs Debian's /usr/bin/python3 with python3-xxhash "
-          "and python3-zstandard (%s)" % e)
-    print("0 passed, 1 failed")
-    sys.exit(1)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# ksmtest first: it says which package to install when a module is missing.
+from ksmtest import Skip, fixture  # noqa: E402
+import xxhash  # noqa: E402
+import zstandard  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-FIXTURES = os.path.normpath(os.path.join(ROOT, "..", "shared", "fixtures"))
 KSMSCAN = shlex.split(os.environ.get("KSMSCAN", "./ksmscan"))
 TIMEOUT = 60            # seconds per ksmscan run; a timeout is a failure (hang)
 PAGE = 4096
@@ -61,10 +57,6 @@ TRUTH_ALGOS = ["xxh64", "xxhash", "crc32c", "xxh32"]
 # ---------------------------------------------------------------------------
 TESTS = []
 STATE = {"passed": 0, "failed": 0, "current": "", "tmp": None}
-
-
-class Skip(Exception):
-    pass
 
 
 def test(f):
@@ -490,13 +482,6 @@ def zstd_bytes(data, level=3):
 # Data: the fixture and a small synthetic page set
 # ---------------------------------------------------------------------------
 CACHE = {}
-
-
-def fixture(name):
-    path = os.path.join(FIXTURES, name)
-    if not os.path.exists(path):
-        raise Skip("fixture %s missing" % path)
-    return path
 
 
 def truth():
@@ -1062,7 +1047,7 @@ class Child:
         spec = write("child.spec", b"".join(self.priv + self.shared + [self.new24]))
         self.file = write("child.file", b"".join(self.filedata))
         script = write("child.py", CHILD.encode())
-        self.p = subprocess.Popen(["/usr/bin/python3", script, spec, self.file],
+        self.p = subprocess.Popen([sys.executable, script, spec, self.file],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
         line = self.p.stdout.readline().split()

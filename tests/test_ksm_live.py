@@ -234,7 +234,7 @@ sys.stdin.buffer.read()                 # until the test closes our stdin
 
 def start_child(layout):
     n = len(layout)
-    p = subprocess.Popen(["/usr/bin/python3", "-c", CHILD, str(n)],
+    p = subprocess.Popen([sys.executable, "-c", CHILD, str(n)],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         p.stdin.write(b"".join(pg for _, pg in layout))
