@@ -285,6 +285,13 @@ def as_int(v):
     return None
 
 
+def closing_line(passed, failed, skipped=0):
+    """Every suite's last line: "N passed, N failed", and ", N skipped" when
+    tests were skipped (run_all.py sums all three)."""
+    return "%d passed, %d failed" % (passed, failed) + (
+        ", %d skipped" % skipped if skipped else "")
+
+
 def run_suite(prefix):
     """Run the registered tests (or those whose name or group contains an
     argument) in a fresh temporary directory; print the closing line."""
@@ -309,5 +316,5 @@ def run_suite(prefix):
                 check(False, "test raised an exception", " | ".join(tb[-3:]))
     finally:
         shutil.rmtree(STATE["tmp"], ignore_errors=True)
-    print("%d passed, %d failed" % (STATE["passed"], STATE["failed"]))
+    print(closing_line(STATE["passed"], STATE["failed"], STATE["skipped"]))
     return 1 if STATE["failed"] else 0

@@ -14,7 +14,7 @@ import glob, os, re, subprocess, sys
 here = os.path.dirname(os.path.abspath(__file__))
 # A missing Python module ends the run here with one line naming its package.
 sys.path.insert(0, here)
-import ksmtest  # noqa: E402,F401
+import ksmtest  # noqa: E402
 suites = [os.path.join(here, "run_tests.py")] + sorted(
     glob.glob(os.path.join(here, "test_*.py"))) + os.environ.get(
     "KSMSCAN_UNITS", "").split()
@@ -46,6 +46,5 @@ for s in suites:
         broken.append(name)
         print("%s: exit status %d" % (name, r.returncode))
 
-print("%d passed, %d failed" % (passed, failed) +
-      (", %d skipped" % skipped if skipped else ""))
+print(ksmtest.closing_line(passed, failed, skipped))
 sys.exit(1 if failed else 0)

@@ -39,7 +39,7 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # ksmtest first: it says which package to install when a module is missing.
-from ksmtest import Skip, fixture  # noqa: E402
+from ksmtest import Skip, closing_line, fixture  # noqa: E402
 import xxhash  # noqa: E402
 import zstandard  # noqa: E402
 
@@ -56,7 +56,7 @@ TRUTH_ALGOS = ["xxh64", "xxhash", "crc32c", "xxh32"]
 # Harness
 # ---------------------------------------------------------------------------
 TESTS = []
-STATE = {"passed": 0, "failed": 0, "current": "", "tmp": None}
+STATE = {"passed": 0, "failed": 0, "skipped": 0, "current": "", "tmp": None}
 
 
 def test(f):
@@ -1131,6 +1131,7 @@ def live_process_and_gcore():
         g = subprocess.run(["gdb", "-q", "-batch", "-p", P, "-ex", "gcore " + core],
                            capture_output=True, text=True, timeout=120)
         if not os.path.exists(core):
+            STATE["skipped"] += 1
             print("SKIP [%s] gcore: gdb could not write a core (ptrace not permitted?): %s"
                   % (STATE["current"], (g.stdout + g.stderr).strip()[-200:]))
             return
@@ -1538,6 +1539,7 @@ def main():
             try:
                 f()
             except Skip as e:
+                STATE["skipped"] += 1
                 print("SKIP [%s] %s" % (f.__name__, e))
             except Exception:
                 check(False, "test raised an exception",
@@ -1547,7 +1549,7 @@ def main():
         shutil.rmtree(STATE["tmp"], ignore_errors=True)
     if os.environ.get("TEST_FORMATS_TIME"):
         print("time %.1fs" % (time.time() - t0))
-    print("%d passed, %d failed" % (STATE["passed"], STATE["failed"]))
+    print(closing_line(STATE["passed"], STATE["failed"], STATE["skipped"]))
     return 1 if STATE["failed"] else 0
 
 

@@ -32,7 +32,7 @@ writable, it is one SKIP (never FAIL) saying why.
 
 `$KSMSCAN` (split like a shell word list) or ./ksmscan (built with make if
 missing) is the binary.  One line per failing check, SKIP lines, and last
-"N passed, N failed, N skipped"; exit 1 if anything failed.  -v prints the
+"N passed, N failed" (", N skipped" when skipped); exit 1 if anything failed.  -v prints the
 counters.
 """
 
@@ -52,6 +52,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import live  # noqa: E402
+from ksmtest import closing_line  # noqa: E402
 ROOT = os.path.dirname(HERE)
 KSM = live.KSM_ROOT
 PAGE = 4096
@@ -100,8 +101,7 @@ def info(text):
 
 
 def finish():
-    print("%d passed, %d failed, %d skipped" % (STATE["passed"], STATE["failed"],
-                                                STATE["skipped"]), flush=True)
+    print(closing_line(STATE["passed"], STATE["failed"], STATE["skipped"]), flush=True)
     sys.exit(1 if STATE["failed"] else 0)
 
 
