@@ -89,11 +89,21 @@ def present():
     return pkgs
 
 
+def scenario(name, fakes, pkgs, as_root=False):
+    """Run the script in a fresh folder: (the result, the fakes' calls)."""
+    d, script, log = setup(name, fakes)
+    return run(d, script, pkgs, as_root), logged(log)
+
+
+def apt_calls(prefix):
+    return [prefix + "apt-get update -qq",
+            prefix + "apt-get install -y -qq --no-install-recommends " + " ".join(MISSING)]
+
+
 @test("install-deps")
 def no_sudo_names_missing():
     pkgs = present()
-    d, script, log = setup("nosudo", {})
-    r = run(d, script, pkgs[:1] + MISSING + pkgs[1:])
+    r, calls = scenario("nosudo", {}, pkgs[:1] + MISSING + pkgs[1:])
     what = "not root, no sudo"
     check(r.returncode not in (0, 127), what + ": exit status non-zero, not 127",
           "rc=%d" % r.returncode)
@@ -106,40 +116,29 @@ def no_sudo_names_missing():
     check(not any(p in line.split() for p in pkgs),
           what + ": installed packages are not named", repr(line))
     check("not found" not in line, what + ": no 'not found'", repr(line))
-    eq(logged(log), [], what + ": nothing run")
+    eq(calls, [], what + ": nothing run")
 
 
 @test("install-deps")
 def sudo_when_there():
-    pkgs = present()
-    d, script, log = setup("sudo", {"sudo": True, "apt-get": False})
-    r = run(d, script, MISSING + pkgs)
+    r, calls = scenario("sudo", {"sudo": True, "apt-get": False}, MISSING + present())
     eq(r.returncode, 0, "not root, with sudo: exit status (fake apt-get succeeds)")
-    calls = logged(log)
-    eq([c for c in calls if c.startswith("sudo ")],
-       ["sudo apt-get update -qq",
-        "sudo apt-get install -y -qq --no-install-recommends " + " ".join(MISSING)],
+    eq([c for c in calls if c.startswith("sudo ")], apt_calls("sudo "),
        "not root, with sudo: sudo apt-get update, then install of the missing packages")
 
 
 @test("install-deps")
 def root_runs_apt_get():
-    pkgs = present()
-    d, script, log = setup("root", {"apt-get": False, "sudo": False})
-    r = run(d, script, pkgs + MISSING, as_root=True)
+    r, calls = scenario("root", {"apt-get": False, "sudo": False}, present() + MISSING, True)
     eq(r.returncode, 0, "root: exit status (fake apt-get succeeds)")
-    eq(logged(log), ["apt-get update -qq",
-                     "apt-get install -y -qq --no-install-recommends " + " ".join(MISSING)],
-       "root: apt-get itself, no sudo")
+    eq(calls, apt_calls(""), "root: apt-get itself, no sudo")
 
 
 @test("install-deps")
 def nothing_missing_is_silent():
-    pkgs = present()
-    d, script, log = setup("none", {"sudo": False, "apt-get": False})
-    r = run(d, script, pkgs)
+    r, calls = scenario("none", {"sudo": False, "apt-get": False}, present())
     eq((r.returncode, r.stdout, r.stderr), (0, "", ""), "all installed: exit 0, silent")
-    eq(logged(log), [], "all installed: nothing run")
+    eq(calls, [], "all installed: nothing run")
 
 
 def main():
