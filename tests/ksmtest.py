@@ -4,11 +4,15 @@ check/eq/skip, the main loop) and the independent oracles (the kernel's
 jhash2 written from include/linux/jhash.h, crc32c in the kernel's convention
 from python-crc32c, the xxHash family from python-xxhash, and KSM's grouping).
 
-Run the suites with Debian's /usr/bin/python3 (it has python3-xxhash and
-python3-crc32c); each prints one line per failing check and last
-"N passed, N failed".
+It is also the one place that finds the fixtures (fixture()) and that says
+which Debian package a missing Python module comes from.
+
+Run the suites with the interpreter the Makefile names ($(PYTHON), Debian's
+/usr/bin/python3 with python3-xxhash, python3-crc32c and python3-zstandard);
+each prints one line per failing check and last "N passed, N failed".
 """
 import csv
+import importlib
 import io
 import os
 import re
@@ -19,13 +23,79 @@ import sys
 import tempfile
 import traceback
 
-try:
-    import xxhash
-    import crc32c as crc32c_mod
-except ImportError as e:  # pragma: no cover
-    print("needs Debian's /usr/bin/python3 with python3-xxhash and python3-crc32c (%s)" % e)
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# The Python modules the suites use, and the Debian package of each.  A missing
+# one ends the importing program with one line naming the packages (and the
+# closing line every suite prints), not a traceback.
+MODULE_PACKAGES = {"xxhash": "python3-xxhash", "crc32c": "python3-crc32c",
+                   "zstandard": "python3-zstandard"}
+
+
+def missing_modules(modules=MODULE_PACKAGES):
+    """The modules that cannot be imported, in order."""
+    out = []
+    for mod in modules:
+        try:
+            importlib.import_module(mod)
+        except ImportError:
+            out.append(mod)
+    return out
+
+
+def missing_message(mods, python=sys.executable):
+    """The one line that names the packages of missing modules."""
+    return ("tests need %s: run scripts/install-deps (%s not found by %s)"
+            % (", ".join(MODULE_PACKAGES[m] for m in mods), ", ".join(mods), python))
+
+
+_MISSING = missing_modules()
+if _MISSING:
+    print(missing_message(_MISSING))
     print("0 passed, 1 failed")
     sys.exit(1)
+
+import crc32c as crc32c_mod  # noqa: E402
+import xxhash  # noqa: E402
+
+# ---------------------------------------------------------------------------
+# Fixtures
+# ---------------------------------------------------------------------------
+# Committed in tests/fixtures/ (see its README.md): the default suite needs them.
+FIXTURES = os.path.join(HERE, "fixtures")
+COMMITTED_FIXTURES = ("guest-b.elf.zst", "guest-b.truth.json", "vectors.img", "vectors.csv")
+# Too large to commit: looked for in $KSMSCAN_FIXTURES, then ../shared/fixtures.
+OPTIONAL_FIXTURES = ("guest-b.kdump-zlib",)
+
+
+def optional_fixture_dirs(env=None, root=ROOT):
+    """Where optional fixtures are looked for, in order."""
+    env = os.environ if env is None else env
+    dirs = []
+    if env.get("KSMSCAN_FIXTURES"):
+        dirs.append(env["KSMSCAN_FIXTURES"])
+    dirs.append(os.path.join(os.path.dirname(root), "shared", "fixtures"))
+    return dirs
+
+
+def fixture(name, env=None, root=ROOT):
+    """The path of fixture NAME.  A committed fixture is always in
+    tests/fixtures (missing: FileNotFoundError, a failure).  An optional one
+    is the first found in optional_fixture_dirs(); when none has it, Skip
+    with the reason and how to provide it."""
+    if name in OPTIONAL_FIXTURES:
+        dirs = optional_fixture_dirs(env, root)
+        for d in dirs:
+            path = os.path.join(d, name)
+            if os.path.isfile(path):
+                return path
+        raise Skip("optional fixture %s not found in %s (not in the repository: set "
+                   "KSMSCAN_FIXTURES to a folder holding it)" % (name, " or ".join(dirs)))
+    path = os.path.join(os.path.join(root, "tests", "fixtures"), name)
+    if not os.path.isfile(path):
+        raise FileNotFoundError("fixture %s missing from the repository" % path)
+    return path
 
 KSMSCAN = shlex.split(os.environ.get("KSMSCAN", "./ksmscan"))
 PAGE = 4096
@@ -215,6 +285,13 @@ def as_int(v):
     return None
 
 
+def closing_line(passed, failed, skipped=0):
+    """Every suite's last line: "N passed, N failed", and ", N skipped" when
+    tests were skipped (run_all.py sums all three)."""
+    return "%d passed, %d failed" % (passed, failed) + (
+        ", %d skipped" % skipped if skipped else "")
+
+
 def run_suite(prefix):
     """Run the registered tests (or those whose name or group contains an
     argument) in a fresh temporary directory; print the closing line."""
@@ -239,5 +316,5 @@ def run_suite(prefix):
                 check(False, "test raised an exception", " | ".join(tb[-3:]))
     finally:
         shutil.rmtree(STATE["tmp"], ignore_errors=True)
-    print("%d passed, %d failed" % (STATE["passed"], STATE["failed"]))
+    print(closing_line(STATE["passed"], STATE["failed"], STATE["skipped"]))
     return 1 if STATE["failed"] else 0

@@ -3,20 +3,25 @@
 
 Each suite (run_tests.py, tests/test_*.py, and the C unit tests named in
 $KSMSCAN_UNITS, built by make from tests/unit_*.c) is a program that prints
-`N passed, N failed` as its last line. This runner runs them in turn against
-$KSMSCAN (default ./ksmscan), shows their output, and ends with the sums.
+`N passed, N failed` (or `N passed, N failed, N skipped`) as its last line.
+This runner runs them in turn against
+$KSMSCAN (default ./ksmscan) with the interpreter it runs on, shows their
+output, and ends with the sums.
 Arguments are suite names to run only those (e.g. `run_all.py test_formats`).
 """
 import glob, os, re, subprocess, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
+# A missing Python module ends the run here with one line naming its package.
+sys.path.insert(0, here)
+import ksmtest  # noqa: E402
 suites = [os.path.join(here, "run_tests.py")] + sorted(
     glob.glob(os.path.join(here, "test_*.py"))) + os.environ.get(
     "KSMSCAN_UNITS", "").split()
 if len(sys.argv) > 1:
     suites = [s for s in suites if any(a in os.path.basename(s) for a in sys.argv[1:])]
 
-passed = failed = 0
+passed = failed = skipped = 0
 broken = []
 for s in suites:
     name = os.path.basename(s)
@@ -26,7 +31,7 @@ for s in suites:
                        stderr=subprocess.STDOUT, text=True)
     sys.stdout.write(r.stdout)
     lines = r.stdout.strip().splitlines()
-    m = re.fullmatch(r"(\d+) passed, (\d+) failed(, \d+ skipped)?",
+    m = re.fullmatch(r"(\d+) passed, (\d+) failed(?:, (\d+) skipped)?",
                      lines[-1].strip()) if lines else None
     if not m:
         broken.append(name)
@@ -35,10 +40,11 @@ for s in suites:
         continue
     passed += int(m.group(1))
     failed += int(m.group(2))
+    skipped += int(m.group(3) or 0)
     if r.returncode and not int(m.group(2)):
         failed += 1
         broken.append(name)
         print("%s: exit status %d" % (name, r.returncode))
 
-print("%d passed, %d failed" % (passed, failed))
+print(ksmtest.closing_line(passed, failed, skipped))
 sys.exit(1 if failed else 0)

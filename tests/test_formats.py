@@ -37,18 +37,14 @@ import time
 import traceback
 import zlib
 
-try:
-    import xxhash
-    import zstandard
-except ImportError as e:  # pragma: no cover
-    print("test_formats.py: needs Debian's /usr/bin/python3 with python3-xxhash "
-          "and python3-zstandard (%s)" % e)
-    print("0 passed, 1 failed")
-    sys.exit(1)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# ksmtest first: it says which package to install when a module is missing.
+from ksmtest import Skip, closing_line, fixture  # noqa: E402
+import xxhash  # noqa: E402
+import zstandard  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-FIXTURES = os.path.normpath(os.path.join(ROOT, "..", "shared", "fixtures"))
 KSMSCAN = shlex.split(os.environ.get("KSMSCAN", "./ksmscan"))
 TIMEOUT = 60            # seconds per ksmscan run; a timeout is a failure (hang)
 PAGE = 4096
@@ -60,11 +56,7 @@ TRUTH_ALGOS = ["xxh64", "xxhash", "crc32c", "xxh32"]
 # Harness
 # ---------------------------------------------------------------------------
 TESTS = []
-STATE = {"passed": 0, "failed": 0, "current": "", "tmp": None}
-
-
-class Skip(Exception):
-    pass
+STATE = {"passed": 0, "failed": 0, "skipped": 0, "current": "", "tmp": None}
 
 
 def test(f):
@@ -490,13 +482,6 @@ def zstd_bytes(data, level=3):
 # Data: the fixture and a small synthetic page set
 # ---------------------------------------------------------------------------
 CACHE = {}
-
-
-def fixture(name):
-    path = os.path.join(FIXTURES, name)
-    if not os.path.exists(path):
-        raise Skip("fixture %s missing" % path)
-    return path
 
 
 def truth():
@@ -1062,7 +1047,7 @@ class Child:
         spec = write("child.spec", b"".join(self.priv + self.shared + [self.new24]))
         self.file = write("child.file", b"".join(self.filedata))
         script = write("child.py", CHILD.encode())
-        self.p = subprocess.Popen(["/usr/bin/python3", script, spec, self.file],
+        self.p = subprocess.Popen([sys.executable, script, spec, self.file],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
         line = self.p.stdout.readline().split()
@@ -1146,6 +1131,7 @@ def live_process_and_gcore():
         g = subprocess.run(["gdb", "-q", "-batch", "-p", P, "-ex", "gcore " + core],
                            capture_output=True, text=True, timeout=120)
         if not os.path.exists(core):
+            STATE["skipped"] += 1
             print("SKIP [%s] gcore: gdb could not write a core (ptrace not permitted?): %s"
                   % (STATE["current"], (g.stdout + g.stderr).strip()[-200:]))
             return
@@ -1553,6 +1539,7 @@ def main():
             try:
                 f()
             except Skip as e:
+                STATE["skipped"] += 1
                 print("SKIP [%s] %s" % (f.__name__, e))
             except Exception:
                 check(False, "test raised an exception",
@@ -1562,7 +1549,7 @@ def main():
         shutil.rmtree(STATE["tmp"], ignore_errors=True)
     if os.environ.get("TEST_FORMATS_TIME"):
         print("time %.1fs" % (time.time() - t0))
-    print("%d passed, %d failed" % (STATE["passed"], STATE["failed"]))
+    print(closing_line(STATE["passed"], STATE["failed"], STATE["skipped"]))
     return 1 if STATE["failed"] else 0
 
 

@@ -28,9 +28,9 @@ computes itself from the bytes it wrote.
 import hashlib, json, os, resource, signal, struct, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import crc32c  # noqa: E402
+from ksmtest import KSMSCAN, PAGE, check, eq, fixture, run_suite, test, tmp  # noqa: E402
+import crc32c  # noqa: E402  (after ksmtest, which says what to install when it is missing)
 import zstandard  # noqa: E402
-from ksmtest import KSMSCAN, PAGE, check, eq, run_suite, test, tmp  # noqa: E402
 
 TIMEOUT = 120
 
@@ -168,8 +168,7 @@ def spool_file_cannot_grow():
 
 @test("table")
 def reports_of_different_widths():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                        "shared", "fixtures", "vectors.img")
+    path = fixture("vectors.img")
     r = ksm(["-r", "top,tree,histogram,regions,summary", "-a", "all", path, path])
     if r:
         eq(r.returncode, 0, "five reports of different widths in one table: exit status")

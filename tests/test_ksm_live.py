@@ -23,15 +23,17 @@ kernel's figures fails, the failure line carries the kernel's outcome per group
 of identical pages, read from /proc/PID/pagemap and /proc/kpageflags (one KSM
 page per distinct KSM pfn), next to SPEC's figures for that group.
 
-Every KSM setting changed is saved first and restored at the end, with run=2
-(unmerge) before the original run value.  SKIP (never FAIL) when
-/sys/kernel/mm/ksm is missing or not writable, or when KSM is already in use
-(counters non-zero) and run=2 cannot clear them, or clearing them could
-exhaust memory.
+It changes the kernel's KSM settings, so it runs only inside
+live.ksm_session(): with KSMSCAN_LIVE_TESTS=1 and KSM idle (run=0, no merged
+pages, no process with KSM state); it then restores every setting it changed
+(run=2 first, as it started KSM itself; run=0 last), also on SIGTERM, SIGINT
+and SIGHUP.  Otherwise, and when /sys/kernel/mm/ksm is missing or not
+writable, it is one SKIP (never FAIL) saying why.
 
 `$KSMSCAN` (split like a shell word list) or ./ksmscan (built with make if
 missing) is the binary.  One line per failing check, SKIP lines, and last
-"N passed, N failed"; exit 1 if anything failed.  -v prints the counters.
+"N passed, N failed" (", N skipped" when skipped); exit 1 if anything failed.  -v prints the
+counters.
 """
 
 import collections
@@ -42,15 +44,17 @@ import random
 import select
 import shlex
 import shutil
-import signal
 import struct
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import live  # noqa: E402
+from ksmtest import closing_line  # noqa: E402
 ROOT = os.path.dirname(HERE)
-KSM = "/sys/kernel/mm/ksm"
+KSM = live.KSM_ROOT
 PAGE = 4096
 TIMEOUT = 60            # seconds per ksmscan run
 SETTLE_TIMEOUT = 60     # seconds for KSM's counters to stop moving
@@ -69,7 +73,7 @@ VERBOSE = "-v" in sys.argv[1:]
 # ---------------------------------------------------------------------------
 # Harness
 # ---------------------------------------------------------------------------
-STATE = {"passed": 0, "failed": 0}
+STATE = {"passed": 0, "failed": 0, "skipped": 0}
 
 
 def check(cond, what, detail=""):
@@ -87,6 +91,7 @@ def eq(got, exp, what, detail=""):
 
 
 def skip(why):
+    STATE["skipped"] += 1
     print("SKIP %s" % why, flush=True)
 
 
@@ -96,7 +101,7 @@ def info(text):
 
 
 def finish():
-    print("%d passed, %d failed" % (STATE["passed"], STATE["failed"]), flush=True)
+    print(closing_line(STATE["passed"], STATE["failed"], STATE["skipped"]), flush=True)
     sys.exit(1 if STATE["failed"] else 0)
 
 
@@ -234,7 +239,7 @@ sys.stdin.buffer.read()                 # until the test closes our stdin
 
 def start_child(layout):
     n = len(layout)
-    p = subprocess.Popen(["/usr/bin/python3", "-c", CHILD, str(n)],
+    p = subprocess.Popen([sys.executable, "-c", CHILD, str(n)],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         p.stdin.write(b"".join(pg for _, pg in layout))
@@ -355,106 +360,28 @@ def group_report(kg, z):
 # /sys/kernel/mm/ksm
 # ---------------------------------------------------------------------------
 def kread(name):
-    with open(os.path.join(KSM, name)) as f:
-        v = f.read().strip()
-    if "[" in v:                       # advisor_mode: "[none] scan-time"
-        return v[v.index("[") + 1:v.index("]")]
-    return int(v)
-
-
-def kwrite(name, value):
-    with open(os.path.join(KSM, name), "w") as f:
-        f.write("%s\n" % value)
+    return live.read_value(os.path.join(KSM, name))
 
 
 def has(name):
     return os.path.exists(os.path.join(KSM, name))
 
 
-COUNTERS = ("pages_shared", "pages_sharing", "ksm_zero_pages")
+COUNTERS = live.KSM_COUNTERS
 
 
 def counters():
     return {k: kread(k) for k in COUNTERS if has(k)}
 
 
-class KsmSettings:
-    """Change KSM settings, remembering the original of each, and put them
-    back with restore()."""
-
-    def __init__(self):
-        self.saved = collections.OrderedDict()
-
-    def set(self, name, value):
-        if not has(name):
-            return False
-        if name not in self.saved:
-            self.saved[name] = kread(name)
-        if kread(name) != value:
-            kwrite(name, value)
-        return True
-
-    def unmerge(self, timeout=30):
-        """run=2 (synchronous in the kernel), then wait for the counters."""
-        self.set("run", 2)
-        deadline = time.time() + timeout
-        while any(counters().values()) and time.time() < deadline:
-            time.sleep(0.05)
-        return not any(counters().values())
-
-    def restore(self):
-        """run=2, then every saved setting, run last; True if all went back."""
-        if not self.saved:
-            return True
-        ok = True
-        try:
-            if not self.unmerge():
-                check(False, "restore: run=2 clears the counters", repr(counters()))
-                ok = False
-        except OSError as e:
-            check(False, "restore: run=2", str(e))
-            ok = False
-        for name, value in reversed(list(self.saved.items())):
-            if name == "run":
-                continue
-            try:
-                if kread(name) != value:
-                    kwrite(name, value)
-                ok &= eq(kread(name), value, "restore %s" % name)
-            except OSError as e:
-                ok &= check(False, "restore %s=%s" % (name, value), str(e))
-        if "run" in self.saved:
-            try:
-                kwrite("run", self.saved["run"])
-                ok &= eq(kread("run"), self.saved["run"], "restore run")
-            except OSError as e:
-                ok &= check(False, "restore run=%s" % self.saved["run"], str(e))
-        self.saved.clear()
-        return ok
-
-
-def mem_available():
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
 def preflight():
-    """Raise Skip when this machine cannot run the test."""
+    """Raise Skip when this machine cannot run the test (before the session)."""
     if not os.path.isdir(KSM):
         raise Skip("%s missing (kernel without CONFIG_KSM)" % KSM)
     for name in ("run", "max_page_sharing", "use_zero_pages", "pages_to_scan",
                  "sleep_millisecs", "full_scans", "pages_shared", "pages_sharing"):
         if not has(name):
             raise Skip("%s/%s missing" % (KSM, name))
-    if not os.access(os.path.join(KSM, "run"), os.W_OK):
-        raise Skip("%s not writable (needs root)" % KSM)
-    try:
-        kwrite("sleep_millisecs", kread("sleep_millisecs"))   # same value back
-    except OSError as e:
-        raise Skip("%s not writable: %s" % (KSM, e))
     if not os.access("/proc/kpageflags", os.R_OK):
         raise Skip("/proc/kpageflags not readable (needs root)")
 
@@ -466,8 +393,11 @@ def run_ksm_until_settled(ks, use_zero_pages, pid):
     """Unmerge, set the knobs, run=1, and poll full_scans and the counters
     until they have not changed for QUIET_SCANS full scans (KSM merges a page
     only once its checksum is unchanged over two scans).  Returns (settled,
-    counters, child ksm_stat, seconds, full scans)."""
+    counters, child ksm_stat, seconds, full scans).  ks is a live.KsmSession:
+    its unmerge() writes run=2 only once this test has started KSM."""
     if not ks.unmerge():
+        if not ks.started():            # merged pages of someone else's
+            raise Skip("KSM started merging outside this test: %r" % counters())
         raise RuntimeError("run=2 did not clear the counters: %r" % counters())
     ks.set("max_page_sharing", M)      # -EBUSY unless nothing is shared
     ks.set("use_zero_pages", use_zero_pages)
@@ -581,7 +511,8 @@ def phase(ks, cmd, pid, start, end, layout, z, est):
 def main():
     try:
         preflight()
-    except Skip as e:
+        session = live.ksm_session()
+    except (Skip, live.NotAllowed) as e:
         skip(str(e))
         finish()
 
@@ -594,71 +525,65 @@ def main():
     rng = random.Random(seed)
     layout = make_layout(rng)
     n = len(layout)
-    ks = KsmSettings()
     child = None
 
-    def on_term(signum, frame):
-        raise SystemExit(128 + signum)
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGHUP, on_term)
-
-    try:
-        # KSM already in use? Only unmerge what surely fits in memory.  run=2
-        # also keeps ksmd from merging the child before it is looked at.
-        before = counters()
-        need = (before.get("pages_sharing", 0) + before.get("ksm_zero_pages", 0)) * PAGE
-        if need and need * 2 > mem_available():
-            raise Skip("KSM is in use (%r) and unmerging it needs %d MiB, more "
-                       "than half of MemAvailable" % (before, need >> 20))
-        if not ks.unmerge():
-            raise Skip("KSM is in use and run=2 does not clear its counters: %r"
-                       % counters())
-
-        child, start = start_child(layout)
-        end = start + n * PAGE
-        pid = child.pid
-        info("seed %d, child %d, mapping 0x%x-0x%x (%d pages), M=%d"
-             % (seed, pid, start, end, n, M))
-
-        # The pages are there as written: present, private, not the zero page.
-        pm = pagemap(pid, start, n)
-        flags = kpageflags([e & PFN_MASK for e in pm if e & PM_PRESENT])
-        bad = [i for i, e in enumerate(pm)
-               if not e & PM_PRESENT or e & PM_FILE or not e & PM_EXCLUSIVE
-               or flags.get(e & PFN_MASK, 0) & (KPF_ZERO_PAGE | KPF_KSM)]
-        check(not bad, "child: all %d pages present, private, exclusively mapped, "
-              "none the shared zero page (pagemap, kpageflags)" % n,
-              "pages %r: %r" % (bad[:5], [hex(pm[i]) for i in bad[:5]]))
-
-        spec = {z: spec_figures(layout, z) for z in (0, 1)}
-        est = {}
-        for z in (0, 1):
-            what = "ksmscan -m %d%s" % (M, " -z" if z else "")
-            row = ksmscan_summary(cmd, pid, start, end, ["-z"] if z else [], what)
-            if row is None:
-                continue
-            for k in ("pages", "zero_pages", "distinct_pages"):
-                eq(row[k], spec[z][k], "%s: %s == the pages written" % (what, k))
-            for k in ("pages_shared", "pages_sharing", "ksm_zero_pages",
-                      "general_profit"):
-                eq(row[k], spec[z][k], "%s: %s == SPEC section 4 in Python" % (what, k))
-            est[z] = row
-
-        for z in (0, 1):
-            if z not in est:
-                skip("use_zero_pages=%d: no ksmscan estimate to compare" % z)
-                continue
-            phase(ks, cmd, pid, start, end, layout, z, est[z])
-    except Skip as e:
-        skip(str(e))
-    except (OSError, RuntimeError) as e:
-        check(False, "test ran to the end", "%s: %s" % (type(e).__name__, e))
-    finally:
-        stop_child(child)
-        ks.restore()
+    with session as ks:
+        try:
+            child, start = start_child(layout)
+            end = start + n * PAGE
+            pid = child.pid
+            info("seed %d, child %d, mapping 0x%x-0x%x (%d pages), M=%d"
+                 % (seed, pid, start, end, n, M))
+            run_phases(ks, cmd, pid, start, end, layout)
+        except Skip as e:
+            skip(str(e))
+        except (OSError, RuntimeError) as e:
+            check(False, "test ran to the end", "%s: %s" % (type(e).__name__, e))
+        finally:
+            stop_child(child)
+    # Leaving the session restored what the test changed.
+    check(ks.saved, "the test changed KSM settings (so the restore below is tested)")
+    check(not ks.problems, "every KSM setting restored", repr(ks.problems))
+    changed = ks.changed()
+    check(not changed, "KSM settings as before the test", "(name, before, now): %r" % changed)
+    eq(counters(), {k: 0 for k in counters()}, "no KSM pages left after the test")
     if STATE["failed"]:
         print("(seed %d)" % seed)
     finish()
+
+
+def run_phases(ks, cmd, pid, start, end, layout):
+    """ksmscan on the child, then the kernel's KSM with use_zero_pages 0 and 1."""
+    n = len(layout)
+    # The pages are there as written: present, private, not the zero page.
+    pm = pagemap(pid, start, n)
+    flags = kpageflags([e & PFN_MASK for e in pm if e & PM_PRESENT])
+    bad = [i for i, e in enumerate(pm)
+           if not e & PM_PRESENT or e & PM_FILE or not e & PM_EXCLUSIVE
+           or flags.get(e & PFN_MASK, 0) & (KPF_ZERO_PAGE | KPF_KSM)]
+    check(not bad, "child: all %d pages present, private, exclusively mapped, "
+          "none the shared zero page (pagemap, kpageflags)" % n,
+          "pages %r: %r" % (bad[:5], [hex(pm[i]) for i in bad[:5]]))
+
+    spec = {z: spec_figures(layout, z) for z in (0, 1)}
+    est = {}
+    for z in (0, 1):
+        what = "ksmscan -m %d%s" % (M, " -z" if z else "")
+        row = ksmscan_summary(cmd, pid, start, end, ["-z"] if z else [], what)
+        if row is None:
+            continue
+        for k in ("pages", "zero_pages", "distinct_pages"):
+            eq(row[k], spec[z][k], "%s: %s == the pages written" % (what, k))
+        for k in ("pages_shared", "pages_sharing", "ksm_zero_pages",
+                  "general_profit"):
+            eq(row[k], spec[z][k], "%s: %s == SPEC section 4 in Python" % (what, k))
+        est[z] = row
+
+    for z in (0, 1):
+        if z not in est:
+            skip("use_zero_pages=%d: no ksmscan estimate to compare" % z)
+            continue
+        phase(ks, cmd, pid, start, end, layout, z, est[z])
 
 
 if __name__ == "__main__":

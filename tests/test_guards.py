@@ -1,0 +1,530 @@
+#!/usr/bin/python3
+"""The test suites' own guards, each against a case built here:
+
+- live.py: ksm_session() and zram_session() on a fake sysfs folder and a fake
+  /proc (nothing here touches the kernel): off unless KSMSCAN_LIVE_TESTS=1;
+  not idle (run != 0, merged pages, a process with KSM state, a zram device
+  with a size) -> NotAllowed naming the cause, and not one file written;
+  every setting changed is written back, KSM's run=2 first only when the
+  session started KSM and run last, zram's reset=1 first; also when the
+  session ends by an exception, by SIGTERM or SIGINT sent to a child process
+  inside the session, and at exit;
+- ksmtest.fixture(): committed fixtures from tests/fixtures (their sha256 as
+  tests/fixtures/README.md lists them), the optional kdump from
+  $KSMSCAN_FIXTURES, then ../shared/fixtures, else a Skip saying how to
+  provide it; no other file of tests/ names ../shared;
+- a missing Python module: one line naming its Debian package (the names are
+  Debian's, written here, and scripts/install-deps must install them), no
+  traceback, for ksmtest, a whole suite and run_all.py;
+- every Python child a suite starts runs on sys.executable (the interpreter
+  the Makefile names), never a hard-coded python3.
+"""
+import hashlib
+import os
+import re
+import signal
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import ksmtest  # noqa: E402
+import live  # noqa: E402
+from ksmtest import Skip, check, eq, run_suite, test, tmp  # noqa: E402
+
+ROOT = os.path.dirname(HERE)
+ON = {"KSMSCAN_LIVE_TESTS": "1"}
+
+# A KSM folder as Linux 6.18 has it: (name, value, writable).
+KSM_FILES = [
+    ("advisor_max_cpu", "70", True), ("advisor_max_pages_to_scan", "30000", True),
+    ("advisor_min_pages_to_scan", "500", True), ("advisor_mode", "[none] scan-time", True),
+    ("advisor_target_scan_time", "200", True), ("full_scans", "0", False),
+    ("general_profit", "0", False), ("ksm_zero_pages", "0", False),
+    ("max_page_sharing", "256", True), ("merge_across_nodes", "1", True),
+    ("pages_scanned", "17498", False), ("pages_shared", "0", False),
+    ("pages_sharing", "0", False), ("pages_to_scan", "100", True), ("run", "0", True),
+    ("sleep_millisecs", "20", True), ("smart_scan", "1", True),
+    ("stable_node_chains_prune_millisecs", "2000", True), ("use_zero_pages", "0", True),
+]
+# /proc/PID/ksm_stat of a process without KSM state, and of a kernel thread.
+IDLE_STAT = ("ksm_rmap_items 0\nksm_zero_pages 0\nksm_merging_pages 0\n"
+             "ksm_process_profit 0\nksm_merge_any: no\nksm_mergeable: no\n")
+ZRAM_FILES = [("disksize", "0", True), ("comp_algorithm", "[lzo-rle] lzo lz4 zstd", True),
+              ("max_comp_streams", "2", True), ("initstate", "0", False),
+              ("mem_limit", "0", True)]
+
+
+def make_dir(name, files):
+    d = tmp(name)
+    os.makedirs(d)
+    for fname, value, writable in files:
+        path = os.path.join(d, fname)
+        with open(path, "w") as f:
+            f.write(value + "\n")
+        os.chmod(path, 0o644 if writable else 0o444)
+    return d
+
+
+def fake_ksm(name, changes=(), stats=()):
+    """A fake KSM folder (KSM_FILES with changes {name: value}) and a fake
+    /proc holding a kernel thread, an idle process and the stats given."""
+    ch = dict(changes)
+    ksm = make_dir(name + "-ksm", [(n, ch.get(n, v), w) for n, v, w in KSM_FILES])
+    proc = tmp(name + "-proc")
+    for pid, text in [("2", ""), ("1", IDLE_STAT)] + list(stats):
+        os.makedirs(os.path.join(proc, pid))
+        with open(os.path.join(proc, pid, "ksm_stat"), "w") as f:
+            f.write(text)
+    os.makedirs(os.path.join(proc, "self"), exist_ok=True)   # not a pid: ignored
+    return ksm, proc
+
+
+def snapshot(d):
+    """Every file's bytes and mtime: what 'nothing written' compares."""
+    out = {}
+    for name in sorted(os.listdir(d)):
+        path = os.path.join(d, name)
+        st = os.stat(path)
+        with open(path, "rb") as f:
+            out[name] = (f.read(), st.st_mtime_ns)
+    return out
+
+
+def values(d):
+    """{name: value} as the kernel would show it (the [selected] choice)."""
+    return {n: live.read_value(os.path.join(d, n)) for n in os.listdir(d)
+            if n != "reset"}
+
+
+class WriteLog:
+    """Record live.write_value calls (path basename, value), optionally with
+    a fake kernel's side effect, while still writing the file."""
+
+    def __init__(self, effect=None):
+        self.log, self.effect = [], effect
+
+    def __enter__(self):
+        self.orig = live.write_value
+
+        def write(path, value):
+            self.log.append((os.path.basename(path), str(value)))
+            self.orig(path, value)
+            if self.effect:
+                self.effect(path, value)
+        live.write_value = write
+        return self
+
+    def __exit__(self, *exc):
+        live.write_value = self.orig
+
+
+def not_allowed(fn):
+    """The NotAllowed message fn raises, or None if it does not."""
+    try:
+        fn()
+    except live.NotAllowed as e:
+        return str(e)
+    return None
+
+
+# ---------------------------------------------------------------------------
+# live.ksm_session
+# ---------------------------------------------------------------------------
+@test("ksm guard")
+def ksm_off_unless_asked():
+    ksm, proc = fake_ksm("off")
+    before = snapshot(ksm)
+    for env in ({}, {"KSMSCAN_LIVE_TESTS": "0"}, {"KSMSCAN_LIVE_TESTS": "yes"}):
+        why = not_allowed(lambda: live.ksm_session(root=ksm, proc=proc, env=env))
+        check(why is not None and "KSMSCAN_LIVE_TESTS=1" in why,
+              "env %r: NotAllowed saying KSMSCAN_LIVE_TESTS=1" % env, repr(why))
+    eq(snapshot(ksm), before, "KSM off: nothing written")
+    why = not_allowed(lambda: live.ksm_session(root=ksm, proc=proc, env=ON))
+    eq(why, None, "KSMSCAN_LIVE_TESTS=1 and an idle fake KSM: the session is allowed")
+
+
+@test("ksm guard")
+def ksm_not_idle_skips_without_writing():
+    busy = [
+        ("run=1", {"run": "1"}, (), "run=1"),
+        ("run=2", {"run": "2"}, (), "run=2"),
+        ("pages_sharing", {"pages_sharing": "5"}, (), "pages_sharing=5"),
+        ("pages_shared", {"pages_shared": "1"}, (), "pages_shared=1"),
+        ("ksm_zero_pages", {"ksm_zero_pages": "3"}, (), "ksm_zero_pages=3"),
+        ("rmap_items", {}, [("4242", IDLE_STAT.replace("rmap_items 0", "rmap_items 12"))],
+         "process 4242 has KSM state (ksm_rmap_items 12)"),
+        ("merging", {}, [("77", IDLE_STAT.replace("merging_pages 0", "merging_pages 9"))],
+         "process 77 has KSM state (ksm_merging_pages 9)"),
+        ("mergeable", {}, [("31337", IDLE_STAT.replace("mergeable: no", "mergeable: yes"))],
+         "process 31337 has KSM state (ksm_mergeable yes)"),
+        ("merge_any", {}, [("5", IDLE_STAT.replace("merge_any: no", "merge_any: yes"))],
+         "process 5 has KSM state (ksm_merge_any yes)"),
+    ]
+    for label, changes, stats, cause in busy:
+        ksm, proc = fake_ksm("busy-" + label, changes, stats)
+        before = snapshot(ksm)
+        with WriteLog() as w:
+            why = not_allowed(lambda: live.ksm_session(root=ksm, proc=proc, env=ON))
+        check(why is not None and "not idle" in why and cause in why,
+              "%s: NotAllowed naming %r" % (label, cause), repr(why))
+        eq(w.log, [], "%s: no write attempted" % label)
+        eq(snapshot(ksm), before, "%s: every file as before (bytes, mtime)" % label)
+
+
+@test("ksm guard")
+def ksm_restore_order_and_values():
+    ksm, proc = fake_ksm("restore")
+    entry = values(ksm)
+    # run first: restore must still write it last, whatever the order of set()
+    wanted = [("run", 1), ("max_page_sharing", 4), ("use_zero_pages", 1),
+              ("merge_across_nodes", 1), ("smart_scan", 0), ("advisor_mode", "scan-time"),
+              ("pages_to_scan", 10000), ("sleep_millisecs", 10)]
+    with WriteLog() as w:
+        with live.ksm_session(root=ksm, proc=proc, env=ON) as ks:
+            for name, value in wanted:
+                ks.set(name, value)
+            inside = values(ksm)
+            started = ks.started()
+            unmerged = ks.unmerge()        # run=2 (it started KSM), counters 0
+            eq(values(ksm)["run"], 2, "unmerge() of a session that started KSM writes run=2")
+            ks.set("run", 1)
+            w.log.clear()
+    for name, value in wanted:
+        eq(inside[name], value, "inside the session: %s=%s written" % (name, value))
+    check(started and unmerged, "the session knows it started KSM; unmerge() with counters 0")
+    eq(values(ksm), entry, "after the session: every file has its value at entry")
+    changed = [n for n, _ in wanted if entry[n] != dict(wanted)[n]]
+    restores = [n for n, _ in w.log]
+    eq(restores[0] if restores else None, "run", "restore writes run first (run=2)")
+    eq(w.log[0][1] if w.log else None, "2", "... with run=2")
+    eq(restores[-1] if restores else None, "run", "restore writes run last")
+    eq(w.log[-1][1] if w.log else None, "0", "... back to run=0")
+    eq(sorted(set(restores) - {"run"}), sorted(set(changed) - {"run"}),
+       "restore writes exactly the settings that changed")
+    eq(ks.problems, [], "no restore problems")
+    eq(ks.changed(), [], "changed() is empty after the session")
+
+
+@test("ksm guard")
+def ksm_never_writes_run_unless_started():
+    ksm, proc = fake_ksm("norun")
+    with WriteLog() as w:
+        with live.ksm_session(root=ksm, proc=proc, env=ON) as ks:
+            ks.set("pages_to_scan", 5000)
+            ok = ks.unmerge()
+    check(ok, "unmerge() with nothing merged reports success")
+    eq([x for x in w.log if x[0] == "run"], [], "a session that did not start KSM never writes run")
+    eq(w.log, [("pages_to_scan", "5000"), ("pages_to_scan", "100")],
+       "only the setting it changed, then its restore")
+
+
+@test("ksm guard")
+def ksm_restore_on_exception():
+    ksm, proc = fake_ksm("exc")
+    entry = values(ksm)
+    raised = None
+    try:
+        with live.ksm_session(root=ksm, proc=proc, env=ON) as ks:
+            ks.set("sleep_millisecs", 10)
+            ks.set("run", 1)
+            raise ValueError("boom")
+    except ValueError as e:
+        raised = str(e)
+    eq(raised, "boom", "the exception goes through the session")
+    eq(values(ksm), entry, "settings restored after an exception")
+
+
+@test("ksm guard")
+def ksm_restore_reports_what_fails():
+    """A setting that cannot go back (here: the fake file replaced by a
+    folder) is a problem the session reports, not a silent loss."""
+    ksm, proc = fake_ksm("fails")
+    with live.ksm_session(root=ksm, proc=proc, env=ON) as ks:
+        ks.set("pages_to_scan", 77)
+        os.remove(os.path.join(ksm, "pages_to_scan"))
+        os.mkdir(os.path.join(ksm, "pages_to_scan"))
+    check([p[0] for p in ks.problems] == ["pages_to_scan"],
+          "restore reports the setting it could not write back", repr(ks.problems))
+
+
+CHILD = r"""
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+import live
+root, proc, mode = sys.argv[2], sys.argv[3], sys.argv[4]
+env = {"KSMSCAN_LIVE_TESTS": "1"}
+if mode == "with":
+    try:
+        with live.ksm_session(root=root, proc=proc, env=env) as ks:
+            for kv in sys.argv[5:]:
+                k, v = kv.split("=")
+                ks.set(k, int(v))
+            print("ready", flush=True)
+            time.sleep(60)
+    finally:
+        print("finally ran", flush=True)
+else:   # atexit: entered by hand, never left by a with statement
+    ks = live.ksm_session(root=root, proc=proc, env=env).__enter__()
+    for kv in sys.argv[5:]:
+        k, v = kv.split("=")
+        ks.set(k, int(v))
+    print("ready", flush=True)
+    time.sleep(60)
+"""
+
+
+def signalled_child(name, mode, sig):
+    ksm, proc = fake_ksm(name)
+    entry = values(ksm)
+    sets = ["pages_to_scan=9999", "sleep_millisecs=1", "use_zero_pages=1",
+            "max_page_sharing=4", "run=1"]
+    p = subprocess.Popen([sys.executable, "-c", CHILD, HERE, ksm, proc, mode] + sets,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline().strip()
+        inside = values(ksm)
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    what = "%s, %s" % (mode, signal.Signals(sig).name)
+    eq(line, "ready", "%s: the child entered the session" % what)
+    eq({k: inside[k] for k in ("pages_to_scan", "sleep_millisecs", "use_zero_pages",
+                               "max_page_sharing", "run")},
+       {"pages_to_scan": 9999, "sleep_millisecs": 1, "use_zero_pages": 1,
+        "max_page_sharing": 4, "run": 1}, "%s: the settings were changed inside" % what)
+    eq(p.returncode, 128 + sig, "%s: the child exits with 128 + signal" % what)
+    check("Traceback" not in err, "%s: no traceback" % what, err[-300:])
+    if mode == "with":
+        check("finally ran" in out, "%s: the child's finally: ran" % what, repr(out))
+    eq(values(ksm), entry, "%s: every setting back to its value at entry" % what)
+
+
+@test("ksm guard")
+def ksm_sigterm_restores():
+    signalled_child("sigterm", "with", signal.SIGTERM)
+
+
+@test("ksm guard")
+def ksm_sigint_restores():
+    signalled_child("sigint", "with", signal.SIGINT)
+
+
+@test("ksm guard")
+def ksm_atexit_restores():
+    signalled_child("atexit", "atexit", signal.SIGTERM)
+
+
+# ---------------------------------------------------------------------------
+# live.zram_session
+# ---------------------------------------------------------------------------
+def fake_zram(name, changes=()):
+    ch = dict(changes)
+    root = tmp(name + "-block")
+    os.makedirs(root)
+    make_dir(name + "-block/zram0", [(n, ch.get(n, v), w) for n, v, w in ZRAM_FILES])
+    reset = os.path.join(root, "zram0", "reset")
+    with open(reset, "w"):
+        pass
+    os.chmod(reset, 0o200)
+    return root
+
+
+def kernel_reset(path, value):
+    """The fake kernel: writing 1 to reset gives the device disksize 0."""
+    if os.path.basename(path) == "reset" and str(value) == "1":
+        with open(os.path.join(os.path.dirname(path), "disksize"), "w") as f:
+            f.write("0\n")
+
+
+@test("zram guard")
+def zram_off_or_busy_skips_without_writing():
+    root = fake_zram("zoff")
+    dev = os.path.join(root, "zram0")
+    before = snapshot(dev)
+    why = not_allowed(lambda: live.zram_session(root=root, env={}))
+    check(why and "KSMSCAN_LIVE_TESTS=1" in why, "zram off unless KSMSCAN_LIVE_TESTS=1", repr(why))
+    why = not_allowed(lambda: live.zram_session(device="zram7", root=root, env=ON))
+    check(why and "zram7 missing" in why, "a missing device: NotAllowed naming it", repr(why))
+    busy = fake_zram("zbusy", {"disksize": "1073741824"})
+    bdev = os.path.join(busy, "zram0")
+    bbefore = snapshot(bdev)
+    with WriteLog() as w:
+        why = not_allowed(lambda: live.zram_session(root=busy, env=ON))
+    check(why and "disksize=1073741824" in why, "a device with a size: NotAllowed naming it",
+          repr(why))
+    eq(w.log, [], "busy zram: no write attempted")
+    eq(snapshot(bdev), bbefore, "busy zram: every file as before")
+    eq(snapshot(dev), before, "zram off: every file as before")
+    eq(not_allowed(lambda: live.zram_session(root=root, env=ON)), None,
+       "an idle device (disksize 0) with KSMSCAN_LIVE_TESTS=1: allowed")
+
+
+@test("zram guard")
+def zram_restore_resets_first():
+    root = fake_zram("zrestore")
+    dev = os.path.join(root, "zram0")
+    entry = values(dev)
+    with WriteLog(kernel_reset) as w:
+        with live.zram_session(root=root, env=ON) as z:
+            z.set("comp_algorithm", "zstd")
+            z.set("max_comp_streams", 1)
+            z.set("disksize", 1 << 20)
+            inside = values(dev)
+            w.log.clear()
+    eq((inside["comp_algorithm"], inside["max_comp_streams"], inside["disksize"]),
+       ("zstd", 1, 1 << 20), "inside the session: the settings were written")
+    eq(w.log[0] if w.log else None, ("reset", "1"), "restore writes reset=1 first")
+    eq(sorted(n for n, _ in w.log[1:]), ["comp_algorithm", "max_comp_streams"],
+       "then the other changed settings (disksize goes back by reset)")
+    eq(values(dev), entry, "after the session: every file has its value at entry")
+    eq(z.problems, [], "no problems")
+    # A reset that does not empty the device is reported.
+    root = fake_zram("zstuck")
+    with WriteLog() as w:          # no fake kernel: disksize stays
+        with live.zram_session(root=root, env=ON) as z:
+            z.set("disksize", 4096)
+    eq(z.problems, [("disksize", 0, 4096)], "a reset that leaves a size is a problem")
+
+
+# ---------------------------------------------------------------------------
+# ksmtest.fixture
+# ---------------------------------------------------------------------------
+@test("fixtures")
+def committed_fixtures_match_readme():
+    with open(os.path.join(HERE, "fixtures", "README.md")) as f:
+        sums = dict((m.group(2), m.group(1)) for m in
+                    re.finditer(r"^\s+([0-9a-f]{64})  (\S+)$", f.read(), re.M))
+    for name in ksmtest.COMMITTED_FIXTURES:
+        path = ksmtest.fixture(name)
+        eq(os.path.dirname(path), os.path.join(ROOT, "tests", "fixtures"),
+           "%s is found in tests/fixtures" % name)
+        with open(path, "rb") as f:
+            eq(hashlib.sha256(f.read()).hexdigest(), sums.get(name),
+               "%s: sha256 as tests/fixtures/README.md lists it" % name)
+    fake_root = tmp("fake-repo")
+    os.makedirs(fake_root)
+    try:
+        ksmtest.fixture("vectors.img", env={}, root=fake_root)
+        check(False, "a committed fixture missing is an error, not a skip")
+    except FileNotFoundError:
+        check(True, "a committed fixture missing is an error, not a skip")
+
+
+@test("fixtures")
+def optional_fixture_search_order():
+    name = "guest-b.kdump-zlib"
+    base = tmp("optional")
+    repo = os.path.join(base, "ksmscan")        # ../shared beside it: none yet
+    os.makedirs(repo)
+    own = os.path.join(base, "mine")
+    os.makedirs(own)
+    try:
+        ksmtest.fixture(name, env={}, root=repo)
+        check(False, "no ../shared, no $KSMSCAN_FIXTURES: Skip")
+    except Skip as e:
+        msg = str(e)
+        check(name in msg and "KSMSCAN_FIXTURES" in msg and
+              os.path.join(base, "shared", "fixtures") in msg,
+              "no ../shared, no $KSMSCAN_FIXTURES: Skip naming the file, the folder "
+              "looked in and the variable", msg)
+    shared = os.path.join(base, "shared", "fixtures")
+    os.makedirs(shared)
+    with open(os.path.join(shared, name), "w") as f:
+        f.write("x")
+    eq(ksmtest.fixture(name, env={"KSMSCAN_FIXTURES": own}, root=repo),
+       os.path.join(shared, name), "$KSMSCAN_FIXTURES without it: ../shared/fixtures")
+    with open(os.path.join(own, name), "w") as f:
+        f.write("y")
+    eq(ksmtest.fixture(name, env={"KSMSCAN_FIXTURES": own}, root=repo),
+       os.path.join(own, name), "$KSMSCAN_FIXTURES holding it comes first")
+
+
+@test("fixtures")
+def one_place_names_shared():
+    """Only ksmtest.py knows where the fixtures are."""
+    bad = []
+    for fn in sorted(os.listdir(HERE)):
+        if fn.endswith(".py") and fn not in ("ksmtest.py", "test_guards.py"):
+            with open(os.path.join(HERE, fn)) as f:
+                for i, line in enumerate(f, 1):
+                    if re.search(r"""["']shared["']|shared/fixtures|FIXTURES\s*=""", line):
+                        bad.append("%s:%d" % (fn, i))
+    eq(bad, [], "no suite names ../shared or sets its own FIXTURES")
+
+
+# ---------------------------------------------------------------------------
+# Missing modules, and the interpreter
+# ---------------------------------------------------------------------------
+DEBIAN = {"xxhash": "python3-xxhash", "crc32c": "python3-crc32c",
+          "zstandard": "python3-zstandard"}
+
+
+def message_ok(r, pkgs, what):
+    lines = r.stdout.splitlines()
+    check(lines and lines[0].startswith("tests need %s: run scripts/install-deps"
+                                        % ", ".join(pkgs)),
+          "%s: the first line names %s and scripts/install-deps" % (what, ", ".join(pkgs)),
+          repr(r.stdout[:300]))
+    eq(lines[1:], ["0 passed, 1 failed"], "%s: then only the closing line" % what)
+    eq(r.returncode, 1, "%s: exit status 1" % what)
+    check("Traceback" not in r.stderr + r.stdout, "%s: no traceback" % what, r.stderr[-300:])
+
+
+@test("modules")
+def missing_module_one_line():
+    with open(os.path.join(ROOT, "scripts", "install-deps")) as f:
+        deps = f.read()
+    for mod, pkg in DEBIAN.items():
+        check(re.search(r"\b%s\b" % re.escape(pkg), deps),
+              "scripts/install-deps installs %s" % pkg)
+        code = ("import sys; sys.modules[%r] = None; sys.path.insert(0, %r); import ksmtest"
+                % (mod, HERE))
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        message_ok(r, [pkg], "import ksmtest without %s" % mod)
+    code = ("import sys; sys.modules['xxhash'] = sys.modules['zstandard'] = None; "
+            "sys.path.insert(0, %r); import ksmtest" % HERE)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    message_ok(r, ["python3-xxhash", "python3-zstandard"], "two modules missing")
+    # The control: with every module there, importing ksmtest prints nothing.
+    r = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, %r); "
+                        "import ksmtest" % HERE], capture_output=True, text=True)
+    eq((r.returncode, r.stdout, r.stderr), (0, "", ""), "with every module: silent import")
+
+
+@test("modules")
+def missing_module_in_a_suite():
+    """A stub on PYTHONPATH that fails to import hides the real module from a
+    whole suite and from run_all.py."""
+    stub = tmp("stub")
+    os.makedirs(stub)
+    with open(os.path.join(stub, "zstandard.py"), "w") as f:
+        f.write("raise ImportError('hidden by test_guards')\n")
+    env = dict(os.environ, PYTHONPATH=stub)
+    for script in ("test_hostile.py", "test_formats.py", "run_all.py"):
+        r = subprocess.run([sys.executable, os.path.join(HERE, script), "no-such-test"],
+                           capture_output=True, text=True, env=env, timeout=60)
+        message_ok(r, ["python3-zstandard"], "%s without zstandard" % script)
+
+
+@test("modules")
+def children_use_sys_executable():
+    """No suite starts a hard-coded python: children run on sys.executable."""
+    bad = []
+    for fn in sorted(os.listdir(HERE)):
+        if fn.endswith(".py"):
+            with open(os.path.join(HERE, fn)) as f:
+                for i, line in enumerate(f, 1):
+                    if i > 1 and re.search(r"""["'](/usr/bin/)?python3?["']""", line):
+                        bad.append("%s:%d: %s" % (fn, i, line.strip()))
+    eq(bad, [], "no quoted python3 command in tests/*.py")
+
+
+def main():
+    return run_suite("ksmscan-guards-")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+#!/usr/bin/python3
+"""scripts/install-deps, run on a copy with a package list of the test's
+(KSMSCAN_DEPS_PACKAGES) and a PATH of its own: every command of /usr/bin and
+/usr/sbin except sudo, apt-get and apt, plus fakes that only log their
+arguments, so nothing is ever installed.  Which packages are installed is
+asked of dpkg-query by the test itself.
+
+- a user that is not root, without sudo: exit status 1 (not 127), one line
+  naming exactly the missing packages and the apt-get command to run as root;
+- the same user with sudo: `sudo apt-get update` and `sudo apt-get install`
+  of exactly the missing packages;
+- root: apt-get itself, no sudo;
+- nothing missing: exit 0, silent, no command run.
+
+As root the test runs the script as `nobody` (setpriv); otherwise as the
+user running the tests.
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ksmtest import Skip, check, eq, run_suite, test, tmp  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HIDDEN = {"sudo", "apt-get", "apt"}
+MISSING = ["ksmscan-test-absent-one", "ksmscan-test-absent-two"]
+LOGGER = '#!/bin/sh\necho "%s $*" >> "%s"\n%s'
+
+
+def installed(pkg):
+    r = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg],
+                       capture_output=True, text=True)
+    return r.returncode == 0 and "install ok installed" in r.stdout
+
+
+def setup(name, fakes):
+    """A folder (readable by nobody) with the script, a bin/ of symlinks and
+    the fake commands given ({name: runs the rest of the command?})."""
+    if not shutil.which("dpkg-query"):
+        raise Skip("dpkg-query missing (not Debian)")
+    os.chmod(os.path.dirname(tmp("x")), 0o755)
+    d = tmp(name)
+    os.makedirs(os.path.join(d, "bin"))
+    os.chmod(d, 0o777)                         # the fakes' log is written here
+    for src in ("/usr/bin", "/usr/sbin"):
+        for cmd in os.listdir(src):
+            link = os.path.join(d, "bin", cmd)
+            if cmd not in HIDDEN and not os.path.lexists(link):
+                os.symlink(os.path.join(src, cmd), link)
+    log = os.path.join(d, "log")
+    for cmd, chain in fakes.items():
+        path = os.path.join(d, "bin", cmd)
+        with open(path, "w") as f:
+            f.write(LOGGER % (cmd, log, 'exec "$@"\n' if chain else "exit 0\n"))
+        os.chmod(path, 0o755)
+    script = os.path.join(d, "install-deps")
+    shutil.copy(os.path.join(ROOT, "scripts", "install-deps"), script)
+    os.chmod(script, 0o755)
+    return d, script, log
+
+
+def run(d, script, pkgs, as_root=False):
+    env = ["/usr/bin/env", "-i", "PATH=" + os.path.join(d, "bin"),
+           "KSMSCAN_DEPS_PACKAGES=" + " ".join(pkgs)]
+    cmd = env + [script]
+    if os.geteuid() == 0 and not as_root:
+        cmd = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"] + cmd
+    elif os.geteuid() != 0 and as_root:
+        raise Skip("the root case needs root")
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+
+def logged(log):
+    try:
+        with open(log) as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def present():
+    pkgs = [p for p in ("dpkg", "coreutils") if installed(p)]
+    if len(pkgs) < 2:
+        raise Skip("dpkg and coreutils not both installed?")
+    if any(installed(p) for p in MISSING):
+        raise Skip("%s installed" % MISSING)
+    return pkgs
+
+
+def scenario(name, fakes, pkgs, as_root=False):
+    """Run the script in a fresh folder: (the result, the fakes' calls)."""
+    d, script, log = setup(name, fakes)
+    return run(d, script, pkgs, as_root), logged(log)
+
+
+def apt_calls(prefix):
+    return [prefix + "apt-get update -qq",
+            prefix + "apt-get install -y -qq --no-install-recommends " + " ".join(MISSING)]
+
+
+@test("install-deps")
+def no_sudo_names_missing():
+    pkgs = present()
+    r, calls = scenario("nosudo", {}, pkgs[:1] + MISSING + pkgs[1:])
+    what = "not root, no sudo"
+    check(r.returncode not in (0, 127), what + ": exit status non-zero, not 127",
+          "rc=%d" % r.returncode)
+    lines = (r.stdout + r.stderr).splitlines()
+    eq(len(lines), 1, what + ": one line of output")
+    line = lines[0] if lines else ""
+    check("apt-get install " + " ".join(MISSING) in line and "root" in line,
+          what + ": the line gives the command to run as root, with the missing packages",
+          repr(line))
+    check(not any(p in line.split() for p in pkgs),
+          what + ": installed packages are not named", repr(line))
+    check("not found" not in line, what + ": no 'not found'", repr(line))
+    eq(calls, [], what + ": nothing run")
+
+
+@test("install-deps")
+def sudo_when_there():
+    r, calls = scenario("sudo", {"sudo": True, "apt-get": False}, MISSING + present())
+    eq(r.returncode, 0, "not root, with sudo: exit status (fake apt-get succeeds)")
+    eq([c for c in calls if c.startswith("sudo ")], apt_calls("sudo "),
+       "not root, with sudo: sudo apt-get update, then install of the missing packages")
+
+
+@test("install-deps")
+def root_runs_apt_get():
+    r, calls = scenario("root", {"apt-get": False, "sudo": False}, present() + MISSING, True)
+    eq(r.returncode, 0, "root: exit status (fake apt-get succeeds)")
+    eq(calls, apt_calls(""), "root: apt-get itself, no sudo")
+
+
+@test("install-deps")
+def nothing_missing_is_silent():
+    r, calls = scenario("none", {"sudo": False, "apt-get": False}, present())
+    eq((r.returncode, r.stdout, r.stderr), (0, "", ""), "all installed: exit 0, silent")
+    eq(calls, [], "all installed: nothing run")
+
+
+def main():
+    return run_suite("ksmscan-install-")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
