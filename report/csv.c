@@ -10,20 +10,20 @@ static const struct column *csv_cols;
 static size_t csv_ncols;
 
 /*
- * Print one field, quoted when it holds a comma or quote. Text from a dump
- * may hold controls (ESC, BEL, line breaks) that a terminal or spreadsheet
- * would act on: they are shown as '?' (text_unsafe()).
+ * Print one field, quoted when it holds a comma, quote or line break. Text
+ * from a dump may hold controls (ESC, BEL) that a terminal would act on: they
+ * are shown as '?' (text_unsafe()); tab and line breaks are CSV's own.
  */
 static void csv_field(const char *s, int first)
 {
-	int quote = strpbrk(s, ",\"") != NULL;
+	int quote = strpbrk(s, ",\"\r\n") != NULL;
 
 	if (!first)
 		putchar(',');
 	if (quote)
 		putchar('"');
 	while (*s) {
-		size_t n = text_unsafe(s);
+		size_t n = *s == '\t' || *s == '\r' || *s == '\n' ? 0 : text_unsafe(s);
 
 		if (*s == '"')
 			putchar('"');

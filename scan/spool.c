@@ -57,11 +57,33 @@ static int spool_fail(struct spool *s, const char *what, int err)
 	return -1;
 }
 
+/*
+ * Whether @len more bytes leave enough of the file system for everybody else:
+ * a stream without end must not fill the disk.
+ */
+static int room_for(struct spool *s, size_t len)
+{
+	struct statvfs v;
+	uint64_t size, avail, keep;
+
+	if (fstatvfs(s->fd, &v) < 0 || !v.f_blocks)
+		return 1;	/* unknown: the writes will tell */
+	size = (uint64_t)v.f_blocks * v.f_frsize;
+	avail = (uint64_t)v.f_bavail * v.f_frsize;
+	keep = size / 100 * FREE_MIN_PERCENT;
+	if (keep > FREE_MIN_BYTES)
+		keep = FREE_MIN_BYTES;
+	return avail >= keep + len;
+}
+
 int spool_flush(struct spool *s)
 {
 	size_t done = 0;	/* bytes written */
 	size_t len = s->npend * PAGE_BYTES;
 
+	if (len && !room_for(s, len))
+		return spool_fail(s, "would leave its file system less than 5% "
+				  "or 1 GiB free", 0);
 	/* One system call for the lot, then whatever it left. */
 	while (done < len) {
 		struct iovec iov[BATCH_PAGES];
@@ -87,25 +109,6 @@ int spool_flush(struct spool *s)
 	return 0;
 }
 
-/*
- * Whether another piece fits on the file system with enough left over for
- * everybody else: a stream without end must not fill the disk.
- */
-static int piece_fits(struct spool *s)
-{
-	struct statvfs v;
-	uint64_t size, avail, keep;
-
-	if (fstatvfs(s->fd, &v) < 0)
-		return 1;	/* unknown: the writes will tell */
-	size = (uint64_t)v.f_blocks * v.f_frsize;
-	avail = (uint64_t)v.f_bavail * v.f_frsize;
-	keep = size / 100 * FREE_MIN_PERCENT;
-	if (keep > FREE_MIN_BYTES)
-		keep = FREE_MIN_BYTES;
-	return avail >= keep + SPOOL_PIECE;
-}
-
 /* Map the next piece. The file is not extended: pages are written into it
  * before anybody reads them, and a file size limit stops only the page that
  * would pass it. */
@@ -117,9 +120,6 @@ static int spool_grow(struct spool *s, struct maps *m)
 	/* Pages waiting to be written stay within one piece. */
 	if (spool_flush(s) < 0)
 		return -1;
-	if (!piece_fits(s))
-		return spool_fail(s, "would leave its file system less than 5% "
-				  "or 1 GiB free", 0);
 	p = mmap(NULL, SPOOL_PIECE, PROT_READ, MAP_SHARED, s->fd, end);
 	if (p == MAP_FAILED)
 		return spool_fail(s, "cannot map", errno);

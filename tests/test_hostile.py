@@ -19,11 +19,10 @@ computes itself from the bytes it wrote.
   holes;
 - a file name of a core with invalid UTF-8 and terminal escapes: JSON parses,
   the table shows no escape character;
-- a pzstd-style file (a skippable frame first) is decompressed;
-- a stream whose distinct pages cannot all be spooled (the file size limit
-  stops the spool file at its second 64 MiB piece): one error line, exit
-  status 1, and the figures of the pages counted before it, which are the
-  stream's first pages.
+- a pzstd-style file (a skippable frame first) is decompressed.
+
+A spool that cannot grow (a file size limit, a full $TMPDIR) is in
+test_limits.py.
 """
 import hashlib, json, os, resource, signal, struct, subprocess, sys
 
@@ -137,33 +136,6 @@ def forged_checksum_collisions():
         row = csv_rows(r.stdout)[0]
         eq((row["pages"], row["distinct_pages"], row["collisions"]),
            ("10000", "10000", "9999"), "forged crc32c collisions: pages, distinct, collisions")
-
-
-@test("spool")
-def spool_file_cannot_grow():
-    n = 20000                            # 78 MiB of distinct pages: two pieces
-    data = os.urandom(n * PAGE)
-
-    def limit():
-        # Writes past the limit then fail with EFBIG instead of a signal.
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (96 << 20, 96 << 20))
-
-    r = ksm(["--csv", "-"], input=data, preexec_fn=limit)
-    if r is None:
-        return
-    err = r.stderr.decode().splitlines()
-    eq(r.returncode, 1, "spool beyond the file size limit: exit status")
-    check(len(err) == 1 and err[0].startswith("ksmscan: ") and "spool file" in err[0],
-          "one error line naming the spool file", repr(err))
-    rows = csv_rows(r.stdout)
-    if not check(len(rows) == 1, "the figures are still printed", r.stdout[:300]):
-        return
-    pages = int(rows[0]["pages"])
-    # The first piece holds 16384 pages; those counted are the first pages,
-    # all distinct (random), so distinct_pages equals pages.
-    check(16384 <= pages < n, "pages counted before the error", str(pages))
-    eq(int(rows[0]["distinct_pages"]), pages, "all counted pages distinct")
 
 
 @test("table")
