@@ -89,48 +89,40 @@ struct scan {
 	size_t batches;			/* batches handed to the workers so far */
 };
 
-/*
- * Prepare a batch for counting: make coded pages, test for zero pages, key
- * and look up every page, and hash the new contents with every algorithm,
- * each timed on its own.
- */
-static void batch_hash(struct pool *p, struct batch *b)
+/* Make a batch's coded (compressed) pages, on the worker's core. */
+static void batch_decode(struct batch *b)
 {
-	const struct scan_config *cfg = p->cfg;
-	uint16_t todo[BATCH_PAGES];		/* the pages to hash */
-	size_t hashed = 0;
+	int first = 1;
 
-	/* Coded (compressed) pages are made here, on the worker's core. */
-	if (!b->data) {
-		int first = 1;
+	for (size_t i = 0; i < b->npages; i++) {
+		char why[160];
+		uint64_t off = 0;
 
-		for (size_t i = 0; i < b->npages; i++) {
-			char why[160];
-			uint64_t off = 0;
-
-			b->bad[i] = b->dump->reader->decode(b->dump, b->coded + i,
-				b->address + i * (uint64_t)PAGE_BYTES,
-				b->own + i * PAGE_BYTES, why, sizeof(why), &off) < 0;
-			if (b->bad[i]) {
-				/* A page that cannot be made is not counted. */
-				memset(b->own + i * PAGE_BYTES, 0, PAGE_BYTES);
-				if (first) {
-					memcpy(b->why, why, sizeof(why));
-					b->why_offset = off;
-					first = 0;
-				}
-			}
+		b->bad[i] = b->dump->reader->decode(b->dump, b->coded + i,
+			b->address + i * (uint64_t)PAGE_BYTES,
+			b->own + i * PAGE_BYTES, why, sizeof(why), &off) < 0;
+		if (!b->bad[i])
+			continue;
+		/* A page that cannot be made is not counted. */
+		memset(b->own + i * PAGE_BYTES, 0, PAGE_BYTES);
+		if (first) {
+			memcpy(b->why, why, sizeof(why));
+			b->why_offset = off;
+			first = 0;
 		}
-		b->data = b->own;
 	}
-	/*
-	 * First the zero test and the index's own key (seeded: a checksum
-	 * alone could be forged), the first read of each page, then the
-	 * lookup: workers look each page up and compare it with what they
-	 * find, so that the main thread, which counts in order, only counts.
-	 * A content that the main thread is adding meanwhile may be missed:
-	 * then the main thread looks it up again.
-	 */
+	b->data = b->own;
+}
+
+/*
+ * The zero test and the index's own key (seeded: a checksum alone could be
+ * forged), the first read of each page, then the lookup: workers look each
+ * page up and compare it with what they find, so that the main thread, which
+ * counts in order, only counts. A content that the main thread is adding
+ * meanwhile may be missed: then the main thread looks it up again.
+ */
+static void batch_lookup(struct pool *p, struct batch *b)
+{
 	for (size_t i = 0; i < b->npages; i++) {
 		/* The CPU does not fetch ahead across pages: ask for the next. */
 		if (i + 1 < b->npages)
@@ -140,14 +132,21 @@ static void batch_hash(struct pool *p, struct batch *b)
 		b->key[i] = b->zero[i] ? 0 : index_key(p->ix, b->data + i * PAGE_BYTES);
 	}
 	index_find_many(p->ix, b->data, b->key, b->zero, b->npages, b->hint);
-	/*
-	 * Only contents new to this input are hashed: a zero page, or one
-	 * found in the index that this input has counted already, has digests
-	 * known already (equal bytes, equal digests). Each input hashes its
-	 * own contents, so that its speed figures measure something. (A
-	 * content whose first page is still on its way to the main thread is
-	 * not found yet: its next pages are hashed too.)
-	 */
+}
+
+/*
+ * Only contents new to this input are hashed: a zero page, or one found in
+ * the index that this input has counted already, has digests known already
+ * (equal bytes, equal digests). Each input hashes its own contents, so that
+ * its speed figures measure something. (A content whose first page is still
+ * on its way to the main thread is not found yet: its next pages are hashed
+ * too.) Return: how many pages are left to hash, listed in @todo.
+ */
+static size_t batch_known(struct pool *p, struct batch *b, uint16_t *todo)
+{
+	const struct scan_config *cfg = p->cfg;
+	size_t n = 0;
+
 	for (size_t i = 0; i < b->npages; i++) {
 		int known = b->zero[i] || (b->hint[i] != INDEX_NONE &&
 			    index_counted(p->ix, b->hint[i], b->input_first));
@@ -159,8 +158,26 @@ static void batch_hash(struct pool *p, struct batch *b)
 				index_digest(p->ix, a, b->hint[i], &b->dg[i][a]);
 		}
 		if (!known)
-			todo[hashed++] = (uint16_t)i;
+			todo[n++] = (uint16_t)i;
 	}
+	return n;
+}
+
+/*
+ * Prepare a batch for counting: make coded pages, test for zero pages, key
+ * and look up every page, and hash the new contents with every algorithm,
+ * each timed on its own.
+ */
+static void batch_hash(struct pool *p, struct batch *b)
+{
+	const struct scan_config *cfg = p->cfg;
+	uint16_t todo[BATCH_PAGES];		/* the pages to hash */
+	size_t hashed;
+
+	if (!b->data)
+		batch_decode(b);
+	batch_lookup(p, b);
+	hashed = batch_known(p, b, todo);
 	/*
 	 * The rest is hashed GROUP pages at a time, one algorithm after the
 	 * other, so that each reads them from the core's own cache; which one

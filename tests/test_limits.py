@@ -86,32 +86,45 @@ def one_error(err, what):
           "%s: the error names the input and an offset" % what, repr(lines[:1]))
 
 
+def prefix_runs(pages, jobs, what, **kw):
+    """Scan @pages from standard input with each -j of @jobs where the spool
+    cannot take them all: each run ends with exit status 1 and one error
+    naming the input, its figures are those of a prefix of @pages (the
+    oracle's), and they are the same for every -j."""
+    data = b"".join(pages)
+    outs = []
+    for j in jobs:
+        r = ksm(["--csv", "-j", j, "-"], input=data, **kw)
+        eq(r.returncode, 1, "-j %s, %s: exit status" % (j, what))
+        one_error(r.stderr, "-j %s, %s" % (j, what))
+        row = csv_row(r.stdout)
+        if not check(row is not None, "-j %s, %s: the figures are printed" % (j, what),
+                     r.stdout[:200]):
+            return None
+        got = figures(row)
+        eq(got, oracle(pages[:got["pages"]]),
+           "-j %s, %s: the figures are those of the first %d pages" % (j, what, got["pages"]))
+        outs.append(got)
+    check(all(o == outs[0] for o in outs), "%s: the same figures for every -j" % what,
+          repr(outs))
+    return outs[0]["pages"]
+
+
 @test("spool")
 def file_size_limit():
     limit = 1000 * 1024                 # ulimit -f 1000
     pages = stream_pages(10240, 1)      # 40 MiB
-    data = b"".join(pages)
 
     def setlimit():
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    outs = []
-    for j in ("1", "2", "4"):
-        r = ksm(["--csv", "-j", j, "-"], input=data, preexec_fn=setlimit)
-        eq(r.returncode, 1, "-j %s: past the file size limit: exit status (not SIGXFSZ)" % j)
-        one_error(r.stderr, "-j %s, file size limit" % j)
-        row = csv_row(r.stdout)
-        if not check(row is not None, "-j %s: the figures are printed" % j, r.stdout[:200]):
-            return
-        got = figures(row)
-        n = got["pages"]
-        # A prefix: the spool holds what fits under the limit, and the batch
-        # (256 pages) whose write failed was counted.
-        check(limit // PAGE // 2 <= n < len(pages), "-j %s: a prefix was counted" % j, str(n))
-        eq(got, oracle(pages[:n]), "-j %s: the figures are those of the first %d pages" % (j, n))
-        outs.append(got)
-    check(all(o == outs[0] for o in outs), "the same figures for -j 1, 2 and 4", repr(outs))
+    n = prefix_runs(pages, ("1", "2", "4"), "file size limit (not SIGXFSZ)",
+                    preexec_fn=setlimit)
+    # The spool held what fits under the limit, and the batch (256 pages)
+    # whose write failed was counted.
+    check(n is not None and limit // PAGE // 2 <= n < len(pages),
+          "a prefix of at least the pages under the limit", str(n))
 
 
 @test("spool")
@@ -119,23 +132,10 @@ def full_tmpdir():
     if not is_root():
         skip("needs root to mount a 1 MiB tmpfs")
     pages = stream_pages(2048, 2)       # 8 MiB, about 5 MiB of it distinct
-    data = b"".join(pages)
     with tmpfs("1m") as d:
-        env = dict(os.environ, TMPDIR=d)
-        outs = []
-        for j in ("1", "2", "3"):
-            r = ksm(["--csv", "-j", j, "-"], input=data, env=env)
-            eq(r.returncode, 1, "-j %s: a full $TMPDIR: exit status" % j)
-            one_error(r.stderr, "-j %s, full $TMPDIR" % j)
-            row = csv_row(r.stdout)
-            if not check(row is not None, "-j %s: the figures are printed" % j):
-                return
-            n = int(row["pages"])
-            check(0 < n < len(pages), "-j %s: a prefix was counted" % j, str(n))
-            eq(figures(row), oracle(pages[:n]), "-j %s: figures of the first %d pages" % (j, n))
-            outs.append(figures(row))
-        check(all(o == outs[0] for o in outs), "the same figures for -j 1, 2 and 3",
-              repr(outs))
+        n = prefix_runs(pages, ("1", "2", "3"), "full $TMPDIR",
+                        env=dict(os.environ, TMPDIR=d))
+        check(n is not None and 0 < n < len(pages), "a prefix was counted", str(n))
 
 
 @test("spool")
