@@ -66,6 +66,20 @@ void dump_read_error(struct dump *d)
 	dump_error(d, d->src.pos, "%s", d->src.err[0] ? d->src.err : "read error");
 }
 
+int dump_map(struct dump *d)
+{
+	int rc = source_map(&d->src);
+
+	if (rc < 0) {
+		error("%s: %s", d->src.name, d->src.err);
+		d->failed = 1;
+		return -1;
+	}
+	if (rc > 0)
+		dump_error(d, d->src.err_at, "%s", d->src.err);
+	return 0;
+}
+
 int dump_format_known(const char *format)
 {
 	if (strcmp(format, "auto") == 0 || strcmp(format, "kdump") == 0)
@@ -107,8 +121,10 @@ struct dump *dump_open(const struct input *in, const struct dump_options *opt)
 		d->pid = in->pid;
 		d->reader = &proc_reader;
 	} else {
-		if (source_open(&d->src, in->path, in->name) < 0)
+		if (source_open(&d->src, in->path, in->name) < 0) {
+			error("%s: %s", in->name, d->src.err);
 			goto fail;
+		}
 		head = source_peek(&d->src, &len);
 		if (!head) {
 			error("%s: %s", in->name, d->src.err);

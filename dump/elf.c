@@ -367,7 +367,7 @@ static int elf_open(struct dump *d)
 		}
 		elf_free_segments(e);
 		e->named = 0;
-		if (source_map(d) < 0)
+		if (dump_map(d) < 0)
 			return -1;
 	}
 	return elf_headers(d, e, d->src.map, d->src.size, 0);

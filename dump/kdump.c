@@ -247,7 +247,7 @@ static int kdump_open(struct dump *d)
 	if (d->reader == &kdump_flat_reader) {
 		if (kdump_assemble(d) < 0)
 			return -1;
-	} else if (source_map(d) < 0) {
+	} else if (dump_map(d) < 0) {
 		return -1;
 	}
 	if (kdump_headers(d, k) < 0)

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 #include <zstd.h>
 
 #include "../util/util.h"
-#include "dump.h"
+#include "source.h"
 
 /* Bytes read ahead so that every reader can probe them. */
 #define PROBE_BYTES 4096
@@ -31,6 +32,18 @@ static int is_zstd(const unsigned char *m)
 {
 	return memcmp(m, zstd_magic, 4) == 0 ||
 	       ((m[0] & 0xf0) == 0x50 && m[1] == 0x2a && m[2] == 0x4d && m[3] == 0x18);
+}
+
+/* Say what went wrong and where, for the caller to report; return -1. */
+static int source_fail(struct source *s, uint64_t at, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->err, sizeof(s->err), fmt, ap);
+	va_end(ap);
+	s->err_at = at;
+	return -1;
 }
 
 /* Read from the file itself, retrying after signals, until @len or its end. */
@@ -236,14 +249,10 @@ int source_open(struct source *s, const char *path, const char *name)
 	} else {
 		s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	}
-	if (s->fd < 0 || fstat(s->fd, &st) < 0) {
-		error("%s: %s", name, strerror(errno));
-		return -1;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		error("%s: %s", name, strerror(EISDIR));
-		return -1;
-	}
+	if (s->fd < 0 || fstat(s->fd, &st) < 0)
+		return source_fail(s, 0, "%s", strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return source_fail(s, 0, "%s", strerror(EISDIR));
 	/*
 	 * A pipe holds 64 KiB by default: the writer and this reader would take
 	 * turns, waking each other, 16 times per MiB. Ask for the most an
@@ -254,25 +263,19 @@ int source_open(struct source *s, const char *path, const char *name)
 	source_try_map(s);
 	if (s->map) {
 		if (s->size >= 4 && is_zstd(s->map) &&
-		    source_start_zstd(s) < 0) {
-			error("%s: cannot start zstd decompression", name);
-			return -1;
-		}
+		    source_start_zstd(s) < 0)
+			return source_fail(s, 0, "cannot start zstd decompression");
 		return 0;
 	}
 	/* A stream: look at its first four bytes, then keep them for later. */
 	s->head = xmalloc(PROBE_BYTES);
 	s->head_cap = PROBE_BYTES;
 	n = fd_read(s, magic, sizeof(magic));
-	if (n < 0) {
-		error("%s: %s", name, s->err);
+	if (n < 0)
 		return -1;
-	}
 	if (n == 4 && is_zstd(magic)) {
-		if (source_start_zstd(s) < 0) {
-			error("%s: cannot start zstd decompression", name);
-			return -1;
-		}
+		if (source_start_zstd(s) < 0)
+			return source_fail(s, 0, "cannot start zstd decompression");
 		/* The magic belongs to the compressed stream: hand it back. */
 		memcpy(s->zin, magic, 4);
 		s->zin_len = 4;
@@ -345,33 +348,31 @@ int source_adopt(struct source *s, int fd)
 	return 0;
 }
 
-int source_map(struct dump *d)
+int source_map(struct source *s)
 {
-	struct source *s = &d->src;
 	unsigned char *buf;
-	int fd;
+	int fd, rc = 0;
 
 	if (s->map)
 		return 0;
 	fd = tmpfile_fd();
-	if (fd < 0) {
-		error("%s: cannot create a temporary file: %s", s->name,
-		      strerror(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return source_fail(s, 0, "cannot create a temporary file: %s",
+				   strerror(errno));
 	buf = xmalloc(COPY_BYTES);
 	for (;;) {
+		uint64_t at = s->pos;
 		ssize_t n = source_read(s, buf, COPY_BYTES);
 
 		if (n < 0) {
 			/* Keep what arrived: the reader reports what it lacks. */
-			dump_read_error(d);
+			s->err_at = at;
+			rc = 1;
 			break;
 		}
 		if (n && write(fd, buf, (size_t)n) != n) {
-			error("%s: writing a temporary copy: %s", s->name,
-			      strerror(errno ? errno : ENOSPC));
-			d->failed = 1;
+			source_fail(s, 0, "writing a temporary copy: %s",
+				    strerror(errno ? errno : ENOSPC));
 			free(buf);
 			close(fd);
 			return -1;
@@ -380,13 +381,10 @@ int source_map(struct dump *d)
 			break;
 	}
 	free(buf);
-	if (source_adopt(s, fd) < 0) {
-		error("%s: cannot map the temporary copy: %s", s->name,
-		      strerror(errno));
-		d->failed = 1;
-		return -1;
-	}
-	return 0;
+	if (source_adopt(s, fd) < 0)
+		return source_fail(s, 0, "cannot map the temporary copy: %s",
+				   strerror(errno));
+	return rc;
 }
 
 void source_close(struct source *s)
