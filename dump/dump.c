@@ -80,6 +80,86 @@ int dump_map(struct dump *d)
 	return 0;
 }
 
+/* Pages a mapped input hands out at once, so that no count overflows size_t. */
+#define MAPPED_PAGES (UINT64_C(1) << 20)
+
+/* Read forward in a stream to offset @off; 0 when there, 1 if it ends first. */
+static int dump_skip_to(struct dump *d, unsigned char *buf, uint64_t off)
+{
+	while (d->src.pos < off) {
+		uint64_t gap = off - d->src.pos;
+		size_t n = gap < (uint64_t)BATCH_PAGES * PAGE_BYTES ?
+			   (size_t)gap : (size_t)BATCH_PAGES * PAGE_BYTES;
+		ssize_t got = source_read(&d->src, buf, n);
+
+		if (got < 0) {
+			dump_read_error(d);
+			return -1;
+		}
+		if ((size_t)got < n)
+			return 1;
+	}
+	return 0;
+}
+
+ssize_t dump_pages(struct dump *d, uint64_t off, uint64_t want,
+		   unsigned char **buf, struct page_range *r, int *ended)
+{
+	struct source *s = &d->src;
+	uint64_t n = want;
+	ssize_t got;
+
+	*ended = 0;
+	if (s->map) {
+		/* Mapped: point into the file, as far as it goes. */
+		uint64_t have = off < s->size ? (s->size - off) / PAGE_BYTES : 0;
+
+		if (n > MAPPED_PAGES)
+			n = MAPPED_PAGES;
+		if (have < n) {
+			n = have;
+			*ended = 1;
+		}
+		s->pos = *ended ? s->size : off + n * PAGE_BYTES;
+		r->data = n ? s->map + off : NULL;
+		r->stable = 1;
+		r->npages = (size_t)n;
+		return (ssize_t)n;
+	}
+	/* A stream: read on to @off, then the pages into the reader's buffer. */
+	if (!*buf)
+		*buf = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
+	if (off < s->pos) {
+		dump_error(d, off, "data at offset %llu is behind what a stream "
+			   "has read already", (unsigned long long)off);
+		return -1;
+	}
+	if (n > BATCH_PAGES)
+		n = BATCH_PAGES;
+	switch (dump_skip_to(d, *buf, off)) {
+	case -1:
+		return -1;
+	case 1:
+		got = 0;
+		break;
+	default:
+		got = source_read(s, *buf, (size_t)n * PAGE_BYTES);
+		if (got < 0) {
+			dump_read_error(d);
+			return -1;
+		}
+	}
+	if ((uint64_t)got < n * PAGE_BYTES) {
+		*ended = 1;
+		n = (uint64_t)got / PAGE_BYTES;
+	}
+	r->data = n ? *buf : NULL;
+	r->buffer = n ? buf : NULL;
+	r->stable = 0;
+	r->npages = (size_t)n;
+	return (ssize_t)n;
+}
+
 int dump_format_known(const char *format)
 {
 	if (strcmp(format, "auto") == 0 || strcmp(format, "kdump") == 0)

@@ -191,6 +191,30 @@ void dump_drain(struct dump *d);
 void dump_read_error(struct dump *d);
 
 /**
+ * dump_pages() - up to @want whole pages of the input from file offset @off,
+ * for a reader: the one place that knows mapped inputs from streams.
+ * @d: the dump
+ * @off: file offset of the first page; in a stream, not behind what was
+ *	 read already (the bytes between are read and dropped)
+ * @want: pages wanted, at least one
+ * @buf: the reader's stream buffer of BATCH_PAGES pages, allocated here when
+ *	 NULL (the engine may swap it for another of the same size)
+ * @r: its npages, data, stable and buffer are set; the reader sets the rest
+ * @ended: set when the input ends before this batch's pages do
+ *
+ * A mapped input hands out a pointer into the map (stable, at most 2^20
+ * pages at once); a stream reads into *@buf (at most BATCH_PAGES) and offers
+ * it in r->buffer. Either way the source's position is then after the pages,
+ * or at the end of the input when it @ended, so the figures and messages of
+ * a file and of a stream of the same bytes are the same.
+ *
+ * Return: the pages in @r (fewer than wanted for a batch limit, or when
+ * @ended; 0 when no whole page is left), or -1 after a read error (reported).
+ */
+ssize_t dump_pages(struct dump *d, uint64_t off, uint64_t want,
+		   unsigned char **buf, struct page_range *r, int *ended);
+
+/**
  * dump_map() - make the input random-access (source_map()), reporting what
  * goes wrong.
  * @d: the dump

@@ -32,7 +32,7 @@ struct elf {
 	uint64_t page;		/* next page within seg[cur] */
 	int stream;		/* read in one pass from a stream, not mapped */
 	int named;		/* an NT_FILE note was used */
-	unsigned char *buf;	/* stream buffer */
+	unsigned char *buf;	/* stream buffer (dump_pages() allocates it) */
 };
 
 static int elf_probe(const unsigned char *head, size_t len)
@@ -45,7 +45,6 @@ static int elf_probe(const unsigned char *head, size_t len)
 #define le32(p) ((uint32_t)get_le(p, 4))
 #define le64(p) get_le(p, 8)
 
-/* Pages read from a stream per range. */
 /* The most header bytes (ELF header, program headers, notes) read ahead from a
  * stream; a core whose headers need more is copied to a temporary file. */
 #define STREAM_HEAD (16u << 20)
@@ -362,7 +361,6 @@ static int elf_open(struct dump *d)
 		rc = elf_headers(d, e, h, len, 1);
 		if (rc <= 0) {
 			e->stream = 1;
-			e->buf = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
 			return rc;
 		}
 		elf_free_segments(e);
@@ -373,38 +371,23 @@ static int elf_open(struct dump *d)
 	return elf_headers(d, e, d->src.map, d->src.size, 0);
 }
 
-/* Skip forward in a stream to file offset @off; 0 when there, -1 if it ends. */
-static int elf_skip_to(struct dump *d, struct elf *e, uint64_t off)
+/* The next pages of a segment, pointed at in the map or read from a stream. */
+static int elf_next(struct dump *d, struct page_range *r)
 {
-	while (d->src.pos < off) {
-		uint64_t gap = off - d->src.pos;
-		size_t n = gap < (uint64_t)BATCH_PAGES * PAGE_BYTES ?
-			   (size_t)gap : (size_t)BATCH_PAGES * PAGE_BYTES;
-		ssize_t got = source_read(&d->src, e->buf, n);
+	struct elf *e = d->priv;
 
-		if (got < 0) {
-			dump_read_error(d);
-			return -1;
-		}
-		if ((size_t)got < n)
-			return -1;
-	}
-	return 0;
-}
-
-/* The next pages of a segment, read from a stream. */
-static int elf_next_stream(struct dump *d, struct elf *e, struct page_range *r)
-{
 	while (e->cur < e->nseg) {
 		struct segment *g = &e->seg[e->cur];
 		uint64_t at = g->offset + e->page * PAGE_BYTES;
+		ssize_t got;
+		int ended;
 
 		if (e->page >= g->pages) {
 			e->cur++;
 			e->page = 0;
 			continue;
 		}
-		if (at < d->src.pos) {
+		if (e->stream && at < d->src.pos) {
 			/* Behind what was read: a stream cannot go back. */
 			dump_error(d, g->offset, "segment %llu overlaps the one before "
 				   "it; read this core from a file, not a stream",
@@ -413,68 +396,22 @@ static int elf_next_stream(struct dump *d, struct elf *e, struct page_range *r)
 			e->page = 0;
 			continue;
 		}
-		uint64_t n = g->pages - e->page;
-		ssize_t got;
-
-		if (n > BATCH_PAGES)
-			n = BATCH_PAGES;
-		if (elf_skip_to(d, e, at) == 0)
-			got = source_read(&d->src, e->buf, (size_t)n * PAGE_BYTES);
-		else
-			got = d->failed ? -1 : 0;
-		if (got < 0) {
-			if (!d->failed)
-				dump_read_error(d);
+		got = dump_pages(d, at, g->pages - e->page, &e->buf, r, &ended);
+		if (got < 0)
 			return -1;
-		}
-		if ((uint64_t)got < n * PAGE_BYTES) {
+		if (ended) {
 			dump_error(d, d->src.pos, "segment %llu data (%llu bytes at "
 				   "offset %llu) runs past the end of the file",
 				   (unsigned long long)g->index,
 				   (unsigned long long)g->filesz,
 				   (unsigned long long)g->offset);
-			n = (uint64_t)got / PAGE_BYTES;
 			e->cur = e->nseg;
-			if (!n)
+			if (!got)
 				return 0;
 		}
 		r->address = g->region.start + e->page * PAGE_BYTES;
-		r->npages = (size_t)n;
-		r->data = e->buf;
-		r->buffer = &e->buf;
-		r->stable = 0;
 		r->region = &g->region;
-		e->page += n;
-		return 1;
-	}
-	return 0;
-}
-
-static int elf_next(struct dump *d, struct page_range *r)
-{
-	struct elf *e = d->priv;
-
-	if (e->stream)
-		return elf_next_stream(d, e, r);
-	while (e->cur < e->nseg) {
-		struct segment *g = &e->seg[e->cur];
-
-		if (e->page >= g->pages) {
-			e->cur++;
-			e->page = 0;
-			continue;
-		}
-		/* Hand the segment out in pieces so that no count overflows size_t. */
-		uint64_t n = g->pages - e->page;
-
-		if (n > (1u << 20))
-			n = 1u << 20;
-		r->address = g->region.start + e->page * PAGE_BYTES;
-		r->npages = (size_t)n;
-		r->data = d->src.map + g->offset + e->page * PAGE_BYTES;
-		r->stable = 1;
-		r->region = &g->region;
-		e->page += n;
+		e->page += (uint64_t)got;
 		return 1;
 	}
 	return 0;
