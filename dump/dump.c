@@ -162,7 +162,7 @@ ssize_t dump_pages(struct dump *d, uint64_t off, uint64_t want,
 
 int dump_format_known(const char *format)
 {
-	if (strcmp(format, "auto") == 0 || strcmp(format, "kdump") == 0)
+	if (strcmp(format, "auto") == 0)
 		return 1;
 	for (size_t i = 0; i < NREADERS; i++)
 		if (strcmp(readers[i]->name, format) == 0)
@@ -170,21 +170,27 @@ int dump_format_known(const char *format)
 	return 0;
 }
 
-/* The reader for -f FORMAT, or by magic bytes for auto. */
+/*
+ * The reader for -f FORMAT, or by magic bytes for auto. Several readers may
+ * share a format name (kdump's assembled and flattened layouts): -f then
+ * takes the first of them whose magic matches, else the first of them, which
+ * reports what is wrong.
+ */
 static const struct reader *dump_choose(const char *format,
 					const unsigned char *head, size_t len)
 {
 	int is_auto = strcmp(format, "auto") == 0;
+	const struct reader *named = NULL;
 
-	/* "kdump" names both kdump layouts; the magic tells which one. */
-	if (strcmp(format, "kdump") == 0 && kdump_flat_reader.probe(head, len))
-		return &kdump_flat_reader;
 	for (size_t i = 0; i < NREADERS; i++) {
-		if (is_auto ? readers[i]->probe(head, len) :
-		    strcmp(format, readers[i]->name) == 0)
+		if (!is_auto && strcmp(format, readers[i]->name) != 0)
+			continue;
+		if (readers[i]->probe(head, len))
 			return readers[i];
+		if (!named)
+			named = readers[i];
 	}
-	return NULL;
+	return is_auto ? NULL : named;
 }
 
 struct dump *dump_open(const struct input *in, const struct dump_options *opt)

@@ -239,20 +239,22 @@ static int kdump_headers(struct dump *d, struct kdump *k)
 	return 0;
 }
 
+/* The assembled form: the file is read where it is (a stream is copied). */
 static int kdump_open(struct dump *d)
 {
-	struct kdump *k = xcalloc(1, sizeof(*k));
+	d->priv = xcalloc(1, sizeof(struct kdump));
+	if (dump_map(d) < 0)
+		return -1;
+	return kdump_headers(d, d->priv);
+}
 
-	d->priv = k;
-	if (d->reader == &kdump_flat_reader) {
-		if (kdump_assemble(d) < 0)
-			return -1;
-	} else if (dump_map(d) < 0) {
+/* The flattened form: assembled first, then read as the other. */
+static int kdump_flat_open(struct dump *d)
+{
+	d->priv = xcalloc(1, sizeof(struct kdump));
+	if (kdump_assemble(d) < 0)
 		return -1;
-	}
-	if (kdump_headers(d, k) < 0)
-		return -1;
-	return 0;
+	return kdump_headers(d, d->priv);
 }
 
 /* Whether pfn is in the dump: bit pfn of the 2nd bitmap, least significant first. */
@@ -462,10 +464,11 @@ const struct reader kdump_reader = {
 	.decode = kdump_decode,
 };
 
+/* The same format name: -f kdump takes whichever layout the magic shows. */
 const struct reader kdump_flat_reader = {
 	.name = "kdump",
 	.probe = kdump_flat_probe,
-	.open = kdump_open,
+	.open = kdump_flat_open,
 	.next = kdump_next,
 	.close = kdump_close,
 	.decode = kdump_decode,
