@@ -83,14 +83,21 @@ int dump_map(struct dump *d)
 /* Pages a mapped input hands out at once, so that no count overflows size_t. */
 #define MAPPED_PAGES (UINT64_C(1) << 20)
 
-/* Read forward in a stream to offset @off; 0 when there, 1 if it ends first. */
-static int dump_skip_to(struct dump *d, unsigned char *buf, uint64_t off)
+int dump_skip_to(struct dump *d, uint64_t off, unsigned char **buf)
 {
-	while (d->src.pos < off) {
-		uint64_t gap = off - d->src.pos;
+	struct source *s = &d->src;
+
+	if (s->map) {
+		s->pos = off < s->size ? off : s->size;
+		return off > s->size;
+	}
+	if (!*buf)
+		*buf = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
+	while (s->pos < off) {
+		uint64_t gap = off - s->pos;
 		size_t n = gap < (uint64_t)BATCH_PAGES * PAGE_BYTES ?
 			   (size_t)gap : (size_t)BATCH_PAGES * PAGE_BYTES;
-		ssize_t got = source_read(&d->src, buf, n);
+		ssize_t got = source_read(s, *buf, n);
 
 		if (got < 0) {
 			dump_read_error(d);
@@ -127,8 +134,6 @@ ssize_t dump_pages(struct dump *d, uint64_t off, uint64_t want,
 		return (ssize_t)n;
 	}
 	/* A stream: read on to @off, then the pages into the reader's buffer. */
-	if (!*buf)
-		*buf = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
 	if (off < s->pos) {
 		dump_error(d, off, "data at offset %llu is behind what a stream "
 			   "has read already", (unsigned long long)off);
@@ -136,7 +141,7 @@ ssize_t dump_pages(struct dump *d, uint64_t off, uint64_t want,
 	}
 	if (n > BATCH_PAGES)
 		n = BATCH_PAGES;
-	switch (dump_skip_to(d, *buf, off)) {
+	switch (dump_skip_to(d, off, buf)) {
 	case -1:
 		return -1;
 	case 1:

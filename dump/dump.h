@@ -215,6 +215,18 @@ ssize_t dump_pages(struct dump *d, uint64_t off, uint64_t want,
 		   unsigned char **buf, struct page_range *r, int *ended);
 
 /**
+ * dump_skip_to() - move on to file offset @off, to learn whether the input
+ * reaches it (a stream reads and drops the bytes before it).
+ * @d: the dump
+ * @off: the offset; in a stream, not behind what was read already
+ * @buf: the reader's stream buffer, as for dump_pages()
+ *
+ * Return: 0 when the input has bytes up to @off, 1 when it ends before
+ * (its position is then its end), -1 after a read error (reported).
+ */
+int dump_skip_to(struct dump *d, uint64_t off, unsigned char **buf);
+
+/**
  * dump_map() - make the input random-access (source_map()), reporting what
  * goes wrong.
  * @d: the dump

