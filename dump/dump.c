@@ -145,8 +145,9 @@ ssize_t dump_pages(struct dump *d, uint64_t off, uint64_t want,
 	case -1:
 		return -1;
 	case 1:
-		got = 0;
-		break;
+		*ended = 1;
+		r->npages = 0;
+		return 0;
 	default:
 		got = source_read(s, *buf, (size_t)n * PAGE_BYTES);
 		if (got < 0) {
@@ -155,7 +156,14 @@ ssize_t dump_pages(struct dump *d, uint64_t off, uint64_t want,
 		}
 	}
 	if ((uint64_t)got < n * PAGE_BYTES) {
+		unsigned char c;
+
+		/* A stream cut by an error gives its last bytes first: ask. */
 		*ended = 1;
+		if (!s->eof && source_read(s, &c, 1) < 0) {
+			dump_read_error(d);
+			*ended = 2;
+		}
 		n = (uint64_t)got / PAGE_BYTES;
 	}
 	r->data = n ? *buf : NULL;
@@ -241,7 +249,8 @@ void dump_drain(struct dump *d)
 	unsigned char buf[65536];
 	ssize_t n;
 
-	if (d->src.map || d->src.fd < 0 || d->drained)
+	/* A stream that failed was reported by the reader that found it. */
+	if (d->src.map || d->src.fd < 0 || d->drained || d->src.failed)
 		return;
 	d->drained = 1;
 	while ((n = source_read(&d->src, buf, sizeof(buf))) == (ssize_t)sizeof(buf))

@@ -200,7 +200,8 @@ void dump_read_error(struct dump *d);
  * @buf: the reader's stream buffer of BATCH_PAGES pages, allocated here when
  *	 NULL (the engine may swap it for another of the same size)
  * @r: its npages, data, stable and buffer are set; the reader sets the rest
- * @ended: set when the input ends before this batch's pages do
+ * @ended: set to 1 when the input ends before this batch's pages do, to 2
+ *	    when a read error ends it (then reported already)
  *
  * A mapped input hands out a pointer into the map (stable, at most 2^20
  * pages at once); a stream reads into *@buf (at most BATCH_PAGES) and offers

@@ -567,7 +567,10 @@ static int elf_next(struct dump *d, struct page_range *r)
 		if (got < 0)
 			return -1;
 		if (ended) {
-			elf_truncated(d, e, g);
+			/* A read error that ended it was reported already. */
+			if (ended == 1)
+				elf_truncated(d, e, g);
+			e->cur = e->nseg;
 			if (!got)
 				return 0;
 		}

@@ -130,7 +130,7 @@ static int lime_next(struct dump *d, struct page_range *pr)
 			/* A mapped file's was reported with the header. */
 			if (d->src.map)
 				d->failed = 1;
-			else
+			else if (ended == 1)
 				dump_error(d, d->src.pos, "LiME range data truncated");
 			l->left = 0;
 			if (!got)

@@ -18,6 +18,7 @@ struct raw {
 	uint64_t end;		/* end of whole pages in a mapped file */
 	unsigned char *buf;	/* stream buffer (dump_pages() allocates it) */
 	int warned;		/* the trailing partial page was reported */
+	int ended;		/* a stream has ended */
 };
 
 static int raw_probe(const unsigned char *head, size_t len)
@@ -57,13 +58,16 @@ static int raw_open(struct dump *d)
 static int raw_hand_out(struct dump *d, struct raw *r, struct page_range *pr,
 			uint64_t off, uint64_t n)
 {
-	int ended;
-	ssize_t got = dump_pages(d, off, n, &r->buf, pr, &ended);
+	ssize_t got;
 
+	if (r->ended)
+		return 0;
+	got = dump_pages(d, off, n, &r->buf, pr, &r->ended);
 	if (got < 0)
 		return -1;
 	r->off = off + (uint64_t)got * PAGE_BYTES;
-	if (ended)
+	/* Bytes after the last page of a stream cut by an error are no page. */
+	if (r->ended == 1)
 		raw_partial(d, r, r->off, d->src.pos - r->off);
 	if (!got)
 		return 0;

@@ -21,6 +21,8 @@
 #define PROBE_BYTES 4096
 /* Block in which a stream is copied to a temporary file. */
 #define COPY_BYTES (1u << 20)
+/* Zero blocks of this size are left as holes in temporary copies. */
+#define SPARSE_BLOCK 4096
 
 static const unsigned char zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
 
@@ -81,7 +83,12 @@ static ssize_t zstd_fail(struct source *s, size_t produced)
 	return (ssize_t)produced;
 }
 
-/* Decompress up to @len bytes of a zstd stream into @buf. */
+/*
+ * Decompress up to @len bytes of a zstd stream into @buf. After the last
+ * compressed byte the decoder is called until it gives nothing more: it
+ * holds decoded bytes it has not handed out yet, and a truncated frame still
+ * yields every byte decoded before the cut.
+ */
 static ssize_t zstd_read(struct source *s, void *buf, size_t len)
 {
 	ZSTD_outBuffer out = { buf, len, 0 };
@@ -90,7 +97,7 @@ static ssize_t zstd_read(struct source *s, void *buf, size_t len)
 		return -1;
 
 	while (out.pos < out.size) {
-		if (s->zin_off == s->zin_len) {
+		if (s->zin_off == s->zin_len && !s->zin_eof) {
 			ssize_t n = fd_read(s, s->zin, s->zin_cap);
 
 			if (n < 0)
@@ -98,20 +105,12 @@ static ssize_t zstd_read(struct source *s, void *buf, size_t len)
 			s->zin_len = (size_t)n;
 			s->zin_off = 0;
 			s->zpos += (uint64_t)n;
-			if (n == 0) {
-				if (s->zframe_open) {
-					snprintf(s->err, sizeof(s->err),
-						 "zstd stream truncated after "
-						 "%llu compressed bytes",
-						 (unsigned long long)s->zpos);
-					return zstd_fail(s, out.pos);
-				}
-				s->eof = 1;
-				break;
-			}
+			s->zin_eof = n == 0;
 		}
 		ZSTD_inBuffer in = { s->zin, s->zin_len, s->zin_off };
+		size_t before = out.pos;
 		size_t rc = ZSTD_decompressStream(s->zstd, &out, &in);
+		int progress = out.pos != before || in.pos != s->zin_off;
 
 		s->zin_off = in.pos;
 		if (ZSTD_isError(rc)) {
@@ -121,8 +120,21 @@ static ssize_t zstd_read(struct source *s, void *buf, size_t len)
 				 (unsigned long long)(s->zpos - (s->zin_len - s->zin_off)));
 			return zstd_fail(s, out.pos);
 		}
-		/* 0 means a frame ended; another may follow (zstd -c a b). */
-		s->zframe_open = rc != 0;
+		if (progress) {
+			/* 0 means a frame ended; another may follow (zstd -c a b). */
+			s->zframe_open = rc != 0;
+			continue;
+		}
+		/* No progress: more input is needed, or there is none left. */
+		if (!s->zin_eof && s->zin_off == s->zin_len)
+			continue;
+		if (s->zframe_open || !s->zin_eof) {
+			snprintf(s->err, sizeof(s->err), "zstd stream truncated after "
+				 "%llu compressed bytes", (unsigned long long)s->zpos);
+			return zstd_fail(s, out.pos);
+		}
+		s->eof = 1;
+		break;
 	}
 	return (ssize_t)out.pos;
 }
@@ -348,9 +360,61 @@ int source_adopt(struct source *s, int fd)
 	return 0;
 }
 
+/* Whether @len bytes (a multiple of 8) are all zero. */
+static int all_zero(const unsigned char *p, size_t len)
+{
+	uint64_t acc = 0, w;
+
+	for (size_t i = 0; i < len; i += 8) {
+		memcpy(&w, p + i, 8);
+		acc |= w;
+		if (acc)
+			return 0;
+	}
+	return 1;
+}
+
+int source_write_sparse(int fd, const unsigned char *buf, size_t len, uint64_t off)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		size_t blk = len - i < SPARSE_BLOCK ? len - i : SPARSE_BLOCK;
+		size_t run = 0;
+
+		/* Skip zero blocks; write the run of blocks that are not. */
+		if (blk == SPARSE_BLOCK && all_zero(buf + i, blk)) {
+			i += blk;
+			continue;
+		}
+		while (i + run < len) {
+			blk = len - i - run < SPARSE_BLOCK ? len - i - run : SPARSE_BLOCK;
+			if (blk == SPARSE_BLOCK && all_zero(buf + i + run, blk))
+				break;
+			run += blk;
+		}
+		for (size_t done = 0; done < run;) {
+			ssize_t n = pwrite(fd, buf + i + done, run - done,
+					   (off_t)(off + i + done));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				if (n == 0)
+					errno = ENOSPC;
+				return -1;
+			}
+			done += (size_t)n;
+		}
+		i += run;
+	}
+	return 0;
+}
+
 int source_map(struct source *s)
 {
 	unsigned char *buf;
+	uint64_t base = s->pos;
 	int fd, rc = 0;
 
 	if (s->map)
@@ -370,9 +434,10 @@ int source_map(struct source *s)
 			rc = 1;
 			break;
 		}
-		if (n && write(fd, buf, (size_t)n) != n) {
+		/* Zero blocks stay holes: a mostly empty dump costs no disk. */
+		if (source_write_sparse(fd, buf, (size_t)n, at - base) < 0) {
 			source_fail(s, 0, "writing a temporary copy: %s",
-				    strerror(errno ? errno : ENOSPC));
+				    strerror(errno));
 			free(buf);
 			close(fd);
 			return -1;
@@ -381,6 +446,12 @@ int source_map(struct source *s)
 			break;
 	}
 	free(buf);
+	/* The file ends where the copy does, even in a hole. */
+	if (ftruncate(fd, (off_t)(s->pos - base)) < 0) {
+		source_fail(s, 0, "writing a temporary copy: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
 	if (source_adopt(s, fd) < 0)
 		return source_fail(s, 0, "cannot map the temporary copy: %s",
 				   strerror(errno));

@@ -30,6 +30,7 @@ struct source {
 	unsigned char *zin;		/* compressed bytes read but not yet used */
 	size_t zin_len, zin_off, zin_cap;
 	uint64_t zpos;			/* compressed bytes read from fd */
+	int zin_eof;			/* fd has no more compressed bytes */
 	int zframe_open;		/* a zstd frame has begun and not ended */
 	char err[160];			/* what went wrong in the last call */
 	uint64_t err_at;		/* where in the input, when it has a place */
@@ -97,6 +98,19 @@ ssize_t source_read(struct source *s, void *buf, size_t len);
  * and s->err_at where); -1 if nothing could be mapped (s->err says why).
  */
 int source_map(struct source *s);
+
+/**
+ * source_write_sparse() - write @len bytes at offset @off of a temporary
+ * file, leaving blocks of 4096 zero bytes as holes (the caller makes the
+ * file long enough at the end, with ftruncate()).
+ * @fd: the file
+ * @buf: the bytes
+ * @len: how many
+ * @off: where
+ *
+ * Return: 0, or -1 with errno set (ENOSPC for a write that made no progress).
+ */
+int source_write_sparse(int fd, const unsigned char *buf, size_t len, uint64_t off);
 
 /**
  * source_adopt() - replace the mapped bytes of a source by a file's.

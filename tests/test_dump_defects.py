@@ -212,5 +212,113 @@ def elf_segment_past_end():
                   what + ": the line says so, at the end of the file", repr(lines[:2]))
 
 
+# ---------------------------------------------------------------------------
+# zstd: the temporary copy of a kdump, and truncated streams
+# ---------------------------------------------------------------------------
+def kdump_image(half_blocks, present):
+    """A kdump-compressed dump (header version 6) whose 2nd bitmap is
+    half_blocks blocks; present = {pfn: page}, stored uncompressed."""
+    nblocks = 2 * half_blocks
+    max_mapnr = half_blocks * PAGE * 8
+    hdr = bytearray(PAGE)
+    hdr[0:8] = b"KDUMP   "
+    struct.pack_into("<I", hdr, 8, 6)
+    struct.pack_into("<IIII", hdr, 428, PAGE, 1, nblocks, max_mapnr & 0xffffffff)
+    sub = bytearray(PAGE)
+    struct.pack_into("<Q", sub, 96, max_mapnr)
+    bitmap2 = bytearray(half_blocks * PAGE)
+    for pfn in present:
+        bitmap2[pfn // 8] |= 1 << (pfn % 8)
+    pfns = sorted(present)
+    desc_off = (2 + nblocks) * PAGE
+    data_off = desc_off + (len(pfns) * 24 + PAGE - 1) // PAGE * PAGE
+    descs = bytearray(data_off - desc_off)
+    for i, pfn in enumerate(pfns):
+        struct.pack_into("<QIIQ", descs, i * 24, data_off + i * PAGE, PAGE, 0, 0)
+    # The 1st bitmap (all zero) is written as one zero block at a time.
+    return [bytes(hdr), bytes(sub), bytes(half_blocks * PAGE), bytes(bitmap2),
+            bytes(descs)] + [present[p] for p in pfns]
+
+
+def mount_tmpfs(size_mib):
+    d = tempfile.mkdtemp(prefix="ksmscan-tmpfs-")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm" % size_mib, "tmpfs", d],
+                       capture_output=True)
+    if r.returncode:
+        os.rmdir(d)
+        return None, r.stderr.decode(errors="replace").strip()
+    return d, None
+
+
+@test("zstd")
+def zstd_kdump_copy_stays_sparse():
+    """A .zst kdump of 2 Ti pfns whose 128 MiB of bitmap is zero but for 8
+    pages: its temporary copy must keep holes, so it fits a 16 MiB tmpfs as
+    $TMPDIR (a full copy needs 128 MiB)."""
+    half = 16384  # 64 MiB of 2nd bitmap: 512 Mi pfns
+    last = half * PAGE * 8 - 4
+    present = {pfn: os.urandom(PAGE) for pfn in (0, 1, 2, 3)}
+    present.update({last + i: bytes([i + 1]) * PAGE for i in range(4)})
+    parts = kdump_image(half, present)
+    z = subprocess.run(["zstd", "-q", "-c", "-1"], input=b"".join(parts),
+                       capture_output=True, check=True).stdout
+    path = write("sparse.kdump.zst", z)
+    check(len(z) < 1 << 20, "the compressed dump is small", "%d bytes" % len(z))
+    d, why = mount_tmpfs(16)
+    if not d:
+        skip("cannot mount a 16 MiB tmpfs for $TMPDIR (%s): not checked" % why)
+        return
+    try:
+        env = dict(os.environ, TMPDIR=d)
+        r = ksm(["-r", "pages", "--csv", "-a", "xxh64", path], env=env)
+        if r:
+            eq((r.rc, r.err), (0, ""), "sparse kdump copy: exit status and no message")
+            rows = pages_report(r, "sparse kdump copy")
+            if rows is not None:
+                eq(rows, [(pfn * PAGE, xxh64(present[pfn])) for pfn in sorted(present)],
+                   "sparse kdump copy: the present pages")
+        r = ksm(["--csv", "-"], input=z, env=env)
+        if r:
+            eq((r.rc, figures(summary(r, "sparse kdump pipe"))),
+               (0, oracle([present[p] for p in sorted(present)])),
+               "sparse kdump copy through a pipe: exit status and figures")
+    finally:
+        subprocess.run(["umount", d])
+        os.rmdir(d)
+
+
+def zstd_cut(data, keep):
+    z = zstd_bytes(data)[:keep]
+    out = subprocess.run(["zstd", "-q", "-dc"], input=z, capture_output=True).stdout
+    return z, out
+
+
+@test("zstd")
+def zstd_truncated_keeps_decoded_pages():
+    """A .zst of 1 MiB of random bytes cut at 60000 bytes: `zstd -dc` gives
+    the oracle (its output's whole pages); exit 1, one error line; the
+    same through a pipe."""
+    for label, data, keep in (("random", os.urandom(1 << 20), 60000),
+                              ("compressible", b"".join(bytes([i % 251]) * PAGE + os.urandom(64)
+                                                        for i in range(600)), 30000)):
+        z, out = zstd_cut(data, keep)
+        blobs = [out[i:i + PAGE] for i in range(0, len(out) // PAGE * PAGE, PAGE)]
+        check(len(blobs) > 1, "truncated zstd (%s): the oracle decodes pages" % label,
+              "%d bytes" % len(out))
+        path = write("cut-%s.zst" % label, z)
+        exp = [(k * PAGE, xxh64(b)) for k, b in enumerate(blobs)]
+        for how, args, kw in (("file", [path], {}), ("pipe", ["-"], {"input": z})):
+            r = ksm(["-r", "pages", "--csv", "-a", "xxh64"] + args, **kw)
+            if not r:
+                continue
+            what = "truncated zstd, %s (%s)" % (label, how)
+            eq(r.rc, 1, what + ": exit status")
+            eq(pages_report(r, what), exp, what + ": every page decoded before the cut")
+            lines = r.lines()
+            eq(len(lines), 1, what + ": one line on standard error")
+            check(lines and "zstd" in lines[0] and "truncated" in lines[0],
+                  what + ": the line says the stream is truncated", repr(lines[:2]))
+
+
 if __name__ == "__main__":
     sys.exit(run_suite("ksmscan-dump-defects-"))
