@@ -195,8 +195,31 @@ ssize_t source_read(struct source *s, void *buf, size_t len)
 
 int source_stream_only;
 
-/* Map a regular file whole, read-only; leave it a stream if that fails. */
-static void source_try_map(struct source *s)
+/*
+ * Standard input was mapped whole: leave it at its end, as reading it would.
+ * The source's own descriptor must then not share its offset (readers seek
+ * with SEEK_DATA), so the file is opened again through /proc where it can
+ * be.
+ */
+static void source_consume_stdin(struct source *s)
+{
+	int own = open("/proc/self/fd/0", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (own >= 0) {
+		close(s->fd);
+		s->fd = own;
+	}
+	lseek(STDIN_FILENO, 0, SEEK_END);
+}
+
+/*
+ * Map a regular file whole, read-only; leave it a stream if that fails.
+ * Standard input is a file that may have been read in part already (by a
+ * shell's `read`, or an earlier "-"): only one still at its start is mapped,
+ * and it is then moved to its end, as reading it would; one further on is
+ * read as a stream from where it stands.
+ */
+static void source_try_map(struct source *s, int is_stdin)
 {
 	struct stat st;
 	void *m;
@@ -206,12 +229,16 @@ static void source_try_map(struct source *s)
 	if (fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
 	    (uint64_t)st.st_size > SIZE_MAX)
 		return;
+	if (is_stdin && lseek(s->fd, 0, SEEK_CUR) != 0)
+		return;
 	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, s->fd, 0);
 	if (m == MAP_FAILED)
 		return;
 	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
 	s->map = m;
 	s->size = (uint64_t)st.st_size;
+	if (is_stdin)
+		source_consume_stdin(s);
 }
 
 /* Make a pipe's buffer as large as the system allows an unprivileged user. */
@@ -272,7 +299,7 @@ int source_open(struct source *s, const char *path, const char *name)
 	 */
 	if (S_ISFIFO(st.st_mode))
 		source_grow_pipe(s->fd);
-	source_try_map(s);
+	source_try_map(s, strcmp(path, "-") == 0);
 	if (s->map) {
 		if (s->size >= 4 && is_zstd(s->map) &&
 		    source_start_zstd(s) < 0)

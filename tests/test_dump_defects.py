@@ -320,5 +320,65 @@ def zstd_truncated_keeps_decoded_pages():
                   what + ": the line says the stream is truncated", repr(lines[:2]))
 
 
+# ---------------------------------------------------------------------------
+# Standard input that was read in part, or named twice
+# ---------------------------------------------------------------------------
+def stdin_at(path, offset):
+    fd = os.open(path, os.O_RDONLY)
+    os.lseek(fd, offset, os.SEEK_SET)
+    return fd
+
+
+@test("stdin")
+def stdin_starts_where_it_stands():
+    """`(read 2 pages; ksmscan -) < file` scans the rest of the file, as
+    `tail -c +8193 file | ksmscan -` would (addresses from 0); a zstd file
+    likewise from where standard input stands."""
+    blobs = [os.urandom(PAGE) for _ in range(3)] + [ZERO, ZERO] + [os.urandom(PAGE)]
+    data = b"".join(blobs)
+    for label, content in (("raw", data), ("zstd", zstd_bytes(data))):
+        path = write("stdin." + label, os.urandom(2 * PAGE) + content)
+        fd = stdin_at(path, 2 * PAGE)
+        try:
+            r = ksm(["-r", "pages", "--csv", "-a", "xxh64", "-"], stdin=fd)
+        finally:
+            os.close(fd)
+        if r:
+            eq(r.rc, 0, "stdin at offset 8192 (%s): exit status" % label)
+            eq(pages_report(r, "stdin at offset " + label),
+               [(k * PAGE, xxh64(b)) for k, b in enumerate(blobs)],
+               "stdin at offset 8192 (%s): the pages after the offset" % label)
+
+
+@test("stdin")
+def stdin_named_twice():
+    """`ksmscan - - < file`: the first `-` reads the file, the second finds
+    standard input at its end (0 pages, exit 0), as with a pipe; a sparse
+    file on standard input still has its holes skipped."""
+    blobs = [os.urandom(PAGE) for _ in range(4)]
+    path = tmp("twice.img")
+    with open(path, "wb") as f:
+        f.write(b"".join(blobs[:2]))
+        f.seek(64 * PAGE)
+        f.write(b"".join(blobs[2:]))
+    for label, off in (("mapped", 0), ("at an offset", PAGE)):
+        fd = stdin_at(path, off)
+        try:
+            r = ksm(["--csv", "-", "-"], stdin=fd)
+        finally:
+            os.close(fd)
+        rows = parse_csv(r, "stdin twice", SUMMARY_COLS) if r else None
+        if not rows:
+            continue
+        if off == 0:
+            exp = oracle(blobs)
+        else:
+            exp = oracle(blobs[1:2] + [ZERO] * 62 + blobs[2:])
+        eq(r.rc, 0, "stdin named twice (%s): exit status" % label)
+        eq([(x["input"], figures(x)) for x in rows[:2]],
+           [("-", exp), ("-", ("0", "0", "0", "0", "0"))],
+           "stdin named twice (%s): the file once, then nothing" % label)
+
+
 if __name__ == "__main__":
     sys.exit(run_suite("ksmscan-dump-defects-"))
