@@ -380,5 +380,83 @@ def stdin_named_twice():
            "stdin named twice (%s): the file once, then nothing" % label)
 
 
+# ---------------------------------------------------------------------------
+# -p: processes that have no memory, and permission problems as root
+# ---------------------------------------------------------------------------
+def stat_fields(pid):
+    """(state, flags) of /proc/PID/stat, or None."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            text = f.read()
+    except OSError:
+        return None
+    rest = text[text.rindex(")") + 2:].split()
+    return rest[0], int(rest[6])
+
+
+def one_error_line(r, words, what):
+    if not r:
+        return
+    eq(r.rc, 1, what + ": exit status")
+    lines = r.lines()
+    eq(len(lines), 1, what + ": one line on standard error")
+    check(lines and all(w in lines[0] for w in words),
+          what + ": the line says %r" % (words,), repr(lines[:2]))
+
+
+@test("pid")
+def pid_kernel_thread():
+    kthreads = [int(p) for p in os.listdir("/proc") if p.isdigit()
+                and (stat_fields(int(p)) or ("", 0))[1] & 0x00200000]
+    if not kthreads:
+        skip("no kernel thread is visible in this PID namespace")
+        return
+    pid = min(kthreads)
+    one_error_line(ksm(["-p", str(pid)]), ["pid:%d" % pid, "kernel thread, has no user memory"],
+                   "-p %d (a kernel thread)" % pid)
+
+
+@test("pid")
+def pid_zombie():
+    child = subprocess.Popen(["true"])
+    try:
+        for _ in range(200):
+            st = stat_fields(child.pid)
+            if st and st[0] == "Z":
+                break
+            time.sleep(0.01)
+        if not check(st and st[0] == "Z", "the child became a zombie", repr(st)):
+            return
+        one_error_line(ksm(["-p", str(child.pid)]), ["zombie process, has no memory"],
+                       "-p of a zombie")
+    finally:
+        child.wait()
+
+
+@test("pid")
+def pid_denied_as_root_says_why():
+    """As root without CAP_SYS_PTRACE (as in a container started without
+    it), another user's process cannot be read: the message names the
+    missing capability instead of telling root to run as root."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or not setpriv:
+        skip("needs root and setpriv (util-linux) to drop CAP_SYS_PTRACE")
+        return
+    target = subprocess.Popen([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+                               "sleep", "60"])
+    try:
+        time.sleep(0.3)
+        cmd = [setpriv, "--inh-caps=-sys_ptrace", "--bounding-set=-sys_ptrace"] + KSMSCAN + [
+            "-p", str(target.pid)]
+        p = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT)
+        r = Run(cmd, p)
+        one_error_line(r, ["CAP_SYS_PTRACE"], "root without CAP_SYS_PTRACE")
+        check("run as" not in r.err, "root without CAP_SYS_PTRACE: not told to run as root",
+              repr(r.err))
+    finally:
+        target.kill()
+        target.wait()
+
+
 if __name__ == "__main__":
     sys.exit(run_suite("ksmscan-dump-defects-"))
