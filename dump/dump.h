@@ -11,9 +11,13 @@
 
 /*
  * A dump is read as a sequence of page ranges. A reader knows one format; the
- * source below it knows how bytes arrive: a mapped file, or a stream (a pipe,
- * or a zstd-compressed file decompressed as it is read). Readers never
- * interpret page contents.
+ * source below it (source.h) knows how bytes arrive: a mapped file, or a
+ * stream (a pipe, or a zstd-compressed file decompressed as it is read).
+ * Readers take their pages through dump_pages(), which alone tells the two
+ * apart, so that a file and a stream of the same bytes give the same pages.
+ * Readers never interpret page contents. Several readers may share a format
+ * name (kdump's assembled and flattened layouts); -f picks among them by
+ * their magic.
  */
 
 /* A named part of an input: an ELF segment, a maps line, a LiME range. */
@@ -25,7 +29,8 @@ struct region {
 
 /* Some pages in a row: npages * PAGE_BYTES bytes of data at consecutive addresses. */
 struct page_range {
-	uint64_t address;		/* address of the first page (SPEC section 2) */
+	uint64_t address;		/* address of the first page (README, "Input
+					 * formats": the page address per format) */
 	size_t npages;			/* pages in the range, at least one */
 	const unsigned char *data;	/* the pages' bytes, or NULL when coded */
 	int stable;			/* data stays valid until dump_close() */
@@ -144,6 +149,8 @@ void dump_close(struct dump *d);
 /**
  * dump_format_known() - whether a -f argument names a format.
  * @format: "auto" or a reader name
+ *
+ * Return: 1 if it does, else 0.
  */
 int dump_format_known(const char *format);
 
@@ -161,6 +168,12 @@ void dump_error(struct dump *d, uint64_t offset, const char *fmt, ...)
 /**
  * dump_warn() - like dump_error() but only a warning (silenced by -q) that
  * does not change the exit status.
+ * @d: the dump
+ * @offset: byte offset in the input the warning is about
+ * @fmt: what is odd, printf style
+ *
+ * Only the first warning of an input is printed; dump_close() counts the
+ * others in one line.
  */
 void dump_warn(struct dump *d, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -185,7 +198,8 @@ void dump_release(struct dump *d, const unsigned char *data, size_t len);
 void dump_drain(struct dump *d);
 
 /**
- * dump_read_error() - report that source_read() failed, with its reason.
+ * dump_read_error() - report that source_read() failed, with its reason
+ * (s->err), at the source's position.
  * @d: the dump
  */
 void dump_read_error(struct dump *d);

@@ -5,6 +5,9 @@
  * (p_vaddr, names from the NT_FILE note). Pages are the whole pages of each
  * PT_LOAD segment's file data (p_filesz); the rest of p_memsz is not in the
  * dump. More than 65534 segments (PN_XNUM) are counted in section header 0.
+ * File bytes that several segments claim are counted once (a hostile core
+ * can point thousands of headers at one page), in file order, which is the
+ * order a stream delivers them in: a file and a stream give the same pages.
  */
 #include <elf.h>
 #include <stdio.h>
@@ -222,10 +225,6 @@ static int elf_check(struct dump *d, const unsigned char *h, uint64_t len,
 	return 0;
 }
 
-/*
- * Name the segments after the files of an NT_FILE note (Linux and gdb cores):
- * count, page size, count (start, end, offset) triples, then count names.
- */
 /* One file mapping of an NT_FILE note. */
 struct nt_file {
 	uint64_t start, stop;
@@ -264,6 +263,10 @@ static void elf_name_segments(struct elf *e, const struct nt_file *f, size_t n)
 	}
 }
 
+/*
+ * Name the segments after the files of an NT_FILE note (Linux and gdb cores):
+ * count, page size, count (start, end, offset) triples, then count names.
+ */
 static void elf_nt_file(struct elf *e, const unsigned char *desc, uint64_t len)
 {
 	uint64_t count;

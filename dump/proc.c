@@ -16,7 +16,6 @@
 #include "../util/util.h"
 #include "dump.h"
 
-/* Pages read from /proc/PID/mem per range. */
 /* The most /proc/PID/maps text read: about a million mappings. */
 #define MAPS_MAX (128u << 20)
 
