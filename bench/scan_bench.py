@@ -4,7 +4,7 @@
 Generates (once, cached in $KSMSCAN_BENCH_DIR or /tmp/ksmscan-bench) a 1 GiB
 and a 4 GiB raw image with a realistic mix -- about 30% zero pages, 20% pages
 in duplicate groups of 2 to 64, 50% unique pages -- and, when the fixtures are
-there, eight copies of the fixture guest (../shared/fixtures/guest-b.elf.zst)
+there, eight copies of the fixture guest (tests/fixtures/guest-b.elf.zst)
 with 15% of each copy's non-zero pages changed, as many guests booted from one
 image would be. It drops each from the page cache and reads it once (so every
 run starts from the image as read from disk), then times, side by side:
@@ -15,7 +15,9 @@ run starts from the image as read from disk), then times, side by side:
 and prints ratios and ksmscan's peak RSS (/usr/bin/time -f %M). With
 $KSMSCAN_FLOOR (make bench builds bench/floor.c) it also prints what the
 machine does at best with every CPU: read every byte of the mapped image,
-and XXH64 plus the index key of every page, released as it goes. cat, xxhsum
+and XXH64 plus the index key of every page, released as it goes. Then the
+scan with one thread and with two (-j 1, -j 2, interleaved), and how much
+the second thread gains: the engine's serial part. cat, xxhsum
 and ksmscan run in five interleaved rounds and each one's fastest counts, so
 that a slow moment of a shared machine hits all of them; Python runs once.
 Benchmarks are not tests.
@@ -68,7 +70,7 @@ def make_image(path, gib):
 
 
 GUEST = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                     "..", "shared", "fixtures", "guest-b.elf.zst")
+                     "tests", "fixtures", "guest-b.elf.zst")
 
 
 def make_guests(path, copies=8):
@@ -177,6 +179,12 @@ def main():
             floors.append((label, gib, best_f, t_ks))
     print("(vs cat and vs xxhsum: ksmscan's time over theirs, lower is better; "
           "vs python: how many times faster ksmscan is)")
+    print("\nthreads: the default scan with -j 1 and -j 2 (interleaved, best of 5)")
+    print("%-8s %9s %9s %9s" % ("image", "-j 1 s", "-j 2 s", "speed-up"))
+    for label, img in images:
+        t1, t2 = interleaved([[KSMSCAN, "--no-progress", "--csv", "-j", "1", img],
+                              [KSMSCAN, "--no-progress", "--csv", "-j", "2", img]])
+        print("%-8s %9.3f %9.3f %8.2fx" % (label, t1, t2, t1 / t2))
     if floors:
         print("\nthe machine at best, %d threads on the mapped image (bench/floor.c):"
               % os.cpu_count())

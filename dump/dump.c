@@ -66,9 +66,116 @@ void dump_read_error(struct dump *d)
 	dump_error(d, d->src.pos, "%s", d->src.err[0] ? d->src.err : "read error");
 }
 
+int dump_map(struct dump *d)
+{
+	int rc = source_map(&d->src);
+
+	if (rc < 0) {
+		error("%s: %s", d->src.name, d->src.err);
+		d->failed = 1;
+		return -1;
+	}
+	if (rc > 0)
+		dump_error(d, d->src.err_at, "%s", d->src.err);
+	return 0;
+}
+
+/* Pages a mapped input hands out at once, so that no count overflows size_t. */
+#define MAPPED_PAGES (UINT64_C(1) << 20)
+
+int dump_skip_to(struct dump *d, uint64_t off, unsigned char **buf)
+{
+	struct source *s = &d->src;
+
+	if (s->map) {
+		s->pos = off < s->size ? off : s->size;
+		return off > s->size;
+	}
+	if (!*buf)
+		*buf = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
+	while (s->pos < off) {
+		uint64_t gap = off - s->pos;
+		size_t n = gap < (uint64_t)BATCH_PAGES * PAGE_BYTES ?
+			   (size_t)gap : (size_t)BATCH_PAGES * PAGE_BYTES;
+		ssize_t got = source_read(s, *buf, n);
+
+		if (got < 0) {
+			dump_read_error(d);
+			return -1;
+		}
+		if ((size_t)got < n)
+			return 1;
+	}
+	return 0;
+}
+
+ssize_t dump_pages(struct dump *d, uint64_t off, uint64_t want,
+		   unsigned char **buf, struct page_range *r, int *ended)
+{
+	struct source *s = &d->src;
+	uint64_t n = want;
+	ssize_t got;
+
+	*ended = 0;
+	if (s->map) {
+		/* Mapped: point into the file, as far as it goes. */
+		uint64_t have = off < s->size ? (s->size - off) / PAGE_BYTES : 0;
+
+		if (n > MAPPED_PAGES)
+			n = MAPPED_PAGES;
+		if (have < n) {
+			n = have;
+			*ended = 1;
+		}
+		s->pos = *ended ? s->size : off + n * PAGE_BYTES;
+		r->data = n ? s->map + off : NULL;
+		r->stable = 1;
+		r->npages = (size_t)n;
+		return (ssize_t)n;
+	}
+	/* A stream: read on to @off, then the pages into the reader's buffer. */
+	if (off < s->pos) {
+		dump_error(d, off, "data at offset %llu is behind what a stream "
+			   "has read already", (unsigned long long)off);
+		return -1;
+	}
+	if (n > BATCH_PAGES)
+		n = BATCH_PAGES;
+	switch (dump_skip_to(d, off, buf)) {
+	case -1:
+		return -1;
+	case 1:
+		*ended = 1;
+		r->npages = 0;
+		return 0;
+	default:
+		got = source_read(s, *buf, (size_t)n * PAGE_BYTES);
+		if (got < 0) {
+			dump_read_error(d);
+			return -1;
+		}
+	}
+	if ((uint64_t)got < n * PAGE_BYTES) {
+		unsigned char c;
+
+		/* A stream cut by an error gives its last bytes first: ask. */
+		*ended = 1;
+		if (!s->eof && source_read(s, &c, 1) < 0) {
+			dump_read_error(d);
+			*ended = 2;
+		}
+		n = (uint64_t)got / PAGE_BYTES;
+	}
+	r->data = n ? *buf : NULL;
+	r->buffer = n ? buf : NULL;
+	r->stable = 0;
+	r->npages = (size_t)n;
+	return (ssize_t)n;
+}
+
 int dump_format_known(const char *format)
 {
-	if (strcmp(format, "auto") == 0 || strcmp(format, "kdump") == 0)
+	if (strcmp(format, "auto") == 0)
 		return 1;
 	for (size_t i = 0; i < NREADERS; i++)
 		if (strcmp(readers[i]->name, format) == 0)
@@ -76,21 +183,27 @@ int dump_format_known(const char *format)
 	return 0;
 }
 
-/* The reader for -f FORMAT, or by magic bytes for auto. */
+/*
+ * The reader for -f FORMAT, or by magic bytes for auto. Several readers may
+ * share a format name (kdump's assembled and flattened layouts): -f then
+ * takes the first of them whose magic matches, else the first of them, which
+ * reports what is wrong.
+ */
 static const struct reader *dump_choose(const char *format,
 					const unsigned char *head, size_t len)
 {
 	int is_auto = strcmp(format, "auto") == 0;
+	const struct reader *named = NULL;
 
-	/* "kdump" names both kdump layouts; the magic tells which one. */
-	if (strcmp(format, "kdump") == 0 && kdump_flat_reader.probe(head, len))
-		return &kdump_flat_reader;
 	for (size_t i = 0; i < NREADERS; i++) {
-		if (is_auto ? readers[i]->probe(head, len) :
-		    strcmp(format, readers[i]->name) == 0)
+		if (!is_auto && strcmp(format, readers[i]->name) != 0)
+			continue;
+		if (readers[i]->probe(head, len))
 			return readers[i];
+		if (!named)
+			named = readers[i];
 	}
-	return NULL;
+	return is_auto ? NULL : named;
 }
 
 struct dump *dump_open(const struct input *in, const struct dump_options *opt)
@@ -107,8 +220,10 @@ struct dump *dump_open(const struct input *in, const struct dump_options *opt)
 		d->pid = in->pid;
 		d->reader = &proc_reader;
 	} else {
-		if (source_open(&d->src, in->path, in->name) < 0)
+		if (source_open(&d->src, in->path, in->name) < 0) {
+			error("%s: %s", in->name, d->src.err);
 			goto fail;
+		}
 		head = source_peek(&d->src, &len);
 		if (!head) {
 			error("%s: %s", in->name, d->src.err);
@@ -134,7 +249,8 @@ void dump_drain(struct dump *d)
 	unsigned char buf[65536];
 	ssize_t n;
 
-	if (d->src.map || d->src.fd < 0 || d->drained)
+	/* A stream that failed was reported by the reader that found it. */
+	if (d->src.map || d->src.fd < 0 || d->drained || d->src.failed)
 		return;
 	d->drained = 1;
 	while ((n = source_read(&d->src, buf, sizeof(buf))) == (ssize_t)sizeof(buf))

@@ -7,12 +7,17 @@
 #include <sys/types.h>
 
 #include "../hash/hash.h"
+#include "source.h"
 
 /*
  * A dump is read as a sequence of page ranges. A reader knows one format; the
- * source below it knows how bytes arrive: a mapped file, or a stream (a pipe,
- * or a zstd-compressed file decompressed as it is read). Readers never
- * interpret page contents.
+ * source below it (source.h) knows how bytes arrive: a mapped file, or a
+ * stream (a pipe, or a zstd-compressed file decompressed as it is read).
+ * Readers take their pages through dump_pages(), which alone tells the two
+ * apart, so that a file and a stream of the same bytes give the same pages.
+ * Readers never interpret page contents. Several readers may share a format
+ * name (kdump's assembled and flattened layouts); -f picks among them by
+ * their magic.
  */
 
 /* A named part of an input: an ELF segment, a maps line, a LiME range. */
@@ -24,7 +29,8 @@ struct region {
 
 /* Some pages in a row: npages * PAGE_BYTES bytes of data at consecutive addresses. */
 struct page_range {
-	uint64_t address;		/* address of the first page (SPEC section 2) */
+	uint64_t address;		/* address of the first page (README, "Input
+					 * formats": the page address per format) */
 	size_t npages;			/* pages in the range, at least one */
 	const unsigned char *data;	/* the pages' bytes, or NULL when coded */
 	int stable;			/* data stays valid until dump_close() */
@@ -50,29 +56,6 @@ struct page_range {
  * a stream reader offers in struct page_range's buffer: the one batch size.
  */
 #define BATCH_PAGES 256
-
-/* Where the bytes of a dump come from. */
-struct source {
-	const char *name;		/* the input's name, for messages */
-	int fd;				/* open read-only */
-	const unsigned char *map;	/* the whole (decompressed) file, if mapped */
-	uint64_t size;			/* bytes in map */
-	uint64_t pos;			/* bytes consumed by source_read() so far */
-	unsigned char *head;		/* stream bytes read ahead for probing */
-	size_t head_cap;		/* its size */
-	size_t head_len;		/* bytes in head not yet consumed */
-	size_t head_off;		/* first unconsumed byte in head */
-	int eof;			/* the stream has ended */
-	void *zstd;			/* decompression state, for .zst inputs */
-	unsigned char *zin;		/* compressed bytes read but not yet used */
-	size_t zin_len, zin_off, zin_cap;
-	uint64_t zpos;			/* compressed bytes read from fd */
-	int zframe_open;		/* a zstd frame has begun and not ended */
-	char err[160];			/* what went wrong in the last read */
-	int spooled;			/* map is a temporary copy of a stream */
-	int zerror;			/* a zstd error follows the bytes returned */
-	int failed;			/* a read failed: every later read fails */
-};
 
 struct dump;
 
@@ -166,6 +149,8 @@ void dump_close(struct dump *d);
 /**
  * dump_format_known() - whether a -f argument names a format.
  * @format: "auto" or a reader name
+ *
+ * Return: 1 if it does, else 0.
  */
 int dump_format_known(const char *format);
 
@@ -183,6 +168,12 @@ void dump_error(struct dump *d, uint64_t offset, const char *fmt, ...)
 /**
  * dump_warn() - like dump_error() but only a warning (silenced by -q) that
  * does not change the exit status.
+ * @d: the dump
+ * @offset: byte offset in the input the warning is about
+ * @fmt: what is odd, printf style
+ *
+ * Only the first warning of an input is printed; dump_close() counts the
+ * others in one line.
  */
 void dump_warn(struct dump *d, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -207,87 +198,58 @@ void dump_release(struct dump *d, const unsigned char *data, size_t len);
 void dump_drain(struct dump *d);
 
 /**
- * dump_read_error() - report that source_read() failed, with its reason.
+ * dump_read_error() - report that source_read() failed, with its reason
+ * (s->err), at the source's position.
  * @d: the dump
  */
 void dump_read_error(struct dump *d);
 
-/* The source layer (source.c). */
-
-/* When set, files are read as streams, never mapped (for fuzzing the stream path). */
-extern int source_stream_only;
+/**
+ * dump_pages() - up to @want whole pages of the input from file offset @off,
+ * for a reader: the one place that knows mapped inputs from streams.
+ * @d: the dump
+ * @off: file offset of the first page; in a stream, not behind what was
+ *	 read already (the bytes between are read and dropped)
+ * @want: pages wanted, at least one
+ * @buf: the reader's stream buffer of BATCH_PAGES pages, allocated here when
+ *	 NULL (the engine may swap it for another of the same size)
+ * @r: its npages, data, stable and buffer are set; the reader sets the rest
+ * @ended: set to 1 when the input ends before this batch's pages do, to 2
+ *	    when a read error ends it (then reported already)
+ *
+ * A mapped input hands out a pointer into the map (stable, at most 2^20
+ * pages at once); a stream reads into *@buf (at most BATCH_PAGES) and offers
+ * it in r->buffer. Either way the source's position is then after the pages,
+ * or at the end of the input when it @ended, so the figures and messages of
+ * a file and of a stream of the same bytes are the same.
+ *
+ * Return: the pages in @r (fewer than wanted for a batch limit, or when
+ * @ended; 0 when no whole page is left), or -1 after a read error (reported).
+ */
+ssize_t dump_pages(struct dump *d, uint64_t off, uint64_t want,
+		   unsigned char **buf, struct page_range *r, int *ended);
 
 /**
- * source_open() - open a file (or "-") read-only; decompress zstd on the fly.
- * @s: the source, zeroed
- * @path: the file
- * @name: the name for messages
+ * dump_skip_to() - move on to file offset @off, to learn whether the input
+ * reaches it (a stream reads and drops the bytes before it).
+ * @d: the dump
+ * @off: the offset; in a stream, not behind what was read already
+ * @buf: the reader's stream buffer, as for dump_pages()
  *
- * A regular file that is not zstd-compressed is mapped whole.
- *
- * Return: 0, or -1 after reporting why the file cannot be read.
+ * Return: 0 when the input has bytes up to @off, 1 when it ends before
+ * (its position is then its end), -1 after a read error (reported).
  */
-int source_open(struct source *s, const char *path, const char *name);
+int dump_skip_to(struct dump *d, uint64_t off, unsigned char **buf);
 
 /**
- * source_peek() - the first bytes of the (decompressed) source, not consumed.
- * @s: the source
- * @len: how many are returned (up to 4096; fewer if the input is shorter)
+ * dump_map() - make the input random-access (source_map()), reporting what
+ * goes wrong.
+ * @d: the dump
  *
- * Return: the bytes, or NULL after a read error (s->err says why).
+ * Return: 0 if the input is mapped (maybe only the part read before an
+ * error, which is then reported), -1 if it could not be mapped (reported).
  */
-const unsigned char *source_peek(struct source *s, size_t *len);
-
-/**
- * source_peek_n() - like source_peek(), for up to @want bytes (a stream keeps
- * that many in memory; readers bound @want).
- * @s: the source, nothing consumed yet
- * @want: bytes wanted
- * @len: how many are returned
- *
- * Return: the bytes, or NULL after a read error (s->err says why).
- */
-const unsigned char *source_peek_n(struct source *s, size_t want, size_t *len);
-
-/**
- * source_read() - read the next bytes of the source in order.
- * @s: the source
- * @buf: destination
- * @len: bytes wanted
- *
- * Works on mapped and streamed sources alike. A count below @len means the
- * end of the input.
- *
- * Return: bytes read, or -1 on an error (s->err says why).
- */
-ssize_t source_read(struct source *s, void *buf, size_t len);
-
-/**
- * source_map() - make a streamed source mapped, by copying the rest of the
- * stream to an unlinked temporary file in $TMPDIR (for formats that need
- * random access: ELF and kdump).
- * @d: the dump whose source it is
- *
- * A read error part-way is reported; what was copied stays usable.
- *
- * Return: 0 if the source is mapped (maybe partly), -1 if nothing could be.
- */
-int source_map(struct dump *d);
-
-/**
- * source_adopt() - replace the mapped bytes of a source by a file's.
- * @s: the source
- * @fd: an open file, which the source now owns
- *
- * Return: 0, or -1 if the file cannot be mapped (errno set; @fd is closed).
- */
-int source_adopt(struct source *s, int fd);
-
-/**
- * source_close() - release what a source holds.
- * @s: the source
- */
-void source_close(struct source *s);
+int dump_map(struct dump *d);
 
 /* The readers, one file each. */
 extern const struct reader elf_reader;

@@ -74,16 +74,96 @@ static int kdump_flat_probe(const unsigned char *head, size_t len)
 /* The flattened records are big-endian. */
 #define be64(p) get_be(p, 8)
 
+/* Read and check the 4096-byte flattened header; 0, or -1 after reporting. */
+static int kdump_flat_header(struct dump *d, unsigned char *buf)
+{
+	if (source_read(&d->src, buf, FLAT_HEADER_SIZE) != FLAT_HEADER_SIZE) {
+		dump_error(d, d->src.pos, "flattened header truncated");
+		return -1;
+	}
+	if (memcmp(buf, FLAT_SIG, sizeof(FLAT_SIG)) != 0) {
+		dump_error(d, 0, "not a flattened dump");
+		return -1;
+	}
+	if (be64(buf + 16) != 1) {
+		dump_error(d, 16, "flattened dump of unknown type %llu",
+			   (unsigned long long)be64(buf + 16));
+		return -1;
+	}
+	return 0;
+}
+
+/* What kdump_flat_record() found. */
+enum flat_rc { FLAT_RECORD, FLAT_END, FLAT_DAMAGED, FLAT_WRITE_FAILED };
+
 /*
- * Assemble a flattened dump into a temporary file: every record's bytes are
- * written at its offset. Offsets are bounded by a multiple of the data seen,
- * so a hostile record cannot make a huge sparse file.
+ * Copy one record to the file @fd: "write these bytes at this offset".
+ * @end grows to the end of the bytes copied. Offsets are bounded, so that a
+ * hostile record cannot make a huge sparse file.
+ */
+static enum flat_rc kdump_flat_record(struct dump *d, int fd, unsigned char *buf,
+				      uint64_t *end)
+{
+	unsigned char hdr[16];
+	uint64_t rec = d->src.pos, off, size;
+	ssize_t n = source_read(&d->src, hdr, sizeof(hdr));
+
+	if (n < 0) {
+		dump_read_error(d);
+		return FLAT_DAMAGED;
+	}
+	if (n < (ssize_t)sizeof(hdr)) {
+		dump_error(d, rec, n ? "flattened record header truncated" :
+			   "flattened dump ends without its end marker");
+		return FLAT_DAMAGED;
+	}
+	off = be64(hdr);
+	size = be64(hdr + 8);
+	if (off == UINT64_MAX && size == UINT64_MAX)
+		return FLAT_END;
+	/* Holes cost nothing in the sparse file; 16 TiB is the limit. */
+	if (off >> 44 || size >> 44 || off + size > (UINT64_C(1) << 44)) {
+		dump_error(d, rec, "flattened record with offset %lld and size %lld "
+			   "is not plausible", (long long)off, (long long)size);
+		return FLAT_DAMAGED;
+	}
+	while (size) {
+		size_t chunk = size < (1u << 20) ? (size_t)size : (1u << 20);
+
+		n = source_read(&d->src, buf, chunk);
+		if (n < 0) {
+			dump_read_error(d);
+			return FLAT_DAMAGED;
+		}
+		if (n && source_write_sparse(fd, buf, (size_t)n, off) < 0) {
+			error("%s: writing the assembled dump: %s", d->src.name,
+			      strerror(errno));
+			d->failed = 1;
+			return FLAT_WRITE_FAILED;
+		}
+		if (off + (uint64_t)n > *end)
+			*end = off + (uint64_t)n;
+		if ((size_t)n < chunk) {
+			dump_error(d, d->src.pos, "flattened record data truncated");
+			return FLAT_DAMAGED;
+		}
+		off += chunk;
+		size -= chunk;
+	}
+	return FLAT_RECORD;
+}
+
+/*
+ * Assemble a flattened dump into a temporary file, as `makedumpfile -R`
+ * would: every record's bytes are written at its offset, zero blocks left
+ * as holes. What was assembled is read even after a problem (exit status 1).
  */
 static int kdump_assemble(struct dump *d)
 {
-	unsigned char hdr[16];
 	unsigned char *buf = xmalloc(1u << 20);
-	int fd = tmpfile_fd(), status = 0;
+	int fd = tmpfile_fd();
+	uint64_t end = 0;
+	enum flat_rc rc;
 
 	if (fd < 0) {
 		error("%s: cannot create a temporary file: %s", d->src.name,
@@ -91,82 +171,27 @@ static int kdump_assemble(struct dump *d)
 		free(buf);
 		return -1;
 	}
-	/* The 4096-byte flattened header was checked by probe(); skip it. */
-	if (source_read(&d->src, buf, FLAT_HEADER_SIZE) != FLAT_HEADER_SIZE) {
-		dump_error(d, d->src.pos, "flattened header truncated");
-		goto fail;
+	if (kdump_flat_header(d, buf) < 0) {
+		free(buf);
+		close(fd);
+		return -1;
 	}
-	if (memcmp(buf, FLAT_SIG, sizeof(FLAT_SIG)) != 0) {
-		dump_error(d, 0, "not a flattened dump");
-		goto fail;
-	}
-	if (be64(buf + 16) != 1) {
-		dump_error(d, 16, "flattened dump of unknown type %llu",
-			   (unsigned long long)be64(buf + 16));
-		goto fail;
-	}
-	for (;;) {
-		uint64_t rec = d->src.pos, off, size;
-		ssize_t n = source_read(&d->src, hdr, sizeof(hdr));
-
-		if (n < 0) {
-			dump_read_error(d);
-			status = 1;
-			break;
-		}
-		if (n == 0) {
-			dump_error(d, rec, "flattened dump ends without its end marker");
-			status = 1;
-			break;
-		}
-		if (n < (ssize_t)sizeof(hdr)) {
-			dump_error(d, rec, "flattened record header truncated");
-			status = 1;
-			break;
-		}
-		off = be64(hdr);
-		size = be64(hdr + 8);
-		if (off == UINT64_MAX && size == UINT64_MAX) {
-			dump_drain(d);
-			break;
-		}
-		/* Holes cost nothing in the sparse file; 16 TiB is the limit. */
-		if (off >> 44 || size >> 44 || off + size > (UINT64_C(1) << 44)) {
-			dump_error(d, rec, "flattened record with offset %lld and "
-				   "size %lld is not plausible", (long long)off,
-				   (long long)size);
-			status = 1;
-			break;
-		}
-		while (size) {
-			size_t chunk = size < (1u << 20) ? (size_t)size : (1u << 20);
-
-			n = source_read(&d->src, buf, chunk);
-			if (n < 0) {
-				dump_read_error(d);
-				status = 1;
-				break;
-			}
-			if (n && pwrite(fd, buf, (size_t)n, (off_t)off) != n) {
-				error("%s: writing the assembled dump: %s",
-				      d->src.name, strerror(errno ? errno : ENOSPC));
-				d->failed = 1;
-				goto fail;
-			}
-			if ((size_t)n < chunk) {
-				dump_error(d, d->src.pos, "flattened record data "
-					   "truncated");
-				status = 1;
-				break;
-			}
-			off += chunk;
-			size -= chunk;
-		}
-		if (status)
-			break;
-	}
+	while ((rc = kdump_flat_record(d, fd, buf, &end)) == FLAT_RECORD)
+		;
 	free(buf);
-	/* What was assembled is read even after a problem (exit status 1). */
+	if (rc == FLAT_END)
+		dump_drain(d);
+	/* The file ends where the last record does, even in a hole. */
+	if (rc != FLAT_WRITE_FAILED && ftruncate(fd, (off_t)end) < 0) {
+		error("%s: writing the assembled dump: %s", d->src.name,
+		      strerror(errno));
+		d->failed = 1;
+		rc = FLAT_WRITE_FAILED;
+	}
+	if (rc == FLAT_WRITE_FAILED) {
+		close(fd);
+		return -1;
+	}
 	if (source_adopt(&d->src, fd) < 0) {
 		error("%s: cannot map the assembled dump: %s", d->src.name,
 		      strerror(errno));
@@ -174,10 +199,6 @@ static int kdump_assemble(struct dump *d)
 		return -1;
 	}
 	return 0;
-fail:
-	free(buf);
-	close(fd);
-	return -1;
 }
 
 /* Read and check the assembled headers; find the bitmap and descriptors. */
@@ -239,20 +260,22 @@ static int kdump_headers(struct dump *d, struct kdump *k)
 	return 0;
 }
 
+/* The assembled form: the file is read where it is (a stream is copied). */
 static int kdump_open(struct dump *d)
 {
-	struct kdump *k = xcalloc(1, sizeof(*k));
+	d->priv = xcalloc(1, sizeof(struct kdump));
+	if (dump_map(d) < 0)
+		return -1;
+	return kdump_headers(d, d->priv);
+}
 
-	d->priv = k;
-	if (d->reader == &kdump_flat_reader) {
-		if (kdump_assemble(d) < 0)
-			return -1;
-	} else if (source_map(d) < 0) {
+/* The flattened form: assembled first, then read as the other. */
+static int kdump_flat_open(struct dump *d)
+{
+	d->priv = xcalloc(1, sizeof(struct kdump));
+	if (kdump_assemble(d) < 0)
 		return -1;
-	}
-	if (kdump_headers(d, k) < 0)
-		return -1;
-	return 0;
+	return kdump_headers(d, d->priv);
 }
 
 /* Whether pfn is in the dump: bit pfn of the 2nd bitmap, least significant first. */
@@ -462,10 +485,11 @@ const struct reader kdump_reader = {
 	.decode = kdump_decode,
 };
 
+/* The same format name: -f kdump takes whichever layout the magic shows. */
 const struct reader kdump_flat_reader = {
 	.name = "kdump",
 	.probe = kdump_flat_probe,
-	.open = kdump_open,
+	.open = kdump_flat_open,
 	.next = kdump_next,
 	.close = kdump_close,
 	.decode = kdump_decode,

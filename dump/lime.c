@@ -15,7 +15,6 @@
 
 #define LIME_MAGIC 0x4C694D45u
 #define LIME_HEADER 32
-/* Pages copied per range from a stream. */
 
 struct lime {
 	/* One per range header, each allocated on its own: the engine keeps
@@ -24,7 +23,7 @@ struct lime {
 	size_t nregions, cap;
 	uint64_t left;			/* bytes of the current range not read yet */
 	uint64_t addr;			/* address of the next byte of the range */
-	unsigned char *buf;		/* stream buffer */
+	unsigned char *buf;		/* stream buffer (dump_pages() allocates it) */
 };
 
 /* LiME's fields are little-endian. */
@@ -40,7 +39,6 @@ static int lime_open(struct dump *d)
 	struct lime *l = xcalloc(1, sizeof(*l));
 
 	d->priv = l;
-	l->buf = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
 	return 0;
 }
 
@@ -98,8 +96,9 @@ static int lime_next(struct dump *d, struct page_range *pr)
 	struct lime *l = d->priv;
 
 	for (;;) {
-		uint64_t avail, pages;
-		ssize_t n;
+		uint64_t pages;
+		ssize_t got;
+		int ended;
 
 		if (l->left < PAGE_BYTES) {
 			/* Skip a partial page at the end of a range. */
@@ -123,41 +122,21 @@ static int lime_next(struct dump *d, struct page_range *pr)
 				return rc;
 			continue;
 		}
-		pages = l->left / PAGE_BYTES;
-		if (d->src.map) {
-			/* Mapped: point into the file, as far as it goes. */
-			avail = (d->src.size - d->src.pos) / PAGE_BYTES;
-			if (pages > avail)
-				pages = avail;
-			if (pages == 0) {
-				/* Truncated: the error was reported with the header. */
+		got = dump_pages(d, d->src.pos, l->left / PAGE_BYTES, &l->buf,
+				 pr, &ended);
+		if (got < 0)
+			return -1;
+		if (ended) {
+			/* A mapped file's was reported with the header. */
+			if (d->src.map)
 				d->failed = 1;
-				return 0;
-			}
-			if (pages > (1u << 20))
-				pages = 1u << 20;
-			pr->data = d->src.map + d->src.pos;
-			pr->stable = 1;
-			d->src.pos += pages * PAGE_BYTES;
-		} else {
-			if (pages > BATCH_PAGES)
-				pages = BATCH_PAGES;
-			n = source_read(&d->src, l->buf, (size_t)pages * PAGE_BYTES);
-			if (n < 0) {
-				dump_read_error(d);
-				return -1;
-			}
-			if ((uint64_t)n < pages * PAGE_BYTES) {
+			else if (ended == 1)
 				dump_error(d, d->src.pos, "LiME range data truncated");
-				pages = (uint64_t)n / PAGE_BYTES;
-				l->left = 0;
-				if (pages == 0)
-					return -1;
-			}
-			pr->data = l->buf;
-			pr->buffer = &l->buf;
-			pr->stable = 0;
+			l->left = 0;
+			if (!got)
+				return d->src.map ? 0 : -1;
 		}
+		pages = (uint64_t)got;
 		pr->address = l->addr;
 		pr->npages = (size_t)pages;
 		pr->region = l->regions[l->nregions - 1];

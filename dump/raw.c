@@ -12,14 +12,13 @@
 #include "../util/util.h"
 #include "dump.h"
 
-/* Pages handed out per range when the input is a stream. */
-
 struct raw {
 	struct region region;	/* the whole file is one region */
 	uint64_t off;		/* next file offset to hand out (page aligned) */
 	uint64_t end;		/* end of whole pages in a mapped file */
-	unsigned char *buf;	/* stream buffer */
+	unsigned char *buf;	/* stream buffer (dump_pages() allocates it) */
 	int warned;		/* the trailing partial page was reported */
+	int ended;		/* a stream has ended */
 };
 
 static int raw_probe(const unsigned char *head, size_t len)
@@ -48,10 +47,35 @@ static int raw_open(struct dump *d)
 	if (d->src.map) {
 		r->end = d->src.size / PAGE_BYTES * PAGE_BYTES;
 		r->region.end = r->end;
-	} else {
-		r->buf = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
 	}
 	return 0;
+}
+
+/*
+ * Hand out up to @n pages from offset @off; a short read is the end of a
+ * stream, and its partial page is reported.
+ */
+static int raw_hand_out(struct dump *d, struct raw *r, struct page_range *pr,
+			uint64_t off, uint64_t n)
+{
+	ssize_t got;
+
+	if (r->ended)
+		return 0;
+	got = dump_pages(d, off, n, &r->buf, pr, &r->ended);
+	if (got < 0)
+		return -1;
+	r->off = off + (uint64_t)got * PAGE_BYTES;
+	/* Bytes after the last page of a stream cut by an error are no page. */
+	if (r->ended == 1)
+		raw_partial(d, r, r->off, d->src.pos - r->off);
+	if (!got)
+		return 0;
+	pr->address = off;
+	pr->region = &r->region;
+	if (!d->src.map)
+		r->region.end = r->off;
+	return 1;
 }
 
 /*
@@ -90,41 +114,13 @@ static int raw_next_mapped(struct dump *d, struct raw *r, struct page_range *pr)
 	if (stop <= start)
 		stop = start + PAGE_BYTES;
 
-	pr->address = start;
-	pr->npages = (size_t)((stop - start) / PAGE_BYTES);
-	pr->data = d->src.map + start;
-	pr->stable = 1;
-	pr->region = &r->region;
-	r->off = stop;
-	return 1;
+	return raw_hand_out(d, r, pr, start, (stop - start) / PAGE_BYTES);
 }
 
 /* The next pages of a stream (pipe, terminal, character device). */
 static int raw_next_stream(struct dump *d, struct raw *r, struct page_range *pr)
 {
-	size_t want = (size_t)BATCH_PAGES * PAGE_BYTES;
-	ssize_t n = source_read(&d->src, r->buf, want);
-
-	if (n < 0) {
-		dump_read_error(d);
-		return -1;
-	}
-	if ((size_t)n < PAGE_BYTES) {
-		raw_partial(d, r, d->src.pos - (uint64_t)n, (uint64_t)n);
-		return 0;
-	}
-	pr->address = r->off;
-	pr->npages = (size_t)n / PAGE_BYTES;
-	pr->data = r->buf;
-	pr->buffer = &r->buf;
-	pr->stable = 0;
-	pr->region = &r->region;
-	r->off += (uint64_t)pr->npages * PAGE_BYTES;
-	r->region.end = r->off;
-	/* A short read is the end of the stream; keep its partial page for later. */
-	if ((size_t)n % PAGE_BYTES)
-		raw_partial(d, r, r->off, (uint64_t)n % PAGE_BYTES);
-	return 1;
+	return raw_hand_out(d, r, pr, r->off, BATCH_PAGES);
 }
 
 static int raw_next(struct dump *d, struct page_range *pr)

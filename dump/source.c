@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +15,14 @@
 #include <zstd.h>
 
 #include "../util/util.h"
-#include "dump.h"
+#include "source.h"
 
 /* Bytes read ahead so that every reader can probe them. */
 #define PROBE_BYTES 4096
 /* Block in which a stream is copied to a temporary file. */
 #define COPY_BYTES (1u << 20)
+/* Zero blocks of this size are left as holes in temporary copies. */
+#define SPARSE_BLOCK 4096
 
 static const unsigned char zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
 
@@ -31,6 +34,18 @@ static int is_zstd(const unsigned char *m)
 {
 	return memcmp(m, zstd_magic, 4) == 0 ||
 	       ((m[0] & 0xf0) == 0x50 && m[1] == 0x2a && m[2] == 0x4d && m[3] == 0x18);
+}
+
+/* Say what went wrong and where, for the caller to report; return -1. */
+static int source_fail(struct source *s, uint64_t at, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->err, sizeof(s->err), fmt, ap);
+	va_end(ap);
+	s->err_at = at;
+	return -1;
 }
 
 /* Read from the file itself, retrying after signals, until @len or its end. */
@@ -68,7 +83,12 @@ static ssize_t zstd_fail(struct source *s, size_t produced)
 	return (ssize_t)produced;
 }
 
-/* Decompress up to @len bytes of a zstd stream into @buf. */
+/*
+ * Decompress up to @len bytes of a zstd stream into @buf. After the last
+ * compressed byte the decoder is called until it gives nothing more: it
+ * holds decoded bytes it has not handed out yet, and a truncated frame still
+ * yields every byte decoded before the cut.
+ */
 static ssize_t zstd_read(struct source *s, void *buf, size_t len)
 {
 	ZSTD_outBuffer out = { buf, len, 0 };
@@ -77,7 +97,7 @@ static ssize_t zstd_read(struct source *s, void *buf, size_t len)
 		return -1;
 
 	while (out.pos < out.size) {
-		if (s->zin_off == s->zin_len) {
+		if (s->zin_off == s->zin_len && !s->zin_eof) {
 			ssize_t n = fd_read(s, s->zin, s->zin_cap);
 
 			if (n < 0)
@@ -85,20 +105,12 @@ static ssize_t zstd_read(struct source *s, void *buf, size_t len)
 			s->zin_len = (size_t)n;
 			s->zin_off = 0;
 			s->zpos += (uint64_t)n;
-			if (n == 0) {
-				if (s->zframe_open) {
-					snprintf(s->err, sizeof(s->err),
-						 "zstd stream truncated after "
-						 "%llu compressed bytes",
-						 (unsigned long long)s->zpos);
-					return zstd_fail(s, out.pos);
-				}
-				s->eof = 1;
-				break;
-			}
+			s->zin_eof = n == 0;
 		}
 		ZSTD_inBuffer in = { s->zin, s->zin_len, s->zin_off };
+		size_t before = out.pos;
 		size_t rc = ZSTD_decompressStream(s->zstd, &out, &in);
+		int progress = out.pos != before || in.pos != s->zin_off;
 
 		s->zin_off = in.pos;
 		if (ZSTD_isError(rc)) {
@@ -108,8 +120,21 @@ static ssize_t zstd_read(struct source *s, void *buf, size_t len)
 				 (unsigned long long)(s->zpos - (s->zin_len - s->zin_off)));
 			return zstd_fail(s, out.pos);
 		}
-		/* 0 means a frame ended; another may follow (zstd -c a b). */
-		s->zframe_open = rc != 0;
+		if (progress) {
+			/* 0 means a frame ended; another may follow (zstd -c a b). */
+			s->zframe_open = rc != 0;
+			continue;
+		}
+		/* No progress: more input is needed, or there is none left. */
+		if (!s->zin_eof && s->zin_off == s->zin_len)
+			continue;
+		if (s->zframe_open || !s->zin_eof) {
+			snprintf(s->err, sizeof(s->err), "zstd stream truncated after "
+				 "%llu compressed bytes", (unsigned long long)s->zpos);
+			return zstd_fail(s, out.pos);
+		}
+		s->eof = 1;
+		break;
 	}
 	return (ssize_t)out.pos;
 }
@@ -170,8 +195,31 @@ ssize_t source_read(struct source *s, void *buf, size_t len)
 
 int source_stream_only;
 
-/* Map a regular file whole, read-only; leave it a stream if that fails. */
-static void source_try_map(struct source *s)
+/*
+ * Standard input was mapped whole: leave it at its end, as reading it would.
+ * The source's own descriptor must then not share its offset (readers seek
+ * with SEEK_DATA), so the file is opened again through /proc where it can
+ * be.
+ */
+static void source_consume_stdin(struct source *s)
+{
+	int own = open("/proc/self/fd/0", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (own >= 0) {
+		close(s->fd);
+		s->fd = own;
+	}
+	lseek(STDIN_FILENO, 0, SEEK_END);
+}
+
+/*
+ * Map a regular file whole, read-only; leave it a stream if that fails.
+ * Standard input is a file that may have been read in part already (by a
+ * shell's `read`, or an earlier "-"): only one still at its start is mapped,
+ * and it is then moved to its end, as reading it would; one further on is
+ * read as a stream from where it stands.
+ */
+static void source_try_map(struct source *s, int is_stdin)
 {
 	struct stat st;
 	void *m;
@@ -181,12 +229,16 @@ static void source_try_map(struct source *s)
 	if (fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
 	    (uint64_t)st.st_size > SIZE_MAX)
 		return;
+	if (is_stdin && lseek(s->fd, 0, SEEK_CUR) != 0)
+		return;
 	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, s->fd, 0);
 	if (m == MAP_FAILED)
 		return;
 	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
 	s->map = m;
 	s->size = (uint64_t)st.st_size;
+	if (is_stdin)
+		source_consume_stdin(s);
 }
 
 /* Make a pipe's buffer as large as the system allows an unprivileged user. */
@@ -236,14 +288,10 @@ int source_open(struct source *s, const char *path, const char *name)
 	} else {
 		s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	}
-	if (s->fd < 0 || fstat(s->fd, &st) < 0) {
-		error("%s: %s", name, strerror(errno));
-		return -1;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		error("%s: %s", name, strerror(EISDIR));
-		return -1;
-	}
+	if (s->fd < 0 || fstat(s->fd, &st) < 0)
+		return source_fail(s, 0, "%s", strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return source_fail(s, 0, "%s", strerror(EISDIR));
 	/*
 	 * A pipe holds 64 KiB by default: the writer and this reader would take
 	 * turns, waking each other, 16 times per MiB. Ask for the most an
@@ -251,28 +299,22 @@ int source_open(struct source *s, const char *path, const char *name)
 	 */
 	if (S_ISFIFO(st.st_mode))
 		source_grow_pipe(s->fd);
-	source_try_map(s);
+	source_try_map(s, strcmp(path, "-") == 0);
 	if (s->map) {
 		if (s->size >= 4 && is_zstd(s->map) &&
-		    source_start_zstd(s) < 0) {
-			error("%s: cannot start zstd decompression", name);
-			return -1;
-		}
+		    source_start_zstd(s) < 0)
+			return source_fail(s, 0, "cannot start zstd decompression");
 		return 0;
 	}
 	/* A stream: look at its first four bytes, then keep them for later. */
 	s->head = xmalloc(PROBE_BYTES);
 	s->head_cap = PROBE_BYTES;
 	n = fd_read(s, magic, sizeof(magic));
-	if (n < 0) {
-		error("%s: %s", name, s->err);
+	if (n < 0)
 		return -1;
-	}
 	if (n == 4 && is_zstd(magic)) {
-		if (source_start_zstd(s) < 0) {
-			error("%s: cannot start zstd decompression", name);
-			return -1;
-		}
+		if (source_start_zstd(s) < 0)
+			return source_fail(s, 0, "cannot start zstd decompression");
 		/* The magic belongs to the compressed stream: hand it back. */
 		memcpy(s->zin, magic, 4);
 		s->zin_len = 4;
@@ -345,33 +387,84 @@ int source_adopt(struct source *s, int fd)
 	return 0;
 }
 
-int source_map(struct dump *d)
+/* Whether @len bytes (a multiple of 8) are all zero. */
+static int all_zero(const unsigned char *p, size_t len)
 {
-	struct source *s = &d->src;
+	uint64_t acc = 0, w;
+
+	for (size_t i = 0; i < len; i += 8) {
+		memcpy(&w, p + i, 8);
+		acc |= w;
+		if (acc)
+			return 0;
+	}
+	return 1;
+}
+
+int source_write_sparse(int fd, const unsigned char *buf, size_t len, uint64_t off)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		size_t blk = len - i < SPARSE_BLOCK ? len - i : SPARSE_BLOCK;
+		size_t run = 0;
+
+		/* Skip zero blocks; write the run of blocks that are not. */
+		if (blk == SPARSE_BLOCK && all_zero(buf + i, blk)) {
+			i += blk;
+			continue;
+		}
+		while (i + run < len) {
+			blk = len - i - run < SPARSE_BLOCK ? len - i - run : SPARSE_BLOCK;
+			if (blk == SPARSE_BLOCK && all_zero(buf + i + run, blk))
+				break;
+			run += blk;
+		}
+		for (size_t done = 0; done < run;) {
+			ssize_t n = pwrite(fd, buf + i + done, run - done,
+					   (off_t)(off + i + done));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				if (n == 0)
+					errno = ENOSPC;
+				return -1;
+			}
+			done += (size_t)n;
+		}
+		i += run;
+	}
+	return 0;
+}
+
+int source_map(struct source *s)
+{
 	unsigned char *buf;
-	int fd;
+	uint64_t base = s->pos;
+	int fd, rc = 0;
 
 	if (s->map)
 		return 0;
 	fd = tmpfile_fd();
-	if (fd < 0) {
-		error("%s: cannot create a temporary file: %s", s->name,
-		      strerror(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return source_fail(s, 0, "cannot create a temporary file: %s",
+				   strerror(errno));
 	buf = xmalloc(COPY_BYTES);
 	for (;;) {
+		uint64_t at = s->pos;
 		ssize_t n = source_read(s, buf, COPY_BYTES);
 
 		if (n < 0) {
 			/* Keep what arrived: the reader reports what it lacks. */
-			dump_read_error(d);
+			s->err_at = at;
+			rc = 1;
 			break;
 		}
-		if (n && write(fd, buf, (size_t)n) != n) {
-			error("%s: writing a temporary copy: %s", s->name,
-			      strerror(errno ? errno : ENOSPC));
-			d->failed = 1;
+		/* Zero blocks stay holes: a mostly empty dump costs no disk. */
+		if (source_write_sparse(fd, buf, (size_t)n, at - base) < 0) {
+			source_fail(s, 0, "writing a temporary copy: %s",
+				    strerror(errno));
 			free(buf);
 			close(fd);
 			return -1;
@@ -380,13 +473,16 @@ int source_map(struct dump *d)
 			break;
 	}
 	free(buf);
-	if (source_adopt(s, fd) < 0) {
-		error("%s: cannot map the temporary copy: %s", s->name,
-		      strerror(errno));
-		d->failed = 1;
+	/* The file ends where the copy does, even in a hole. */
+	if (ftruncate(fd, (off_t)(s->pos - base)) < 0) {
+		source_fail(s, 0, "writing a temporary copy: %s", strerror(errno));
+		close(fd);
 		return -1;
 	}
-	return 0;
+	if (source_adopt(s, fd) < 0)
+		return source_fail(s, 0, "cannot map the temporary copy: %s",
+				   strerror(errno));
+	return rc;
 }
 
 void source_close(struct source *s)

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef KSMSCAN_SOURCE_H
+#define KSMSCAN_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * The source layer (source.c): the bytes of an input, from a mapped file or
+ * from a stream (a pipe, or a zstd-compressed file decompressed as it is
+ * read). It knows nothing of formats or of how problems are reported: a
+ * function that fails says why in s->err (and where, in s->err_at), and the
+ * dump layer (dump.c) prints it.
+ */
+
+/* Where the bytes of a dump come from. */
+struct source {
+	const char *name;		/* the input's name, for messages */
+	int fd;				/* open read-only */
+	const unsigned char *map;	/* the whole (decompressed) file, if mapped */
+	uint64_t size;			/* bytes in map */
+	uint64_t pos;			/* bytes consumed by source_read() so far */
+	unsigned char *head;		/* stream bytes read ahead for probing */
+	size_t head_cap;		/* its size */
+	size_t head_len;		/* bytes in head not yet consumed */
+	size_t head_off;		/* first unconsumed byte in head */
+	int eof;			/* the stream has ended */
+	void *zstd;			/* decompression state, for .zst inputs */
+	unsigned char *zin;		/* compressed bytes read but not yet used */
+	size_t zin_len, zin_off, zin_cap;
+	uint64_t zpos;			/* compressed bytes read from fd */
+	int zin_eof;			/* fd has no more compressed bytes */
+	int zframe_open;		/* a zstd frame has begun and not ended */
+	char err[160];			/* what went wrong in the last call */
+	uint64_t err_at;		/* where in the input, when it has a place */
+	int spooled;			/* map is a temporary copy of a stream */
+	int zerror;			/* a zstd error follows the bytes returned */
+	int failed;			/* a read failed: every later read fails */
+};
+
+/* When set, files are read as streams, never mapped (for fuzzing the stream path). */
+extern int source_stream_only;
+
+/**
+ * source_open() - open a file (or "-") read-only; decompress zstd on the fly.
+ * @s: the source, zeroed
+ * @path: the file
+ * @name: the name for messages
+ *
+ * A regular file that is not zstd-compressed is mapped whole.
+ *
+ * Return: 0, or -1 when the file cannot be read (s->err says why).
+ */
+int source_open(struct source *s, const char *path, const char *name);
+
+/**
+ * source_peek() - the first bytes of the (decompressed) source, not consumed.
+ * @s: the source
+ * @len: how many are returned (up to 4096; fewer if the input is shorter)
+ *
+ * Return: the bytes, or NULL after a read error (s->err says why).
+ */
+const unsigned char *source_peek(struct source *s, size_t *len);
+
+/**
+ * source_peek_n() - like source_peek(), for up to @want bytes (a stream keeps
+ * that many in memory; readers bound @want).
+ * @s: the source, nothing consumed yet
+ * @want: bytes wanted
+ * @len: how many are returned
+ *
+ * Return: the bytes, or NULL after a read error (s->err says why).
+ */
+const unsigned char *source_peek_n(struct source *s, size_t want, size_t *len);
+
+/**
+ * source_read() - read the next bytes of the source in order.
+ * @s: the source
+ * @buf: destination
+ * @len: bytes wanted
+ *
+ * Works on mapped and streamed sources alike. A count below @len means the
+ * end of the input.
+ *
+ * Return: bytes read, or -1 on an error (s->err says why).
+ */
+ssize_t source_read(struct source *s, void *buf, size_t len);
+
+/**
+ * source_map() - make a streamed source mapped, by copying the rest of the
+ * stream to an unlinked temporary file in $TMPDIR (for formats that need
+ * random access: ELF and kdump).
+ * @s: the source
+ *
+ * Return: 0 if the source is mapped; 1 if it is mapped but a read error
+ * stopped the copy part-way (what was copied stays usable; s->err says what
+ * and s->err_at where); -1 if nothing could be mapped (s->err says why).
+ */
+int source_map(struct source *s);
+
+/**
+ * source_write_sparse() - write @len bytes at offset @off of a temporary
+ * file, leaving blocks of 4096 zero bytes as holes (the caller makes the
+ * file long enough at the end, with ftruncate()).
+ * @fd: the file
+ * @buf: the bytes
+ * @len: how many
+ * @off: where
+ *
+ * Return: 0, or -1 with errno set (ENOSPC for a write that made no progress).
+ */
+int source_write_sparse(int fd, const unsigned char *buf, size_t len, uint64_t off);
+
+/**
+ * source_adopt() - replace the mapped bytes of a source by a file's.
+ * @s: the source
+ * @fd: an open file, which the source now owns
+ *
+ * Return: 0, or -1 if the file cannot be mapped (errno set; @fd is closed).
+ */
+int source_adopt(struct source *s, int fd);
+
+/**
+ * source_close() - release what a source holds.
+ * @s: the source
+ */
+void source_close(struct source *s);
+
+#endif
