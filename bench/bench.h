@@ -8,7 +8,7 @@
 #include "../report/report.h"
 
 /**
- * bench_run() - benchmark algorithms and print the bench report (SPEC section 6).
+ * bench_run() - benchmark algorithms and print the bench report (--bench).
  * @algos: the algorithms to measure
  * @nalgos: how many
  * @out: the output format

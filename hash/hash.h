@@ -31,7 +31,7 @@ struct impl {
 struct algo {
 	const char *name;	/* name on the command line and in reports */
 	unsigned bits;		/* digest width: 32, 64 or 128 */
-	const char *description;/* one-line definition, as in SPEC section 3 */
+	const char *description;/* one-line definition (ksmscan -a help) */
 	/* Implementations, fastest first; the last one runs on any CPU. */
 	struct impl impls[IMPL_MAX];
 	/* Hash one PAGE_BYTES-byte page with the implementation chosen. */

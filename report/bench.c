@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The bench report (SPEC section 6): speed of each algorithm on this machine. */
+/* The bench report (--bench): speed of each algorithm on this machine. */
 #include <stdio.h>
 
 #include "report.h"
