@@ -63,6 +63,8 @@ struct pool {
 	pthread_cond_t work, finished;
 	struct batch **queue;		/* ring of pending batches */
 	size_t cap, head, len;
+	unsigned idle;			/* workers waiting for work */
+	const struct batch *awaited;	/* the batch the main thread waits for */
 	int stop;
 	const struct scan_config *cfg;
 	pthread_t *threads;
@@ -124,10 +126,6 @@ static void batch_decode(struct batch *b)
 static void batch_lookup(struct pool *p, struct batch *b)
 {
 	for (size_t i = 0; i < b->npages; i++) {
-		/* The CPU does not fetch ahead across pages: ask for the next. */
-		if (i + 1 < b->npages)
-			for (unsigned c = 0; c < PAGE_BYTES; c += 64)
-				__builtin_prefetch(b->data + (i + 1) * PAGE_BYTES + c);
 		b->zero[i] = (unsigned char)page_is_zero(b->data + i * PAGE_BYTES);
 		b->key[i] = b->zero[i] ? 0 : index_key(p->ix, b->data + i * PAGE_BYTES);
 	}
@@ -206,8 +204,11 @@ static void *worker(void *arg)
 
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		while (!p->len && !p->stop)
+		while (!p->len && !p->stop) {
+			p->idle++;
 			pthread_cond_wait(&p->work, &p->lock);
+			p->idle--;
+		}
 		if (!p->len)
 			break;
 		struct batch *b = p->queue[p->head];
@@ -218,7 +219,9 @@ static void *worker(void *arg)
 		batch_hash(p, b);
 		pthread_mutex_lock(&p->lock);
 		b->done = 1;
-		pthread_cond_broadcast(&p->finished);
+		/* Wake-ups cost system calls: only the one that is waited for. */
+		if (b == p->awaited)
+			pthread_cond_signal(&p->finished);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -279,7 +282,8 @@ static void pool_submit(struct pool *p, struct batch *b)
 	b->done = 0;
 	p->queue[(p->head + p->len) % p->cap] = b;
 	p->len++;
-	pthread_cond_signal(&p->work);
+	if (p->idle)
+		pthread_cond_signal(&p->work);
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -288,8 +292,10 @@ static void pool_wait(struct pool *p, struct batch *b)
 	if (!p->nthreads)
 		return;
 	pthread_mutex_lock(&p->lock);
+	p->awaited = b;
 	while (!b->done)
 		pthread_cond_wait(&p->finished, &p->lock);
+	p->awaited = NULL;
 	pthread_mutex_unlock(&p->lock);
 }
 
