@@ -227,7 +227,11 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* Start the workers; with one thread the main thread hashes by itself. */
+/*
+ * Start the workers: one fewer than the threads asked for, since the main
+ * thread prepares batches too while it waits (pool_wait()); with one
+ * thread it prepares every batch by itself.
+ */
 static void pool_start(struct pool *p, const struct scan_config *cfg, size_t cap,
 		       const struct index *ix)
 {
@@ -246,7 +250,7 @@ static void pool_start(struct pool *p, const struct scan_config *cfg, size_t cap
 	pthread_cond_init(&p->work, NULL);
 	pthread_cond_init(&p->finished, NULL);
 	p->threads = xcalloc(cfg->threads, sizeof(*p->threads));
-	for (unsigned i = 0; i < cfg->threads; i++) {
+	for (unsigned i = 0; i + 1 < cfg->threads; i++) {
 		if (pthread_create(&p->threads[i], NULL, worker, p) != 0)
 			break;
 		p->nthreads++;
@@ -287,14 +291,32 @@ static void pool_submit(struct pool *p, struct batch *b)
 	pthread_mutex_unlock(&p->lock);
 }
 
+/*
+ * Wait until batch @b is prepared; meanwhile the main thread prepares the
+ * oldest queued batches itself, so that -j N keeps N threads busy and no
+ * more (a third thread on two cores took turns with the workers).
+ */
 static void pool_wait(struct pool *p, struct batch *b)
 {
 	if (!p->nthreads)
 		return;
 	pthread_mutex_lock(&p->lock);
 	p->awaited = b;
-	while (!b->done)
+	while (!b->done) {
+		/* Rather than sleep, prepare the oldest batch still queued. */
+		if (p->len) {
+			struct batch *q = p->queue[p->head];
+
+			p->head = (p->head + 1) % p->cap;
+			p->len--;
+			pthread_mutex_unlock(&p->lock);
+			batch_hash(p, q);
+			pthread_mutex_lock(&p->lock);
+			q->done = 1;
+			continue;
+		}
 		pthread_cond_wait(&p->finished, &p->lock);
+	}
 	p->awaited = NULL;
 	pthread_mutex_unlock(&p->lock);
 }
