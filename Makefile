@@ -19,7 +19,8 @@ CPPFLAGS += -idirafter /usr/include -idirafter /usr/include/x86_64-linux-gnu
 CFLAGS  ?= -O2
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -pipe -pthread
 LDFLAGS += -static -s -pthread
-LDLIBS  += /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/x86_64-linux-gnu/libz.a
+LDLIBS  += /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/x86_64-linux-gnu/libz.a \
+           /usr/lib/x86_64-linux-gnu/liblz4.a
 
 SRCS = ksmscan.c \
        util/util.c util/text.c util/progress.c \
@@ -27,10 +28,12 @@ SRCS = ksmscan.c \
        hash/xxh3_avx2.c hash/xxh3_avx512.c \
        dump/dump.c dump/source.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/proc.c \
        scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c \
-       scan/ksm.c scan/tree.c \
+       scan/ksm.c scan/tree.c scan/zram.c \
+       compress/compress.c compress/lzo.c \
        report/cell.c report/csv.c report/json.c report/table.c report/reports.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
+       report/compress.c \
        bench/bench.c
 
 OBJS = $(SRCS:%.c=build/%.o)
@@ -73,14 +76,14 @@ $(BUILDS:%=%/hash/xxh3_avx2.o): CFLAGS_VEC = -mavx2
 $(BUILDS:%=%/hash/xxh3_avx512.o): CFLAGS_VEC = -mavx512f
 
 build-check/ksmscan: $(CHECK_OBJS)
-	$(CHECK_CC) $(CHECK_CFLAGS) -o $@ $(CHECK_OBJS) -lzstd -lz -lm
+	$(CHECK_CC) $(CHECK_CFLAGS) -o $@ $(CHECK_OBJS) -lzstd -lz -llz4 -lm
 
 # The threads under ThreadSanitizer: make check runs the -j tests with it.
 TSAN_OBJS = $(SRCS:%.c=build-tsan/%.o)
 TSAN_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g -pthread -fsanitize=thread
 
 build-tsan/ksmscan: $(TSAN_OBJS)
-	$(CHECK_CC) $(TSAN_CFLAGS) -o $@ $(TSAN_OBJS) -lzstd -lz -lm
+	$(CHECK_CC) $(TSAN_CFLAGS) -o $@ $(TSAN_OBJS) -lzstd -lz -llz4 -lm
 
 # Installs what is missing (Debian packages); does nothing when all is there.
 deps:
@@ -136,13 +139,13 @@ FUZZ_DUMP_stream = -DFUZZ_STREAM
 
 build-fuzz/fuzz_%: fuzz/fuzz_dump.c $(FUZZ_OBJS)
 	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_DUMP_$*) -o $@ $< \
-		$(FUZZ_OBJS) -lzstd -lz -lm
+		$(FUZZ_OBJS) -lzstd -lz -llz4 -lm
 
 build-fuzz/fuzz_maps: fuzz/fuzz_maps.c $(filter-out build-fuzz/dump/proc.o,$(FUZZ_OBJS))
-	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz -lm
+	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz -llz4 -lm
 
 build-fuzz/fuzz_options: fuzz/fuzz_options.c $(FUZZ_OBJS)
-	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz -lm
+	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz -llz4 -lm
 
 fuzz-build: $(FUZZERS:%=build-fuzz/%)
 

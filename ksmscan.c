@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "compress/compress.h"
 #include "dump/dump.h"
 #include "hash/hash.h"
 #include "report/report.h"
@@ -29,8 +30,9 @@
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 static const char usage_line[] =
-	"usage: ksmscan [-hqVz] [-a algos] [-f format] [-j threads]\n"
-	"               [-m max_page_sharing] [-o format] [-p pid] [-r reports]\n"
+	"usage: ksmscan [-hqVz] [-a algos] [-c compressors] [-f format]\n"
+	"               [-j threads] [-m max_page_sharing] [-o format] [-p pid]\n"
+	"               [-r reports]\n"
 	"               [--all-mappings] [--csv] [--json] [--[no-]progress]\n"
 	"               [--range=start-end] [--top=n] [file ...]\n"
 	"       ksmscan --bench [-a algos] [-o format]\n";
@@ -42,6 +44,8 @@ static const char help_head[] =
 	"  -a, --algo=LIST             checksums: comma list, 'all', 'auto' (the faster of\n"
 	"                              crc32c and xxhash here) or 'help' (default xxhash)\n"
 	"      --bench                 measure the checksums instead of reading inputs\n"
+	"  -c, --compress=LIST         zram's compressors: lz4, lzo, lzo-rle, zstd or\n"
+	"                              'all'; selects the compress report too\n"
 	"  -f, --format=FMT            auto, raw, elf, kdump, lime (default auto: by magic)\n"
 	"  -m, --max-page-sharing=N    KSM's max_page_sharing, N >= 2 (default 256)\n"
 	"  -o, --output=FMT            table, csv or json (default table)\n"
@@ -115,9 +119,12 @@ struct prefs {
 	const char *output;		/* the writer's name */
 	unsigned reports;		/* bit i: report_get(i) is selected */
 	size_t top;			/* rows of the top report */
+	const struct compressor *compressors[COMPRESS_MAX];	/* -c */
+	size_t ncompressors;
 	int bench;			/* --bench */
 	int algos_given;		/* -a was given */
 	int algos_help;			/* -a help */
+	int compress;			/* -c: the compress report as well */
 };
 
 /* The comma-separated names of @list, each handed to @one; empty ones skipped. */
@@ -199,6 +206,35 @@ static void parse_reports(struct prefs *p, const char *list)
 	for_each_name(p, list, report_name);
 	if (!p->reports)
 		usage_error("no report in '%s'", list);
+}
+
+/* One name of -c, from the compressors' table, or 'all'. */
+static void compressor_name(struct prefs *p, const char *name, size_t len)
+{
+	const struct compressor *c = compress_lookup(name, len);
+
+	if (len == 3 && strncmp(name, "all", 3) == 0) {
+		for (size_t i = 0; i < compress_count(); i++)
+			compressor_name(p, compress_get(i)->name,
+					strlen(compress_get(i)->name));
+		return;
+	}
+	if (!c)
+		usage_error("unknown compressor '%s'", quoted(name, len));
+	for (size_t i = 0; i < p->ncompressors; i++)
+		if (p->compressors[i] == c)
+			return;
+	p->compressors[p->ncompressors++] = c;
+}
+
+/* -c LIST: the compressors, and the compress report. */
+static void parse_compressors(struct prefs *p, const char *list)
+{
+	p->ncompressors = 0;
+	for_each_name(p, list, compressor_name);
+	if (!p->ncompressors)
+		usage_error("no compressor in '%s'", list);
+	p->compress = 1;
 }
 
 /* A number option from @lo to @hi, or a usage error saying @what. */
@@ -290,6 +326,9 @@ static void parse_option(struct prefs *p, int c, char **argv)
 	case 'r':
 		parse_reports(p, optarg);
 		break;
+	case 'c':
+		parse_compressors(p, optarg);
+		break;
 	case 'h':
 		exit(print_help());
 	case 'V':
@@ -309,6 +348,7 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "algo", required_argument, NULL, 'a' },
+		{ "compress", required_argument, NULL, 'c' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "max-page-sharing", required_argument, NULL, 'm' },
 		{ "output", required_argument, NULL, 'o' },
@@ -333,7 +373,7 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 
 	opterr = 0;
 	/* A leading '-' keeps files and -p in command-line order. */
-	while ((c = getopt_long(argc, argv, "-:a:f:j:m:o:p:r:zqhV", longopts,
+	while ((c = getopt_long(argc, argv, "-:a:c:f:j:m:o:p:r:zqhV", longopts,
 				NULL)) != -1)
 		parse_option(p, c, argv);
 	/* Operands after "--" are files too. */
@@ -354,7 +394,8 @@ static unsigned online_cpus(void)
 /* Scan the inputs and print the selected reports through @w. */
 static int run_scan(struct prefs *p, const struct writer *w)
 {
-	struct report_setup rs = { &p->cfg, w, p->top };
+	struct report_setup rs = { &p->cfg, w, p->top, p->compressors,
+				   p->ncompressors };
 	struct sink *sinks[32];
 	int status;
 
@@ -397,6 +438,10 @@ int main(int argc, char **argv)
 	parse_args(&p, argc, argv);
 	if (!p.reports)
 		report_name(&p, "summary", 7);
+	if (p.compress)
+		report_name(&p, "compress", 8);
+	if (!p.ncompressors)
+		compressor_name(&p, "all", 3);
 	w = writer_lookup(p.output);
 	if (!w)
 		usage_error("unknown output format '%s'", p.output);

@@ -17,7 +17,8 @@ $KSMSCAN_FLOOR (make bench builds bench/floor.c) it also prints what the
 machine does at best with every CPU: read every byte of the mapped image,
 and XXH64 plus the index key of every page, released as it goes. Then the
 scan with one thread and with two (-j 1, -j 2, interleaved), and how much
-the second thread gains: the engine's serial part. cat, xxhsum
+the second thread gains: the engine's serial part; and the scan with
+zram's lz4 (-c lz4) against the lz4 tool at its fastest level. cat, xxhsum
 and ksmscan run in five interleaved rounds and each one's fastest counts, so
 that a slow moment of a shared machine hits all of them; Python runs once.
 Benchmarks are not tests.
@@ -185,6 +186,18 @@ def main():
         t1, t2 = interleaved([[KSMSCAN, "--no-progress", "--csv", "-j", "1", img],
                               [KSMSCAN, "--no-progress", "--csv", "-j", "2", img]])
         print("%-8s %9.3f %9.3f %8.2fx" % (label, t1, t2, t1 / t2))
+    if shutil.which("lz4"):
+        print("\ncompression: the scan with -c lz4 (every content new to the input "
+              "compressed once, page by page, as zram does) against lz4 -1 on the "
+              "whole image (interleaved, best of 3)")
+        print("%-8s %9s %11s %9s %9s" % ("image", "ksmscan s", "-c lz4 s", "lz4 -1 s",
+                                        "vs lz4"))
+        for label, img in images:
+            t0, tc, tl = interleaved([
+                [KSMSCAN, "--no-progress", "--csv", img],
+                [KSMSCAN, "--no-progress", "-r", "compress", "--csv", "-c", "lz4", img],
+                ["sh", "-c", "lz4 -1 -c '%s' > /dev/null" % img]], rounds=3)
+            print("%-8s %9.2f %11.2f %9.2f %8.2fx" % (label, t0, tc, tl, tc / tl))
     if floors:
         print("\nthe machine at best, %d threads on the mapped image (bench/floor.c):"
               % os.cpu_count())

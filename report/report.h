@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../compress/compress.h"
 #include "../hash/hash.h"
 #include "../scan/scan.h"
 
@@ -122,6 +123,8 @@ struct report_setup {
 	const struct scan_config *scan;	/* algorithms, inputs, KSM parameters */
 	const struct writer *out;	/* the output format */
 	size_t top;			/* rows per input of the top report */
+	const struct compressor *const *compressors;	/* -c, in order */
+	size_t ncompressors;
 };
 
 /* A report -r can name: one row of the table in reports.c. */
@@ -195,5 +198,7 @@ struct sink *top_create(const struct report_setup *rs);
 struct sink *tree_create(const struct report_setup *rs);
 /** pages_create() - one row per page, streamed as pages are counted. */
 struct sink *pages_create(const struct report_setup *rs);
+/** compress_create() - what zram would hold, alone and after KSM. */
+struct sink *compress_create(const struct report_setup *rs);
 
 #endif

@@ -18,6 +18,7 @@ static const struct report reports[] = {
 	{ "regions", regions_create },
 	{ "top", top_create },
 	{ "tree", tree_create },
+	{ "compress", compress_create },
 };
 
 const struct report *report_lookup(const char *name, size_t len)

@@ -11,6 +11,7 @@
  * reader does not hand the buffer over (streams).
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -49,6 +50,8 @@ struct batch {
 	uint32_t key[BATCH_PAGES];		/* index keys */
 	uint32_t hint[BATCH_PAGES];		/* content found by a worker, or INDEX_NONE */
 	unsigned char zero[BATCH_PAGES];
+	unsigned char prepared[BATCH_PAGES];	/* sinks prepared the page */
+	unsigned char *prep;		/* what they made: prep_total bytes a page */
 	double seconds[ALGO_MAX];	/* hashing time per algorithm */
 	size_t hashed;			/* pages hashed: contents new to the input */
 	size_t seq;			/* the batch's number in the scan */
@@ -71,6 +74,9 @@ struct pool {
 	unsigned nthreads;
 	struct digest zero_digest[ALGO_MAX];	/* each algorithm's zero page */
 	const struct index *ix;		/* looked up (not changed) by workers */
+	_Atomic unsigned next_thread;	/* numbers for the workers; main is 0 */
+	size_t *prep_off;		/* each sink's part of a page's prep */
+	size_t prep_total;		/* bytes of prep per page */
 };
 
 /* The state of one run. */
@@ -161,12 +167,34 @@ static size_t batch_known(struct pool *p, struct batch *b, uint16_t *todo)
 	return n;
 }
 
+/* The sinks' prepare() for the pages whose contents are new to the input. */
+static void batch_prepare(struct pool *p, struct batch *b, unsigned thread,
+			  const uint16_t *todo, size_t n)
+{
+	const struct scan_config *cfg = p->cfg;
+
+	memset(b->prepared, 0, b->npages);
+	if (!p->prep_total)
+		return;
+	for (size_t j = 0; j < n; j++) {
+		size_t i = todo[j];
+
+		for (size_t k = 0; k < cfg->nsinks; k++)
+			if (cfg->sinks[k]->ops->prepare)
+				cfg->sinks[k]->ops->prepare(cfg->sinks[k], thread,
+					b->data + i * PAGE_BYTES,
+					b->prep + i * p->prep_total + p->prep_off[k]);
+		b->prepared[i] = 1;
+	}
+}
+
 /*
  * Prepare a batch for counting: make coded pages, test for zero pages, key
  * and look up every page, and hash the new contents with every algorithm,
- * each timed on its own.
+ * each timed on its own; then the sinks' own preparations. @thread is the
+ * caller's number.
  */
-static void batch_hash(struct pool *p, struct batch *b)
+static void batch_hash(struct pool *p, struct batch *b, unsigned thread)
 {
 	const struct scan_config *cfg = p->cfg;
 	uint16_t todo[BATCH_PAGES];		/* the pages to hash */
@@ -196,11 +224,13 @@ static void batch_hash(struct pool *p, struct batch *b)
 		}
 	}
 	b->hashed = hashed;
+	batch_prepare(p, b, thread, todo, hashed);
 }
 
 static void *worker(void *arg)
 {
 	struct pool *p = arg;
+	unsigned me = atomic_fetch_add(&p->next_thread, 1) + 1;
 
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
@@ -216,7 +246,7 @@ static void *worker(void *arg)
 		p->head = (p->head + 1) % p->cap;
 		p->len--;
 		pthread_mutex_unlock(&p->lock);
-		batch_hash(p, b);
+		batch_hash(p, b, me);
 		pthread_mutex_lock(&p->lock);
 		b->done = 1;
 		/* Wake-ups cost system calls: only the one that is waited for. */
@@ -241,6 +271,14 @@ static void pool_start(struct pool *p, const struct scan_config *cfg, size_t cap
 	p->cfg = cfg;
 	p->cap = cap;
 	p->ix = ix;
+	atomic_init(&p->next_thread, 0);
+	/* Each sink that prepares pages gets its part of a page's prep. */
+	p->prep_off = xcalloc(cfg->nsinks + 1, sizeof(*p->prep_off));
+	for (size_t k = 0; k < cfg->nsinks; k++) {
+		p->prep_off[k] = p->prep_total;
+		/* Rounded up, so that each sink's part is aligned. */
+		p->prep_total += (cfg->sinks[k]->ops->prep_bytes + 7) & ~(size_t)7;
+	}
 	for (size_t a = 0; a < cfg->nalgos; a++)
 		cfg->algos[a]->hash(zero, &p->zero_digest[a]);
 	if (cfg->threads <= 1)
@@ -278,7 +316,7 @@ static void pool_stop(struct pool *p)
 static void pool_submit(struct pool *p, struct batch *b)
 {
 	if (!p->nthreads) {
-		batch_hash(p, b);
+		batch_hash(p, b, 0);
 		b->done = 1;
 		return;
 	}
@@ -310,7 +348,7 @@ static void pool_wait(struct pool *p, struct batch *b)
 			p->head = (p->head + 1) % p->cap;
 			p->len--;
 			pthread_mutex_unlock(&p->lock);
-			batch_hash(p, q);
+			batch_hash(p, q, 0);
 			pthread_mutex_lock(&p->lock);
 			q->done = 1;
 			continue;
@@ -321,14 +359,21 @@ static void pool_wait(struct pool *p, struct batch *b)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* The sinks that want every page, and one page's event for them. */
-static void sinks_page(struct scan *s, const struct page_event *pg)
+/* Page @i of a batch to the sinks that want every page, each with what
+ * its prepare() made of it. */
+static void sinks_page(struct scan *s, struct batch *b, size_t i,
+		       struct page_event *pg)
 {
+	const struct pool *p = &s->pool;
+
 	for (size_t k = 0; k < s->cfg->nsinks; k++) {
 		struct sink *sk = s->cfg->sinks[k];
 
-		if (sk->ops->needs & SINK_PAGES)
-			sk->ops->page(sk, pg);
+		if (!(sk->ops->needs & SINK_PAGES))
+			continue;
+		pg->prep = sk->ops->prepare && b->prepared[i] ?
+			   b->prep + i * p->prep_total + p->prep_off[k] : NULL;
+		sk->ops->page(sk, pg);
 	}
 }
 
@@ -386,7 +431,7 @@ static int batch_count(struct scan *s, struct figures *f, struct batch *b)
 		pg.kept = index_entry(s->ix, pg.id)->bytes;
 		pg.digests = b->dg[i];
 		pg.zero = b->zero[i];
-		sinks_page(s, &pg);
+		sinks_page(s, b, i, &pg);
 	}
 	/* Pages for the spool are read from the batch: write them now. */
 	if (index_flush(s->ix) < 0)
@@ -617,8 +662,10 @@ static void scan_start(struct scan *s, const struct scan_config *cfg)
 	s->ring_cap = cfg->threads > 1 ? 2 * (size_t)cfg->threads + 2 : 1;
 	s->ring = xcalloc(s->ring_cap, sizeof(*s->ring));
 	pool_start(&s->pool, cfg, s->ring_cap, s->ix);
-	for (size_t i = 0; i < s->ring_cap; i++)
+	for (size_t i = 0; i < s->ring_cap; i++) {
 		s->ring[i].own = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
+		s->ring[i].prep = xmalloc(BATCH_PAGES * s->pool.prep_total + 1);
+	}
 	s->progress = progress_start(cfg->progress, scan_total_bytes(cfg));
 }
 
@@ -626,9 +673,12 @@ static void scan_start(struct scan *s, const struct scan_config *cfg)
 static void scan_stop(struct scan *s)
 {
 	pool_stop(&s->pool);
-	for (size_t i = 0; i < s->ring_cap; i++)
+	for (size_t i = 0; i < s->ring_cap; i++) {
 		free(s->ring[i].own);
+		free(s->ring[i].prep);
+	}
 	free(s->ring);
+	free(s->pool.prep_off);
 	for (size_t k = 0; k < s->cfg->ninputs; k++)
 		dump_close(s->dumps[k]);
 	index_free(s->ix);

@@ -35,6 +35,9 @@ struct page_event {
 					 * them only with SINK_KEPT) */
 	const struct digest *digests;	/* one per selected algorithm */
 	const struct region *region;	/* valid until the input's scope ends */
+	const void *prep;		/* what this sink's prepare() made of the
+					 * page, or NULL: the content was not new
+					 * to the input (nor the zero page) */
 	uint32_t id;			/* the content's id in the index */
 	int zero;			/* all bytes zero */
 	int seen;			/* the content occurred earlier in the input */
@@ -61,6 +64,14 @@ struct sink;
 /* The hooks of a sink; any may be NULL. */
 struct sink_ops {
 	unsigned needs;			/* SINK_* bits */
+	size_t prep_bytes;		/* what prepare() writes per page */
+	/**
+	 * prepare() - work on a page in the hashing threads, once per
+	 * content new to the input (zero pages excepted), before page();
+	 * @thread is the caller's number, 0 to the run's threads - 1.
+	 */
+	void (*prepare)(struct sink *s, unsigned thread,
+			const unsigned char *page, void *out);
 	/** page() - one page counted (SINK_PAGES), main thread, scan order. */
 	void (*page)(struct sink *s, const struct page_event *pg);
 	/** scope() - an input (then, with several, all of them) is counted. */

@@ -266,6 +266,14 @@ class KsmSession(Session):
 class ZramSession(Session):
     actions = ("reset", "compact", "idle", "writeback", "recompress", "mem_used_max")
 
+    def read(self, name):
+        """comp_algorithm reads as the one selected ("[lzo-rle] lzo lz4" ->
+        "lzo-rle"): that is what set() saves and restore() writes back."""
+        value = Session.read(self, name)
+        if name == "comp_algorithm" and isinstance(value, str) and "[" in value:
+            return value.split("[", 1)[1].split("]", 1)[0]
+        return value
+
     def _undo_first(self):
         if "disksize" in self.saved and self.read("disksize") != 0:
             write_value(self.path("reset"), 1)

@@ -18,7 +18,7 @@ this file's own count of the pages it wrote, never ksmscan's output.
 import contextlib, csv, io, os, resource, signal, subprocess, sys, tempfile, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import KSMSCAN, PAGE, check, eq, run_suite, skip, test, tmp  # noqa: E402
+from ksmtest import KSMSCAN, PAGE, Skip, check, eq, run_suite, test, tmp  # noqa: E402
 
 TIMEOUT = 300
 UNSAFE = [b"\x1b", b"\x07", b"\x9b", "\u202e".encode(), "\u2066".encode(), b"\xc2\x9b"]
@@ -70,7 +70,7 @@ def tmpfs(size):
                        capture_output=True, text=True)
     if r.returncode:
         os.rmdir(d)
-        skip("cannot mount a tmpfs: %s" % r.stderr.strip())
+        raise Skip("cannot mount a tmpfs: %s" % r.stderr.strip())
     try:
         yield d
     finally:
@@ -130,7 +130,7 @@ def file_size_limit():
 @test("spool")
 def full_tmpdir():
     if not is_root():
-        skip("needs root to mount a 1 MiB tmpfs")
+        raise Skip("needs root to mount a 1 MiB tmpfs")
     pages = stream_pages(2048, 2)       # 8 MiB, about 5 MiB of it distinct
     with tmpfs("1m") as d:
         n = prefix_runs(pages, ("1", "2", "3"), "full $TMPDIR",
@@ -141,7 +141,7 @@ def full_tmpdir():
 @test("spool")
 def endless_stream_keeps_disk_free():
     if not is_root():
-        skip("needs root to mount a tmpfs")
+        raise Skip("needs root to mount a tmpfs")
     with tmpfs("320m") as d:
         st = os.statvfs(d)
         size = st.f_blocks * st.f_frsize
@@ -172,7 +172,7 @@ def endless_stream_keeps_disk_free():
 @test("memory")
 def tree_resident_set():
     if any(x in KSMSCAN[0] for x in ("build-check", "build-tsan")):
-        skip("peak RSS is measured on the release build (sanitizers add shadow memory)")
+        raise Skip("peak RSS is measured on the release build (sanitizers add shadow memory)")
     n = 65536                           # 256 MiB of distinct pages
     path = tmp("tree.img")
     with open(path, "wb") as f:
