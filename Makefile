@@ -113,7 +113,7 @@ check: deps build-check/ksmscan build-tsan/ksmscan $(UNITS:%=build-check/%)
 	KSMSCAN=./build-check/ksmscan KSMSCAN_UNITS="$(UNITS:%=build-check/%)" \
 	$(PYTHON) tests/run_all.py
 	TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
-	KSMSCAN=./build-tsan/ksmscan $(PYTHON) tests/run_all.py test_reports
+	KSMSCAN=./build-tsan/ksmscan $(PYTHON) tests/run_all.py test_reports test_compress
 
 # What the machine does at best (bench/floor.c), with ksmscan's own hashing.
 build/bench/floor: bench/floor.c build/hash/xxh.o build/hash/xxh3_avx2.o \

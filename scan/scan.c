@@ -173,9 +173,9 @@ static void batch_prepare(struct pool *p, struct batch *b, unsigned thread,
 {
 	const struct scan_config *cfg = p->cfg;
 
-	memset(b->prepared, 0, b->npages);
 	if (!p->prep_total)
 		return;
+	memset(b->prepared, 0, b->npages);
 	for (size_t j = 0; j < n; j++) {
 		size_t i = todo[j];
 

@@ -174,26 +174,24 @@ def huge_size_and_classes():
     eq(len({c for c in CLASSES}), len(set(CLASSES)), "classes")
 
 
+def on_boundaries(length, comp, seed, every=1):
+    """ksmscan -c @comp on pages built on the class boundaries: the model's
+    figures with the oracle's lengths; returns those lengths."""
+    pages = boundary_pages(length, seed)[::every]
+    lens = [length(p) for p in pages]
+    rows = scan([write("boundaries-%s.img" % comp, pages)], comp)
+    if rows:
+        eq(figures(rows[0]), model(pages, length), "%s on class boundaries" % comp)
+    return lens
+
+
 @test("model")
-def boundaries_lz4():
-    pages = boundary_pages(lz4_len, 1)
-    check(len(pages) > 150, "pages built on the class boundaries", str(len(pages)))
-    lens = [lz4_len(p) for p in pages]
+def boundaries():
+    lens = on_boundaries(lz4_len, "lz4", 1)
+    check(len(lens) > 150, "pages built on the class boundaries", str(len(lens)))
     check(HUGE in lens and HUGE - 1 in lens, "a page at the huge size and one below",
           str(sorted(lens)[-5:]))
-    path = write("boundaries.img", pages)
-    rows = scan([path], "lz4")
-    if rows:
-        eq(figures(rows[0]), model(pages, lz4_len), "lz4 on every class boundary")
-
-
-@test("model")
-def boundaries_zstd():
-    pages = boundary_pages(zstd_len, 2)[::3]
-    path = write("boundaries-zstd.img", pages)
-    rows = scan([path], "zstd")
-    if rows:
-        eq(figures(rows[0]), model(pages, zstd_len), "zstd on class boundaries")
+    on_boundaries(zstd_len, "zstd", 2, every=3)
 
 
 @test("model")
