@@ -33,7 +33,7 @@ SRCS = ksmscan.c \
        report/cell.c report/csv.c report/json.c report/table.c report/reports.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
-       report/compress.c \
+       report/compress.c report/headline.c \
        bench/bench.c
 
 OBJS = $(SRCS:%.c=build/%.o)
@@ -44,7 +44,7 @@ CHECK_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g \
                -fsanitize=address,undefined -fno-sanitize-recover=all \
                -fno-omit-frame-pointer -pthread
 
-.PHONY: all test check install clean deps demo bench fuzz fuzz-build
+.PHONY: all test check install clean deps demo bench fuzz fuzz-build deb
 
 all: ksmscan
 
@@ -163,13 +163,27 @@ fuzz: fuzz-build
 			echo "$$f: FINDINGS in build-fuzz/"; exit 1; fi; \
 	done
 
+COMPDIR_BASH ?= $(PREFIX)/share/bash-completion/completions
+COMPDIR_ZSH ?= $(PREFIX)/share/zsh/vendor-completions
+
 install: ksmscan
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(COMPDIR_BASH) $(DESTDIR)$(COMPDIR_ZSH)
 	install -m 755 ksmscan $(DESTDIR)$(BINDIR)/ksmscan
 	install -m 644 man/ksmscan.1 $(DESTDIR)$(MANDIR)/man1/ksmscan.1
+	install -m 644 completions/ksmscan.bash $(DESTDIR)$(COMPDIR_BASH)/ksmscan
+	install -m 644 completions/_ksmscan $(DESTDIR)$(COMPDIR_ZSH)/_ksmscan
+
+# A Debian package of what install puts in place (scripts/make-deb).
+VERSION = $(shell sed -n 's/^\#define KSMSCAN_VERSION "\(.*\)"/\1/p' ksmscan.c)
+
+deb: ksmscan
+	rm -rf build/deb
+	$(MAKE) -s install DESTDIR=$(CURDIR)/build/deb PREFIX=/usr MANDIR=/usr/share/man
+	./scripts/make-deb $(VERSION) build/deb .
 
 clean:
-	rm -rf $(BUILDS) ksmscan
+	rm -rf $(BUILDS) ksmscan ksmscan_*.deb
 
 # Header dependencies that -MMD wrote.
 -include $(OBJS:.o=.d) $(CHECK_OBJS:.o=.d) $(TSAN_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d) \

@@ -6,14 +6,19 @@
  * the engine; everything else lives in hash/, dump/, scan/ and report/.
  */
 #include <getopt.h>
+#include <lz4.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #include "bench/bench.h"
 #include "compress/compress.h"
+#include "scan/zram.h"
 #include "dump/dump.h"
 #include "hash/hash.h"
 #include "report/report.h"
@@ -30,11 +35,11 @@
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 static const char usage_line[] =
-	"usage: ksmscan [-hqVz] [-a algos] [-c compressors] [-f format]\n"
+	"usage: ksmscan [-hlqVz] [-a algos] [-c compressors] [-f format]\n"
 	"               [-j threads] [-m max_page_sharing] [-o format] [-p pid]\n"
 	"               [-r reports]\n"
 	"               [--all-mappings] [--csv] [--json] [--[no-]progress]\n"
-	"               [--range=start-end] [--top=n] [file ...]\n"
+	"               [--label=name] [--range=start-end] [--top=n] [file ...]\n"
 	"       ksmscan --bench [-a algos] [-o format]\n";
 
 /* --help, before and after the list of reports (from the reports' table). */
@@ -61,13 +66,16 @@ static const char help_tail[] =
 	"      --range=START-END       only pages with address in [START, END);\n"
 	"                              decimal or 0x hex, K/M/G/T suffixes\n"
 	"  -z, --use-zero-pages        model KSM with use_zero_pages=1\n"
+	"  -l, --long                  tables with every column, as CSV has them\n"
+	"      --label=NAME            the name of standard input in reports ('-')\n"
 	"  -q, --quiet                 no warnings\n"
 	"  -h, --help                  this help\n"
 	"  -V, --version               version\n"
 	"\n"
-	"A file may be '-' for standard input; zstd-compressed files are read as they\n"
-	"are. Exit status: 0 success, 1 an input or the output could not be read or\n"
-	"written completely, 2 usage error.\n"
+	"A file may be '-' for standard input, which is read when no input is named\n"
+	"and it is not a terminal; compressed files are read as they are. Exit\n"
+	"status: 0 success, 1 an input or the output could not be read or written\n"
+	"completely, 2 usage error.\n"
 	"See ksmscan(1).\n";
 
 static void usage_error(const char *fmt, const char *arg)
@@ -117,6 +125,7 @@ struct prefs {
 	struct input *inputs;		/* files and processes, in order */
 	size_t ninputs;
 	const char *output;		/* the writer's name */
+	const char *label;		/* --label: standard input's name */
 	unsigned reports;		/* bit i: report_get(i) is selected */
 	size_t top;			/* rows of the top report */
 	const struct compressor *compressors[COMPRESS_MAX];	/* -c */
@@ -124,7 +133,8 @@ struct prefs {
 	int bench;			/* --bench */
 	int algos_given;		/* -a was given */
 	int algos_help;			/* -a help */
-	int compress;			/* -c: the compress report as well */
+	int compress;			/* -c or -r compress: the compress report */
+	int long_table;			/* -l */
 };
 
 /* The comma-separated names of @list, each handed to @one; empty ones skipped. */
@@ -151,6 +161,45 @@ static const char *quoted(const char *name, size_t len)
 	return buf;
 }
 
+/*
+ * The name of the @n candidates that @name is likely a typo of (an edit
+ * distance of at most 2, and less than half its length), or NULL.
+ */
+static const char *closest(const char *name, size_t len,
+			   const char *(*candidate)(size_t), size_t n)
+{
+	const char *best = NULL;
+	size_t least = len < 6 ? len / 2 + 1 : 3;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(name, len, candidate(i));
+
+		if (d < least) {
+			least = d;
+			best = candidate(i);
+		}
+	}
+	return best;
+}
+
+/* Candidates for closest(), one per table. */
+static const char *algo_at(size_t i) { return hash_get(i)->name; }
+static const char *report_at(size_t i) { return report_get(i)->name; }
+static const char *compressor_at(size_t i) { return compress_get(i)->name; }
+
+/* A usage error for an unknown @what, with a guess at what was meant. */
+static void unknown(const char *what, const char *name, size_t len,
+		    const char *(*candidate)(size_t), size_t n, const char *hint)
+{
+	const char *guess = closest(name, len, candidate, n);
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), "unknown %s '%%s'%s%s%s%s", what,
+		 guess ? " (did you mean '" : "", guess ? guess : "",
+		 guess ? "'?)" : "", hint);
+	usage_error(msg, quoted(name, len));
+}
+
 /* Add one algorithm to the selection, once. */
 static void select_algo(struct scan_config *cfg, const struct algo *a)
 {
@@ -174,7 +223,7 @@ static void algo_name(struct prefs *p, const char *name, size_t len)
 	} else if (a) {
 		select_algo(&p->cfg, a);
 	} else {
-		usage_error("unknown algorithm '%s' (try -a help)", quoted(name, len));
+		unknown("algorithm", name, len, algo_at, hash_count(), " (try -a help)");
 	}
 }
 
@@ -193,7 +242,9 @@ static void report_name(struct prefs *p, const char *name, size_t len)
 	const struct report *r = report_lookup(name, len);
 
 	if (!r)
-		usage_error("unknown report '%s'", quoted(name, len));
+		unknown("report", name, len, report_at, report_count(), "");
+	if (strcmp(r->name, "compress") == 0)
+		p->compress = 1;
 	for (size_t i = 0; i < report_count(); i++)
 		if (report_get(i) == r)
 			p->reports |= 1u << i;
@@ -220,7 +271,7 @@ static void compressor_name(struct prefs *p, const char *name, size_t len)
 		return;
 	}
 	if (!c)
-		usage_error("unknown compressor '%s'", quoted(name, len));
+		unknown("compressor", name, len, compressor_at, compress_count(), "");
 	for (size_t i = 0; i < p->ncompressors; i++)
 		if (p->compressors[i] == c)
 			return;
@@ -260,6 +311,26 @@ static int print_help(void)
 	return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
 }
 
+/* -V: the version, what it was built with, and the checksum paths this CPU
+ * runs (as -a help's impl column). */
+static int print_version(void)
+{
+	printf("ksmscan %s\n", KSMSCAN_VERSION);
+	printf("built with %s %s, musl; xxHash %d.%d.%d, zstd %s, zlib %s, lz4 %s\n",
+#ifdef __clang__
+	       "clang",
+#else
+	       "gcc",
+#endif
+	       __VERSION__, XXH_VERSION_MAJOR, XXH_VERSION_MINOR, XXH_VERSION_RELEASE,
+	       ZSTD_VERSION_STRING, ZLIB_VERSION, LZ4_VERSION_STRING);
+	fputs("checksums on this CPU:", stdout);
+	for (size_t i = 0; i < hash_count(); i++)
+		printf(" %s=%s", hash_get(i)->name, hash_get(i)->impl);
+	putchar('\n');
+	return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
+}
+
 /* Options that only set a value: 0 if @c is one of them (handled). */
 static int set_value(struct prefs *p, int c)
 {
@@ -269,10 +340,12 @@ static int set_value(struct prefs *p, int c)
 	case 'P': p->cfg.progress = 1; break;
 	case 'N': p->cfg.progress = 0; break;
 	case 'o': p->output = optarg; break;
+	case 'L': p->label = optarg; break;
 	case 'C': p->output = "csv"; break;
 	case 'J': p->output = "json"; break;
 	case 'z': p->cfg.ksm.use_zero_pages = 1; break;
 	case 'q': msg_quiet = 1; break;
+	case 'l': p->long_table = 1; break;
 	case 'T':
 		p->top = (size_t)number(optarg, 0, TOP_MAX,
 					"--top wants 0 to 10000, not '%s'");
@@ -332,8 +405,7 @@ static void parse_option(struct prefs *p, int c, char **argv)
 	case 'h':
 		exit(print_help());
 	case 'V':
-		printf("ksmscan %s\n", KSMSCAN_VERSION);
-		exit(output_close() < 0 ? EXIT_INPUT : EXIT_OK);
+		exit(print_version());
 	case ':':
 		usage_error("option '%s' needs an argument", option_name(argv));
 		break;
@@ -363,6 +435,8 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 		{ "no-progress", no_argument, NULL, 'N' },
 		{ "use-zero-pages", no_argument, NULL, 'z' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "long", no_argument, NULL, 'l' },
+		{ "label", required_argument, NULL, 'L' },
 		{ "csv", no_argument, NULL, 'C' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
@@ -373,12 +447,18 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 
 	opterr = 0;
 	/* A leading '-' keeps files and -p in command-line order. */
-	while ((c = getopt_long(argc, argv, "-:a:c:f:j:m:o:p:r:zqhV", longopts,
+	while ((c = getopt_long(argc, argv, "-:a:c:f:j:m:o:p:r:zqlhV", longopts,
 				NULL)) != -1)
 		parse_option(p, c, argv);
 	/* Operands after "--" are files too. */
 	for (; optind < argc; optind++)
 		p->inputs[p->ninputs++] = (struct input){ argv[optind], argv[optind], 0 };
+	/* No input, and something on standard input: read it, as xxhsum does. */
+	if (!p->ninputs && !isatty(STDIN_FILENO) && !p->bench && !p->algos_help)
+		p->inputs[p->ninputs++] = (struct input){ "-", "-", 0 };
+	for (size_t i = 0; p->label && i < p->ninputs; i++)
+		if (p->inputs[i].path && strcmp(p->inputs[i].path, "-") == 0)
+			p->inputs[i].name = p->label;
 	p->cfg.inputs = p->inputs;
 	p->cfg.ninputs = p->ninputs;
 }
@@ -391,14 +471,41 @@ static unsigned online_cpus(void)
 	return cpus < 1 ? 1 : cpus > THREADS_MAX ? THREADS_MAX : (unsigned)cpus;
 }
 
+/* The run's parameters, for JSON's "parameters": what the figures depend on. */
+static void print_params(const struct prefs *p, const struct writer *w)
+{
+	static const struct column cols[] = {
+		{ "version", 0, 0 }, { "algorithms", 0, 0 },
+		{ "max_page_sharing", 0, 0 }, { "use_zero_pages", 0, 0 },
+		{ "compressors", 0, 0 }, { "zram_huge_size", 0, 0 },
+	};
+	char algos[ALGO_MAX * 16] = "", comps[COMPRESS_MAX * 16] = "";
+
+	for (size_t i = 0; i < p->cfg.nalgos; i++)
+		snprintf(algos + strlen(algos), sizeof(algos) - strlen(algos), "%s%s",
+			 i ? "," : "", p->cfg.algos[i]->name);
+	for (size_t i = 0; p->compress && i < p->ncompressors; i++)
+		snprintf(comps + strlen(comps), sizeof(comps) - strlen(comps), "%s%s",
+			 i ? "," : "", p->compressors[i]->name);
+	struct cell cells[] = {
+		cell_str(KSMSCAN_VERSION), cell_str(algos),
+		cell_uint(p->cfg.ksm.max_page_sharing),
+		cell_uint((uint64_t)p->cfg.ksm.use_zero_pages), cell_str(comps),
+		cell_uint(zram_huge_size()),
+	};
+
+	w->params(cols, cells, sizeof(cols) / sizeof(cols[0]));
+}
+
 /* Scan the inputs and print the selected reports through @w. */
 static int run_scan(struct prefs *p, const struct writer *w)
 {
 	struct report_setup rs = { &p->cfg, w, p->top, p->compressors,
-				   p->ncompressors };
+				   p->ncompressors, p->long_table };
 	struct sink *sinks[32];
 	int status;
 
+	print_params(p, w);
 	for (size_t i = 0; i < report_count(); i++)
 		if (p->reports & 1u << i)
 			sinks[p->cfg.nsinks++] = report_get(i)->create(&rs);

@@ -38,13 +38,21 @@ struct cell cell_digest(const char *s)
 	return (struct cell){ .kind = CELL_DIGEST, .s = s };
 }
 
+struct cell cell_bytes(uint64_t u)
+{
+	return (struct cell){ .kind = CELL_BYTES, .u = u };
+}
+
 int cell_format(const struct cell *c, char *buf, size_t len)
 {
 	switch (c->kind) {
 	case CELL_STR:
-	case CELL_DIGEST:
 		return snprintf(buf, len, "%s", c->s);
+	case CELL_DIGEST:
+		/* 0x: spreadsheets keep "026859e2" as text, not 2685900. */
+		return snprintf(buf, len, "0x%s", c->s);
 	case CELL_UINT:
+	case CELL_BYTES:
 		return snprintf(buf, len, "%llu", (unsigned long long)c->u);
 	case CELL_INT:
 		return snprintf(buf, len, "%lld", (long long)c->i);

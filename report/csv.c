@@ -12,7 +12,7 @@ static size_t csv_ncols;
 /*
  * Print one field, quoted when it holds a comma, quote or line break. Text
  * from a dump may hold controls (ESC, BEL) that a terminal would act on: they
- * are shown as '?' (text_unsafe()); tab and line breaks are CSV's own.
+ * are shown as '?' (text_char()); tab and line breaks are CSV's own.
  */
 static void csv_field(const char *s, int first)
 {
@@ -23,12 +23,16 @@ static void csv_field(const char *s, int first)
 	if (quote)
 		putchar('"');
 	while (*s) {
-		size_t n = *s == '\t' || *s == '\r' || *s == '\n' ? 0 : text_unsafe(s);
+		int bad;
+		size_t n = text_char(s, &bad);
 
 		if (*s == '"')
 			putchar('"');
-		putchar(n ? '?' : *s);
-		s += n ? n : 1;
+		if (bad && *s != '\t' && *s != '\r' && *s != '\n')
+			putchar('?');
+		else
+			fwrite(s, 1, n, stdout);
+		s += n;
 	}
 	if (quote)
 		putchar('"');
@@ -82,6 +86,15 @@ static void csv_finish(void)
 {
 }
 
+/* The run's parameters are for machines that read JSON. */
+static void csv_params(const struct column *cols, const struct cell *cells,
+		      size_t ncols)
+{
+	(void)cols;
+	(void)cells;
+	(void)ncols;
+}
+
 const struct writer csv_writer = {
 	.name = "csv",
 	.begin = csv_begin,
@@ -90,4 +103,5 @@ const struct writer csv_writer = {
 	.total = csv_total,
 	.end = csv_end,
 	.finish = csv_finish,
+	.params = csv_params,
 };

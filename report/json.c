@@ -82,26 +82,26 @@ static void json_begin(const char *report, const struct column *cols,
 	json_rows = 0;
 }
 
-static void json_row(const struct cell *cells)
+/* The members of an object: one per column, named by it. */
+static void json_members(const struct column *cols, const struct cell *cells,
+			 size_t ncols)
 {
 	char buf[128];
-
 	int first = 1;
 
-	fputs(json_rows++ ? ",\n  {" : "\n  {", stdout);
-	for (size_t i = 0; i < json_ncols; i++) {
-		if (json_cols[i].table_only)
+	for (size_t i = 0; i < ncols; i++) {
+		if (cols[i].table_only)
 			continue;
 		if (!first)
 			fputs(", ", stdout);
 		first = 0;
-		json_string(json_cols[i].name);
+		json_string(cols[i].name);
 		fputs(": ", stdout);
 		switch (cells[i].kind) {
 		case CELL_STR:
-		case CELL_DIGEST:
 			json_string(cells[i].s);
 			break;
+		case CELL_DIGEST:
 		case CELL_HEX:
 			cell_format(&cells[i], buf, sizeof(buf));
 			json_string(buf);
@@ -112,6 +112,22 @@ static void json_row(const struct cell *cells)
 			break;
 		}
 	}
+}
+
+static void json_row(const struct cell *cells)
+{
+	fputs(json_rows++ ? ",\n  {" : "\n  {", stdout);
+	json_members(json_cols, cells, json_ncols);
+	putchar('}');
+}
+
+static void json_params(const struct column *cols, const struct cell *cells,
+			size_t ncols)
+{
+	fputs(json_reports++ ? ",\n" : "{\n", stdout);
+	json_string("parameters");
+	fputs(": {", stdout);
+	json_members(cols, cells, ncols);
 	putchar('}');
 }
 
@@ -143,4 +159,5 @@ const struct writer json_writer = {
 	.total = json_total,
 	.end = json_end,
 	.finish = json_finish,
+	.params = json_params,
 };

@@ -22,13 +22,14 @@ enum cell_kind {
 	CELL_REAL,	/* real number printed with prec decimals (prec < 0: %g) */
 	CELL_HEX,	/* unsigned integer printed as 0x-prefixed hex, a string in JSON */
 	CELL_DIGEST,	/* hex digest text, a string in JSON, right-aligned in tables */
+	CELL_BYTES,	/* a size: the number of bytes, in tables K/M/G/T of 1024 */
 };
 
 /* One value of a row. */
 struct cell {
 	enum cell_kind kind;
 	const char *s;		/* CELL_STR, CELL_DIGEST */
-	uint64_t u;		/* CELL_UINT, CELL_HEX */
+	uint64_t u;		/* CELL_UINT, CELL_HEX, CELL_BYTES */
 	int64_t i;		/* CELL_INT */
 	double r;		/* CELL_REAL */
 	int prec;		/* CELL_REAL: decimals, or -1 for 6 significant digits */
@@ -58,6 +59,12 @@ struct writer {
 	void (*end)(void);
 	/** finish() - the output is complete. */
 	void (*finish)(void);
+	/**
+	 * params() - the run's parameters, one cell per column, before any
+	 * report; JSON keeps them (key "parameters"), other formats drop them.
+	 */
+	void (*params)(const struct column *cols, const struct cell *cells,
+		       size_t ncols);
 };
 
 /**
@@ -89,6 +96,8 @@ struct cell cell_real(double r, int prec);
 struct cell cell_hex(uint64_t u);
 /** cell_digest() - a digest cell holding hex text. */
 struct cell cell_digest(const char *s);
+/** cell_bytes() - a size in bytes, which tables show in units of 1024. */
+struct cell cell_bytes(uint64_t u);
 
 /* One algorithm's benchmark. */
 struct bench_row {
@@ -125,6 +134,7 @@ struct report_setup {
 	size_t top;			/* rows per input of the top report */
 	const struct compressor *const *compressors;	/* -c, in order */
 	size_t ncompressors;
+	int long_table;			/* -l: tables with every column */
 };
 
 /* A report -r can name: one row of the table in reports.c. */
@@ -159,6 +169,8 @@ struct scope_copy {
 	const char *name;		/* the input's name, or "*" */
 	const char *format;		/* as in struct scope */
 	int all;			/* the scope of all inputs */
+	enum scope_status status;	/* how completely it was read */
+	char *why;			/* its first error, or NULL */
 	struct figures f;
 };
 
@@ -183,6 +195,38 @@ void scope_sink_scope(struct sink *s, const struct scope *sc);
 
 /** scope_sink_free() - the free() hook of a scope sink. */
 void scope_sink_free(struct sink *s);
+
+/** scope_status_name() - "ok", "partial" or "failed". */
+const char *scope_status_name(enum scope_status st);
+
+/**
+ * for_people() - whether a report is printed for people: a table without
+ * -l, where reports may show fewer columns, sizes in units, and sentences.
+ * @rs: the report's setup
+ */
+int for_people(const struct report_setup *rs);
+
+/**
+ * summary_people() - the summary as people read it: one line per input
+ * that fits 80 columns, the checksums apart when there are several, and
+ * sentences that say what the figures mean (headline.c).
+ * @rs: the report's setup
+ * @rows: the scopes, "*" last if there are several inputs
+ * @n: how many
+ */
+void summary_people(const struct report_setup *rs, const struct scope_copy *rows,
+		    size_t n);
+
+/**
+ * summary_sentences() - the summary's notes for people (tables only): what
+ * each input's saving is made of, other KSM settings, the checksum, what
+ * exists only across inputs, and that KSM merges only mergeable memory.
+ * @rs: the report's setup
+ * @rows: the scopes, "*" last if there are several inputs
+ * @n: how many
+ */
+void summary_sentences(const struct report_setup *rs,
+		       const struct scope_copy *rows, size_t n);
 
 /* The sinks of the reports, one file each. */
 

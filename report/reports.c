@@ -56,13 +56,25 @@ void scope_sink_scope(struct sink *sk, const struct scope *sc)
 
 	s->rows = xreallocarray(s->rows, s->nrows + 1, sizeof(*s->rows));
 	s->rows[s->nrows++] = (struct scope_copy){ sc->name, sc->format, sc->all,
-						   *sc->f };
+		sc->status, sc->why ? xstrdup(sc->why) : NULL, *sc->f };
+}
+
+const char *scope_status_name(enum scope_status st)
+{
+	return st == SCOPE_OK ? "ok" : st == SCOPE_PARTIAL ? "partial" : "failed";
+}
+
+int for_people(const struct report_setup *rs)
+{
+	return !rs->long_table && strcmp(rs->out->name, "table") == 0;
 }
 
 void scope_sink_free(struct sink *sk)
 {
 	struct scope_sink *s = (struct scope_sink *)sk;
 
+	for (size_t i = 0; i < s->nrows; i++)
+		free(s->rows[i].why);
 	free(s->rows);
 	free(s);
 }

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The summary report: the KSM figures per input and algorithm. */
+/*
+ * The summary report: the KSM figures per input and algorithm, as machines
+ * read them (CSV, JSON, a table with -l); people get headline.c's view.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +17,7 @@ static const struct column summary_cols[] = {
 	{ "pages_shared", 0, 0 }, { "pages_sharing", 0, 0 }, { "ksm_zero_pages", 0, 0 },
 	{ "saved_bytes", 0, 0 }, { "saved_percent", 0, 0 }, { "general_profit", 0, 0 },
 	{ "collisions", 0, 0 }, { "expected_collisions", 0, 0 }, { "hash_mib_s", 0, 0 },
-	{ "ns_per_page", 0, 0 },
+	{ "ns_per_page", 0, 0 }, { "status", 0, 0 },
 };
 
 #define NCOLS (sizeof(summary_cols) / sizeof(summary_cols[0]))
@@ -45,61 +48,10 @@ static void summary_row(const struct writer *w, const struct scope_copy *in,
 		cell_real(f->expected_collisions[a], -1),
 		cell_real(secs > 0 ? mib / secs : 0.0, 1),
 		cell_real(f->hashed_pages ? secs * 1e9 / (double)f->hashed_pages : 0.0, 1),
+		cell_str(scope_status_name(in->status)),
 	};
 
 	w->row(row);
-}
-
-/* Bytes as MiB for sentences. */
-static double mib(uint64_t bytes)
-{
-	return (double)bytes / 1048576.0;
-}
-
-/* Sentences for people: what KSM would save on this input, and with -z/-m. */
-static void summary_note(const struct writer *w, const struct scope_copy *in,
-			 const struct ksm_params *p)
-{
-	const struct figures *f = &in->f;
-	char text[512];
-
-	snprintf(text, sizeof(text),
-		 "%s: %llu pages (%.1f MiB) scanned; KSM would save %.1f MiB "
-		 "(%.2f%%), %.1f MiB net of its rmap_items (max_page_sharing %llu, "
-		 "use_zero_pages %d).",
-		 in->name, (unsigned long long)f->pages,
-		 mib(f->pages * PAGE_BYTES), mib(f->saved_bytes), f->saved_percent,
-		 (double)f->general_profit / 1048576.0,
-		 (unsigned long long)p->max_page_sharing, p->use_zero_pages);
-	w->note(text);
-	snprintf(text, sizeof(text),
-		 "%*s  %s would save %.1f MiB; with no max_page_sharing limit "
-		 "%.1f MiB.", (int)strlen(in->name), "",
-		 p->use_zero_pages ? "without -z" : "with -z (use_zero_pages)",
-		 mib(f->saved_bytes_other_z), mib(f->saved_bytes_unlimited));
-	w->note(text);
-}
-
-/*
- * How much of the saving of all inputs together exists only across inputs:
- * what one KSM host running them all gains over each one alone.
- */
-static void summary_cross(const struct writer *w, const struct scope_copy *in,
-			  size_t ninputs)
-{
-	const struct scope_copy *all = &in[ninputs - 1];
-	uint64_t alone = 0, together = all->f.saved_bytes;
-	char text[512];
-
-	for (size_t i = 0; i + 1 < ninputs; i++)
-		alone += in[i].f.saved_bytes;
-	snprintf(text, sizeof(text),
-		 "Across inputs: on one host KSM would save %.1f MiB; each input "
-		 "alone saves %.1f MiB in all, so %.1f MiB (%.1f%% of the saving) "
-		 "exists only across inputs.", mib(together), mib(alone),
-		 mib(together > alone ? together - alone : 0),
-		 together ? 100.0 * (double)(together - alone) / (double)together : 0.0);
-	w->note(text);
 }
 
 static void summary_print(struct sink *sk)
@@ -108,14 +60,15 @@ static void summary_print(struct sink *sk)
 	const struct writer *w = s->rs->out;
 	const struct scan_config *cfg = s->rs->scan;
 
+	if (for_people(s->rs)) {
+		summary_people(s->rs, s->rows, s->nrows);
+		return;
+	}
 	w->begin("summary", summary_cols, NCOLS, 0);
 	for (size_t i = 0; i < s->nrows; i++)
 		for (size_t a = 0; a < cfg->nalgos; a++)
 			summary_row(w, &s->rows[i], cfg->algos[a], a);
-	for (size_t i = 0; i < s->nrows; i++)
-		summary_note(w, &s->rows[i], &cfg->ksm);
-	if (s->nrows > 1 && s->rows[s->nrows - 1].all)
-		summary_cross(w, s->rows, s->nrows);
+	summary_sentences(s->rs, s->rows, s->nrows);
 	w->end();
 }
 

@@ -12,6 +12,9 @@
 #include "../util/util.h"
 #include "writers.h"
 
+/* Notes for people are wrapped to this many columns. */
+#define WRAP 80
+
 /* Most columns a streamed report has (input, address, zero, the digests). */
 #define TAB_STREAM_COLS (ALGO_MAX + 4)
 
@@ -27,25 +30,24 @@ static size_t tab_nnotes;
 
 /*
  * Print text that came from a dump (a file name in a core, a maps path):
- * what would drive the terminal is shown as '?' (text_unsafe()).
+ * what would drive the terminal is shown as '?' (text_char()).
  */
 static void tab_text(const char *s, int width, int left)
 {
-	int len = 0;
+	int len = text_width(s);
 
-	for (const char *p = s; *p; len++) {
-		size_t n = text_unsafe(p);
-
-		p += n ? n : 1;
-	}
 	if (!left)
 		for (int i = len; i < width; i++)
 			putchar(' ');
 	for (const char *p = s; *p;) {
-		size_t n = text_unsafe(p);
+		int bad;
+		size_t n = text_char(p, &bad);
 
-		putchar(n ? '?' : *p);
-		p += n ? n : 1;
+		if (bad)
+			putchar('?');
+		else
+			fwrite(p, 1, n, stdout);
+		p += n;
 	}
 	if (left)
 		for (int i = len; i < width; i++)
@@ -65,11 +67,14 @@ static void tab_line(const char *const *cells, const int *width)
 	putchar('\n');
 }
 
-/* A cell as text: strings as they are, numbers formatted into @buf. */
+/* A cell as text: strings as they are, sizes in units of 1024, numbers
+ * formatted into @buf. */
 static const char *tab_cell(const struct cell *c, char *buf, size_t len)
 {
 	if (c->kind == CELL_STR || c->kind == CELL_DIGEST)
 		return c->s;
+	if (c->kind == CELL_BYTES)
+		return human_bytes(c->u, buf, len);
 	cell_format(c, buf, len);
 	return buf;
 }
@@ -141,6 +146,36 @@ static void tab_total(const struct cell *cells)
 	tab_row(cells);
 }
 
+/*
+ * A note for people, wrapped at spaces to fit WRAP columns; lines after the
+ * first are indented, so that each note reads as one block.
+ */
+static void tab_wrap(const char *text)
+{
+	char *s = xstrdup(text), *line = s;
+	int indent = 2, first = 1;
+
+	while (*line) {
+		int room = WRAP - (first ? 0 : indent);
+		char *cut = NULL, *p = line;
+
+		/* The last space within the room, or the first after it. */
+		for (int w = 0; *p && (w <= room || !cut); p++, w++)
+			if (*p == ' ' && (w <= room || !cut))
+				cut = p;
+		if (!*p && text_width(line) <= room)
+			cut = NULL;
+		if (cut)
+			*cut = '\0';
+		printf("%*s", first ? 0 : indent, "");
+		tab_text(line, 0, 1);
+		putchar('\n');
+		line = cut ? cut + 1 : line + strlen(line);
+		first = 0;
+	}
+	free(s);
+}
+
 static void tab_note(const char *text)
 {
 	tab_notes = xreallocarray(tab_notes, tab_nnotes + 1, sizeof(*tab_notes));
@@ -158,9 +193,9 @@ static void tab_end(void)
 	names = xcalloc(tab_ncols, sizeof(*names));
 	for (size_t i = 0; i < tab_ncols; i++) {
 		names[i] = tab_cols[i].name;
-		width[i] = (int)strlen(names[i]);
+		width[i] = text_width(names[i]);
 		for (size_t r = 0; r < tab_nrows; r++) {
-			int w = (int)strlen(tab_cells[r * tab_ncols + i]);
+			int w = text_width(tab_cells[r * tab_ncols + i]);
 
 			if (w > width[i])
 				width[i] = w;
@@ -179,8 +214,7 @@ notes:
 	if (tab_nnotes)
 		putchar('\n');
 	for (size_t i = 0; i < tab_nnotes; i++) {
-		tab_text(tab_notes[i], 0, 1);
-		putchar('\n');
+		tab_wrap(tab_notes[i]);
 		free(tab_notes[i]);
 	}
 	tab_nnotes = 0;
@@ -197,6 +231,15 @@ static void tab_finish(void)
 	tab_notes = NULL;
 }
 
+/* The run's parameters are for machines that read JSON. */
+static void tab_params(const struct column *cols, const struct cell *cells,
+		      size_t ncols)
+{
+	(void)cols;
+	(void)cells;
+	(void)ncols;
+}
+
 const struct writer table_writer = {
 	.name = "table",
 	.begin = tab_begin,
@@ -205,4 +248,5 @@ const struct writer table_writer = {
 	.total = tab_total,
 	.end = tab_end,
 	.finish = tab_finish,
+	.params = tab_params,
 };

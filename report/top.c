@@ -13,6 +13,10 @@ static const struct column top_cols[] = {
 };
 
 #define NCOLS (sizeof(top_cols) / sizeof(top_cols[0]))
+/* A page is described as text when it starts with this many text bytes, */
+#define TEXT_MIN 16
+/* and then by this many of its first characters. */
+#define TEXT_SHOWN 40
 
 /* One of the most-shared contents. */
 struct top_item {
@@ -81,9 +85,39 @@ static int repeats(const unsigned char *page, size_t width)
 	return 1;
 }
 
+/* Bytes at the start of a page that read as text (printable ASCII, tab,
+ * line breaks), up to @max. */
+static size_t text_start(const unsigned char *page, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max && ((page[n] >= 0x20 && page[n] < 0x7f) || page[n] == '\t' ||
+			   page[n] == '\n' || page[n] == '\r'))
+		n++;
+	return n;
+}
+
+/* "text "..."": the page's first characters, line breaks as \n. */
+static void describe_text(const unsigned char *page, char *buf, size_t len)
+{
+	size_t at = (size_t)snprintf(buf, len, "text \"");
+
+	for (size_t i = 0; i < TEXT_SHOWN && at + 5 < len; i++) {
+		unsigned char ch = page[i];
+
+		if (ch == '\n' || ch == '\t' || ch == '\r')
+			at += (size_t)snprintf(buf + at, len - at, "\\%c",
+					       ch == '\n' ? 'n' : ch == '\t' ? 't' : 'r');
+		else
+			buf[at++] = (char)ch;
+	}
+	snprintf(buf + at, len - at, "...\"");
+}
+
 /*
  * A few words on what a page holds: "zero page", "byte 0xff repeated",
- * "pattern 0000dead repeated", or "starts " and its first 16 bytes in hex.
+ * "pattern 0000dead repeated", "text "..."" when it starts with text, or
+ * "starts " and its first 16 bytes in hex.
  */
 static void describe(const unsigned char *page, char *buf, size_t len)
 {
@@ -102,6 +136,10 @@ static void describe(const unsigned char *page, char *buf, size_t len)
 	}
 	size_t n = w ? w : 16, at;
 
+	if (!w && text_start(page, TEXT_MIN) == TEXT_MIN) {
+		describe_text(page, buf, len);
+		return;
+	}
 	/* A repeated pattern, or else the first 16 bytes, in memory order. */
 	at = (size_t)snprintf(buf, len, "%s", w ? "pattern " : "starts ");
 	for (size_t i = 0; i < n && at + 3 < len; i++)

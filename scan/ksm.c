@@ -143,6 +143,8 @@ void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 		}
 	}
 	f->saved_bytes = (f->pages_sharing + f->ksm_zero_pages) * PAGE_BYTES;
+	f->saved_zero_bytes = (p->use_zero_pages ? f->ksm_zero_pages : zero_sharing) *
+			      PAGE_BYTES;
 	/* The other use_zero_pages: zero pages leave or join the KSM groups. */
 	if (p->use_zero_pages)
 		f->saved_bytes_other_z = (f->pages_sharing + zero_sharing) * PAGE_BYTES;

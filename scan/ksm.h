@@ -18,6 +18,7 @@ struct figures {
 	uint64_t pages_sharing;		/* pages mapped to them, less one each */
 	uint64_t ksm_zero_pages;	/* with use_zero_pages: zero pages merged */
 	uint64_t saved_bytes;		/* (pages_sharing + ksm_zero_pages) * 4096 */
+	uint64_t saved_zero_bytes;	/* of which by zero pages */
 	int64_t general_profit;		/* saved_bytes - pages * 64 */
 	double duplicate_ratio;		/* (pages - distinct) / pages */
 	double saved_percent;		/* 100 * saved_bytes / (pages * 4096) */

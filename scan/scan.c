@@ -589,11 +589,12 @@ static int scan_input(struct scan *s, size_t k)
 
 /* Compute a scope's figures and hand it to every sink. */
 static void scan_scope(struct scan *s, size_t k, const char *name,
-		       const char *format)
+		       const char *format, enum scope_status status)
 {
 	const struct scan_config *cfg = s->cfg;
 	int all = k == cfg->ninputs;
-	struct scope sc = { name, format, k, all, &s->fig[k], s->ix };
+	struct scope sc = { name, format, k, all, &s->fig[k], s->ix, status,
+			    status == SCOPE_OK ? NULL : msg_first_error() };
 
 	ksm_tally(&s->fig[k], s->ix, !all, cfg->algos, cfg->nalgos, &cfg->ksm);
 	for (size_t i = 0; i < cfg->nsinks; i++)
@@ -618,16 +619,32 @@ static void scan_total(struct scan *s, size_t k)
 		all->seconds[a] += s->fig[k].seconds[a];
 }
 
-/* The scope of all inputs together: its format is theirs, or "mixed". */
-static void scan_scope_all(struct scan *s)
+/* How input @k was read, from scan_input()'s status. */
+static enum scope_status input_status(const struct scan *s, size_t k, int failed)
 {
-	size_t n = s->cfg->ninputs;
+	if (!s->dumps[k] || (failed && !s->fig[k].pages))
+		return SCOPE_FAILED;
+	return failed ? SCOPE_PARTIAL : SCOPE_OK;
+}
+
+/*
+ * The scope of all inputs together: its format is theirs, or "mixed"; it
+ * failed if they all did, and is partial if any had a problem.
+ */
+static void scan_scope_all(struct scan *s, const enum scope_status *st)
+{
+	size_t n = s->cfg->ninputs, failed = 0, ok = 0;
 	const char *fmt = input_format(s, 0);
 
-	for (size_t k = 1; k < n; k++)
-		if (strcmp(input_format(s, k), fmt) != 0)
+	for (size_t k = 0; k < n; k++) {
+		if (k && strcmp(input_format(s, k), fmt) != 0)
 			fmt = "mixed";
-	scan_scope(s, n, "*", fmt);
+		failed += st[k] == SCOPE_FAILED;
+		ok += st[k] == SCOPE_OK;
+	}
+	msg_mark();
+	scan_scope(s, n, "*", fmt, failed == n ? SCOPE_FAILED :
+		   ok == n ? SCOPE_OK : SCOPE_PARTIAL);
 }
 
 /* The total size of the input files, for the progress estimate; 0 if unknown. */
@@ -689,18 +706,25 @@ static void scan_stop(struct scan *s)
 int scan_run(const struct scan_config *cfg)
 {
 	struct scan s = { 0 };
+	enum scope_status *st = xcalloc(cfg->ninputs, sizeof(*st));
 	int status = 0;
 
 	scan_start(&s, cfg);
 	for (size_t k = 0; k < cfg->ninputs; k++) {
-		status |= scan_input(&s, k);
-		scan_scope(&s, k, cfg->inputs[k].name, input_format(&s, k));
+		int failed;
+
+		msg_mark();	/* the input's first error is its reason */
+		failed = scan_input(&s, k);
+		status |= failed;
+		st[k] = input_status(&s, k, failed);
+		scan_scope(&s, k, cfg->inputs[k].name, input_format(&s, k), st[k]);
 		index_end_input(s.ix);
 		scan_total(&s, k);
 	}
 	progress_end(s.progress);
 	if (cfg->ninputs > 1)
-		scan_scope_all(&s);
+		scan_scope_all(&s, st);
 	scan_stop(&s);
+	free(st);
 	return status;
 }

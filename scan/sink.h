@@ -43,6 +43,13 @@ struct page_event {
 	int seen;			/* the content occurred earlier in the input */
 };
 
+/* How completely a scope was read. */
+enum scope_status {
+	SCOPE_OK,		/* every input read to its end */
+	SCOPE_PARTIAL,		/* read with errors; the figures are of what was read */
+	SCOPE_FAILED,		/* nothing could be read */
+};
+
 /*
  * What has been counted: one input, or all inputs together ("*", after the
  * last input, when there are several). Valid only during the call.
@@ -57,6 +64,9 @@ struct scope {
 	const struct figures *f;	/* the KSM figures of the scope */
 	const struct index *ix;		/* the contents: count them with
 					 * index_count(ix, id, !all) */
+	enum scope_status status;	/* "*": the worst of the inputs', but
+					 * partial when some were read */
+	const char *why;		/* the first error, as printed, or NULL */
 };
 
 struct sink;

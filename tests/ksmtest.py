@@ -271,7 +271,31 @@ def parse_csv(r, what, cols):
     bad = [x for x in rows[1:] if len(x) != len(hdr)]
     if not check(not bad, "%s: every CSV row has %d fields" % (what, len(hdr)), repr(bad[:2])):
         return None
-    return [dict(zip(hdr, x)) for x in rows[1:]]
+    return undigest([dict(zip(hdr, x)) for x in rows[1:]], what)
+
+
+# Columns that hold digests: one per algorithm in the pages report, and
+# "digest" in top (and the fleet exports).
+DIGEST_COLS = {"jhash2", "crc32c", "crc32c-sw", "xxhash", "xxh32", "xxh64", "xxh3",
+               "xxh128", "digest"}
+
+
+def undigest(rows, what):
+    """Digests in CSV and JSON are 0x-prefixed hex (so that spreadsheets keep
+    them as text): check the prefix on every digest cell, once per call, and
+    return the rows with it removed, for comparison with oracles' hex."""
+    if not rows:
+        return rows
+    bad = []
+    for row in rows:
+        for k in DIGEST_COLS & set(row):
+            v = row[k]
+            if isinstance(v, str) and v.startswith("0x"):
+                row[k] = v[2:]
+            else:
+                bad.append((k, v))
+    check(not bad, "%s: digests are 0x-prefixed" % what, repr(bad[:3]))
+    return rows
 
 
 def as_int(v):

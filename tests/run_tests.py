@@ -31,7 +31,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import (as_int, parse_csv, ALGOS, BITS, KSMSCAN, M32, ORACLE, PAGE, STATE, SUMMARY_COLS, ZERO,
+from ksmtest import (as_int, parse_csv, undigest, ALGOS, BITS, KSMSCAN, M32, ORACLE, PAGE, STATE, SUMMARY_COLS, ZERO,
                      Skip, _jmix, check, crc32c_kernel, eq, fixture, hexdigest, jhash2_init,
                      ksm_group, run_suite, skip, test, tmp)  # noqa: E402
 import xxhash  # noqa: E402  (after ksmtest, which says what to install when it is missing)
@@ -163,7 +163,11 @@ def _bad_constant(name):
 
 def parse_json(r, what):
     try:
-        return json.loads(r.out, parse_float=JFloat, parse_constant=_bad_constant)
+        doc = json.loads(r.out, parse_float=JFloat, parse_constant=_bad_constant)
+        for key, rows in (doc.items() if isinstance(doc, dict) else ()):
+            if isinstance(rows, list):
+                undigest(rows, "%s: %s" % (what, key))
+        return doc
     except ValueError as e:
         check(False, "%s: output is valid JSON" % what, "%s; output %r" % (e, r.out[:300]))
         return None
@@ -657,7 +661,8 @@ def more_groups_than_hot_copies():
 @test("4 savings")
 def savings_table_output():
     path, pages = savings_image()
-    for opts in ([], ["-o", "table"]):
+    # The default table shows sizes for people; -l every figure as counted.
+    for opts in (["-l"], ["-o", "table", "--long"]):
         r = run_ok(opts + [path], "table output %s" % " ".join(opts))
         if r is None:
             continue

@@ -85,7 +85,8 @@ def pages_report(r, what):
 
 
 def xxh64(p):
-    return "%016x" % xxhash.xxh64_intdigest(p, 0)
+    """As the pages report prints it in CSV: 0x-prefixed."""
+    return "0x%016x" % xxhash.xxh64_intdigest(p, 0)
 
 
 def zstd_bytes(data):

@@ -39,7 +39,7 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # ksmtest first: it says which package to install when a module is missing.
-from ksmtest import Skip, closing_line, fixture  # noqa: E402
+from ksmtest import DIGEST_COLS, Skip, closing_line, fixture  # noqa: E402
 import xxhash  # noqa: E402
 import zstandard  # noqa: E402
 
@@ -153,6 +153,14 @@ def parse_csv(r, what):
     except csv.Error as e:
         check(False, what + ": CSV parses", "%s: %r" % (e, r.out[:300]))
         return []
+    # Digests are 0x-prefixed in CSV: checked, then compared without it.
+    bad = [(k, v) for row in rows for k, v in row.items()
+           if k in DIGEST_COLS and not (v or "").startswith("0x")]
+    check(not bad, what + ": digests are 0x-prefixed", repr(bad[:3]))
+    for row in rows:
+        for k in DIGEST_COLS & set(row):
+            if (row[k] or "").startswith("0x"):
+                row[k] = row[k][2:]
     return rows
 
 

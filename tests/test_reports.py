@@ -30,7 +30,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import (as_int, parse_csv, BITS, KSMSCAN, ORACLE, PAGE, SUMMARY_COLS, ZERO, Skip, check,
+from ksmtest import (as_int, parse_csv, undigest, BITS, KSMSCAN, ORACLE, PAGE, SUMMARY_COLS, ZERO, Skip, check,
                      crc32c_kernel, eq, fixture, hexdigest, ksm_group, run_suite, skip, test,
                      tmp)  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -334,7 +334,11 @@ def scan_csv(args, what, cols, **kw):
 
 def parse_json(r, what):
     try:
-        return json.loads(r.out)
+        doc = json.loads(r.out)
+        for key, rows in (doc.items() if isinstance(doc, dict) else ()):
+            if isinstance(rows, list):
+                undigest(rows, "%s: %s" % (what, key))
+        return doc
     except ValueError as e:
         check(False, "%s: output is valid JSON" % what, "%s; output %r" % (e, r.out[:300]))
         return None

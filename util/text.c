@@ -1,23 +1,38 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+
 #include "text.h"
 
-size_t text_unsafe(const char *s)
+/* The length of a well-formed UTF-8 sequence at @p, or 0. */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 :
+		   p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
+
+	if (p[0] >= 0xf5)
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+size_t text_char(const char *s, int *unsafe)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	size_t n = p[0] < 0x80 ? 1 : utf8_len(p);
 
-	if (*p < 0x20 || *p == 0x7f || (*p >= 0x80 && *p <= 0x9f))
+	if (!n) {		/* not UTF-8: a byte; C1 ones drive 8-bit terminals */
+		*unsafe = p[0] <= 0x9f;
 		return 1;
-	/* U+0080-U+009F: C2 80 .. C2 9F */
-	if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-		return 2;
-	/* U+200E-U+200F and U+202A-U+202E: E2 80 8E-8F, E2 80 AA-AE */
-	if (p[0] == 0xe2 && p[1] == 0x80 &&
-	    ((p[2] >= 0x8e && p[2] <= 0x8f) || (p[2] >= 0xaa && p[2] <= 0xae)))
-		return 3;
-	/* U+2066-U+2069: E2 81 A6-A9 */
-	if (p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)
-		return 3;
-	return 0;
+	}
+	*unsafe = p[0] < 0x20 || p[0] == 0x7f ||
+		  (p[0] == 0xc2 && p[1] <= 0x9f) ||			/* C1 */
+		  (p[0] == 0xe2 && p[1] == 0x80 &&			/* LRM, RLM, */
+		   ((p[2] >= 0x8e && p[2] <= 0x8f) ||		/* LRE .. RLO */
+		    (p[2] >= 0xaa && p[2] <= 0xae))) ||
+		  (p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9);
+	return n;
 }
 
 char *text_clean(const char *s, char *buf, size_t len)
@@ -25,11 +40,47 @@ char *text_clean(const char *s, char *buf, size_t len)
 	size_t o = 0;
 
 	while (*s && o + 1 < len) {
-		size_t n = text_unsafe(s);
+		int bad;
+		size_t n = text_char(s, &bad);
 
-		buf[o++] = n ? '?' : *s;
-		s += n ? n : 1;
+		if (bad)
+			buf[o++] = '?';
+		else if (o + n < len)
+			for (size_t i = 0; i < n; i++)
+				buf[o++] = s[i];
+		else
+			break;
+		s += n;
 	}
 	buf[o] = '\0';
+	return buf;
+}
+
+int text_width(const char *s)
+{
+	int w = 0;
+
+	while (*s) {
+		int bad;
+
+		s += text_char(s, &bad);
+		w++;
+	}
+	return w;
+}
+
+char *human_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	static const char units[] = "KMGTPE";
+	double v = (double)bytes;
+	size_t u = 0;
+
+	if (bytes < 1024) {
+		snprintf(buf, len, bytes ? "%lluB" : "0", (unsigned long long)bytes);
+		return buf;
+	}
+	for (v /= 1024; v >= 1024 && u + 1 < sizeof(units) - 1; u++)
+		v /= 1024;
+	snprintf(buf, len, "%.1f%c", v, units[u]);
 	return buf;
 }

@@ -23,11 +23,15 @@ int msg_line_drawn;
  * line, and with whatever in it came from a file name or a dump and could
  * drive the terminal or break the line shown as '?'.
  */
-static void vmsg(const char *fmt, va_list ap)
+static char first_error[256];	/* since msg_mark() */
+
+static void vmsg(const char *fmt, va_list ap, int is_error)
 {
 	char line[1024], clean[1024];
 
 	vsnprintf(line, sizeof(line), fmt, ap);
+	if (is_error && !first_error[0])
+		text_clean(line, first_error, sizeof(first_error));
 	if (msg_line_drawn) {
 		fputs("\r\033[K", stderr);
 		msg_line_drawn = 0;
@@ -42,7 +46,7 @@ void warn(const char *fmt, ...)
 	if (msg_quiet)
 		return;
 	va_start(ap, fmt);
-	vmsg(fmt, ap);
+	vmsg(fmt, ap, 0);
 	va_end(ap);
 }
 
@@ -53,8 +57,45 @@ void error(const char *fmt, ...)
 	if (msg_silent)
 		return;
 	va_start(ap, fmt);
-	vmsg(fmt, ap);
+	vmsg(fmt, ap, 1);
 	va_end(ap);
+}
+
+void msg_mark(void)
+{
+	first_error[0] = '\0';
+}
+
+const char *msg_first_error(void)
+{
+	return first_error[0] ? first_error : NULL;
+}
+
+size_t edit_distance(const char *a, size_t alen, const char *b)
+{
+	size_t row[64], blen = strlen(b);
+
+	if (alen > 63)
+		alen = 63;
+	for (size_t j = 0; j <= alen; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= blen; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= alen; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[j - 1] != b[i - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[alen];
 }
 
 /* Out of memory is not an input problem: say so and stop. */

@@ -1,0 +1,50 @@
+# bash completion for ksmscan(1): options, and the names that -a, -c, -f, -o
+# and -r take (comma lists too), read from the ksmscan being completed so
+# that they never differ from its tables; files otherwise.
+_ksmscan_names()
+{
+	# $1: the option; prints the names it takes.
+	case $1 in
+	-a|--algo) "${COMP_WORDS[0]}" -a help --csv 2>/dev/null |
+		sed -n '2,$s/,.*//p'; echo all auto help ;;
+	-c|--compress) echo lz4 lzo lzo-rle zstd all ;;
+	-f|--format) echo auto raw elf kdump lime ;;
+	-o|--output) echo table csv json ;;
+	-r|--report) "${COMP_WORDS[0]}" --help 2>/dev/null |
+		sed -n 's/^  -r, --report=LIST *//p' | tr -d ',' ;;
+	esac
+}
+
+_ksmscan()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+	local opt=$prev names head
+
+	# --opt=value is completed like --opt value.
+	if [[ $cur == --*=* ]]; then
+		opt=${cur%%=*}
+		cur=${cur#*=}
+	fi
+	case $opt in
+	-a|--algo|-c|--compress|-f|--format|-o|--output|-r|--report)
+		names=$(_ksmscan_names "$opt")
+		# In a comma list, complete the last name.
+		head=
+		[[ $cur == *,* ]] && head=${cur%,*},
+		COMPREPLY=($(compgen -P "$head" -W "$names" -- "${cur##*,}"))
+		return ;;
+	-p|--pid)
+		COMPREPLY=($(compgen -W "$(cd /proc && echo [0-9]*)" -- "$cur"))
+		return ;;
+	-j|--threads|-m|--max-page-sharing|--top|--range|--label)
+		return ;;
+	esac
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" --help 2>/dev/null |
+			grep -o -- '--\?[a-zA-Z][-a-zA-Z]*' | sort -u)" -- "$cur"))
+		return
+	fi
+	COMPREPLY=($(compgen -f -- "$cur"))
+}
+
+complete -F _ksmscan -o filenames ksmscan

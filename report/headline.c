@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The summary as people read it: one line per input within 80 columns (the
+ * input's name shortened from the left), sizes in units of 1024, the
+ * checksums' own figures apart when there are several, and sentences that
+ * say what the saving is made of and that it is an upper bound.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../util/text.h"
+#include "report.h"
+
+/* Widest input name in the table: longer ones lose their start. */
+#define NAME_COLS 30
+
+static const struct column people_cols[] = {
+	{ "input", 0, 0 }, { "memory", 0, 0 }, { "zero", 0, 0 },
+	{ "saved", 0, 0 }, { "saved%", 0, 0 }, { "status", 0, 0 },
+};
+
+static const struct column algo_cols[] = {
+	{ "input", 0, 0 }, { "algo", 0, 0 }, { "collisions", 0, 0 },
+	{ "expected", 0, 0 }, { "MiB/s", 0, 0 }, { "ns/page", 0, 0 },
+};
+
+#define NPEOPLE (sizeof(people_cols) / sizeof(people_cols[0]))
+#define NALGO (sizeof(algo_cols) / sizeof(algo_cols[0]))
+
+/* @name in at most NAME_COLS columns: "…" and its end if it is longer. */
+static const char *shorten(const char *name, char *buf, size_t len)
+{
+	const char *p = name;
+
+	if (text_width(name) <= NAME_COLS)
+		return name;
+	while (text_width(p) > NAME_COLS - 1)
+		p++;
+	while (((unsigned char)*p & 0xc0) == 0x80)	/* a whole character */
+		p++;
+	snprintf(buf, len, "\u2026%.*s", (int)(len > 4 ? len - 4 : 0), p);
+	return buf;
+}
+
+/* "1 page", "2 pages". */
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* A signed size in units, never "-0". */
+static char *signed_bytes(int64_t v, char *buf, size_t len)
+{
+	char h[24];
+
+	human_bytes(v < 0 ? (uint64_t)-v : (uint64_t)v, h, sizeof(h));
+	snprintf(buf, len, "%s%s", v < 0 && strcmp(h, "0") ? "-" : "", h);
+	return buf;
+}
+
+/* The speed of algorithm @a over the pages it hashed, MiB/s. */
+static double speed(const struct figures *f, size_t a)
+{
+	return f->seconds[a] > 0 ? (double)f->hashed_pages * PAGE_BYTES /
+				   1048576.0 / f->seconds[a] : 0.0;
+}
+
+/* What the saving of one scope is made of, and what it costs. */
+static void headline(const struct writer *w, const struct scope_copy *in)
+{
+	const struct figures *f = &in->f;
+	char t[640], a[32], b[32], c[32], d[32], e[32], m[32], name[128];
+	uint64_t dup = f->saved_bytes - f->saved_zero_bytes;
+
+	snprintf(t, sizeof(t), "%s: up to %s of %s saved (%.1f%%): %s by %llu zero "
+		 "%s, %s by duplicates of other contents; %s net of KSM's %s of "
+		 "metadata.", shorten(in->name, name, sizeof(name)),
+		 human_bytes(f->saved_bytes, a, sizeof(a)),
+		 human_bytes(f->pages * PAGE_BYTES, b, sizeof(b)), f->saved_percent,
+		 human_bytes(f->saved_zero_bytes, c, sizeof(c)),
+		 (unsigned long long)f->zero_pages, plural(f->zero_pages, "page", "pages"),
+		 human_bytes(dup, d, sizeof(d)),
+		 signed_bytes(f->general_profit, e, sizeof(e)),
+		 human_bytes((uint64_t)((int64_t)f->saved_bytes - f->general_profit),
+			     m, sizeof(m)));
+	w->note(t);
+}
+
+/* Other KSM settings, when they would change the saving. */
+static void other_settings(const struct writer *w, const struct scope_copy *in,
+			   const struct ksm_params *p)
+{
+	const struct figures *f = &in->f;
+	char t[400], a[32], b[32], name[128];
+
+	if (f->saved_bytes_other_z == f->saved_bytes &&
+	    f->saved_bytes_unlimited == f->saved_bytes)
+		return;
+	snprintf(t, sizeof(t), "%s: %s: %s; with no max_page_sharing limit (now "
+		 "%llu): %s.", shorten(in->name, name, sizeof(name)),
+		 p->use_zero_pages ? "without -z" : "with -z (use_zero_pages)",
+		 human_bytes(f->saved_bytes_other_z, a, sizeof(a)),
+		 (unsigned long long)p->max_page_sharing,
+		 human_bytes(f->saved_bytes_unlimited, b, sizeof(b)));
+	w->note(t);
+}
+
+/* One checksum: its collisions against chance, and its speed here. */
+static void checksum_line(const struct writer *w, const struct scope_copy *in,
+			  const struct algo *algo)
+{
+	char t[300], name[128];
+
+	snprintf(t, sizeof(t), "%s: %s: %llu %s among %llu distinct %s (%.3g "
+		 "expected by chance); hashed at %.0f MiB/s here.",
+		 shorten(in->name, name, sizeof(name)),
+		 algo->name, (unsigned long long)in->f.collisions[0],
+		 plural(in->f.collisions[0], "collision", "collisions"),
+		 (unsigned long long)in->f.distinct_pages,
+		 plural(in->f.distinct_pages, "page", "pages"),
+		 in->f.expected_collisions[0], speed(&in->f, 0));
+	w->note(t);
+}
+
+/*
+ * How much of the saving of all inputs together exists only across inputs:
+ * what one KSM host running them all gains over each one alone.
+ */
+static void across(const struct writer *w, const struct scope_copy *rows,
+		   size_t n)
+{
+	uint64_t alone = 0, together = rows[n - 1].f.saved_bytes;
+	char t[400], a[32], b[32], c[32];
+
+	for (size_t i = 0; i + 1 < n; i++)
+		alone += rows[i].f.saved_bytes;
+	snprintf(t, sizeof(t), "Across inputs: on one host KSM would save up to "
+		 "%s; each input alone %s in all, so %s (%.1f%% of the saving) "
+		 "exists only across inputs.", human_bytes(together, a, sizeof(a)),
+		 human_bytes(alone, b, sizeof(b)),
+		 human_bytes(together > alone ? together - alone : 0, c, sizeof(c)),
+		 together ? 100.0 * (double)(together - alone) / (double)together : 0.0);
+	w->note(t);
+}
+
+/* One input's line of the table; a failed input says why instead. */
+static void people_row(const struct writer *w, const struct scope_copy *in)
+{
+	char name[128], status[300];
+	const struct figures *f = &in->f;
+	const char *why = in->status == SCOPE_FAILED ? in->why : NULL;
+	size_t len = strlen(in->name);
+
+	/* The message names the input, which the row does already. */
+	if (why && strncmp(why, in->name, len) == 0 && strncmp(why + len, ": ", 2) == 0)
+		why += len + 2;
+	snprintf(status, sizeof(status), "%s%s%s", scope_status_name(in->status),
+		 why ? ": " : "", why ? why : "");
+	struct cell row[NPEOPLE] = {
+		cell_str(shorten(in->name, name, sizeof(name))),
+		cell_bytes(f->pages * PAGE_BYTES), cell_bytes(f->zero_pages * PAGE_BYTES),
+		cell_bytes(f->saved_bytes), cell_real(f->saved_percent, 1),
+		cell_str(status),
+	};
+
+	w->row(row);
+}
+
+/* The checksums apart: one line per input and algorithm. */
+static void checksums(const struct report_setup *rs, const struct scope_copy *rows,
+		      size_t n)
+{
+	const struct writer *w = rs->out;
+	const struct scan_config *cfg = rs->scan;
+
+	w->begin("checksums", algo_cols, NALGO, 0);
+	for (size_t i = 0; i < n; i++)
+		for (size_t a = 0; a < cfg->nalgos; a++) {
+			const struct figures *f = &rows[i].f;
+			char name[128];
+			struct cell row[NALGO] = {
+				cell_str(shorten(rows[i].name, name, sizeof(name))),
+				cell_str(cfg->algos[a]->name), cell_uint(f->collisions[a]),
+				cell_real(f->expected_collisions[a], -1),
+				cell_real(speed(f, a), 0),
+				cell_real(f->hashed_pages ? f->seconds[a] * 1e9 /
+					  (double)f->hashed_pages : 0.0, 0),
+			};
+
+			w->row(row);
+		}
+	w->end();
+}
+
+void summary_sentences(const struct report_setup *rs,
+		       const struct scope_copy *rows, size_t n)
+{
+	const struct writer *w = rs->out;
+	const struct scan_config *cfg = rs->scan;
+
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].status == SCOPE_FAILED)
+			continue;
+		headline(w, &rows[i]);
+		other_settings(w, &rows[i], &cfg->ksm);
+		if (cfg->nalgos == 1)
+			checksum_line(w, &rows[i], cfg->algos[0]);
+	}
+	if (n > 1 && rows[n - 1].all)
+		across(w, rows, n);
+	w->note("KSM merges only memory that is marked MADV_MERGEABLE, or all of "
+		"a process after prctl(PR_SET_MEMORY_MERGE): these savings are "
+		"upper bounds. -l shows every figure.");
+}
+
+void summary_people(const struct report_setup *rs, const struct scope_copy *rows,
+		    size_t n)
+{
+	const struct writer *w = rs->out;
+
+	w->begin("summary", people_cols, NPEOPLE, 0);
+	for (size_t i = 0; i < n; i++)
+		people_row(w, &rows[i]);
+	summary_sentences(rs, rows, n);
+	w->end();
+	if (rs->scan->nalgos > 1)
+		checksums(rs, rows, n);
+}

@@ -1,0 +1,261 @@
+#!/usr/bin/python3
+"""Output a person reads at a glance, and what machines and sysadmins expect:
+
+- the default summary of the fixture guest fits 80 columns, shows sizes in
+  units of 1024 (computed here from the fixture's truth file), says "up to",
+  splits the saving into zero pages and other duplicates, and says that KSM
+  merges only mergeable memory; a golden copy (timings masked) catches any
+  other change; long names are shortened from the left;
+- CSV and JSON: digests 0x-prefixed, the status column (ok, partial,
+  failed), JSON's parameters, every SPEC column in order; CSV through
+  LibreOffice (headless) keeps the digests as text;
+- the top report shows text pages as text;
+- -V names the build and the checksum paths -a help names; standard input is
+  read when no file is named; --label names it; "did you mean";
+- bash completion (complete -p, and a scripted completion of -a x<TAB>),
+  zsh's script parses; make deb builds a package lintian accepts, holding
+  the binary, the man page and both completions.
+"""
+import csv, io, json, os, re, shutil, struct, subprocess, sys, unicodedata
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ksmtest import KSMSCAN, PAGE, ROOT, Skip, check, eq, fixture, run_suite, test, tmp  # noqa: E402
+
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+SUMMARY_COLS = ["input", "format", "algo", "pages", "zero_pages", "distinct_pages",
+                "duplicate_ratio", "pages_shared", "pages_sharing", "ksm_zero_pages",
+                "saved_bytes", "saved_percent", "general_profit", "collisions",
+                "expected_collisions", "hash_mib_s", "ns_per_page", "status"]
+
+
+def ksm(args, **kw):
+    kw.setdefault("stdin", subprocess.DEVNULL)
+    exe = [os.path.abspath(KSMSCAN[0]) if os.sep in KSMSCAN[0] else KSMSCAN[0]]
+    return subprocess.run(exe + KSMSCAN[1:] + args, capture_output=True, text=True,
+                          timeout=120, **kw)
+
+
+def human(n):
+    """smem -k's units, written here from its description."""
+    if n < 1024:
+        return "%dB" % n if n else "0"
+    v, units = n / 1024.0, "KMGTPE"
+    u = 0
+    while v >= 1024 and u < len(units) - 1:
+        v, u = v / 1024.0, u + 1
+    return "%.1f%s" % (v, units[u])
+
+
+def width(line):
+    return sum(0 if unicodedata.combining(c) else 1 for c in line)
+
+
+def truth():
+    with open(fixture("guest-b.truth.json")) as f:
+        return json.load(f)
+
+
+def guest():
+    """The fixture guest under a short name, so that the table is the one a
+    user sees for a file in the current folder."""
+    path = tmp("guest-b.elf.zst")
+    if not os.path.exists(path):
+        shutil.copy(fixture("guest-b.elf.zst"), path)
+    return path
+
+
+def mask(text):
+    """Timings vary from run to run: hide them, keep everything else."""
+    text = re.sub(r"hashed at \d+ MiB/s", "hashed at N MiB/s", text)
+    return text.replace(tmp(""), "")
+
+
+@test("people")
+def summary_fits_80_columns():
+    t = truth()
+    guest()
+    r = ksm(["-j", "2", "guest-b.elf.zst"], cwd=tmp(""))
+    eq(r.returncode, 0, "the fixture's summary: exit status")
+    long_lines = [l for l in r.stdout.splitlines() if width(l) > 80]
+    eq(long_lines, [], "no line of the default summary is longer than 80 columns")
+    pages, zero = t["pages"], t["zero_pages"]
+    for what, value in (("memory", human(pages * PAGE)), ("zero", human(zero * PAGE))):
+        check(value in r.stdout.split("\n")[1], "the table shows %s as %s" % (what, value),
+              r.stdout[:300])
+    check("up to " in r.stdout and "%d zero pages" % zero in r.stdout,
+          "the headline says 'up to' and counts the zero pages", r.stdout[:600])
+    check("MADV_MERGEABLE" in r.stdout and "PR_SET_MEMORY_MERGE" in r.stdout,
+          "the summary says KSM merges only mergeable memory")
+    with open(os.path.join(GOLDEN, "summary-guest.txt")) as f:
+        eq(mask(r.stdout), f.read(), "the summary as the golden copy has it (timings masked)")
+
+
+@test("people")
+def long_names_and_checksums():
+    long_dir = tmp("a-folder-with-a-rather-long-name/and-another-one")
+    os.makedirs(long_dir, exist_ok=True)
+    path = os.path.join(long_dir, "vectors.img")
+    shutil.copy(fixture("vectors.img"), path)
+    r = ksm(["-a", "xxhash,crc32c", path])
+    lines = r.stdout.splitlines()
+    row = [l for l in lines if l.startswith("\u2026")]
+    check(row and row[0].startswith("\u2026" + path[-29:]),
+          "a long name is shortened from the left with an ellipsis", repr(lines[:3]))
+    check(any(l.split()[:2] == ["input", "algo"] for l in lines),
+          "several checksums: their figures in a section of their own", r.stdout[-600:])
+    eq([l for l in lines if width(l) > 80], [], "still 80 columns")
+
+
+@test("people")
+def singular_and_no_negative_zero():
+    r = ksm([fixture("vectors.img")])
+    check(re.search(r"\b1\s+zero\s+page,", r.stdout), "one zero page is singular",
+          r.stdout[-500:])
+    check(not re.search(r"-0(\.0)?[KMGT ]", r.stdout), "no negative zero", r.stdout[-500:])
+
+
+@test("people")
+def text_pages_in_top():
+    text = b"the same text page, kept by many processes\n" * 100
+    path = tmp("text.img")
+    with open(path, "wb") as f:
+        f.write(text[:PAGE] * 3)
+    r = ksm(["-r", "top", path])
+    check('text "the same text page, kept by many process..."' in r.stdout,
+          "a text page is described as text", r.stdout)
+
+
+@test("machine")
+def csv_json_columns_and_status():
+    good, missing = fixture("vectors.img"), tmp("no-such.img")
+    r = ksm(["--csv", good, missing])
+    eq(r.returncode, 1, "a missing input: exit status 1")
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    eq(list(rows[0]), SUMMARY_COLS, "summary columns, status last")
+    eq([x["status"] for x in rows], ["ok", "failed", "partial"], "status per input and *")
+    r = ksm(["--json", "-c", "lz4", "-a", "xxhash,crc32c", good])
+    doc = json.loads(r.stdout)
+    eq(list(doc["summary"][0]), SUMMARY_COLS, "JSON summary keys are the columns")
+    p = doc.get("parameters", {})
+    eq((p.get("algorithms"), p.get("max_page_sharing"), p.get("use_zero_pages"),
+        p.get("compressors")), ("xxhash,crc32c", 256, 0, "lz4"), "JSON parameters")
+    check(p.get("version") and isinstance(p.get("zram_huge_size"), int),
+          "parameters name the version and zram's huge size", repr(p))
+    r = ksm(["--csv", "-r", "pages", "-a", "crc32c", good])
+    digests = [x["crc32c"] for x in csv.DictReader(io.StringIO(r.stdout))]
+    check(digests and all(re.fullmatch(r"0x[0-9a-f]{8}", d) for d in digests),
+          "CSV digests are 0x-prefixed lower-case hex", repr(digests[:3]))
+    r = ksm(["-r", "pages", "-a", "crc32c", good])
+    check("0x00000000" not in r.stdout and "00000000" in r.stdout,
+          "tables drop the prefix", r.stdout[:300])
+
+
+@test("machine")
+def libreoffice_keeps_digests():
+    soffice = shutil.which("soffice") or shutil.which("libreoffice")
+    if not soffice:
+        raise Skip("LibreOffice not installed (Debian's libreoffice-calc-nogui)")
+    path = tmp("digests.csv")
+    r = ksm(["--csv", "-r", "pages", "-a", "crc32c,xxhash", fixture("vectors.img")])
+    with open(path, "w") as f:
+        f.write(r.stdout)
+    out = tmp("lo")
+    os.makedirs(out, exist_ok=True)
+    env = dict(os.environ, HOME=tmp("lo-home"))
+    subprocess.run([soffice, "--headless", "--convert-to", "csv", "--outdir", out, path],
+                   capture_output=True, timeout=180, env=env)
+    back = os.path.join(out, "digests.csv")
+    if not check(os.path.exists(back), "LibreOffice converted the CSV"):
+        return
+    want = list(csv.DictReader(io.StringIO(r.stdout)))
+    with open(back, newline="") as f:
+        got = list(csv.DictReader(f))
+    eq([(g["crc32c"], g["xxhash"]) for g in got], [(w["crc32c"], w["xxhash"]) for w in want],
+       "every digest survives a round trip through LibreOffice")
+
+
+@test("cli")
+def version_stdin_label_guesses():
+    r = ksm(["-V"])
+    impls = {x["algo"]: x["impl"] for x in csv.DictReader(io.StringIO(ksm(["-a", "help", "--csv"]).stdout))}
+    check(r.stdout.startswith("ksmscan ") and "built with" in r.stdout and "zstd" in r.stdout,
+          "-V names the build", r.stdout)
+    for algo, impl in impls.items():
+        check("%s=%s" % (algo, impl) in r.stdout, "-V names %s's path, %s" % (algo, impl))
+    with open(fixture("vectors.img"), "rb") as f:
+        r = subprocess.run(KSMSCAN + ["--csv", "--label=vec"], stdin=f, capture_output=True,
+                           text=True)
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    eq([(x["input"], x["pages"]) for x in rows], [("vec", "20")],
+       "no file named and standard input not a terminal: it is read, named by --label")
+    r = ksm(["-a", "xxhsh", fixture("vectors.img")])
+    check(r.returncode == 2 and "did you mean 'xxhash'" in r.stderr, "a mistyped algorithm",
+          r.stderr[:200])
+    r = ksm(["-r", "histgram", fixture("vectors.img")])
+    check(r.returncode == 2 and "did you mean 'histogram'" in r.stderr, "a mistyped report",
+          r.stderr[:200])
+
+
+@test("package")
+def bash_and_zsh_completion():
+    script = os.path.join(ROOT, "completions", "ksmscan.bash")
+    exe = os.path.abspath(KSMSCAN[0])
+    prog = ('source %s; complete -p ksmscan; COMP_WORDS=(%s -a x); COMP_CWORD=2; _ksmscan; '
+            'echo "${COMPREPLY[*]}"; COMP_WORDS=(%s -r sum,hi); COMP_CWORD=2; _ksmscan; '
+            'echo "${COMPREPLY[*]}"' % (script, exe, exe))
+    r = subprocess.run(["bash", "-c", prog], capture_output=True, text=True)
+    lines = r.stdout.splitlines()
+    check(lines and "-F _ksmscan" in lines[0], "complete -p names the function", r.stdout)
+    algos = [x["algo"] for x in csv.DictReader(io.StringIO(ksm(["-a", "help", "--csv"]).stdout))]
+    eq(lines[1].split() if len(lines) > 1 else None, [a for a in algos if a.startswith("x")],
+       "ksmscan -a x<TAB>: every algorithm starting with x")
+    eq(lines[2] if len(lines) > 2 else None, "sum,histogram", "a comma list completes its last name")
+    if shutil.which("zsh"):
+        r = subprocess.run(["zsh", "-n", os.path.join(ROOT, "completions", "_ksmscan")],
+                           capture_output=True, text=True)
+        eq((r.returncode, r.stderr), (0, ""), "zsh completion parses")
+
+
+@test("package")
+def make_deb():
+    if not shutil.which("dpkg-deb"):
+        raise Skip("no dpkg-deb")
+    r = subprocess.run(["make", "-s", "-C", ROOT, "deb"], capture_output=True, text=True)
+    debs = [f for f in os.listdir(ROOT) if f.startswith("ksmscan_") and f.endswith(".deb")]
+    if not check(r.returncode == 0 and debs, "make deb builds a package", r.stderr[-300:]):
+        return
+    deb = os.path.join(ROOT, sorted(debs)[-1])
+    files = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True).stdout
+    for f in ("./usr/bin/ksmscan", "./usr/share/man/man1/ksmscan.1.gz",
+              "./usr/share/bash-completion/completions/ksmscan",
+              "./usr/share/zsh/vendor-completions/_ksmscan", "./usr/share/doc/ksmscan/copyright"):
+        check(f in files, "the package holds %s" % f)
+    root = tmp("deb-root")
+    subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
+    r = subprocess.run([os.path.join(root, "usr/bin/ksmscan"), "-V"], capture_output=True, text=True)
+    check(r.returncode == 0 and r.stdout.startswith("ksmscan "), "the packaged binary runs")
+    if shutil.which("man"):
+        r = subprocess.run(["man", "-l", os.path.join(root, "usr/share/man/man1/ksmscan.1.gz")],
+                           capture_output=True, text=True, env=dict(os.environ, MANPAGER="cat"))
+        check("KSMSCAN" in r.stdout.upper() and "SEE ALSO" in r.stdout, "the packaged man page reads")
+    if shutil.which("lintian"):
+        r = subprocess.run(["lintian", deb], capture_output=True, text=True)
+        errors = [l for l in r.stdout.splitlines() if l.startswith("E:")]
+        eq(errors, [], "lintian finds no error")
+    if os.environ.get("KSMSCAN_LIVE_TESTS") == "1" and os.geteuid() == 0 and \
+            subprocess.run(["dpkg", "-s", "ksmscan"], capture_output=True).returncode != 0:
+        r = subprocess.run(["dpkg", "-i", deb], capture_output=True, text=True)
+        try:
+            eq(r.returncode, 0, "dpkg -i installs it")
+            v = subprocess.run(["ksmscan", "-V"], capture_output=True, text=True)
+            check(v.stdout.startswith("ksmscan "), "the installed ksmscan -V")
+            m = subprocess.run(["man", "ksmscan"], capture_output=True, text=True,
+                               env=dict(os.environ, MANPAGER="cat"))
+            check("SEE ALSO" in m.stdout, "man ksmscan")
+        finally:
+            subprocess.run(["dpkg", "-r", "ksmscan"], capture_output=True)
+    os.unlink(deb)
+
+
+if __name__ == "__main__":
+    sys.exit(run_suite("ksmscan-output-"))
