@@ -89,8 +89,11 @@ build-tsan/ksmscan: $(TSAN_OBJS)
 deps:
 	./scripts/install-deps
 
-# Scan two live processes that scripts/demo starts: no input file needed.
-demo: deps ksmscan
+# Two live processes holding the same data set, scanned: no input file
+# needed, and only the build's packages installed.
+demo:
+	./scripts/install-deps build
+	$(MAKE) ksmscan
 	./scripts/demo
 
 # Unit tests in C of code the command line cannot reach alone (tests/unit_*.c).

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../scan/zram.h"
+#include "../util/text.h"
 #include "../util/util.h"
 #include "report.h"
 
@@ -157,11 +158,44 @@ static void compress_scope(struct sink *sk, const struct scope *sc)
 	}
 }
 
+/* The report for people: sizes in units, within 80 columns. */
+static void compress_people(struct compress_sink *c)
+{
+	static const struct column cols[] = {
+		{ "input", 0, 0 }, { "compressor", 0, 0 }, { "memory", 0, 0 },
+		{ "zram", 0, 0 }, { "KSM+zram", 0, 0 }, { "MiB/s", 0, 0 },
+	};
+	const struct writer *w = c->rs->out;
+
+	w->begin("compress", cols, sizeof(cols) / sizeof(cols[0]), 0);
+	for (size_t i = 0; i < c->nrows; i++) {
+		const struct compress_row *r = &c->rows[i];
+		char name[128];
+		struct cell row[] = {
+			cell_str(text_shorten(r->input, NAME_COLS, name, sizeof(name))),
+			cell_str(r->c->name),
+			cell_bytes(r->alone.pages * PAGE_BYTES),
+			cell_bytes(zram_mem_used(&r->alone)), cell_bytes(zram_mem_used(&r->ksm)),
+			cell_real(r->mib_s, 0),
+		};
+
+		w->row(row);
+	}
+	w->note("zram: what a zram device would hold of every page (same-filled "
+		"pages cost nothing, pages that compress badly are kept whole); "
+		"KSM+zram: when KSM merges first. -l shows every figure.");
+	w->end();
+}
+
 static void compress_print(struct sink *sk)
 {
 	struct compress_sink *c = (struct compress_sink *)sk;
 	const struct writer *w = c->rs->out;
 
+	if (for_people(c->rs)) {
+		compress_people(c);
+		return;
+	}
 	w->begin("compress", compress_cols, NCOLS, 0);
 	for (size_t i = 0; i < c->nrows; i++) {
 		const struct compress_row *r = &c->rows[i];

@@ -11,8 +11,6 @@
 #include "../util/text.h"
 #include "report.h"
 
-/* Widest input name in the table: longer ones lose their start. */
-#define NAME_COLS 30
 
 static const struct column people_cols[] = {
 	{ "input", 0, 0 }, { "memory", 0, 0 }, { "zero", 0, 0 },
@@ -27,19 +25,10 @@ static const struct column algo_cols[] = {
 #define NPEOPLE (sizeof(people_cols) / sizeof(people_cols[0]))
 #define NALGO (sizeof(algo_cols) / sizeof(algo_cols[0]))
 
-/* @name in at most NAME_COLS columns: "…" and its end if it is longer. */
+/* @name in at most NAME_COLS columns. */
 static const char *shorten(const char *name, char *buf, size_t len)
 {
-	const char *p = name;
-
-	if (text_width(name) <= NAME_COLS)
-		return name;
-	while (text_width(p) > NAME_COLS - 1)
-		p++;
-	while (((unsigned char)*p & 0xc0) == 0x80)	/* a whole character */
-		p++;
-	snprintf(buf, len, "\u2026%.*s", (int)(len > 4 ? len - 4 : 0), p);
-	return buf;
+	return text_shorten(name, NAME_COLS, buf, len);
 }
 
 /* "1 page", "2 pages". */

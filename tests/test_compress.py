@@ -238,9 +238,12 @@ def usage():
         eq(r.returncode, 2, "%s is a usage error" % what)
         check(r.stderr.startswith("ksmscan: "), "%s: one message" % what, r.stderr[:100])
     path = write("two.img", same_pages())
-    r = subprocess.run(KSMSCAN + ["-c", "lz4", path], capture_output=True, text=True)
+    r = subprocess.run(KSMSCAN + ["-l", "-c", "lz4", path], capture_output=True, text=True)
     check(r.returncode == 0 and "compressor" in r.stdout and "zero_pages" in r.stdout,
           "-c adds the compress report to the summary", r.stdout[:200])
+    r = subprocess.run(KSMSCAN + ["-c", "lz4", path], capture_output=True, text=True)
+    check(r.returncode == 0 and "KSM+zram" in r.stdout and "saved%" in r.stdout,
+          "the tables for people: the summary and zram in units", r.stdout[:400])
     r = subprocess.run(KSMSCAN + ["--csv", "-r", "compress", path], capture_output=True, text=True)
     names = [row["compressor"] for row in csv.DictReader(io.StringIO(r.stdout))]
     eq(names, ["lz4", "lzo", "lzo-rle", "zstd"], "-r compress alone: every compressor")

@@ -145,7 +145,7 @@ def reports_of_different_widths():
     if r:
         eq(r.returncode, 0, "five reports of different widths in one table: exit status")
         out = r.stdout.decode()
-        for head in ("rank", "strategy", "bucket", "redundant_pages", "ns_per_page"):
+        for head in ("rank", "strategy", "bucket", "redundant_pages", "saved%"):
             check(head in out, "the table holds the report with the column %s" % head)
 
 

@@ -1004,7 +1004,7 @@ def several_inputs_summary():
            "summary three inputs: input order")
         for name, pages in ((ia, a), (ib, b), (ic, c), ("*", a + b + c)):
             check_summary_rows(rows, name, pages, algos, "summary")
-    r = run_ok([ia, ib], "summary table of two inputs")
+    r = run_ok(["-l", ia, ib], "summary table of two inputs")
     if r:
         star = [t for t in table_rows(r.out) if t and t[0] == "*"]
         check(star and str(len(a) + len(b)) in star[0],

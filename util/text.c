@@ -84,3 +84,16 @@ char *human_bytes(uint64_t bytes, char *buf, size_t len)
 	snprintf(buf, len, "%.1f%c", v, units[u]);
 	return buf;
 }
+
+const char *text_shorten(const char *name, int cols, char *buf, size_t len)
+{
+	const char *p = name;
+	int bad;
+
+	if (text_width(name) <= cols)
+		return name;
+	while (text_width(p) > cols - 1)
+		p += text_char(p, &bad);
+	snprintf(buf, len, "\u2026%.*s", (int)(len > 4 ? len - 4 : 0), p);
+	return buf;
+}

@@ -43,6 +43,21 @@ char *text_clean(const char *s, char *buf, size_t len);
  */
 int text_width(const char *s);
 
+/* Widest input name in tables for people: longer ones lose their start. */
+#define NAME_COLS 30
+
+/**
+ * text_shorten() - a name in at most @cols columns: "…" and its end if it is
+ * longer (the end of a path says most).
+ * @name: the name
+ * @cols: columns, at least 2
+ * @buf: room for the shortened name
+ * @len: size of @buf
+ *
+ * Return: @name itself if it fits, else @buf.
+ */
+const char *text_shorten(const char *name, int cols, char *buf, size_t len);
+
 /**
  * human_bytes() - a size in units of 1024 as smem -k prints it: "0", "512B",
  * "4.0K", "85.3M", "1.2G", "3.0T".
