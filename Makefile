@@ -33,7 +33,7 @@ SRCS = ksmscan.c \
        report/cell.c report/csv.c report/json.c report/table.c report/reports.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
-       report/compress.c report/headline.c \
+       report/compress.c report/headline.c report/svg.c \
        bench/bench.c
 
 OBJS = $(SRCS:%.c=build/%.o)

@@ -39,7 +39,8 @@ static const char usage_line[] =
 	"               [-j threads] [-m max_page_sharing] [-o format] [-p pid]\n"
 	"               [-r reports]\n"
 	"               [--all-mappings] [--csv] [--json] [--[no-]progress]\n"
-	"               [--label=name] [--range=start-end] [--top=n] [file ...]\n"
+	"               [--label=name] [--range=start-end] [--svg=file] [--top=n]\n"
+	"               [file ...]\n"
 	"       ksmscan --bench [-a algos] [-o format]\n";
 
 /* --help, before and after the list of reports (from the reports' table). */
@@ -68,6 +69,7 @@ static const char help_tail[] =
 	"  -z, --use-zero-pages        model KSM with use_zero_pages=1\n"
 	"  -l, --long                  tables with every column, as CSV has them\n"
 	"      --label=NAME            the name of standard input in reports ('-')\n"
+	"      --svg=FILE              also a picture: histograms and address maps\n"
 	"  -q, --quiet                 no warnings\n"
 	"  -h, --help                  this help\n"
 	"  -V, --version               version\n"
@@ -126,6 +128,7 @@ struct prefs {
 	size_t ninputs;
 	const char *output;		/* the writer's name */
 	const char *label;		/* --label: standard input's name */
+	const char *svg;		/* --svg: the picture's file */
 	unsigned reports;		/* bit i: report_get(i) is selected */
 	size_t top;			/* rows of the top report */
 	const struct compressor *compressors[COMPRESS_MAX];	/* -c */
@@ -341,6 +344,7 @@ static int set_value(struct prefs *p, int c)
 	case 'N': p->cfg.progress = 0; break;
 	case 'o': p->output = optarg; break;
 	case 'L': p->label = optarg; break;
+	case 'S': p->svg = optarg; break;
 	case 'C': p->output = "csv"; break;
 	case 'J': p->output = "json"; break;
 	case 'z': p->cfg.ksm.use_zero_pages = 1; break;
@@ -437,6 +441,7 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "long", no_argument, NULL, 'l' },
 		{ "label", required_argument, NULL, 'L' },
+		{ "svg", required_argument, NULL, 'S' },
 		{ "csv", no_argument, NULL, 'C' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
@@ -500,15 +505,17 @@ static void print_params(const struct prefs *p, const struct writer *w)
 /* Scan the inputs and print the selected reports through @w. */
 static int run_scan(struct prefs *p, const struct writer *w)
 {
+	int status, failed = 0;
 	struct report_setup rs = { &p->cfg, w, p->top, p->compressors,
-				   p->ncompressors, p->long_table };
-	struct sink *sinks[32];
-	int status;
+				   p->ncompressors, p->long_table, p->svg, &failed };
+	struct sink *sinks[33];
 
 	print_params(p, w);
 	for (size_t i = 0; i < report_count(); i++)
 		if (p->reports & 1u << i)
 			sinks[p->cfg.nsinks++] = report_get(i)->create(&rs);
+	if (p->svg)
+		sinks[p->cfg.nsinks++] = svg_create(&rs);
 	p->cfg.sinks = sinks;
 	status = scan_run(&p->cfg);
 	for (size_t i = 0; i < p->cfg.nsinks; i++)
@@ -516,7 +523,7 @@ static int run_scan(struct prefs *p, const struct writer *w)
 	w->finish();
 	for (size_t i = 0; i < p->cfg.nsinks; i++)
 		sinks[i]->ops->free(sinks[i]);
-	return status;
+	return status | failed;
 }
 
 int main(int argc, char **argv)

@@ -135,6 +135,8 @@ struct report_setup {
 	const struct compressor *const *compressors;	/* -c, in order */
 	size_t ncompressors;
 	int long_table;			/* -l: tables with every column */
+	const char *svg;		/* --svg: the picture's file, or NULL */
+	int *failed;			/* set when a report cannot be written */
 };
 
 /* A report -r can name: one row of the table in reports.c. */
@@ -244,5 +246,7 @@ struct sink *tree_create(const struct report_setup *rs);
 struct sink *pages_create(const struct report_setup *rs);
 /** compress_create() - what zram would hold, alone and after KSM. */
 struct sink *compress_create(const struct report_setup *rs);
+/** svg_create() - the picture of --svg: histograms and address maps. */
+struct sink *svg_create(const struct report_setup *rs);
 
 #endif

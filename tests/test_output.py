@@ -12,11 +12,15 @@
 - the top report shows text pages as text;
 - -V names the build and the checksum paths -a help names; standard input is
   read when no file is named; --label names it; "did you mean";
+- --svg: renders in rsvg-convert and headless Chromium; its bars and address
+  map hold the figures a Python count of the test's own pages gives, and the
+  pixels where the first bar and the map are have their colours;
 - bash completion (complete -p, and a scripted completion of -a x<TAB>),
   zsh's script parses; make deb builds a package lintian accepts, holding
   the binary, the man page and both completions.
 """
-import csv, io, json, os, re, shutil, struct, subprocess, sys, unicodedata
+import csv, io, json, os, re, shutil, struct, subprocess, sys, unicodedata, zlib
+import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import KSMSCAN, PAGE, ROOT, Skip, check, eq, fixture, run_suite, test, tmp  # noqa: E402
@@ -194,6 +198,104 @@ def version_stdin_label_guesses():
     r = ksm(["-r", "histgram", fixture("vectors.img")])
     check(r.returncode == 2 and "did you mean 'histogram'" in r.stderr, "a mistyped report",
           r.stderr[:200])
+
+
+def png_pixels(path):
+    """(width, height, rows of (r, g, b)) of an 8-bit RGB or RGBA PNG."""
+    data = open(path, "rb").read()
+    pos, idat, w = 8, b"", 0
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, color = struct.unpack(">IIBB", body[:10])
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    bpp = {2: 3, 6: 4}[color]
+    raw, rows, prev = zlib.decompress(idat), [], bytearray(w * bpp)
+    for y in range(h):
+        f, line = raw[y * (w * bpp + 1)], bytearray(raw[y * (w * bpp + 1) + 1:(y + 1) * (w * bpp + 1)])
+        for i in range(len(line)):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            p = a + b - c
+            pred = [0, a, b, (a + b) // 2,
+                    a if abs(p - a) <= abs(p - b) and abs(p - a) <= abs(p - c) else
+                    b if abs(p - b) <= abs(p - c) else c][f]
+            line[i] = (line[i] + pred) & 255
+        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(w)])
+        prev = line
+    return w, h, rows
+
+
+def svg_input():
+    """Pages with known sharing: 5 unique, 3 contents twice, one 8 times,
+    4 zero pages, in an order the address map can be checked against."""
+    rnd = __import__("random").Random(17)
+    uniq = [rnd.randbytes(PAGE) for _ in range(5)]
+    twice = [rnd.randbytes(PAGE) for _ in range(3)]
+    eight = rnd.randbytes(PAGE)
+    pages = uniq + [bytes(PAGE)] * 4 + twice + twice + [eight] * 8
+    return pages
+
+
+@test("svg")
+def svg_picture():
+    pages = svg_input()
+    path, svg = tmp("pic.img"), tmp("pic.svg")
+    with open(path, "wb") as f:
+        f.write(b"".join(pages))
+    r = ksm(["--svg=" + svg, path])
+    eq(r.returncode, 0, "--svg: exit status")
+    root = ET.parse(svg).getroot()
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    bars = {int(b.get("data-bucket")): int(b.get("data-pages"))
+            for b in root.iterfind(".//s:rect[@class='bar']", ns)}
+    counts = {}
+    for p in pages:
+        counts[p] = counts.get(p, 0) + 1
+    want = {}
+    for c in counts.values():
+        b = 1 << (c.bit_length() - 1)
+        want[b] = want.get(b, 0) + c
+    eq(bars, want, "the histogram's bars: pages per bucket")
+    heights = {int(b.get("data-bucket")): float(b.get("height"))
+               for b in root.iterfind(".//s:rect[@class='bar']", ns)}
+    order = sorted(want, key=lambda b: want[b])
+    check(all(heights[x] <= heights[y] for x, y in zip(order, order[1:])),
+          "taller bars for more pages", repr(heights))
+    seen, zero, copies, other = set(), 0, 0, 0
+    for p in pages:
+        if p == bytes(PAGE):
+            zero += 1
+        elif p in seen:
+            copies += 1
+        else:
+            other += 1
+        seen.add(p)
+    cols = list(root.iterfind(".//s:g[@class='col']", ns))
+    got = [sum(int(c.get(k)) for c in cols) for k in ("data-zero", "data-copies", "data-other")]
+    eq(got, [zero, copies, other], "the address map: zero, copies and other pages")
+    for tool, cmd, png in (
+            ("rsvg-convert", ["rsvg-convert", svg, "-o", tmp("pic-rsvg.png")], tmp("pic-rsvg.png")),
+            ("chromium", ["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                          "--screenshot=" + tmp("pic-chr.png"), "--window-size=800,300",
+                          "file://" + svg], tmp("pic-chr.png"))):
+        if not shutil.which(cmd[0]):
+            print("SKIP [svg] %s not installed" % tool)
+            continue
+        rr = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                            env=dict(os.environ, HOME=tmp("home")))
+        if not check(rr.returncode == 0 and os.path.exists(png), "%s renders the SVG" % tool,
+                     rr.stderr[-300:]):
+            continue
+        w, h, px = png_pixels(png)
+        bar = root.find(".//s:rect[@class='bar']", ns)
+        x = int(float(bar.get("x")) + 15)
+        y = int(float(bar.get("y")) + float(bar.get("height")) - 2)
+        eq(px[y][x], (0x1f, 0x77, 0xb4), "%s: the first bar is blue where the SVG puts it" % tool)
+        check(px[5][5] == (255, 255, 255), "%s: the background is white" % tool, repr(px[5][5]))
 
 
 @test("package")
