@@ -95,6 +95,22 @@ void ksm_group(uint64_t c, uint64_t M, uint64_t *shared, uint64_t *sharing)
 	*sharing = full * (M - 1) + (rest >= 2 ? rest - 1 : 0);
 }
 
+/* Each algorithm's collisions among the distinct contents, and chance's. */
+static void tally_collisions(struct figures *f, const struct index *ix,
+			     int current_input, const struct algo *const *algos,
+			     size_t nalgos)
+{
+	for (size_t a = 0; a < nalgos; a++) {
+		double d = (double)f->distinct_pages;
+
+		f->collisions[a] = count_collisions(ix, current_input, a,
+						    algos[a]->bits);
+		/* n(n-1)/2^(b+1): the birthday estimate for b-bit digests. */
+		f->expected_collisions[a] = d < 2 ? 0.0 : d * (d - 1.0) /
+			ldexp(1.0, (int)algos[a]->bits + 1);
+	}
+}
+
 void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 	       const struct algo *const *algos, size_t nalgos,
 	       const struct ksm_params *p)
@@ -167,13 +183,5 @@ void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 	f->saved_percent = f->pages ?
 		100.0 * (double)f->saved_bytes / ((double)f->pages * PAGE_BYTES) : 0.0;
 
-	for (size_t a = 0; a < nalgos; a++) {
-		double d = (double)f->distinct_pages;
-
-		f->collisions[a] = count_collisions(ix, current_input, a,
-						    algos[a]->bits);
-		/* n(n-1)/2^(b+1): the birthday estimate for b-bit digests. */
-		f->expected_collisions[a] = d < 2 ? 0.0 : d * (d - 1.0) /
-			ldexp(1.0, (int)algos[a]->bits + 1);
-	}
+	tally_collisions(f, ix, current_input, algos, nalgos);
 }
