@@ -20,12 +20,17 @@ CFLAGS  ?= -O2
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -pipe -pthread
 LDFLAGS += -static -s -pthread
 LDLIBS  += /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/x86_64-linux-gnu/libz.a
+# Compression layers besides zstd and gzip (dump/layers.c): xz, bzip2, lz4.
+LDLIBS  += /usr/lib/x86_64-linux-gnu/liblzma.a /usr/lib/x86_64-linux-gnu/libbz2.a \
+           /usr/lib/x86_64-linux-gnu/liblz4.a
+# The same libraries for the clang builds (sanitizers, fuzzing).
+LAYER_LIBS = -llzma -lbz2 -llz4
 
 SRCS = ksmscan.c \
        util/util.c util/text.c util/progress.c \
        hash/hash.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
        hash/xxh3_avx2.c hash/xxh3_avx512.c \
-       dump/dump.c dump/source.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/proc.c \
+       dump/dump.c dump/source.c dump/layers.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/proc.c \
        scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c \
        scan/ksm.c scan/tree.c \
        report/cell.c report/csv.c report/json.c report/table.c report/reports.c \
@@ -73,14 +78,14 @@ $(BUILDS:%=%/hash/xxh3_avx2.o): CFLAGS_VEC = -mavx2
 $(BUILDS:%=%/hash/xxh3_avx512.o): CFLAGS_VEC = -mavx512f
 
 build-check/ksmscan: $(CHECK_OBJS)
-	$(CHECK_CC) $(CHECK_CFLAGS) -o $@ $(CHECK_OBJS) -lzstd -lz -lm
+	$(CHECK_CC) $(CHECK_CFLAGS) -o $@ $(CHECK_OBJS) -lzstd -lz $(LAYER_LIBS) -lm
 
 # The threads under ThreadSanitizer: make check runs the -j tests with it.
 TSAN_OBJS = $(SRCS:%.c=build-tsan/%.o)
 TSAN_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g -pthread -fsanitize=thread
 
 build-tsan/ksmscan: $(TSAN_OBJS)
-	$(CHECK_CC) $(TSAN_CFLAGS) -o $@ $(TSAN_OBJS) -lzstd -lz -lm
+	$(CHECK_CC) $(TSAN_CFLAGS) -o $@ $(TSAN_OBJS) -lzstd -lz $(LAYER_LIBS) -lm
 
 # Installs what is missing (Debian packages); does nothing when all is there.
 deps:
@@ -136,13 +141,13 @@ FUZZ_DUMP_stream = -DFUZZ_STREAM
 
 build-fuzz/fuzz_%: fuzz/fuzz_dump.c $(FUZZ_OBJS)
 	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_DUMP_$*) -o $@ $< \
-		$(FUZZ_OBJS) -lzstd -lz -lm
+		$(FUZZ_OBJS) -lzstd -lz $(LAYER_LIBS) -lm
 
 build-fuzz/fuzz_maps: fuzz/fuzz_maps.c $(filter-out build-fuzz/dump/proc.o,$(FUZZ_OBJS))
-	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz -lm
+	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz $(LAYER_LIBS) -lm
 
 build-fuzz/fuzz_options: fuzz/fuzz_options.c $(FUZZ_OBJS)
-	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz -lm
+	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz $(LAYER_LIBS) -lm
 
 fuzz-build: $(FUZZERS:%=build-fuzz/%)
 

@@ -221,12 +221,17 @@ struct dump *dump_open(const struct input *in, const struct dump_options *opt)
 		d->reader = &proc_reader;
 	} else {
 		if (source_open(&d->src, in->path, in->name) < 0) {
-			error("%s: %s", in->name, d->src.err);
+			/* A compression layer's fault has a place; opening's has not. */
+			if (d->src.nlayers)
+				dump_error(d, 0, "%s", d->src.err);
+			else
+				error("%s: %s", in->name, d->src.err);
 			goto fail;
 		}
 		head = source_peek(&d->src, &len);
 		if (!head) {
-			error("%s: %s", in->name, d->src.err);
+			/* A layer's data broke before the first page: it has a place. */
+			dump_error(d, d->src.pos + d->src.head_len, "%s", d->src.err);
 			goto fail;
 		}
 		d->reader = dump_choose(opt->format, head, len);
