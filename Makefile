@@ -30,7 +30,7 @@ SRCS = ksmscan.c \
        util/util.c util/text.c util/progress.c \
        hash/hash.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
        hash/xxh3_avx2.c hash/xxh3_avx512.c \
-       dump/dump.c dump/source.c dump/layers.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/proc.c \
+       dump/dump.c dump/source.c dump/layers.c dump/refuse.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/proc.c \
        scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c \
        scan/ksm.c scan/tree.c \
        report/cell.c report/csv.c report/json.c report/table.c report/reports.c \

@@ -206,6 +206,31 @@ static const struct reader *dump_choose(const char *format,
 	return is_auto ? NULL : named;
 }
 
+/*
+ * Detection refuses files that are not memory (disk images, programs,
+ * archives) rather than scan them as raw: 1 when it did (reported). An
+ * explicit -f reads them as that format all the same.
+ */
+static int dump_refused(struct dump *d)
+{
+	const unsigned char *head;
+	const char *what;
+	size_t len = 0;
+	uint64_t at = 0;
+
+	if (strcmp(d->opt->format, "auto") != 0)
+		return 0;
+	head = source_peek_n(&d->src, REFUSE_PEEK, &len);
+	if (!head)
+		return 0;
+	what = refuse_kind(head, len, d->src.map, d->src.size, &at);
+	if (!what)
+		return 0;
+	dump_error(d, at, "%s, not a memory dump (-f raw reads it as raw memory)",
+		   what);
+	return 1;
+}
+
 struct dump *dump_open(const struct input *in, const struct dump_options *opt)
 {
 	struct dump *d = xcalloc(1, sizeof(*d));
@@ -228,6 +253,9 @@ struct dump *dump_open(const struct input *in, const struct dump_options *opt)
 				error("%s: %s", in->name, d->src.err);
 			goto fail;
 		}
+		/* First, as its longer look may move the bytes peeked. */
+		if (dump_refused(d))
+			goto fail;
 		head = source_peek(&d->src, &len);
 		if (!head) {
 			/* A layer's data broke before the first page: it has a place. */
