@@ -30,7 +30,7 @@ SRCS = ksmscan.c \
        util/util.c util/text.c util/progress.c \
        hash/hash.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
        hash/xxh3_avx2.c hash/xxh3_avx512.c \
-       dump/dump.c dump/source.c dump/layers.c dump/refuse.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/proc.c \
+       dump/dump.c dump/source.c dump/layers.c dump/refuse.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/qemu.c dump/proc.c \
        scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c \
        scan/ksm.c scan/tree.c \
        report/cell.c report/csv.c report/json.c report/table.c report/reports.c \
@@ -132,10 +132,11 @@ FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -pthread \
               -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZ_LIB_SRCS = $(filter-out ksmscan.c,$(SRCS))
 FUZZ_OBJS = $(FUZZ_LIB_SRCS:%.c=build-fuzz/%.o)
-FUZZERS = fuzz_elf fuzz_kdump fuzz_lime fuzz_auto fuzz_stream fuzz_maps fuzz_options
+FUZZERS = fuzz_elf fuzz_kdump fuzz_lime fuzz_qemu fuzz_auto fuzz_stream fuzz_maps fuzz_options
 FUZZ_DUMP_elf = -DFUZZ_FORMAT='"elf"'
 FUZZ_DUMP_kdump = -DFUZZ_FORMAT='"kdump"'
 FUZZ_DUMP_lime = -DFUZZ_FORMAT='"lime"'
+FUZZ_DUMP_qemu = -DFUZZ_FORMAT='"qemu-save"'
 FUZZ_DUMP_auto =
 FUZZ_DUMP_stream = -DFUZZ_STREAM
 

@@ -20,6 +20,7 @@ static const struct reader *const readers[] = {
 	&kdump_reader,
 	&kdump_flat_reader,
 	&lime_reader,
+	&qemu_reader,
 	&raw_reader,
 };
 

@@ -275,6 +275,7 @@ extern const struct reader elf_reader;
 extern const struct reader kdump_reader;
 extern const struct reader kdump_flat_reader;
 extern const struct reader lime_reader;
+extern const struct reader qemu_reader;
 extern const struct reader raw_reader;
 extern const struct reader proc_reader;
 
