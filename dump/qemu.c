@@ -80,7 +80,7 @@ struct qemu {
 
 static int qemu_probe(const unsigned char *head, size_t len)
 {
-	if (len >= 8 && memcmp(head, QEMU_MAGIC, 4) == 0)
+	if (len >= 4 && memcmp(head, QEMU_MAGIC, 4) == 0)
 		return 1;
 	return len >= 16 && (memcmp(head, LIBVIRT_SAVE, 16) == 0 ||
 			     memcmp(head, LIBVIRT_PART, 16) == 0);
