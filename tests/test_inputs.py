@@ -17,15 +17,15 @@ read through QEMU's ELF dump; never from an earlier run of ksmscan.
 import bz2, io, lzma, os, random, shutil, struct, subprocess, sys, tarfile, zipfile, zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import KSMSCAN, PAGE, SUMMARY_COLS, ZERO, check, eq, parse_csv, run_suite, skip, test, tmp  # noqa: E402,F401
+from ksmtest import (KSMSCAN, PAGE, SUMMARY_COLS, ZERO, check, eq, fixture,  # noqa: E402
+                     parse_csv, run_suite, skip, test, tmp)
 import xxhash  # noqa: E402
 import zstandard  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures"))
+sys.path.insert(0, os.path.dirname(fixture("make_qemu.py")))
 import make_qemu  # noqa: E402
 
 TIMEOUT = 120
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 
 
 def ksm(args, input=None):
@@ -295,9 +295,9 @@ def qemu_files():
     QEMU is installed, the same made again now."""
     sets = []
     d = zstandard.ZstdDecompressor()
-    with open(os.path.join(FIXTURES, "qemu-64m.mig.zst"), "rb") as f:
+    with open(fixture("qemu-64m.mig.zst"), "rb") as f:
         mig = d.stream_reader(f).read()
-    with open(os.path.join(FIXTURES, "qemu-64m.elf.zst"), "rb") as f:
+    with open(fixture("qemu-64m.elf.zst"), "rb") as f:
         elf = d.stream_reader(f).read()
     sets.append(("fixture", write("fixture.mig", mig), write("fixture.elf", elf)))
     if make_qemu.qemu_binary():
