@@ -19,14 +19,18 @@ CPPFLAGS += -idirafter /usr/include -idirafter /usr/include/x86_64-linux-gnu
 CFLAGS  ?= -O2
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -pipe -pthread
 LDFLAGS += -static -s -pthread
-LDLIBS  += /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/x86_64-linux-gnu/libz.a \
+LDLIBS  += /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/x86_64-linux-gnu/libz.a
+# Compression layers besides zstd and gzip (dump/layers.c): xz, bzip2, lz4.
+LDLIBS  += /usr/lib/x86_64-linux-gnu/liblzma.a /usr/lib/x86_64-linux-gnu/libbz2.a \
            /usr/lib/x86_64-linux-gnu/liblz4.a
+# The same libraries for the clang builds (sanitizers, fuzzing).
+LAYER_LIBS = -llzma -lbz2 -llz4
 
 SRCS = ksmscan.c \
        util/util.c util/text.c util/progress.c \
        hash/hash.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
        hash/xxh3_avx2.c hash/xxh3_avx512.c \
-       dump/dump.c dump/source.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/proc.c \
+       dump/dump.c dump/source.c dump/layers.c dump/refuse.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/qemu.c dump/proc.c \
        scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c \
        scan/ksm.c scan/tree.c scan/zram.c \
        compress/compress.c compress/lzo.c \
@@ -76,14 +80,14 @@ $(BUILDS:%=%/hash/xxh3_avx2.o): CFLAGS_VEC = -mavx2
 $(BUILDS:%=%/hash/xxh3_avx512.o): CFLAGS_VEC = -mavx512f
 
 build-check/ksmscan: $(CHECK_OBJS)
-	$(CHECK_CC) $(CHECK_CFLAGS) -o $@ $(CHECK_OBJS) -lzstd -lz -llz4 -lm
+	$(CHECK_CC) $(CHECK_CFLAGS) -o $@ $(CHECK_OBJS) -lzstd -lz $(LAYER_LIBS) -lm
 
 # The threads under ThreadSanitizer: make check runs the -j tests with it.
 TSAN_OBJS = $(SRCS:%.c=build-tsan/%.o)
 TSAN_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g -pthread -fsanitize=thread
 
 build-tsan/ksmscan: $(TSAN_OBJS)
-	$(CHECK_CC) $(TSAN_CFLAGS) -o $@ $(TSAN_OBJS) -lzstd -lz -llz4 -lm
+	$(CHECK_CC) $(TSAN_CFLAGS) -o $@ $(TSAN_OBJS) -lzstd -lz $(LAYER_LIBS) -lm
 
 # Installs what is missing (Debian packages); does nothing when all is there.
 deps:
@@ -133,22 +137,23 @@ FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -pthread \
               -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZ_LIB_SRCS = $(filter-out ksmscan.c,$(SRCS))
 FUZZ_OBJS = $(FUZZ_LIB_SRCS:%.c=build-fuzz/%.o)
-FUZZERS = fuzz_elf fuzz_kdump fuzz_lime fuzz_auto fuzz_stream fuzz_maps fuzz_options
+FUZZERS = fuzz_elf fuzz_kdump fuzz_lime fuzz_qemu fuzz_auto fuzz_stream fuzz_maps fuzz_options
 FUZZ_DUMP_elf = -DFUZZ_FORMAT='"elf"'
 FUZZ_DUMP_kdump = -DFUZZ_FORMAT='"kdump"'
 FUZZ_DUMP_lime = -DFUZZ_FORMAT='"lime"'
+FUZZ_DUMP_qemu = -DFUZZ_FORMAT='"qemu-save"'
 FUZZ_DUMP_auto =
 FUZZ_DUMP_stream = -DFUZZ_STREAM
 
 build-fuzz/fuzz_%: fuzz/fuzz_dump.c $(FUZZ_OBJS)
 	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_DUMP_$*) -o $@ $< \
-		$(FUZZ_OBJS) -lzstd -lz -llz4 -lm
+		$(FUZZ_OBJS) -lzstd -lz $(LAYER_LIBS) -lm
 
 build-fuzz/fuzz_maps: fuzz/fuzz_maps.c $(filter-out build-fuzz/dump/proc.o,$(FUZZ_OBJS))
-	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz -llz4 -lm
+	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz $(LAYER_LIBS) -lm
 
 build-fuzz/fuzz_options: fuzz/fuzz_options.c $(FUZZ_OBJS)
-	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz -llz4 -lm
+	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz $(LAYER_LIBS) -lm
 
 fuzz-build: $(FUZZERS:%=build-fuzz/%)
 

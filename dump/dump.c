@@ -20,6 +20,7 @@ static const struct reader *const readers[] = {
 	&kdump_reader,
 	&kdump_flat_reader,
 	&lime_reader,
+	&qemu_reader,
 	&raw_reader,
 };
 
@@ -206,6 +207,31 @@ static const struct reader *dump_choose(const char *format,
 	return is_auto ? NULL : named;
 }
 
+/*
+ * Detection refuses files that are not memory (disk images, programs,
+ * archives) rather than scan them as raw: 1 when it did (reported). An
+ * explicit -f reads them as that format all the same.
+ */
+static int dump_refused(struct dump *d)
+{
+	const unsigned char *head;
+	const char *what;
+	size_t len = 0;
+	uint64_t at = 0;
+
+	if (strcmp(d->opt->format, "auto") != 0)
+		return 0;
+	head = source_peek_n(&d->src, REFUSE_PEEK, &len);
+	if (!head)
+		return 0;
+	what = refuse_kind(head, len, d->src.map, d->src.size, &at);
+	if (!what)
+		return 0;
+	dump_error(d, at, "%s, not a memory dump (-f raw reads it as raw memory)",
+		   what);
+	return 1;
+}
+
 struct dump *dump_open(const struct input *in, const struct dump_options *opt)
 {
 	struct dump *d = xcalloc(1, sizeof(*d));
@@ -221,12 +247,20 @@ struct dump *dump_open(const struct input *in, const struct dump_options *opt)
 		d->reader = &proc_reader;
 	} else {
 		if (source_open(&d->src, in->path, in->name) < 0) {
-			error("%s: %s", in->name, d->src.err);
+			/* A compression layer's fault has a place; opening's has not. */
+			if (d->src.nlayers)
+				dump_error(d, 0, "%s", d->src.err);
+			else
+				error("%s: %s", in->name, d->src.err);
 			goto fail;
 		}
+		/* First, as its longer look may move the bytes peeked. */
+		if (dump_refused(d))
+			goto fail;
 		head = source_peek(&d->src, &len);
 		if (!head) {
-			error("%s: %s", in->name, d->src.err);
+			/* A layer's data broke before the first page: it has a place. */
+			dump_error(d, d->src.pos + d->src.head_len, "%s", d->src.err);
 			goto fail;
 		}
 		d->reader = dump_choose(opt->format, head, len);

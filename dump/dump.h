@@ -251,11 +251,31 @@ int dump_skip_to(struct dump *d, uint64_t off, unsigned char **buf);
  */
 int dump_map(struct dump *d);
 
+/* Bytes from an input's start that refuse_kind() looks at (ISO 9660's magic). */
+#define REFUSE_PEEK 32774
+
+/**
+ * refuse_kind() - whether an input is a known kind of file that is not
+ * memory (a disk image, a program, an archive), which detection refuses
+ * (refuse.c holds the table).
+ * @head: the first bytes of the (decompressed) input
+ * @len: how many (up to REFUSE_PEEK)
+ * @map: the whole file when it is mapped, else NULL (a fixed VHD is known
+ *	 by its footer)
+ * @size: bytes in @map
+ * @at: set to the offset of the magic that tells
+ *
+ * Return: what the file is ("a qcow2 disk image"), or NULL.
+ */
+const char *refuse_kind(const unsigned char *head, size_t len,
+			const unsigned char *map, uint64_t size, uint64_t *at);
+
 /* The readers, one file each. */
 extern const struct reader elf_reader;
 extern const struct reader kdump_reader;
 extern const struct reader kdump_flat_reader;
 extern const struct reader lime_reader;
+extern const struct reader qemu_reader;
 extern const struct reader raw_reader;
 extern const struct reader proc_reader;
 

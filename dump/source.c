@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The source layer: bytes of an input, from a mapped file or from a stream,
- * with zstd-compressed inputs decompressed as they are read (libzstd).
+ * with compressed inputs decompressed as they are read (one loop, for every
+ * codec of layers.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,9 +13,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include "../util/util.h"
+#include "layers.h"
 #include "source.h"
 
 /* Bytes read ahead so that every reader can probe them. */
@@ -23,18 +24,6 @@
 #define COPY_BYTES (1u << 20)
 /* Zero blocks of this size are left as holes in temporary copies. */
 #define SPARSE_BLOCK 4096
-
-static const unsigned char zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
-
-/*
- * Whether four bytes start a zstd stream: a frame, or a skippable frame
- * (0x184D2A50 to 0x184D2A5F, as pzstd writes before its frames).
- */
-static int is_zstd(const unsigned char *m)
-{
-	return memcmp(m, zstd_magic, 4) == 0 ||
-	       ((m[0] & 0xf0) == 0x50 && m[1] == 0x2a && m[2] == 0x4d && m[3] == 0x18);
-}
 
 /* Say what went wrong and where, for the caller to report; return -1. */
 static int source_fail(struct source *s, uint64_t at, const char *fmt, ...)
@@ -71,83 +60,109 @@ static ssize_t fd_read(struct source *s, void *buf, size_t len)
 	return (ssize_t)done;
 }
 
+static ssize_t layer_read(struct source *s, int k, void *buf, size_t len);
+
+/* Bytes of level @level of a stream: 0 is the file, k the output of layer k - 1. */
+static ssize_t level_read(struct source *s, int level, void *buf, size_t len)
+{
+	return level ? layer_read(s, level - 1, buf, len) : fd_read(s, buf, len);
+}
+
 /*
- * A zstd error: the bytes decompressed before it are returned first and the
- * error on the next read (s->err says what it is).
+ * An error in a layer: the bytes decoded before it are returned first and
+ * the error on the next read (s->err says what it is).
  */
-static ssize_t zstd_fail(struct source *s, size_t produced)
+static ssize_t layer_fail(struct source_layer *l, size_t produced)
 {
 	if (!produced)
 		return -1;
-	s->zerror = 1;
+	l->error = 1;
 	return (ssize_t)produced;
 }
 
-/*
- * Decompress up to @len bytes of a zstd stream into @buf. After the last
- * compressed byte the decoder is called until it gives nothing more: it
- * holds decoded bytes it has not handed out yet, and a truncated frame still
- * yields every byte decoded before the cut.
- */
-static ssize_t zstd_read(struct source *s, void *buf, size_t len)
+/* Say that layer @l's decoder stopped; return what layer_fail() does. */
+static ssize_t layer_stop(struct source *s, struct source_layer *l,
+			  size_t produced, const char *why)
 {
-	ZSTD_outBuffer out = { buf, len, 0 };
-
-	if (s->zerror)
-		return -1;
-
-	while (out.pos < out.size) {
-		if (s->zin_off == s->zin_len && !s->zin_eof) {
-			ssize_t n = fd_read(s, s->zin, s->zin_cap);
-
-			if (n < 0)
-				return zstd_fail(s, out.pos);
-			s->zin_len = (size_t)n;
-			s->zin_off = 0;
-			s->zpos += (uint64_t)n;
-			s->zin_eof = n == 0;
-		}
-		ZSTD_inBuffer in = { s->zin, s->zin_len, s->zin_off };
-		size_t before = out.pos;
-		size_t rc = ZSTD_decompressStream(s->zstd, &out, &in);
-		int progress = out.pos != before || in.pos != s->zin_off;
-
-		s->zin_off = in.pos;
-		if (ZSTD_isError(rc)) {
-			snprintf(s->err, sizeof(s->err),
-				 "zstd: %s (compressed offset %llu)",
-				 ZSTD_getErrorName(rc),
-				 (unsigned long long)(s->zpos - (s->zin_len - s->zin_off)));
-			return zstd_fail(s, out.pos);
-		}
-		if (progress) {
-			/* 0 means a frame ended; another may follow (zstd -c a b). */
-			s->zframe_open = rc != 0;
-			continue;
-		}
-		/* No progress: more input is needed, or there is none left. */
-		if (!s->zin_eof && s->zin_off == s->zin_len)
-			continue;
-		if (s->zframe_open || !s->zin_eof) {
-			snprintf(s->err, sizeof(s->err), "zstd stream truncated after "
-				 "%llu compressed bytes", (unsigned long long)s->zpos);
-			return zstd_fail(s, out.pos);
-		}
-		s->eof = 1;
-		break;
-	}
-	return (ssize_t)out.pos;
+	if (why)
+		snprintf(s->err, sizeof(s->err), "%s: %s (compressed offset %llu)",
+			 l->codec->name, why,
+			 (unsigned long long)(l->consumed - (l->in_len - l->in_off)));
+	else
+		snprintf(s->err, sizeof(s->err), "%s stream truncated after %llu "
+			 "compressed bytes", l->codec->name,
+			 (unsigned long long)l->consumed);
+	return layer_fail(l, produced);
 }
 
-/* The next bytes of the underlying stream, compressed or not. */
+/*
+ * Decode up to @len bytes of layer @k into @buf, reading its compressed
+ * bytes from the level below. After the last compressed byte the decoder
+ * is called until it gives nothing more: it holds decoded bytes it has not
+ * handed out yet, and a truncated frame still yields every byte decoded
+ * before the cut (as `gzip -dc` and the others do). The same loop serves
+ * every codec (layers.c).
+ */
+static ssize_t layer_read(struct source *s, int k, void *buf, size_t len)
+{
+	struct source_layer *l = &s->layer[k];
+	unsigned char *out = buf;
+	size_t done = 0;
+
+	if (l->error)
+		return -1;
+	while (done < len && !l->ended) {
+		char why[96];
+		size_t used = 0, made = 0;
+		int rc;
+
+		if (l->in_off == l->in_len && !l->in_eof) {
+			ssize_t n = level_read(s, k, l->in, l->in_cap);
+
+			/* The level below said why in s->err. */
+			if (n < 0)
+				return layer_fail(l, done);
+			l->in_len = (size_t)n;
+			l->in_off = 0;
+			l->consumed += (uint64_t)n;
+			l->in_eof = n == 0;
+		}
+		rc = l->codec->decode(l->state, l->in + l->in_off,
+				      l->in_len - l->in_off, &used, l->in_eof,
+				      out + done, len - done, &made, why, sizeof(why));
+		l->in_off += used;
+		done += made;
+		if (rc == LAYER_ERROR)
+			return layer_stop(s, l, done, why);
+		if (rc == LAYER_END)
+			l->boundary = 1;
+		else if (used || made)
+			l->boundary = 0;
+		if (used || made)
+			continue;
+		/* No progress: more input is needed, or there is none left. */
+		if (!l->in_eof && l->in_off == l->in_len)
+			continue;
+		if (!l->in_eof)
+			return layer_stop(s, l, done, "the decoder made no progress");
+		if (!l->boundary)
+			return layer_stop(s, l, done, NULL);
+		l->ended = 1;
+	}
+	return (ssize_t)done;
+}
+
+/* The next bytes of the underlying stream, through its layers if any. */
 static ssize_t stream_read(struct source *s, void *buf, size_t len)
 {
 	ssize_t n;
 
 	if (s->eof)
 		return 0;
-	n = s->zstd ? zstd_read(s, buf, len) : fd_read(s, buf, len);
-	if (n >= 0 && (size_t)n < len && !s->zerror)
+	n = level_read(s, s->nlayers, buf, len);
+	/* A short count that defers a layer's error is not the end yet. */
+	if (n >= 0 && (size_t)n < len &&
+	    !(s->nlayers && s->layer[s->nlayers - 1].error))
 		s->eof = 1;
 	return n;
 }
@@ -257,29 +272,54 @@ static void source_grow_pipe(int fd)
 	fcntl(fd, F_SETPIPE_SZ, max);
 }
 
-/* Begin decompressing: the zstd magic was seen at the start of the file. */
-static int source_start_zstd(struct source *s)
+/*
+ * Recognise the compression layers at the start of a stream, outermost
+ * first: a layer's first decoded bytes may start another (gzip inside zstd)
+ * but not a third. The first bytes of the data are kept for probing.
+ */
+static int source_layers(struct source *s)
 {
-	if (s->map) {
-		munmap((void *)s->map, (size_t)s->size);
-		s->map = NULL;
-		s->size = 0;
-		if (lseek(s->fd, 0, SEEK_SET) < 0)
+	unsigned char magic[LAYER_MAGIC_MAX];
+
+	for (;;) {
+		ssize_t n = level_read(s, s->nlayers, magic, sizeof(magic));
+		const struct layer_codec *c;
+		struct source_layer *l;
+
+		if (n < 0)
 			return -1;
+		c = layer_find(magic, (size_t)n);
+		if (!c) {
+			memcpy(s->head, magic, (size_t)n);
+			s->head_len = (size_t)n;
+			if ((size_t)n < sizeof(magic) && !s->nlayers)
+				s->eof = 1;
+			return 0;
+		}
+		if (s->nlayers == 2)
+			return source_fail(s, 0, "%s inside %s inside %s: only one "
+					   "compression layer inside another is read",
+					   c->name, s->layer[1].codec->name,
+					   s->layer[0].codec->name);
+		l = &s->layer[s->nlayers];
+		l->codec = c;
+		l->state = c->init();
+		if (!l->state)
+			return source_fail(s, 0, "cannot start %s decompression",
+					   c->name);
+		/* The magic belongs to the compressed stream: hand it back. */
+		l->in_cap = c->in_size;
+		l->in = xmalloc(l->in_cap);
+		memcpy(l->in, magic, (size_t)n);
+		l->in_len = (size_t)n;
+		l->consumed = (uint64_t)n;
+		s->nlayers++;
 	}
-	s->zstd = ZSTD_createDStream();
-	if (!s->zstd || ZSTD_isError(ZSTD_initDStream(s->zstd)))
-		return -1;
-	s->zin_cap = ZSTD_DStreamInSize();
-	s->zin = xmalloc(s->zin_cap);
-	return 0;
 }
 
 int source_open(struct source *s, const char *path, const char *name)
 {
 	struct stat st;
-	unsigned char magic[4];
-	ssize_t n;
 
 	s->name = name;
 	s->fd = -1;
@@ -301,31 +341,20 @@ int source_open(struct source *s, const char *path, const char *name)
 		source_grow_pipe(s->fd);
 	source_try_map(s, strcmp(path, "-") == 0);
 	if (s->map) {
-		if (s->size >= 4 && is_zstd(s->map) &&
-		    source_start_zstd(s) < 0)
-			return source_fail(s, 0, "cannot start zstd decompression");
-		return 0;
+		size_t n = s->size < LAYER_MAGIC_MAX ? (size_t)s->size : LAYER_MAGIC_MAX;
+
+		if (!layer_find(s->map, n))
+			return 0;
+		/* Compressed: read it as a stream from its start. */
+		munmap((void *)s->map, (size_t)s->size);
+		s->map = NULL;
+		s->size = 0;
+		if (lseek(s->fd, 0, SEEK_SET) < 0)
+			return source_fail(s, 0, "%s", strerror(errno));
 	}
-	/* A stream: look at its first four bytes, then keep them for later. */
 	s->head = xmalloc(PROBE_BYTES);
 	s->head_cap = PROBE_BYTES;
-	n = fd_read(s, magic, sizeof(magic));
-	if (n < 0)
-		return -1;
-	if (n == 4 && is_zstd(magic)) {
-		if (source_start_zstd(s) < 0)
-			return source_fail(s, 0, "cannot start zstd decompression");
-		/* The magic belongs to the compressed stream: hand it back. */
-		memcpy(s->zin, magic, 4);
-		s->zin_len = 4;
-		s->zpos = 4;
-	} else {
-		memcpy(s->head, magic, (size_t)n);
-		s->head_len = (size_t)n;
-		if (n < 4)
-			s->eof = 1;
-	}
-	return 0;
+	return source_layers(s);
 }
 
 const unsigned char *source_peek_n(struct source *s, size_t want, size_t *len)
@@ -491,8 +520,9 @@ void source_close(struct source *s)
 		munmap((void *)s->map, (size_t)s->size);
 	if (s->fd >= 0)
 		close(s->fd);
-	if (s->zstd)
-		ZSTD_freeDStream(s->zstd);
-	free(s->zin);
+	for (int i = 0; i < s->nlayers; i++) {
+		s->layer[i].codec->end(s->layer[i].state);
+		free(s->layer[i].in);
+	}
 	free(s->head);
 }

@@ -8,8 +8,9 @@
 
 /*
  * The source layer (source.c): the bytes of an input, from a mapped file or
- * from a stream (a pipe, or a zstd-compressed file decompressed as it is
- * read). It knows nothing of formats or of how problems are reported: a
+ * from a stream (a pipe, or a compressed file decompressed as it is read:
+ * zstd, gzip, xz, bzip2, lz4, recognised by their magic, layers.c). It
+ * knows nothing of formats or of how problems are reported: a
  * function that fails says why in s->err (and where, in s->err_at), and the
  * dump layer (dump.c) prints it.
  */
@@ -26,16 +27,26 @@ struct source {
 	size_t head_len;		/* bytes in head not yet consumed */
 	size_t head_off;		/* first unconsumed byte in head */
 	int eof;			/* the stream has ended */
-	void *zstd;			/* decompression state, for .zst inputs */
-	unsigned char *zin;		/* compressed bytes read but not yet used */
-	size_t zin_len, zin_off, zin_cap;
-	uint64_t zpos;			/* compressed bytes read from fd */
-	int zin_eof;			/* fd has no more compressed bytes */
-	int zframe_open;		/* a zstd frame has begun and not ended */
+	/*
+	 * Compression layers, outermost first: layer[0] decodes the file's
+	 * bytes, layer[1] (one nested layer, such as gzip inside zstd) decodes
+	 * layer[0]'s output.
+	 */
+	struct source_layer {
+		const struct layer_codec *codec;
+		void *state;		/* the codec's decoder */
+		unsigned char *in;	/* compressed bytes read but not yet used */
+		size_t in_len, in_off, in_cap;
+		uint64_t consumed;	/* compressed bytes read from below */
+		int in_eof;		/* no more compressed bytes below */
+		int boundary;		/* a frame ended and no other has begun */
+		int error;		/* an error follows the bytes returned */
+		int ended;		/* the layer's data ended cleanly */
+	} layer[2];
+	int nlayers;
 	char err[160];			/* what went wrong in the last call */
 	uint64_t err_at;		/* where in the input, when it has a place */
 	int spooled;			/* map is a temporary copy of a stream */
-	int zerror;			/* a zstd error follows the bytes returned */
 	int failed;			/* a read failed: every later read fails */
 };
 
@@ -43,12 +54,13 @@ struct source {
 extern int source_stream_only;
 
 /**
- * source_open() - open a file (or "-") read-only; decompress zstd on the fly.
+ * source_open() - open a file (or "-") read-only; decompress its compression
+ * layers (at most two: one inside another) on the fly.
  * @s: the source, zeroed
  * @path: the file
  * @name: the name for messages
  *
- * A regular file that is not zstd-compressed is mapped whole.
+ * A regular file that is not compressed is mapped whole.
  *
  * Return: 0, or -1 when the file cannot be read (s->err says why).
  */

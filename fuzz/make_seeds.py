@@ -2,11 +2,12 @@
 """Write the fuzzers' seed corpora to fuzz/seeds/<fuzzer>/: small valid inputs
 of every format, built with the writers of tests/test_formats.py (which are
 checked there against the fixtures and against ksmscan)."""
-import os, random, shutil, struct, sys, zlib
+import bz2, gzip, lzma, os, random, shutil, struct, subprocess, sys, zlib
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "tests"))
 import test_formats as tf  # noqa: E402
+import test_inputs as ti  # noqa: E402
 import zstandard  # noqa: E402
 
 PAGE = 4096
@@ -44,16 +45,30 @@ def seeds():
             b"7f2c4c000000-7f2c4c021000 rw-p 00000000 00:00 0 \n"
             b"7fffb2c0d000-7fffb2c2e000 rw-p 00000000 00:00 0 [stack]\n"
             b"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n")
+    be = lambda n, v: v.to_bytes(n, "big")  # noqa: E731
+    recs = (be(8, 0x3000 | 8) + b"\x06pc.ram" + pages[1] + be(8, 0x5000 | 0x22) + b"\0"
+            + be(8, 0x6000 | 0x22) + b"\0" + be(8, 0x7000 | 0x28) + pages[5])
+    qemu = ti.ram_stream(recs, ((b"pc.ram", 1 << 20), (b"pc.bios", 1 << 16)))
+    saved = ti.libvirt_header(b"<domain/>\n".ljust(200, b"\0")) + qemu
+    lz4 = subprocess.run(["lz4", "-c", "-q", "-B4"], input=raw, capture_output=True,
+                         check=True).stdout
+    layers = {"image.raw.gz": gzip.compress(raw), "image.raw.xz": lzma.compress(raw),
+              "image.raw.bz2": bz2.compress(raw), "image.raw.lz4": lz4,
+              "image.raw.gz.zst": z.compress(gzip.compress(raw)),
+              "two-ranges.lime.xz": lzma.compress(lime)}
     return {
         "fuzz_elf": {"core.elf": elf},
+        "fuzz_qemu": {"ram.qemu": qemu, "virsh-save.qemu": saved},
         "fuzz_kdump": {"assembled.kdump": kd, "flattened.kdump": flat},
         "fuzz_lime": {"two-ranges.lime": lime},
         "fuzz_auto": {"core.elf": elf, "assembled.kdump": kd, "flattened.kdump": flat,
                       "two-ranges.lime": lime, "image.raw": raw,
-                      "core.elf.zst": z.compress(elf)},
+                      "core.elf.zst": z.compress(elf), "ram.qemu": qemu,
+                      "virsh-save.qemu.gz": gzip.compress(saved), **layers},
         "fuzz_stream": {"core.elf.zst": z.compress(elf), "flattened.kdump.zst": z.compress(flat),
                         "two-ranges.lime.zst": z.compress(lime), "image.raw.zst": z.compress(raw),
-                        "image.raw": raw, "flattened.kdump": flat},
+                        "image.raw": raw, "flattened.kdump": flat, "ram.qemu.xz":
+                        lzma.compress(qemu), **layers},
         "fuzz_maps": {"maps": maps},
         "fuzz_options": {"range": b"0x1000-4K", "algos": b"xxhash,crc32c,xxh3", "size": b"12G"},
     }

@@ -7,11 +7,12 @@ error are stated here from how the defect was made (the offset where it is),
 not taken from ksmscan. FILE in expected.tsv stands for the path given.
 Run it again only to change the corpus; test_corpus.py reads the files.
 """
-import os, random, struct, sys, zlib
+import bz2, lzma, os, random, struct, subprocess, sys, zlib
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, ".."))
 import test_formats as tf  # noqa: E402
+import test_inputs as ti  # noqa: E402
 import zstandard  # noqa: E402
 
 PAGE = 4096
@@ -129,8 +130,58 @@ def main():
     z = zstandard.ZstdCompressor(write_checksum=True).compress(elf)
     add("zstd-garbage-after-magic", b"\x28\xb5\x2f\xfd" + b"garbage!" * 8, 1,
         "FILE: zstd: ")
+    # Nothing decodes before the cut of so small a frame: the error is at 0.
     add("zstd-truncated", z[:len(z) // 2], 1, "FILE: zstd stream truncated after %d "
-        "compressed bytes" % (len(z) // 2))
+        "compressed bytes, at offset 0" % (len(z) // 2))
+
+    # gzip, xz, bzip2, lz4: cut, and damaged right after the magic. The
+    # offset of a cut is what the decoder itself gives before it.
+    raw = b"".join(pages) * 8
+    lz4 = subprocess.run(["lz4", "-c", "-q", "-B4"], input=raw, capture_output=True,
+                         check=True).stdout
+    packed = {"gzip": (subprocess.run(["gzip", "-c", "-1"], input=raw, capture_output=True,
+                                      check=True).stdout, lambda b: zlib.decompressobj(31)
+                       .decompress(b), b"\x1f\x8b\x08"),
+              "xz": (lzma.compress(raw), lambda b: lzma.LZMADecompressor().decompress(b),
+                     b"\xfd7zXZ\0"),
+              "bzip2": (bz2.compress(raw), lambda b: bz2.BZ2Decompressor().decompress(b),
+                        b"BZh9"),
+              "lz4": (lz4, lambda b: subprocess.run(["lz4", "-dc"], input=b,
+                                                    capture_output=True).stdout,
+                      b"\x04\x22\x4d\x18")}
+    for kind, (blob, decode, magic) in packed.items():
+        cut = blob[:len(blob) * 2 // 3]
+        add("%s-truncated" % kind, cut, 1, "FILE: %s stream truncated after %d compressed "
+            "bytes, at offset %d" % (kind, len(cut), len(decode(cut))))
+        add("%s-garbage-after-magic" % kind, magic + b"garbage!" * 8, 1, "FILE: %s: " % kind)
+
+    # qemu-save: a stream written from the format (test_inputs.ram_stream).
+    be = lambda n, v: v.to_bytes(n, "big")  # noqa: E731
+    recs = be(8, 0x3000 | 8) + b"\x06pc.ram" + pages[0] + be(8, 0x5000 | 0x22) + b"\0"
+    q = ti.ram_stream(recs)
+    first = q.index(pages[0])
+    add("qemu-truncated-in-page", q[:first + 100], 1,
+        "FILE: QEMU stream truncated in a page, at offset %d" % (first - 15))
+    add("qemu-truncated-header", q[:6], 1, "FILE: QEMU stream truncated in its header, "
+        "at offset 0")
+    add("qemu-version-2", b"QEVM" + be(4, 2) + q[8:], 1,
+        "FILE: QEMU stream version 2: only version 3 is read, at offset 4")
+    bad = q[:first - 15] + be(8, 0x3000 | 0x108) + q[first - 7:]
+    add("qemu-compressed-page", bad, 1, "FILE: the stream uses compressed pages, which is "
+        "not read (save without the compress, xbzrle, multifd and postcopy capabilities), "
+        "at offset %d" % (first - 15))
+    blocks = q.index(b"\x06pc.ram")
+    add("qemu-block-list-too-long", q[:blocks + 7] + be(8, 1 << 40) + q[blocks + 15:], 1,
+        "FILE: RAM block \"pc.ram\" (%d bytes) runs past the RAM size the stream "
+        "declares, at offset %d" % (1 << 40, blocks))
+    xml = b"<domain/>".ljust(300, b"\0")
+    add("libvirt-xml-past-end", ti.libvirt_header(xml)[:200], 1,
+        "FILE: libvirt's domain XML (300 bytes) runs past the end of the file, at offset 20")
+    add("libvirt-truncated-header", ti.libvirt_header(xml)[:50], 1,
+        "FILE: QEMU stream truncated in libvirt's save header, at offset 0")
+    add("libvirt-gzip-image", ti.libvirt_header(xml, fmt=1) + q, 1,
+        "FILE: libvirt save image compressed with gzip (save_image_format): not read, "
+        "at offset 28")
 
     out = os.path.join(here)
     with open(os.path.join(out, "expected.tsv"), "w") as f:

@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * QEMU's migration stream, as `virsh save`, `savevm` to a file or
+ * `migrate "exec:cat > FILE"` write it: the magic "QEVM" and version 3
+ * (big-endian), then sections. The RAM section ("ram") starts with the list
+ * of RAM blocks (name and length each), then carries page records: a
+ * big-endian 64-bit word holding the page's offset in its block and flags,
+ * the block's name unless the record continues the previous block, then
+ * either the page (4096 bytes) or one fill byte for a page of that byte.
+ * Each block is a region; a page's address is its offset in its block.
+ * Device state follows the RAM; it cannot be skipped without knowing every
+ * device, so reading stops at the first device section once the RAM is
+ * complete. `virsh save` puts libvirt's header and the domain's XML first:
+ * they are skipped. Read in one pass, so it streams from pipes and layers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/bytes.h"
+#include "../util/util.h"
+#include "dump.h"
+
+#define QEMU_MAGIC "QEVM"
+#define QEMU_VERSION 3
+
+/* Section types. */
+enum {
+	SEC_EOF = 0x00, SEC_START = 0x01, SEC_PART = 0x02, SEC_END = 0x03,
+	SEC_FULL = 0x04, SEC_SUB = 0x05, SEC_VMDESC = 0x06, SEC_CONFIG = 0x07,
+	SEC_COMMAND = 0x08, SEC_FOOTER = 0x7e,
+};
+
+/* Flags in the low bits of a RAM record's word. */
+enum {
+	RAM_ZERO = 0x02, RAM_MEM_SIZE = 0x04, RAM_PAGE = 0x08, RAM_EOS = 0x10,
+	RAM_CONTINUE = 0x20, RAM_XBZRLE = 0x40, RAM_HOOK = 0x80,
+	RAM_COMPRESS = 0x100, RAM_MULTIFD_FLUSH = 0x200,
+};
+#define RAM_FLAGS (PAGE_BYTES - 1)
+
+/* libvirt's save header: magic, then 32-bit fields in the host's order. */
+#define LIBVIRT_HEADER 92
+#define LIBVIRT_SAVE "LibvirtQemudSave"
+#define LIBVIRT_PART "LibvirtQemudPart"
+
+/* More RAM blocks than any machine has: a bound on a forged list. */
+#define MAX_BLOCKS 4096
+
+struct qblock {
+	struct region region;	/* name: the block's id, start 0, end its length */
+	char id[256];
+};
+
+/* One RAM record, read ahead when a run of fill pages ends at it. */
+struct qrec {
+	uint64_t word;		/* offset | flags */
+	struct qblock *block;	/* ZERO and PAGE records */
+	unsigned fill;		/* ZERO records: the byte */
+	uint64_t at;		/* where the record starts */
+};
+
+struct qemu {
+	/* Each block allocated on its own: the engine keeps region pointers. */
+	struct qblock **blocks;
+	size_t nblocks, cap;
+	struct qblock *cur;	/* the block a CONTINUE record means */
+	uint32_t ram_id;	/* the RAM section's id */
+	int ram_started;	/* its START section was read */
+	int in_ram;		/* inside a RAM section's records */
+	int ram_last;		/* the section being read is RAM's END */
+	int done;		/* the RAM is complete, or the stream ended */
+	struct qrec pending;	/* a record read ahead */
+	int have_pending;
+	int broken;		/* an error was reported */
+	unsigned char *fill;	/* BATCH_PAGES pages of one fill byte */
+	int fill_byte;		/* that byte, -1 before the first run */
+	unsigned char *buf;	/* stream buffer (dump_pages() allocates it) */
+};
+
+static int qemu_probe(const unsigned char *head, size_t len)
+{
+	if (len >= 4 && memcmp(head, QEMU_MAGIC, 4) == 0)
+		return 1;
+	return len >= 16 && (memcmp(head, LIBVIRT_SAVE, 16) == 0 ||
+			     memcmp(head, LIBVIRT_PART, 16) == 0);
+}
+
+/* Read @len bytes of @what; -1 (reported) when the stream ends first. */
+static int qread(struct dump *d, void *buf, size_t len, const char *what)
+{
+	uint64_t at = d->src.pos;
+	ssize_t n = source_read(&d->src, buf, len);
+
+	if (n < 0) {
+		dump_read_error(d);
+		return -1;
+	}
+	if ((size_t)n < len) {
+		dump_error(d, at, "QEMU stream truncated in %s", what);
+		return -1;
+	}
+	return 0;
+}
+
+/* A big-endian integer of 1 to 8 bytes; -1 (reported) when truncated. */
+static int qread_be(struct dump *d, int bytes, uint64_t *v, const char *what)
+{
+	unsigned char b[8];
+
+	if (qread(d, b, (size_t)bytes, what) < 0)
+		return -1;
+	*v = get_be(b, bytes);
+	return 0;
+}
+
+/* A name: one length byte, then the bytes (at most 255), made a C string. */
+static int qread_name(struct dump *d, char name[256], const char *what)
+{
+	uint64_t len;
+
+	if (qread_be(d, 1, &len, what) < 0 || qread(d, name, (size_t)len, what) < 0)
+		return -1;
+	name[len] = 0;
+	return 0;
+}
+
+/* Report a stream that needs what this reader does not do; return -1. */
+static int qemu_unsupported(struct dump *d, uint64_t at, const char *what)
+{
+	dump_error(d, at, "the stream uses %s, which is not read (save without "
+		   "the compress, xbzrle, multifd and postcopy capabilities)",
+		   what);
+	return -1;
+}
+
+/* libvirt's header and XML come first in a `virsh save` file: skip them. */
+static int qemu_libvirt(struct dump *d, struct qemu *q)
+{
+	static const char *const formats[] = { "raw", "gzip", "bzip2", "xz",
+					       "lzop", "zstd" };
+	unsigned char h[LIBVIRT_HEADER];
+	uint32_t data_len, format;
+
+	if (qread(d, h, sizeof(h), "libvirt's save header") < 0)
+		return -1;
+	data_len = (uint32_t)get_le(h + 20, 4);
+	format = (uint32_t)get_le(h + 28, 4);
+	if (memcmp(h, LIBVIRT_PART, 16) == 0)
+		dump_warn(d, 0, "libvirt marks this save image as incomplete");
+	if (format) {
+		dump_error(d, 28, "libvirt save image compressed with %s "
+			   "(save_image_format): not read", format <
+			   sizeof(formats) / sizeof(formats[0]) ?
+			   formats[format] : "an unknown format");
+		return -1;
+	}
+	switch (dump_skip_to(d, LIBVIRT_HEADER + (uint64_t)data_len, &q->buf)) {
+	case 0:
+		return 0;
+	case 1:
+		dump_error(d, 20, "libvirt's domain XML (%u bytes) runs past the end "
+			   "of the file", data_len);
+		return -1;
+	default:
+		return -1;
+	}
+}
+
+static int qemu_open(struct dump *d)
+{
+	struct qemu *q = xcalloc(1, sizeof(*q));
+	unsigned char h[8];
+	const unsigned char *head;
+	size_t len = 0;
+	uint64_t at;
+
+	d->priv = q;
+	q->fill_byte = -1;
+	head = source_peek(&d->src, &len);
+	if (head && len >= 16 && (memcmp(head, LIBVIRT_SAVE, 16) == 0 ||
+				  memcmp(head, LIBVIRT_PART, 16) == 0) &&
+	    qemu_libvirt(d, q) < 0)
+		return -1;
+	at = d->src.pos;
+	if (qread(d, h, sizeof(h), "its header") < 0)
+		return -1;
+	if (memcmp(h, QEMU_MAGIC, 4) != 0) {
+		dump_error(d, at, "no QEMU migration stream (bad magic)");
+		return -1;
+	}
+	if (get_be(h + 4, 4) != QEMU_VERSION) {
+		dump_error(d, at + 4, "QEMU stream version %u: only version 3 is read",
+			   (unsigned)get_be(h + 4, 4));
+		return -1;
+	}
+	return 0;
+}
+
+/* The block named @id, or NULL. */
+static struct qblock *qemu_block(struct qemu *q, const char *id)
+{
+	for (size_t i = 0; i < q->nblocks; i++)
+		if (strcmp(q->blocks[i]->id, id) == 0)
+			return q->blocks[i];
+	return NULL;
+}
+
+/*
+ * The list of RAM blocks (RAM_MEM_SIZE): their lengths add up to the total
+ * the record's word declares.
+ */
+static int qemu_blocks(struct dump *d, struct qemu *q, uint64_t total)
+{
+	while (total) {
+		uint64_t at = d->src.pos, length;
+		char id[256];
+		struct qblock *b;
+
+		if (qread_name(d, id, "the RAM block list") < 0 ||
+		    qread_be(d, 8, &length, "the RAM block list") < 0)
+			return -1;
+		if (length > total) {
+			dump_error(d, at, "RAM block \"%s\" (%llu bytes) runs past the "
+				   "RAM size the stream declares", id,
+				   (unsigned long long)length);
+			return -1;
+		}
+		total -= length;
+		if (qemu_block(q, id))
+			continue;
+		if (q->nblocks == MAX_BLOCKS) {
+			dump_error(d, at, "more than %d RAM blocks", MAX_BLOCKS);
+			return -1;
+		}
+		if (q->nblocks == q->cap) {
+			q->cap = q->cap ? q->cap * 2 : 8;
+			q->blocks = xreallocarray(q->blocks, q->cap, sizeof(*q->blocks));
+		}
+		b = q->blocks[q->nblocks++] = xcalloc(1, sizeof(*b));
+		memcpy(b->id, id, sizeof(id));
+		b->region.name = b->id;
+		b->region.end = length;
+	}
+	return 0;
+}
+
+/* Which capability a record's flags need that this reader lacks, or NULL. */
+static const char *qemu_flags_unsupported(uint64_t flags)
+{
+	if (flags & RAM_COMPRESS)
+		return "compressed pages";
+	if (flags & RAM_XBZRLE)
+		return "XBZRLE pages";
+	if (flags & RAM_MULTIFD_FLUSH)
+		return "multifd";
+	if (flags & RAM_HOOK)
+		return "RDMA";
+	return NULL;
+}
+
+/*
+ * Read one RAM record's word, its block name (unless it continues the last
+ * block) and, for a fill page, its byte. The page of a PAGE record is left
+ * to read.
+ */
+static int qemu_record(struct dump *d, struct qemu *q, struct qrec *r)
+{
+	uint64_t flags, off;
+	const char *no;
+
+	r->at = d->src.pos;
+	if (qread_be(d, 8, &r->word, "a RAM record") < 0)
+		return -1;
+	flags = r->word & RAM_FLAGS;
+	off = r->word & ~(uint64_t)RAM_FLAGS;
+	if ((no = qemu_flags_unsupported(flags)))
+		return qemu_unsupported(d, r->at, no);
+	if (!(flags & (RAM_ZERO | RAM_PAGE)))
+		return 0;
+	if (!(flags & RAM_CONTINUE)) {
+		char id[256];
+
+		if (qread_name(d, id, "a RAM record") < 0)
+			return -1;
+		if (!(q->cur = qemu_block(q, id))) {
+			dump_error(d, r->at, "page of RAM block \"%s\", which the "
+				   "block list does not name", id);
+			return -1;
+		}
+	} else if (!q->cur) {
+		dump_error(d, r->at, "page continues a RAM block, but none was named");
+		return -1;
+	}
+	r->block = q->cur;
+	if (off > r->block->region.end || r->block->region.end - off < PAGE_BYTES) {
+		dump_error(d, r->at, "page at 0x%llx lies outside RAM block \"%s\" "
+			   "(%llu bytes)", (unsigned long long)off, r->block->id,
+			   (unsigned long long)r->block->region.end);
+		return -1;
+	}
+	if (flags & RAM_ZERO) {
+		uint64_t fill;
+
+		if (qread_be(d, 1, &fill, "a RAM record") < 0)
+			return -1;
+		r->fill = (unsigned)fill;
+	}
+	return 0;
+}
+
+/*
+ * A run of fill pages of one byte at consecutive offsets of one block, from
+ * record @r: the record after the run is kept for the next call.
+ */
+static int qemu_fill_run(struct dump *d, struct qemu *q, struct qrec *r,
+			 struct page_range *pr)
+{
+	uint64_t next = (r->word & ~(uint64_t)RAM_FLAGS) + PAGE_BYTES;
+	size_t n = 1;
+
+	while (n < BATCH_PAGES) {
+		struct qrec *x = &q->pending;
+
+		if (qemu_record(d, q, x) < 0) {
+			/* Reported: the run before it still counts, then no more. */
+			q->broken = 1;
+			break;
+		}
+		q->have_pending = 1;
+		if ((x->word & RAM_FLAGS) != (RAM_ZERO | RAM_CONTINUE) ||
+		    x->fill != r->fill || (x->word & ~(uint64_t)RAM_FLAGS) != next)
+			break;
+		q->have_pending = 0;
+		next += PAGE_BYTES;
+		n++;
+	}
+	if (!q->fill)
+		q->fill = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
+	if (q->fill_byte != (int)r->fill) {
+		memset(q->fill, (int)r->fill, (size_t)BATCH_PAGES * PAGE_BYTES);
+		q->fill_byte = (int)r->fill;
+	}
+	/* Not stable: the engine copies the pages before the next call. */
+	pr->data = q->fill;
+	pr->npages = n;
+	pr->address = r->word & ~(uint64_t)RAM_FLAGS;
+	pr->region = &r->block->region;
+	return 1;
+}
+
+/* The page of a PAGE record, read where the stream stands. */
+static int qemu_page(struct dump *d, struct qemu *q, struct qrec *r,
+		     struct page_range *pr)
+{
+	int ended;
+	ssize_t got = dump_pages(d, d->src.pos, 1, &q->buf, pr, &ended);
+
+	if (got < 0)
+		return -1;
+	if (!got) {
+		if (ended == 1)
+			dump_error(d, r->at, "QEMU stream truncated in a page");
+		return -1;
+	}
+	pr->address = r->word & ~(uint64_t)RAM_FLAGS;
+	pr->region = &r->block->region;
+	return 1;
+}
+
+/*
+ * The next RAM record that makes pages: 1 with @pr filled, 0 at the end of
+ * the section's records, -1 on an error (reported).
+ */
+static int qemu_ram(struct dump *d, struct qemu *q, struct page_range *pr)
+{
+	for (;;) {
+		struct qrec r;
+		uint64_t flags;
+
+		if (q->have_pending) {
+			r = q->pending;
+			q->have_pending = 0;
+		} else if (qemu_record(d, q, &r) < 0) {
+			return -1;
+		}
+		flags = r.word & RAM_FLAGS;
+		if (flags & RAM_MEM_SIZE) {
+			if (qemu_blocks(d, q, r.word & ~(uint64_t)RAM_FLAGS) < 0)
+				return -1;
+		} else if (flags & RAM_ZERO) {
+			return qemu_fill_run(d, q, &r, pr);
+		} else if (flags & RAM_PAGE) {
+			return qemu_page(d, q, &r, pr);
+		} else if (flags & RAM_EOS) {
+			q->in_ram = 0;
+			q->done = q->ram_last;
+			return 0;
+		} else {
+			dump_error(d, r.at, "unknown RAM record flags 0x%llx",
+				   (unsigned long long)flags);
+			return -1;
+		}
+	}
+}
+
+/*
+ * A section that starts with an id string (START, FULL): RAM's is read;
+ * another cannot be skipped (reading ends before device state, once the
+ * RAM is complete).
+ */
+static int qemu_named_section(struct dump *d, struct qemu *q, int type, uint64_t at)
+{
+	uint64_t id, instance, version;
+	char name[256];
+
+	if (qread_be(d, 4, &id, "a section header") < 0 ||
+	    qread_name(d, name, "a section header") < 0 ||
+	    qread_be(d, 4, &instance, "a section header") < 0 ||
+	    qread_be(d, 4, &version, "a section header") < 0)
+		return -1;
+	if (type == SEC_START && strcmp(name, "ram") == 0 && !q->ram_started) {
+		q->ram_started = 1;
+		q->ram_id = (uint32_t)id;
+		q->in_ram = 1;
+		return 1;
+	}
+	dump_error(d, at, "section \"%s\" comes before the RAM is complete and "
+		   "cannot be skipped", name);
+	return -1;
+}
+
+/* A command (QEMU_VM_COMMAND): postcopy and COLO ones are not read. */
+static int qemu_command(struct dump *d, struct qemu *q, uint64_t at)
+{
+	uint64_t cmd, len;
+
+	if (qread_be(d, 2, &cmd, "a command") < 0 ||
+	    qread_be(d, 2, &len, "a command") < 0)
+		return -1;
+	/* 1 opens the return path, 2 is a ping, 11 starts the switchover. */
+	if (cmd != 1 && cmd != 2 && cmd != 11)
+		return qemu_unsupported(d, at, cmd == 10 ? "COLO" : "postcopy");
+	if (dump_skip_to(d, d->src.pos + len, &q->buf) != 0) {
+		dump_error(d, at, "QEMU stream truncated in a command");
+		return -1;
+	}
+	return 1;
+}
+
+/*
+ * The configuration (the machine type, and subsections some machines add):
+ * skipped by its framing.
+ */
+static int qemu_config(struct dump *d, struct qemu *q, uint64_t at)
+{
+	uint64_t len;
+
+	if (qread_be(d, 4, &len, "the configuration") < 0)
+		return -1;
+	if (dump_skip_to(d, d->src.pos + len, &q->buf) != 0) {
+		dump_error(d, at, "QEMU stream truncated in the configuration");
+		return -1;
+	}
+	return 1;
+}
+
+/*
+ * Read section headers until RAM records follow (1), the RAM is complete
+ * or the stream ends (0), or an error (-1, reported).
+ */
+static int qemu_section(struct dump *d, struct qemu *q)
+{
+	for (;;) {
+		uint64_t at = d->src.pos, type, id;
+		int rc;
+
+		if (qread_be(d, 1, &type, "a section header") < 0)
+			return -1;
+		switch (type) {
+		case SEC_EOF:
+		case SEC_VMDESC:
+			if (!q->done)
+				dump_error(d, at, "QEMU stream ends before its RAM does");
+			return q->done ? 0 : -1;
+		case SEC_START:
+		case SEC_FULL:
+			return qemu_named_section(d, q, (int)type, at);
+		case SEC_PART:
+		case SEC_END:
+			if (qread_be(d, 4, &id, "a section header") < 0)
+				return -1;
+			if (!q->ram_started || id != q->ram_id) {
+				dump_error(d, at, "section %llu is not RAM and cannot be "
+					   "skipped", (unsigned long long)id);
+				return -1;
+			}
+			q->in_ram = 1;
+			q->ram_last = type == SEC_END;
+			return 1;
+		case SEC_FOOTER:
+			if (qread_be(d, 4, &id, "a section footer") < 0)
+				return -1;
+			continue;
+		case SEC_CONFIG:
+			rc = qemu_config(d, q, at);
+			break;
+		case SEC_COMMAND:
+			rc = qemu_command(d, q, at);
+			break;
+		default:
+			dump_error(d, at, "unknown QEMU section type 0x%02x",
+				   (unsigned)type);
+			return -1;
+		}
+		if (rc < 0)
+			return -1;
+	}
+}
+
+static int qemu_next(struct dump *d, struct page_range *pr)
+{
+	struct qemu *q = d->priv;
+	int rc;
+
+	/* After an error the stream's framing is lost: nothing more is read. */
+	while (!q->broken) {
+		if (q->in_ram) {
+			rc = qemu_ram(d, q, pr);
+			if (rc == 0)
+				continue;	/* the section's records ended */
+		} else {
+			/* Device state follows a complete RAM: not memory. */
+			if (q->done)
+				return 0;
+			rc = qemu_section(d, q);
+			if (rc > 0)
+				continue;
+		}
+		if (rc < 0)
+			q->broken = 1;
+		return rc;
+	}
+	return -1;
+}
+
+static void qemu_close(struct dump *d)
+{
+	struct qemu *q = d->priv;
+
+	if (!q)
+		return;
+	for (size_t i = 0; i < q->nblocks; i++)
+		free(q->blocks[i]);
+	free(q->blocks);
+	free(q->fill);
+	free(q->buf);
+	free(q);
+}
+
+const struct reader qemu_reader = {
+	.name = "qemu-save",
+	.probe = qemu_probe,
+	.open = qemu_open,
+	.next = qemu_next,
+	.close = qemu_close,
+};
