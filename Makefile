@@ -34,6 +34,7 @@ SRCS = ksmscan.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
        report/compress.c \
+       scan/group.c dump/procs.c report/matrix.c report/contents.c \
        bench/bench.c
 
 OBJS = $(SRCS:%.c=build/%.o)

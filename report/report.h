@@ -125,6 +125,7 @@ struct report_setup {
 	size_t top;			/* rows per input of the top report */
 	const struct compressor *const *compressors;	/* -c, in order */
 	size_t ncompressors;
+	size_t sketch_size;		/* rows per input of the sketch report */
 };
 
 /* A report -r can name: one row of the table in reports.c. */
@@ -160,6 +161,9 @@ struct scope_copy {
 	const char *format;		/* as in struct scope */
 	int all;			/* the scope of all inputs */
 	struct figures f;
+	int group;			/* a --group's scope */
+	struct proc_stats proc;		/* a live process's KSM state (valid 0
+					 * for files, "*" and groups) */
 };
 
 /* A sink that keeps every scope's figures and prints them after the scan. */
@@ -200,5 +204,11 @@ struct sink *tree_create(const struct report_setup *rs);
 struct sink *pages_create(const struct report_setup *rs);
 /** compress_create() - what zram would hold, alone and after KSM. */
 struct sink *compress_create(const struct report_setup *rs);
+/** contents_create() - each input's distinct contents by XXH3-128 digest. */
+struct sink *contents_create(const struct report_setup *rs);
+/** sketch_create() - each input's contents with the smallest digests. */
+struct sink *sketch_create(const struct report_setup *rs);
+/** matrix_create() - what every pair of inputs shares, byte-exact. */
+struct sink *matrix_create(const struct report_setup *rs);
 
 #endif

@@ -19,6 +19,9 @@ static const struct report reports[] = {
 	{ "top", top_create },
 	{ "tree", tree_create },
 	{ "compress", compress_create },
+	{ "matrix", matrix_create },
+	{ "contents", contents_create },
+	{ "sketch", sketch_create },
 };
 
 const struct report *report_lookup(const char *name, size_t len)
@@ -56,7 +59,10 @@ void scope_sink_scope(struct sink *sk, const struct scope *sc)
 
 	s->rows = xreallocarray(s->rows, s->nrows + 1, sizeof(*s->rows));
 	s->rows[s->nrows++] = (struct scope_copy){ sc->name, sc->format, sc->all,
-						   *sc->f };
+						   *sc->f, sc->group,
+						   { 0 } };
+	if (sc->proc)
+		s->rows[s->nrows - 1].proc = *sc->proc;
 }
 
 void scope_sink_free(struct sink *sk)

@@ -19,15 +19,48 @@ static const struct column summary_cols[] = {
 
 #define NCOLS (sizeof(summary_cols) / sizeof(summary_cols[0]))
 
+/* After them, when any input is a live process: the kernel's figures. */
+static const struct column proc_cols[] = {
+	{ "mergeable_pages", 0, 0 }, { "thp_pages", 0, 0 },
+	{ "ksm_merging_pages", 0, 0 }, { "ksm_rmap_items", 0, 0 },
+	{ "command", 0, 0 },
+};
+
+#define NPROC (sizeof(proc_cols) / sizeof(proc_cols[0]))
+
+/* Whether any input is a live process (then proc_cols are printed). */
+static int any_pid(const struct scan_config *cfg)
+{
+	for (size_t k = 0; k < cfg->ninputs; k++)
+		if (!cfg->inputs[k].path)
+			return 1;
+	return 0;
+}
+
+/* The kernel's figures of a live process, or empty cells for the rest. */
+static void proc_cells(const struct proc_stats *st, struct cell *out)
+{
+	if (!st->valid) {
+		for (size_t i = 0; i < NPROC; i++)
+			out[i] = cell_str("");
+		return;
+	}
+	out[0] = cell_uint(st->mergeable_pages);
+	out[1] = cell_uint(st->thp_pages);
+	out[2] = cell_uint(st->ksm_merging_pages);
+	out[3] = cell_uint(st->ksm_rmap_items);
+	out[4] = cell_str(st->command);
+}
+
 /* The figures as one row for algorithm number @a. */
 static void summary_row(const struct writer *w, const struct scope_copy *in,
-			const struct algo *algo, size_t a)
+			const struct algo *algo, size_t a, int procs)
 {
 	const struct figures *f = &in->f;
 	double secs = f->seconds[a];
 	/* Speed of the pages really hashed: zero pages' digests are known. */
 	double mib = (double)f->hashed_pages * PAGE_BYTES / (1024.0 * 1024.0);
-	struct cell row[NCOLS] = {
+	struct cell row[NCOLS + NPROC] = {
 		cell_str(in->name),
 		cell_str(in->format),
 		cell_str(algo->name),
@@ -47,6 +80,8 @@ static void summary_row(const struct writer *w, const struct scope_copy *in,
 		cell_real(f->hashed_pages ? secs * 1e9 / (double)f->hashed_pages : 0.0, 1),
 	};
 
+	if (procs)
+		proc_cells(&in->proc, row + NCOLS);
 	w->row(row);
 }
 
@@ -87,11 +122,11 @@ static void summary_note(const struct writer *w, const struct scope_copy *in,
 static void summary_cross(const struct writer *w, const struct scope_copy *in,
 			  size_t ninputs)
 {
-	const struct scope_copy *all = &in[ninputs - 1];
+	const struct scope_copy *all = &in[ninputs];
 	uint64_t alone = 0, together = all->f.saved_bytes;
 	char text[512];
 
-	for (size_t i = 0; i + 1 < ninputs; i++)
+	for (size_t i = 0; i < ninputs; i++)
 		alone += in[i].f.saved_bytes;
 	snprintf(text, sizeof(text),
 		 "Across inputs: on one host KSM would save %.1f MiB; each input "
@@ -102,24 +137,58 @@ static void summary_cross(const struct writer *w, const struct scope_copy *in,
 	w->note(text);
 }
 
+/*
+ * For live processes: what the kernel's KSM has merged of them now, beside
+ * the estimate for the same memory (every page of a merged group counts in
+ * ksm_merging_pages: pages_shared + pages_sharing).
+ */
+static void summary_host(const struct writer *w, const struct scope_sink *s,
+			 size_t ninputs)
+{
+	const struct scope_copy *host = &s->rows[ninputs > 1 ? ninputs : 0];
+	uint64_t merging = 0, mergeable = 0;
+	char text[512];
+
+	for (size_t i = 0; i < ninputs; i++) {
+		merging += s->rows[i].proc.ksm_merging_pages;
+		mergeable += s->rows[i].proc.mergeable_pages;
+	}
+	snprintf(text, sizeof(text),
+		 "Host: KSM has merged %llu pages of these processes now "
+		 "(ksm_merging_pages; %llu of their pages are in mergeable "
+		 "areas); the estimate for this memory is %llu pages "
+		 "(pages_shared + pages_sharing, were all of it mergeable).",
+		 (unsigned long long)merging, (unsigned long long)mergeable,
+		 (unsigned long long)(host->f.pages_shared + host->f.pages_sharing));
+	w->note(text);
+}
+
 static void summary_print(struct sink *sk)
 {
 	struct scope_sink *s = (struct scope_sink *)sk;
 	const struct writer *w = s->rs->out;
 	const struct scan_config *cfg = s->rs->scan;
+	int procs = any_pid(cfg);
+	struct column cols[NCOLS + NPROC];
 
-	w->begin("summary", summary_cols, NCOLS, 0);
+	memcpy(cols, summary_cols, sizeof(summary_cols));
+	memcpy(cols + NCOLS, proc_cols, sizeof(proc_cols));
+	w->begin("summary", cols, NCOLS + (procs ? NPROC : 0), 0);
 	for (size_t i = 0; i < s->nrows; i++)
 		for (size_t a = 0; a < cfg->nalgos; a++)
-			summary_row(w, &s->rows[i], cfg->algos[a], a);
+			summary_row(w, &s->rows[i], cfg->algos[a], a, procs);
 	for (size_t i = 0; i < s->nrows; i++)
 		summary_note(w, &s->rows[i], &cfg->ksm);
-	if (s->nrows > 1 && s->rows[s->nrows - 1].all)
-		summary_cross(w, s->rows, s->nrows);
+	/* The rows: the inputs, "*" if several, then the groups. */
+	if (cfg->ninputs > 1 && s->nrows > cfg->ninputs)
+		summary_cross(w, s->rows, cfg->ninputs);
+	if (procs && s->nrows >= cfg->ninputs)
+		summary_host(w, s, cfg->ninputs);
 	w->end();
 }
 
 static const struct sink_ops summary_ops = {
+	.needs = SINK_GROUPS,
 	.scope = scope_sink_scope, .print = summary_print, .free = scope_sink_free,
 };
 
