@@ -335,15 +335,20 @@ static void expand_processes(struct prefs *p)
 	struct input *old = p->inputs;
 	size_t n = p->ninputs;
 	char why[256];
+	long found;
 
 	p->inputs = xcalloc(p->cap, sizeof(*p->inputs));
 	p->ninputs = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (old[i].path || old[i].pid != PID_LIST)
 			add_input(p, old[i]);
-		else if (procs_list(old[i].name, &p->inputs, &p->ninputs, &p->cap,
-				    why, sizeof(why)) < 0)
+		else if ((found = procs_list(old[i].name, &p->inputs, &p->ninputs,
+					     &p->cap, why, sizeof(why))) < 0)
 			usage_error("%s", why);
+		else if (!found)
+			warn("%s%s%s: no process to read", old[i].name ? "-P '" : "",
+			     old[i].name ? old[i].name : "--all-processes",
+			     old[i].name ? "'" : "");
 	}
 	free(old);
 }

@@ -413,7 +413,7 @@ def start_client(a):
         return Client(a.scheduler, timeout=30), None
     n = a.workers or os.cpu_count() or 1
     cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=logging.ERROR)
+                           dashboard_address=":0", silence_logs=logging.ERROR)
     return Client(cluster), cluster
 
 

@@ -66,6 +66,9 @@ static void contents_page(struct sink *sk, const struct page_event *pg)
 		c->cap = c->cap * 2 > (size_t)pg->id + 1 ? c->cap * 2 :
 			 (size_t)pg->id + 4096;
 		c->digests = xreallocarray(c->digests, c->cap, sizeof(*c->digests));
+		/* Never read unset: a content with no page() keeps digest 0. */
+		memset(c->digests + c->ndigests, 0,
+		       (c->cap - c->ndigests) * sizeof(*c->digests));
 	}
 	/* Ids are handed out in order of first sight: this is the next one. */
 	if (pg->zero)
