@@ -124,6 +124,7 @@ build/bench/floor: bench/floor.c build/hash/xxh.o build/hash/xxh3_avx2.o \
 bench: ksmscan build/bench/floor
 	KSMSCAN=./ksmscan $(PYTHON) bench/compare.py
 	KSMSCAN=./ksmscan KSMSCAN_FLOOR=build/bench/floor $(PYTHON) bench/scan_bench.py
+	KSMSCAN=./ksmscan $(PYTHON) bench/fleet_bench.py
 
 # Fuzzing: libFuzzer harnesses with ASan and UBSan, FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 20

@@ -270,9 +270,23 @@ static int print_help(void)
 {
 	fputs(usage_line, stdout);
 	fputs(help_head, stdout);
+	size_t col = 30;
+
 	fputs("  -r, --report=LIST           ", stdout);
-	for (size_t i = 0; i < report_count(); i++)
-		printf("%s%s", i ? ", " : "", report_get(i)->name);
+	for (size_t i = 0; i < report_count(); i++) {
+		const char *name = report_get(i)->name;
+
+		/* Wrap within 80 columns, under the descriptions. */
+		if (i && col + strlen(name) + 2 > 79) {
+			fputs(",\n                              ", stdout);
+			col = 30;
+		} else if (i) {
+			fputs(", ", stdout);
+			col += 2;
+		}
+		fputs(name, stdout);
+		col += strlen(name);
+	}
 	fputs("\n                              (default summary)\n", stdout);
 	fputs(help_tail, stdout);
 	return output_close() < 0 ? EXIT_INPUT : EXIT_OK;

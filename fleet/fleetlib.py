@@ -139,7 +139,7 @@ def checked(df, path, kind):
 
 def load(paths):
     """The exports as one Dask dataframe: input, digest, pages, zero (and
-    distinct_pages for sketches); and their kind."""
+    distinct_pages for sketches); their kind; the export of each partition."""
     import dask.dataframe as dd
     kinds = [export_kind(p) for p in paths]
     if len({k for k, _ in kinds}) > 1:
@@ -157,16 +157,24 @@ def load(paths):
                         blocksize=None if zstd else 64 << 20, dtype=str,
                         usecols=COLUMNS[kind], keep_default_na=False)
         parts.append(d.map_partitions(checked, path, kind, meta=meta))
-    return dd.concat(parts), kind
+    files = [path for path, d in zip(paths, parts) for _ in range(d.npartitions)]
+    return dd.concat(parts), kind, files
 
 
-def host_order(ddf):
-    """The hosts in order of first appearance in the exports."""
+def host_order(ddf, files):
+    """The hosts in order of first appearance in the exports; a host in two
+    exports is an error (its contents would count twice).
+    @files: the export of each partition, in order."""
     import dask
-    firsts = ddf.to_delayed()
     seen = dask.compute(*[dask.delayed(lambda d: list(pd.unique(d["input"])))(p)
-                          for p in firsts])
-    return list(pd.unique(pd.Series([h for s in seen for h in s], dtype=object)))
+                          for p in ddf.to_delayed()])
+    where = {}
+    for path, hosts in zip(files, seen):
+        for h in hosts:
+            if where.setdefault(h, path) != path:
+                raise Failure("host %s is in two exports: %s and %s"
+                              % (h, where[h], path), 1)
+    return list(where)
 
 
 # --- the reports, from contents -------------------------------------------------
@@ -418,11 +426,11 @@ def start_client(a):
 
 
 def run(a):
-    ddf, kind = load(a.exports)
+    ddf, kind, files = load(a.exports)
     if kind == "sketch" and a.report != "pairs":
         raise Failure("--report=%s needs contents exports; from sketches "
                       "ksmfleet estimates pairs only" % a.report, 2)
-    hosts = host_order(ddf)
+    hosts = host_order(ddf, files)
     if kind == "sketch":
         cols, rows = report_sketch_pairs(ddf, hosts, a)
         note = ("Estimated from bottom-k sketches; the error columns bound "

@@ -597,6 +597,8 @@ def fleet_errors():
         r = fleet(*args)
         check(r.rc == 2 and r.err.startswith("ksmfleet: ") and len(r.err.strip().splitlines()) == 1,
               "usage error %r: one line, exit 2" % args, "exit %d, %r" % (r.rc, r.err[-200:]))
+    r = fleet("--workers=1", good, good)
+    check(r.rc == 1 and "in two exports" in r.err, "a host in two exports: exit 1", r.err[-200:])
     r = fleet("--workers=1", tmp("missing.csv"))
     check(r.rc == 1 and "missing.csv" in r.err, "a missing export: exit 1", r.err[-200:])
 
