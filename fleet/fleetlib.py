@@ -157,23 +157,24 @@ def load(paths):
                         blocksize=None if zstd else 64 << 20, dtype=str,
                         usecols=COLUMNS[kind], keep_default_na=False)
         parts.append(d.map_partitions(checked, path, kind, meta=meta))
-    files = [path for path, d in zip(paths, parts) for _ in range(d.npartitions)]
+    files = [(i, path) for i, (path, d) in enumerate(zip(paths, parts))
+             for _ in range(d.npartitions)]
     return dd.concat(parts), kind, files
 
 
 def host_order(ddf, files):
     """The hosts in order of first appearance in the exports; a host in two
     exports is an error (its contents would count twice).
-    @files: the export of each partition, in order."""
+    @files: the export of each partition, in order: (number, path)."""
     import dask
     seen = dask.compute(*[dask.delayed(lambda d: list(pd.unique(d["input"])))(p)
                           for p in ddf.to_delayed()])
     where = {}
-    for path, hosts in zip(files, seen):
+    for export, hosts in zip(files, seen):
         for h in hosts:
-            if where.setdefault(h, path) != path:
+            if where.setdefault(h, export) != export:
                 raise Failure("host %s is in two exports: %s and %s"
-                              % (h, where[h], path), 1)
+                              % (h, where[h][1], export[1]), 1)
     return list(where)
 
 
