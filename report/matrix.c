@@ -166,7 +166,8 @@ static void matrix_print(struct sink *sk)
 	const struct input *in = m->rs->scan->inputs;
 	char text[160];
 
-	qsort(m->pairs, m->npairs, sizeof(*m->pairs), cmp_pair);
+	if (m->npairs)		/* one input: no "*" scope, no pairs */
+		qsort(m->pairs, m->npairs, sizeof(*m->pairs), cmp_pair);
 	w->begin("matrix", matrix_cols, NCOLS, 0);
 	for (size_t i = 0; i < m->npairs; i++) {
 		const struct pair *q = &m->pairs[i];
