@@ -38,6 +38,7 @@ SRCS = ksmscan.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
        report/compress.c report/headline.c report/svg.c \
+       scan/group.c dump/procs.c report/matrix.c report/contents.c \
        bench/bench.c
 
 OBJS = $(SRCS:%.c=build/%.o)
@@ -130,6 +131,7 @@ build/bench/floor: bench/floor.c build/hash/xxh.o build/hash/xxh3_avx2.o \
 bench: ksmscan build/bench/floor
 	KSMSCAN=./ksmscan $(PYTHON) bench/compare.py
 	KSMSCAN=./ksmscan KSMSCAN_FLOOR=build/bench/floor $(PYTHON) bench/scan_bench.py
+	KSMSCAN=./ksmscan $(PYTHON) bench/fleet_bench.py
 
 # Fuzzing: libFuzzer harnesses with ASan and UBSan, FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 20

@@ -20,6 +20,7 @@
 #include "compress/compress.h"
 #include "scan/zram.h"
 #include "dump/dump.h"
+#include "dump/procfs.h"
 #include "hash/hash.h"
 #include "report/report.h"
 #include "scan/scan.h"
@@ -31,15 +32,22 @@
 #define TOP_MAX 10000
 #define THREADS_MAX 256
 
+/* Long options without a short form, beyond every character. */
+enum { OPT_PROGRESS = 256, OPT_ALL_PROCESSES, OPT_GROUP, OPT_SKETCH_SIZE };
+
+/* Largest --sketch-size: the index's most distinct contents. */
+#define SKETCH_MAX ((1u << 28) - 1)
+
 /* Exit statuses (ksmscan(1), EXIT STATUS). */
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 static const char usage_line[] =
 	"usage: ksmscan [-hlqVz] [-a algos] [-c compressors] [-f format]\n"
 	"               [-j threads] [-m max_page_sharing] [-o format] [-p pid]\n"
-	"               [-r reports]\n"
-	"               [--all-mappings] [--csv] [--json] [--[no-]progress]\n"
-	"               [--label=name] [--range=start-end] [--svg=file] [--top=n]\n"
+	"               [-P regex] [-r reports]\n"
+	"               [--all-mappings] [--all-processes] [--csv] [--json]\n"
+	"               [--group=name=input,...] [--label=name] [--[no-]progress]\n"
+	"               [--range=start-end] [--sketch-size=k] [--svg=file] [--top=n]\n"
 	"               [file ...]\n"
 	"       ksmscan --bench [-a algos] [-o format]\n";
 
@@ -58,10 +66,17 @@ static const char help_head[] =
 	"  -o, --output=FMT            table, csv or json (default table)\n"
 	"      --csv, --json           short for -o csv, -o json\n"
 	"  -p, --pid=PID               a live process as input (repeatable)\n"
-	"      --all-mappings          with -p: also file-backed and shared memory\n";
+	"      --all-mappings          with -p: also file-backed and shared memory\n"
+	"  -P, --process=REGEX         every process whose command name matches the\n"
+	"                              extended regular expression, as pid:PID inputs\n"
+	"      --all-processes         every process (not kernel threads)\n"
+	"      --group=NAME=INPUT,...  also the inputs' sharing within this group\n"
+	"                              only (repeatable): summary rows group:NAME\n";
 
 static const char help_tail[] =
 	"      --top=N                 rows per input in the top report (default 10)\n"
+	"      --sketch-size=K         contents per input in the sketch report\n"
+	"                              (default 4096)\n"
 	"  -j, --threads=N             hashing threads (default: online CPUs)\n"
 	"      --progress, --no-progress\n"
 	"                              progress on stderr (default: if it is a terminal)\n"
@@ -94,7 +109,7 @@ static struct input pid_input(const char *arg)
 	    strspn(arg, "0123456789") != strlen(arg))
 		usage_error("not a process id: '%s'", arg);
 	snprintf(name, sizeof(name), "pid:%d", (int)pid);
-	return (struct input){ xstrdup(name), NULL, (int)pid };
+	return (struct input){ xstrdup(name), NULL, (int)pid, 0 };
 }
 
 /* Print an error and the usage line, then exit with the usage status. */
@@ -126,7 +141,10 @@ static const char *option_name(char **argv)
 struct prefs {
 	struct scan_config cfg;		/* what the engine reads */
 	struct input *inputs;		/* files and processes, in order */
-	size_t ninputs;
+	size_t ninputs, cap;
+	const char **groups;		/* --group values, parsed at the end */
+	size_t ngroups;
+	size_t sketch_size;		/* --sketch-size */
 	const char *output;		/* the writer's name */
 	const char *label;		/* --label: standard input's name */
 	const char *svg;		/* --svg: the picture's file */
@@ -307,9 +325,23 @@ static int print_help(void)
 {
 	fputs(usage_line, stdout);
 	fputs(help_head, stdout);
+	size_t col = 30;
+
 	fputs("  -r, --report=LIST           ", stdout);
-	for (size_t i = 0; i < report_count(); i++)
-		printf("%s%s", i ? ", " : "", report_get(i)->name);
+	for (size_t i = 0; i < report_count(); i++) {
+		const char *name = report_get(i)->name;
+
+		/* Wrap within 80 columns, under the descriptions. */
+		if (i && col + strlen(name) + 2 > 79) {
+			fputs(",\n                              ", stdout);
+			col = 30;
+		} else if (i) {
+			fputs(", ", stdout);
+			col += 2;
+		}
+		fputs(name, stdout);
+		col += strlen(name);
+	}
 	fputs("\n                              (default summary)\n", stdout);
 	fputs(help_tail, stdout);
 	return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
@@ -341,7 +373,7 @@ static int set_value(struct prefs *p, int c)
 	switch (c) {
 	case 'M': p->cfg.dump.all_mappings = 1; break;
 	case 'B': p->bench = 1; break;
-	case 'P': p->cfg.progress = 1; break;
+	case OPT_PROGRESS: p->cfg.progress = 1; break;
 	case 'N': p->cfg.progress = 0; break;
 	case 'o': p->output = optarg; break;
 	case 'L': p->label = optarg; break;
@@ -351,6 +383,11 @@ static int set_value(struct prefs *p, int c)
 	case 'z': p->cfg.ksm.use_zero_pages = 1; break;
 	case 'q': msg_quiet = 1; break;
 	case 'l': p->long_table = 1; break;
+	case OPT_GROUP: p->groups[p->ngroups++] = optarg; break;
+	case OPT_SKETCH_SIZE:
+		p->sketch_size = (size_t)number(optarg, 1, SKETCH_MAX,
+			"--sketch-size wants 1 to 268435455, not '%s'");
+		break;
 	case 'T':
 		p->top = (size_t)number(optarg, 0, TOP_MAX,
 					"--top wants 0 to 10000, not '%s'");
@@ -370,6 +407,53 @@ static int set_value(struct prefs *p, int c)
 	return 0;
 }
 
+/* Append an input, growing the array. */
+static void add_input(struct prefs *p, struct input in)
+{
+	if (p->ninputs + 1 >= p->cap) {
+		p->cap = 2 * p->cap + 16;
+		p->inputs = xreallocarray(p->inputs, p->cap, sizeof(*p->inputs));
+	}
+	p->inputs[p->ninputs++] = in;
+}
+
+/* Marks -P REGEX (name: the regex) and --all-processes (name NULL) until
+ * the command line is read: then -q applies to their warnings. */
+#define PID_LIST (-1)
+
+/* Whether -P or --all-processes was given (before expand_processes()). */
+static int any_listed(const struct prefs *p)
+{
+	for (size_t i = 0; i < p->ninputs; i++)
+		if (!p->inputs[i].path && p->inputs[i].pid == PID_LIST)
+			return 1;
+	return 0;
+}
+
+/* Replace each -P and --all-processes by the processes, in place. */
+static void expand_processes(struct prefs *p)
+{
+	struct input *old = p->inputs;
+	size_t n = p->ninputs;
+	char why[256];
+	long found;
+
+	p->inputs = xcalloc(p->cap, sizeof(*p->inputs));
+	p->ninputs = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (old[i].path || old[i].pid != PID_LIST)
+			add_input(p, old[i]);
+		else if ((found = procs_list(old[i].name, &p->inputs, &p->ninputs,
+					     &p->cap, why, sizeof(why))) < 0)
+			usage_error("%s", why);
+		else if (!found)
+			warn("%s%s%s: no process to read", old[i].name ? "-P '" : "",
+			     old[i].name ? old[i].name : "--all-processes",
+			     old[i].name ? "'" : "");
+	}
+	free(old);
+}
+
 /* One option of getopt_long(); returns only if the run goes on. */
 static void parse_option(struct prefs *p, int c, char **argv)
 {
@@ -377,10 +461,16 @@ static void parse_option(struct prefs *p, int c, char **argv)
 		return;
 	switch (c) {
 	case 1:
-		p->inputs[p->ninputs++] = (struct input){ optarg, optarg, 0 };
+		add_input(p, (struct input){ optarg, optarg, 0, 0 });
 		break;
 	case 'p':
-		p->inputs[p->ninputs++] = pid_input(optarg);
+		add_input(p, pid_input(optarg));
+		break;
+	case 'P':
+		add_input(p, (struct input){ optarg, NULL, PID_LIST, 1 });
+		break;
+	case OPT_ALL_PROCESSES:
+		add_input(p, (struct input){ NULL, NULL, PID_LIST, 1 });
 		break;
 	case 'R':
 		if (parse_range(optarg, &p->cfg.dump.range_start,
@@ -436,7 +526,11 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 		{ "bench", no_argument, NULL, 'B' },
 		{ "top", required_argument, NULL, 'T' },
 		{ "threads", required_argument, NULL, 'j' },
-		{ "progress", no_argument, NULL, 'P' },
+		{ "progress", no_argument, NULL, OPT_PROGRESS },
+		{ "process", required_argument, NULL, 'P' },
+		{ "all-processes", no_argument, NULL, OPT_ALL_PROCESSES },
+		{ "group", required_argument, NULL, OPT_GROUP },
+		{ "sketch-size", required_argument, NULL, OPT_SKETCH_SIZE },
 		{ "no-progress", no_argument, NULL, 'N' },
 		{ "use-zero-pages", no_argument, NULL, 'z' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -453,20 +547,32 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 
 	opterr = 0;
 	/* A leading '-' keeps files and -p in command-line order. */
-	while ((c = getopt_long(argc, argv, "-:a:c:f:j:m:o:p:r:zqlhV", longopts,
+	while ((c = getopt_long(argc, argv, "-:a:c:f:j:m:o:p:P:r:zqlhV", longopts,
 				NULL)) != -1)
 		parse_option(p, c, argv);
 	/* Operands after "--" are files too. */
 	for (; optind < argc; optind++)
-		p->inputs[p->ninputs++] = (struct input){ argv[optind], argv[optind], 0 };
-	/* No input, and something on standard input: read it, as xxhsum does. */
-	if (!p->ninputs && !isatty(STDIN_FILENO) && !p->bench && !p->algos_help)
-		p->inputs[p->ninputs++] = (struct input){ "-", "-", 0 };
-	for (size_t i = 0; p->label && i < p->ninputs; i++)
-		if (p->inputs[i].path && strcmp(p->inputs[i].path, "-") == 0)
-			p->inputs[i].name = p->label;
+		add_input(p, (struct input){ argv[optind], argv[optind], 0, 0 });
 	p->cfg.inputs = p->inputs;
 	p->cfg.ninputs = p->ninputs;
+}
+
+/* --group values, once every input is known; two groups may not share a name. */
+static void parse_groups(struct prefs *p)
+{
+	struct group *g = xcalloc(p->ngroups ? p->ngroups : 1, sizeof(*g));
+	char why[256];
+
+	for (size_t i = 0; i < p->ngroups; i++) {
+		if (group_parse(p->groups[i], p->inputs, p->ninputs, &g[i], why,
+				sizeof(why)) < 0)
+			usage_error("%s", why);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(g[j].name, g[i].name) == 0)
+				usage_error("--group %s given twice", g[i].name + 6);
+	}
+	p->cfg.groups = g;
+	p->cfg.ngroups = p->ngroups;
 }
 
 /* The default number of hashing threads: the online CPUs. */
@@ -508,7 +614,8 @@ static int run_scan(struct prefs *p, const struct writer *w)
 {
 	int status, failed = 0;
 	struct report_setup rs = { &p->cfg, w, p->top, p->compressors,
-				   p->ncompressors, p->long_table, p->svg, &failed };
+				   p->ncompressors, p->long_table, p->svg, &failed,
+				   p->sketch_size };
 	struct sink *sinks[33];
 
 	print_params(p, w);
@@ -537,9 +644,10 @@ int main(int argc, char **argv)
 		},
 		.output = "table",
 		.top = 10,
+		.sketch_size = 4096,
 	};
 	const struct writer *w;
-	int status;
+	int status, listed;
 
 	/*
 	 * Past a file size limit (ulimit -f), a write fails with EFBIG and is
@@ -549,8 +657,21 @@ int main(int argc, char **argv)
 	signal(SIGXFSZ, SIG_IGN);
 	hash_init();
 	p.cfg.algos[p.cfg.nalgos++] = hash_lookup("xxhash", 6);
-	p.inputs = xcalloc((size_t)argc + 1, sizeof(*p.inputs));
+	p.cap = (size_t)argc + 1;
+	p.inputs = xcalloc(p.cap, sizeof(*p.inputs));
+	p.groups = xcalloc(p.cap, sizeof(*p.groups));
 	parse_args(&p, argc, argv);
+	listed = any_listed(&p);
+	expand_processes(&p);
+	/* No input, and something on standard input: read it, as xxhsum does. */
+	if (!p.ninputs && !listed && !isatty(STDIN_FILENO) && !p.bench && !p.algos_help)
+		add_input(&p, (struct input){ "-", "-", 0, 0 });
+	for (size_t i = 0; p.label && i < p.ninputs; i++)
+		if (p.inputs[i].path && strcmp(p.inputs[i].path, "-") == 0)
+			p.inputs[i].name = p.label;
+	p.cfg.inputs = p.inputs;
+	p.cfg.ninputs = p.ninputs;
+	parse_groups(&p);
 	if (!p.reports)
 		report_name(&p, "summary", 7);
 	if (p.compress)
@@ -585,5 +706,9 @@ int main(int argc, char **argv)
 		if (!p.inputs[i].path)
 			free((char *)p.inputs[i].name);
 	free(p.inputs);
+	for (size_t g = 0; g < p.cfg.ngroups; g++)
+		group_free((struct group *)&p.cfg.groups[g]);
+	free((void *)p.cfg.groups);
+	free(p.groups);
 	return status;
 }

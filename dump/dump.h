@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "../hash/hash.h"
+#include "procfs.h"
 #include "source.h"
 
 /*
@@ -64,6 +65,8 @@ struct input {
 	const char *name;	/* name in reports: the path, or "pid:N" */
 	const char *path;	/* the file, "-" for standard input; NULL for a pid */
 	int pid;		/* a live process, when path is NULL */
+	int listed;		/* found by -P or --all-processes: gone by
+				 * its turn, it is skipped with a warning */
 };
 
 /* How inputs are read; the same for every input of a run. */
@@ -117,6 +120,7 @@ struct dump {
 	uint64_t errors;	/* problems found; only the first is printed at once */
 	uint64_t warnings;	/* warnings; likewise */
 	int drained;		/* the rest of the stream was read to its end */
+	struct proc_stats proc;	/* a live process's KSM state (procfs.h) */
 };
 
 /**

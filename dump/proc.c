@@ -15,6 +15,7 @@
 
 #include "../util/util.h"
 #include "dump.h"
+#include "procfs.h"
 
 /* The most /proc/PID/maps text read: about a million mappings. */
 #define MAPS_MAX (128u << 20)
@@ -42,8 +43,7 @@ struct proc {
 /* CAP_SYS_PTRACE's bit in the capability sets of /proc/self/status. */
 #define CAP_SYS_PTRACE_BIT 19
 
-/* The state letter and flags of /proc/PID/stat; 0, or -1 if it is gone. */
-static int proc_stat(int pid, char *state, unsigned long *flags)
+int proc_stat(int pid, char *state, unsigned long *flags)
 {
 	char path[64], buf[1024], *p;
 	FILE *f;
@@ -93,8 +93,7 @@ static int proc_yama_scope(void)
 	return scope;
 }
 
-/* Why reading another process's memory was refused (EACCES, EPERM). */
-static const char *proc_why_denied(void)
+const char *proc_why_denied(void)
 {
 	int scope = proc_yama_scope();
 
@@ -280,6 +279,7 @@ static int proc_open(struct dump *d)
 	if (p->pagemap < 0)
 		return -1;
 	p->buf = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
+	proc_stats_read(d->pid, &d->proc);
 	if (p->nmaps)
 		p->addr = p->maps[0].region.start;
 	return 0;

@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct dump_options opt = { .format = FUZZ_FORMAT, .range_end = UINT64_MAX };
 	char path[64];
-	struct input in = { path, path, 0 };
+	struct input in = { path, path, 0, 0 };
 	struct page_range r;
 	struct dump *d;
 	static unsigned char page[PAGE_BYTES];

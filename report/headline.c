@@ -113,15 +113,16 @@ static void checksum_line(const struct writer *w, const struct scope_copy *in,
 
 /*
  * How much of the saving of all inputs together exists only across inputs:
- * what one KSM host running them all gains over each one alone.
+ * what one KSM host running them all gains over each one alone. The @n
+ * inputs' rows come first, then "*".
  */
 static void across(const struct writer *w, const struct scope_copy *rows,
 		   size_t n)
 {
-	uint64_t alone = 0, together = rows[n - 1].f.saved_bytes;
+	uint64_t alone = 0, together = rows[n].f.saved_bytes;
 	char t[400], a[32], b[32], c[32];
 
-	for (size_t i = 0; i + 1 < n; i++)
+	for (size_t i = 0; i < n; i++)
 		alone += rows[i].f.saved_bytes;
 	snprintf(t, sizeof(t), "Across inputs: on one host KSM would save up to "
 		 "%s; each input alone %s in all, so %s (%.1f%% of the saving) "
@@ -129,6 +130,32 @@ static void across(const struct writer *w, const struct scope_copy *rows,
 		 human_bytes(alone, b, sizeof(b)),
 		 human_bytes(together > alone ? together - alone : 0, c, sizeof(c)),
 		 together ? 100.0 * (double)(together - alone) / (double)together : 0.0);
+	w->note(t);
+}
+
+/*
+ * For live processes: what the kernel's KSM has merged of them now, beside
+ * the estimate for the same memory (every page of a merged group counts in
+ * ksm_merging_pages: pages_shared + pages_sharing).
+ */
+static void host(const struct writer *w, const struct scope_copy *rows,
+		 size_t ninputs)
+{
+	const struct scope_copy *all = &rows[ninputs > 1 ? ninputs : 0];
+	uint64_t merging = 0, mergeable = 0;
+	char t[512];
+
+	for (size_t i = 0; i < ninputs; i++) {
+		merging += rows[i].proc.ksm_merging_pages;
+		mergeable += rows[i].proc.mergeable_pages;
+	}
+	snprintf(t, sizeof(t), "Host: KSM has merged %llu %s of these processes "
+		 "now (ksm_merging_pages; %llu of their pages are in mergeable "
+		 "areas); the estimate for this memory is %llu pages "
+		 "(pages_shared + pages_sharing, were all of it mergeable).",
+		 (unsigned long long)merging, plural(merging, "page", "pages"),
+		 (unsigned long long)mergeable,
+		 (unsigned long long)(all->f.pages_shared + all->f.pages_sharing));
 	w->note(t);
 }
 
@@ -195,8 +222,11 @@ void summary_sentences(const struct report_setup *rs,
 		if (cfg->nalgos == 1)
 			checksum_line(w, &rows[i], cfg->algos[0]);
 	}
-	if (n > 1 && rows[n - 1].all)
-		across(w, rows, n);
+	/* The rows: the inputs, "*" if there are several, then the groups. */
+	if (cfg->ninputs > 1 && n > cfg->ninputs)
+		across(w, rows, cfg->ninputs);
+	if (any_process(cfg))
+		host(w, rows, cfg->ninputs);
 	w->note("KSM merges only memory that is marked MADV_MERGEABLE, or all of "
 		"a process after prctl(PR_SET_MEMORY_MERGE): these savings are "
 		"upper bounds. -l shows every figure.");

@@ -137,6 +137,7 @@ struct report_setup {
 	int long_table;			/* -l: tables with every column */
 	const char *svg;		/* --svg: the picture's file, or NULL */
 	int *failed;			/* set when a report cannot be written */
+	size_t sketch_size;		/* rows per input of the sketch report */
 };
 
 /* A report -r can name: one row of the table in reports.c. */
@@ -174,6 +175,9 @@ struct scope_copy {
 	enum scope_status status;	/* how completely it was read */
 	char *why;			/* its first error, or NULL */
 	struct figures f;
+	int group;			/* a --group's scope */
+	struct proc_stats proc;		/* a live process's KSM state (valid 0
+					 * for files, "*" and groups) */
 };
 
 /* A sink that keeps every scope's figures and prints them after the scan. */
@@ -197,6 +201,9 @@ void scope_sink_scope(struct sink *s, const struct scope *sc);
 
 /** scope_sink_free() - the free() hook of a scope sink. */
 void scope_sink_free(struct sink *s);
+
+/** any_process() - whether any input of the run is a live process. */
+int any_process(const struct scan_config *cfg);
 
 /** scope_status_name() - "ok", "partial" or "failed". */
 const char *scope_status_name(enum scope_status st);
@@ -248,5 +255,11 @@ struct sink *pages_create(const struct report_setup *rs);
 struct sink *compress_create(const struct report_setup *rs);
 /** svg_create() - the picture of --svg: histograms and address maps. */
 struct sink *svg_create(const struct report_setup *rs);
+/** contents_create() - each input's distinct contents by XXH3-128 digest. */
+struct sink *contents_create(const struct report_setup *rs);
+/** sketch_create() - each input's contents with the smallest digests. */
+struct sink *sketch_create(const struct report_setup *rs);
+/** matrix_create() - what every pair of inputs shares, byte-exact. */
+struct sink *matrix_create(const struct report_setup *rs);
 
 #endif

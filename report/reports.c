@@ -19,6 +19,9 @@ static const struct report reports[] = {
 	{ "top", top_create },
 	{ "tree", tree_create },
 	{ "compress", compress_create },
+	{ "matrix", matrix_create },
+	{ "contents", contents_create },
+	{ "sketch", sketch_create },
 };
 
 const struct report *report_lookup(const char *name, size_t len)
@@ -56,7 +59,9 @@ void scope_sink_scope(struct sink *sk, const struct scope *sc)
 
 	s->rows = xreallocarray(s->rows, s->nrows + 1, sizeof(*s->rows));
 	s->rows[s->nrows++] = (struct scope_copy){ sc->name, sc->format, sc->all,
-		sc->status, sc->why ? xstrdup(sc->why) : NULL, *sc->f };
+		sc->status, sc->why ? xstrdup(sc->why) : NULL, *sc->f, sc->group, { 0 } };
+	if (sc->proc)
+		s->rows[s->nrows - 1].proc = *sc->proc;
 }
 
 const char *scope_status_name(enum scope_status st)
@@ -77,4 +82,12 @@ void scope_sink_free(struct sink *sk)
 		free(s->rows[i].why);
 	free(s->rows);
 	free(s);
+}
+
+int any_process(const struct scan_config *cfg)
+{
+	for (size_t i = 0; i < cfg->ninputs; i++)
+		if (!cfg->inputs[i].path)
+			return 1;
+	return 0;
 }

@@ -22,15 +22,39 @@ static const struct column summary_cols[] = {
 
 #define NCOLS (sizeof(summary_cols) / sizeof(summary_cols[0]))
 
+/* After them, when any input is a live process: the kernel's figures. */
+static const struct column proc_cols[] = {
+	{ "mergeable_pages", 0, 0 }, { "thp_pages", 0, 0 },
+	{ "ksm_merging_pages", 0, 0 }, { "ksm_rmap_items", 0, 0 },
+	{ "command", 0, 0 },
+};
+
+#define NPROC (sizeof(proc_cols) / sizeof(proc_cols[0]))
+
+/* The kernel's figures of a live process, or empty cells for the rest. */
+static void proc_cells(const struct proc_stats *st, struct cell *out)
+{
+	if (!st->valid) {
+		for (size_t i = 0; i < NPROC; i++)
+			out[i] = cell_str("");
+		return;
+	}
+	out[0] = cell_uint(st->mergeable_pages);
+	out[1] = cell_uint(st->thp_pages);
+	out[2] = cell_uint(st->ksm_merging_pages);
+	out[3] = cell_uint(st->ksm_rmap_items);
+	out[4] = cell_str(st->command);
+}
+
 /* The figures as one row for algorithm number @a. */
 static void summary_row(const struct writer *w, const struct scope_copy *in,
-			const struct algo *algo, size_t a)
+			const struct algo *algo, size_t a, int procs)
 {
 	const struct figures *f = &in->f;
 	double secs = f->seconds[a];
 	/* Speed of the pages really hashed: zero pages' digests are known. */
 	double mib = (double)f->hashed_pages * PAGE_BYTES / (1024.0 * 1024.0);
-	struct cell row[NCOLS] = {
+	struct cell row[NCOLS + NPROC] = {
 		cell_str(in->name),
 		cell_str(in->format),
 		cell_str(algo->name),
@@ -51,6 +75,8 @@ static void summary_row(const struct writer *w, const struct scope_copy *in,
 		cell_str(scope_status_name(in->status)),
 	};
 
+	if (procs)
+		proc_cells(&in->proc, row + NCOLS);
 	w->row(row);
 }
 
@@ -59,20 +85,25 @@ static void summary_print(struct sink *sk)
 	struct scope_sink *s = (struct scope_sink *)sk;
 	const struct writer *w = s->rs->out;
 	const struct scan_config *cfg = s->rs->scan;
+	int procs = any_process(cfg);
+	struct column cols[NCOLS + NPROC];
 
 	if (for_people(s->rs)) {
 		summary_people(s->rs, s->rows, s->nrows);
 		return;
 	}
-	w->begin("summary", summary_cols, NCOLS, 0);
+	memcpy(cols, summary_cols, sizeof(summary_cols));
+	memcpy(cols + NCOLS, proc_cols, sizeof(proc_cols));
+	w->begin("summary", cols, NCOLS + (procs ? NPROC : 0), 0);
 	for (size_t i = 0; i < s->nrows; i++)
 		for (size_t a = 0; a < cfg->nalgos; a++)
-			summary_row(w, &s->rows[i], cfg->algos[a], a);
+			summary_row(w, &s->rows[i], cfg->algos[a], a, procs);
 	summary_sentences(s->rs, s->rows, s->nrows);
 	w->end();
 }
 
 static const struct sink_ops summary_ops = {
+	.needs = SINK_GROUPS,
 	.scope = scope_sink_scope, .print = summary_print, .free = scope_sink_free,
 };
 

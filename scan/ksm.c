@@ -42,13 +42,20 @@ static void radix_sort(unsigned char *v, unsigned char *tmp, size_t n,
 	free(count);
 }
 
+/* Pages with content @id: from @counts when given, else from the index. */
+static inline uint32_t content_count(const struct index *ix, int current_input,
+				     const uint32_t *counts, size_t id)
+{
+	return counts ? counts[id] : index_count(ix, id, current_input);
+}
+
 /*
  * Distinct contents less distinct digest values among them, for one
  * algorithm: sort the digests (2 x width bytes per distinct content while it
  * runs) and count the runs.
  */
 static uint64_t count_collisions(const struct index *ix, int current_input,
-				 size_t a, unsigned bits)
+				 const uint32_t *counts, size_t a, unsigned bits)
 {
 	size_t n = index_size(ix), m = 0, w = bits / 8;
 	unsigned char *v = xcalloc(n ? n : 1, w);
@@ -59,7 +66,7 @@ static uint64_t count_collisions(const struct index *ix, int current_input,
 		struct digest d;
 		uint32_t lo32;
 
-		if (!index_count(ix, id, current_input))
+		if (!content_count(ix, current_input, counts, id))
 			continue;
 		index_digest(ix, a, id, &d);
 		lo32 = (uint32_t)d.lo;
@@ -95,16 +102,28 @@ void ksm_group(uint64_t c, uint64_t M, uint64_t *shared, uint64_t *sharing)
 	*sharing = full * (M - 1) + (rest >= 2 ? rest - 1 : 0);
 }
 
+uint64_t ksm_saved_pages(uint64_t c, int is_zero, const struct ksm_params *p)
+{
+	uint64_t shared, sharing;
+
+	if (is_zero && p->use_zero_pages)
+		return c;
+	if (c < 2)
+		return 0;
+	ksm_group(c, p->max_page_sharing, &shared, &sharing);
+	return sharing;
+}
+
 /* Each algorithm's collisions among the distinct contents, and chance's. */
 static void tally_collisions(struct figures *f, const struct index *ix,
-			     int current_input, const struct algo *const *algos,
-			     size_t nalgos)
+			     int current_input, const uint32_t *counts,
+			     const struct algo *const *algos, size_t nalgos)
 {
 	for (size_t a = 0; a < nalgos; a++) {
 		double d = (double)f->distinct_pages;
 
-		f->collisions[a] = count_collisions(ix, current_input, a,
-						    algos[a]->bits);
+		f->collisions[a] = count_collisions(ix, current_input, counts,
+						    a, algos[a]->bits);
 		/* n(n-1)/2^(b+1): the birthday estimate for b-bit digests. */
 		f->expected_collisions[a] = d < 2 ? 0.0 : d * (d - 1.0) /
 			ldexp(1.0, (int)algos[a]->bits + 1);
@@ -114,6 +133,14 @@ static void tally_collisions(struct figures *f, const struct index *ix,
 void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 	       const struct algo *const *algos, size_t nalgos,
 	       const struct ksm_params *p)
+{
+	ksm_tally_counts(f, ix, current_input, NULL, algos, nalgos, p);
+}
+
+void ksm_tally_counts(struct figures *f, const struct index *ix,
+		      int current_input, const uint32_t *counts,
+		      const struct algo *const *algos, size_t nalgos,
+		      const struct ksm_params *p)
 {
 	size_t n = index_size(ix);
 	uint64_t M = p->max_page_sharing;
@@ -126,7 +153,7 @@ void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 	memset(f->hist_groups, 0, sizeof(f->hist_groups));
 	memset(f->hist_pages, 0, sizeof(f->hist_pages));
 	for (size_t id = 0; id < n; id++) {
-		uint64_t c = index_count(ix, id, current_input);
+		uint64_t c = content_count(ix, current_input, counts, id);
 
 		if (!c)
 			continue;
@@ -183,5 +210,5 @@ void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 	f->saved_percent = f->pages ?
 		100.0 * (double)f->saved_bytes / ((double)f->pages * PAGE_BYTES) : 0.0;
 
-	tally_collisions(f, ix, current_input, algos, nalgos);
+	tally_collisions(f, ix, current_input, counts, algos, nalgos);
 }

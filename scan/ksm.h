@@ -68,4 +68,30 @@ void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 	       const struct algo *const *algos, size_t nalgos,
 	       const struct ksm_params *p);
 
+/**
+ * ksm_tally_counts() - ksm_tally() with the pages of each content given.
+ * @f: as for ksm_tally()
+ * @ix: the index (zero page, digests)
+ * @current_input: as for ksm_tally(), when @counts is NULL
+ * @counts: pages per content id, 0 .. index_size(ix) - 1; NULL: the index's
+ *	counts. Lets a scope the index does not count itself (a --group of
+ *	inputs) use the one KSM arithmetic.
+ * @algos: the selected algorithms, in the index's order
+ * @nalgos: how many
+ * @p: the KSM parameters
+ */
+void ksm_tally_counts(struct figures *f, const struct index *ix,
+		      int current_input, const uint32_t *counts,
+		      const struct algo *const *algos, size_t nalgos,
+		      const struct ksm_params *p);
+
+/**
+ * ksm_saved_pages() - the pages KSM frees of one content with @c pages:
+ * its pages_sharing, or with use_zero_pages every zero page.
+ * @c: the content's pages (0 and 1 save nothing)
+ * @is_zero: whether it is the all-zero page
+ * @p: the KSM parameters
+ */
+uint64_t ksm_saved_pages(uint64_t c, int is_zero, const struct ksm_params *p);
+
 #endif

@@ -95,6 +95,7 @@ struct scan {
 	uint64_t bytes_done;
 	const unsigned char *rel_start, *rel_end;	/* counted, not released */
 	size_t batches;			/* batches handed to the workers so far */
+	struct group_counts *groups;	/* --group: pages per content per group */
 };
 
 /* Make a batch's coded (compressed) pages, on the worker's core. */
@@ -556,11 +557,21 @@ static int scan_input(struct scan *s, size_t k)
 {
 	const struct scan_config *cfg = s->cfg;
 	struct figures *f = &s->fig[k];
+	const struct input *in = &cfg->inputs[k];
 	struct page_range r;
 	int rc, status = 0;
-	struct dump *d = dump_open(&cfg->inputs[k], &cfg->dump);
+	struct dump *d;
 	size_t first = index_size(s->ix);	/* contents before this input */
+	char state;
+	unsigned long flags;
 
+	/* A process -P listed may have exited since: not an error. */
+	if (in->listed && (proc_stat(in->pid, &state, &flags) < 0 ||
+			   state == 'Z' || state == 'X')) {
+		warn("%s: exited before its turn, skipped", in->name);
+		return 0;
+	}
+	d = dump_open(in, &cfg->dump);
 	s->dumps[k] = d;
 	s->input = k;
 	s->stopped = 0;
@@ -593,8 +604,13 @@ static void scan_scope(struct scan *s, size_t k, const char *name,
 {
 	const struct scan_config *cfg = s->cfg;
 	int all = k == cfg->ninputs;
-	struct scope sc = { name, format, k, all, &s->fig[k], s->ix, status,
-			    status == SCOPE_OK ? NULL : msg_first_error() };
+	const struct dump *d = all ? NULL : s->dumps[k];
+	struct scope sc = {
+		.name = name, .format = format, .input_no = k, .all = all,
+		.f = &s->fig[k], .ix = s->ix, .status = status,
+		.why = status == SCOPE_OK ? NULL : msg_first_error(),
+		.proc = d && d->pid && d->proc.valid ? &d->proc : NULL,
+	};
 
 	ksm_tally(&s->fig[k], s->ix, !all, cfg->algos, cfg->nalgos, &cfg->ksm);
 	for (size_t i = 0; i < cfg->nsinks; i++)
@@ -647,6 +663,39 @@ static void scan_scope_all(struct scan *s, const enum scope_status *st)
 		   ok == n ? SCOPE_OK : SCOPE_PARTIAL);
 }
 
+/*
+ * The scope of --group number @g: its inputs' pages on one KSM host, after
+ * "*", for the sinks that ask for groups.
+ */
+static void scan_scope_group(struct scan *s, size_t g)
+{
+	const struct scan_config *cfg = s->cfg;
+	const struct group *gr = &cfg->groups[g];
+	const char *fmt = input_format(s, gr->inputs[0]);
+	struct figures f = { 0 };
+	struct scope sc = { .name = gr->name, .input_no = cfg->ninputs, .all = 1,
+			    .f = &f, .ix = s->ix, .group = 1 };
+
+	for (size_t i = 0; i < gr->ninputs; i++) {
+		const struct figures *in = &s->fig[gr->inputs[i]];
+
+		f.pages += in->pages;
+		f.hashed_pages += in->hashed_pages;
+		for (size_t a = 0; a < cfg->nalgos; a++)
+			f.seconds[a] += in->seconds[a];
+		if (strcmp(input_format(s, gr->inputs[i]), fmt) != 0)
+			fmt = "mixed";
+	}
+	sc.format = fmt;
+	ksm_tally_counts(&f, s->ix, 0,
+			 group_counts_get(s->groups, g, index_size(s->ix)),
+			 cfg->algos, cfg->nalgos, &cfg->ksm);
+	for (size_t i = 0; i < cfg->nsinks; i++)
+		if (cfg->sinks[i]->ops->scope &&
+		    (cfg->sinks[i]->ops->needs & SINK_GROUPS))
+			cfg->sinks[i]->ops->scope(cfg->sinks[i], &sc);
+}
+
 /* The total size of the input files, for the progress estimate; 0 if unknown. */
 static uint64_t scan_total_bytes(const struct scan_config *cfg)
 {
@@ -684,6 +733,7 @@ static void scan_start(struct scan *s, const struct scan_config *cfg)
 		s->ring[i].prep = xmalloc(BATCH_PAGES * s->pool.prep_total + 1);
 	}
 	s->progress = progress_start(cfg->progress, scan_total_bytes(cfg));
+	s->groups = group_counts_new(cfg->groups, cfg->ngroups);
 }
 
 /* Free what scan_start() made and close the inputs. */
@@ -699,6 +749,7 @@ static void scan_stop(struct scan *s)
 	for (size_t k = 0; k < s->cfg->ninputs; k++)
 		dump_close(s->dumps[k]);
 	index_free(s->ix);
+	group_counts_free(s->groups);
 	free(s->dumps);
 	free(s->fig);
 }
@@ -718,12 +769,15 @@ int scan_run(const struct scan_config *cfg)
 		status |= failed;
 		st[k] = input_status(&s, k, failed);
 		scan_scope(&s, k, cfg->inputs[k].name, input_format(&s, k), st[k]);
+		group_counts_input(s.groups, s.ix, k);
 		index_end_input(s.ix);
 		scan_total(&s, k);
 	}
 	progress_end(s.progress);
 	if (cfg->ninputs > 1)
 		scan_scope_all(&s, st);
+	for (size_t g = 0; g < cfg->ngroups; g++)
+		scan_scope_group(&s, g);
 	scan_stop(&s);
 	free(st);
 	return status;

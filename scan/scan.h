@@ -6,6 +6,7 @@
 
 #include "../dump/dump.h"
 #include "../hash/hash.h"
+#include "group.h"
 #include "ksm.h"
 #include "sink.h"
 
@@ -17,6 +18,8 @@ struct scan_config {
 	struct ksm_params ksm;			/* the KSM model's parameters */
 	const struct input *inputs;		/* files and processes, in order */
 	size_t ninputs;
+	const struct group *groups;		/* --group, in order */
+	size_t ngroups;
 	struct sink **sinks;			/* the reports, in printing order */
 	size_t nsinks;
 	size_t top;				/* rows of the top report */

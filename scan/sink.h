@@ -22,6 +22,7 @@ enum {
 	SINK_PAGES = 1 << 0,	/* page() for every page counted, in scan order */
 	SINK_KEPT = 1 << 1,	/* page_event.kept readable during page() (the
 				 * spool is written before each call: slower) */
+	SINK_GROUPS = 1 << 2,	/* scope() for each --group as well, after "*" */
 };
 
 /* One page as the engine counted it. */
@@ -67,6 +68,12 @@ struct scope {
 	enum scope_status status;	/* "*": the worst of the inputs', but
 					 * partial when some were read */
 	const char *why;		/* the first error, as printed, or NULL */
+	int group;			/* a --group (SINK_GROUPS only): name is
+					 * "group:NAME", all is 1, and only f
+					 * holds its figures (the index counts
+					 * no group) */
+	const struct proc_stats *proc;	/* a live process's KSM state now, or
+					 * NULL (files, "*", groups) */
 };
 
 struct sink;

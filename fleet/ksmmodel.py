@@ -1,0 +1,58 @@
+"""The KSM arithmetic of ksmscan (scan/ksm.c, ksm_group and ksm_tally),
+written once for the fleet tool: what KSM makes of c pages of one content in
+steady state, with max_page_sharing M and use_zero_pages.
+
+c = k*M + r pages: k full KSM pages (each mapped at most M times); r >= 2
+leftovers make one more; a single leftover finds every KSM page of its
+content full and stays unmerged (Linux 6.18, as measured by ksmscan's live
+test; the specification's ceil(c/M) differs only in pages_shared).
+With use_zero_pages every zero page is merged with the kernel's zero page:
+it counts in ksm_zero_pages, never in shared or sharing.
+
+Functions take numbers or numpy arrays alike.
+"""
+import numpy as np
+
+PAGE = 4096
+
+
+def group(c, m):
+    """(pages_shared, pages_sharing) of contents with c pages each."""
+    c = np.asarray(c, dtype=np.int64)
+    full, rest = c // m, c % m
+    two = rest >= 2
+    shared = full + two
+    sharing = full * (m - 1) + np.where(two, rest - 1, 0)
+    return shared, sharing
+
+
+def saved_pages(c, zero, m, use_zero_pages):
+    """Pages KSM frees of contents with c pages: their pages_sharing, or
+    every page of the zero content with use_zero_pages."""
+    c = np.asarray(c, dtype=np.int64)
+    zero = np.asarray(zero, dtype=bool)
+    _, sharing = group(c, m)
+    if use_zero_pages:
+        return np.where(zero, c, sharing)
+    return sharing
+
+
+def figures(c, zero, m, use_zero_pages):
+    """(pages_shared, pages_sharing, ksm_zero_pages) summed over contents."""
+    c = np.asarray(c, dtype=np.int64)
+    zero = np.asarray(zero, dtype=bool)
+    shared, sharing = group(c, m)
+    if use_zero_pages:
+        return (int(shared[~zero].sum()), int(sharing[~zero].sum()),
+                int(c[zero].sum()))
+    return int(shared.sum()), int(sharing.sum()), 0
+
+
+def together(ca, cb, zero, m, use_zero_pages):
+    """Extra pages saved when contents held ca and cb times by two hosts
+    share one KSM: saved(ca + cb) - saved(ca) - saved(cb)."""
+    ca = np.asarray(ca, dtype=np.int64)
+    cb = np.asarray(cb, dtype=np.int64)
+    return (saved_pages(ca + cb, zero, m, use_zero_pages)
+            - saved_pages(ca, zero, m, use_zero_pages)
+            - saved_pages(cb, zero, m, use_zero_pages))

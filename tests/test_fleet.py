@@ -1,0 +1,607 @@
+#!/usr/bin/python3
+"""Hosts and fleets: -r contents, -r sketch, -r matrix, --group, -P and
+--all-processes with the kernel's per-process figures, and fleet/ksmfleet.
+
+Oracles, never ksmscan itself: Python's xxhash (XXH3-128 of each page the
+test wrote), the KSM grouping of ksmtest.ksm_group() over contents counted
+in Python from the bytes, /proc read here (comm, stat flags, smaps of the
+test's own children), and the kernel's KSM (/proc/PID/ksm_merging_pages,
+only with KSMSCAN_LIVE_TESTS=1 through live.ksm_session()). The fleet tool
+is checked against the same Python oracle and against ksmscan's '*' rows
+and -r matrix, as its contract says it must equal them.
+"""
+import collections, csv, ctypes, io, itertools, os, random, re, signal, \
+    subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ksmtest import KSMSCAN, PAGE, ZERO, Skip, check, eq, ksm_group, run_suite, \
+    skip, test, tmp  # noqa: E402
+import live  # noqa: E402
+import xxhash  # noqa: E402
+import zstandard  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FLEET = [sys.executable, os.path.join(ROOT, "fleet", "ksmfleet")]
+TIMEOUT = 300
+
+
+class R:
+    def __init__(self, p, cmd):
+        self.rc, self.out, self.err, self.cmd = p.returncode, p.stdout, p.stderr, cmd
+
+
+def run(cmd, **kw):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=TIMEOUT, **kw)
+    return R(p, " ".join(cmd))
+
+
+def ksmscan(*args, **kw):
+    return run(KSMSCAN + list(args), **kw)
+
+
+def rows(r):
+    return list(csv.DictReader(io.StringIO(r.out, newline="")))
+
+
+def ok(r, what):
+    return check(r.rc == 0, "%s: exit 0" % what, "exit %d, stderr %r" % (r.rc, r.err[:300]))
+
+
+# --- inputs built to share known contents -------------------------------------
+
+def page(tag, n):
+    """A page no other (tag, n) gives."""
+    return (b"%s:%d:" % (tag.encode(), n)).ljust(64, b".") * (PAGE // 64)
+
+
+def write_input(name, pages):
+    path = tmp(name)
+    with open(path, "wb") as f:
+        f.write(b"".join(pages))
+    return path
+
+
+def shared_inputs(rng):
+    """Four inputs: contents shared by all, by some pairs, zero pages, groups
+    around max_page_sharing, and unique pages; shuffled."""
+    common = [page("common", i) for i in range(6)]
+    ab = [page("ab", i) for i in range(5)]
+    bc = [page("bc", i) for i in range(3)]
+    spec = {
+        "a.raw": common * 3 + ab * 2 + [ZERO] * 7 + [page("a", i) for i in range(9)]
+        + [page("big", 0)] * 255,
+        "b.raw": common + ab + bc * 4 + [ZERO] * 2 + [page("big", 0)] * 3,
+        "c.raw": common[:2] + bc + [page("c", i) for i in range(4)] + [page("big", 0)],
+        "d.raw": [page("d", i) for i in range(5)] + [ZERO],
+    }
+    paths, data = [], {}
+    for name, pages in spec.items():
+        pages = list(pages)
+        rng.shuffle(pages)
+        paths.append(write_input(name, pages))
+        data[paths[-1]] = pages
+    return paths, data
+
+
+def counts(pages):
+    return collections.Counter(pages)
+
+
+def saved(c, zero, m, z):
+    if zero and z:
+        return c
+    return ksm_group(c, m)[1] if c >= 2 else 0
+
+
+def figures(cnt, m, z):
+    """The summary's KSM figures of a Counter of pages."""
+    f = dict(pages=sum(cnt.values()), zero_pages=cnt.get(ZERO, 0),
+             distinct_pages=len(cnt), pages_shared=0, pages_sharing=0,
+             ksm_zero_pages=0)
+    for p, c in cnt.items():
+        if p == ZERO and z:
+            f["ksm_zero_pages"] = c
+            continue
+        sh, sg = ksm_group(c, m) if c >= 2 else (0, 0)
+        f["pages_shared"] += sh
+        f["pages_sharing"] += sg
+    f["saved_bytes"] = (f["pages_sharing"] + f["ksm_zero_pages"]) * PAGE
+    f["general_profit"] = f["saved_bytes"] - (f["pages"] - f["ksm_zero_pages"]) * 64
+    return f
+
+
+def digest(p):
+    return "0x%032x" % xxhash.xxh3_128_intdigest(p)
+
+
+def pair_oracle(ca, cb, m, z):
+    shared = [p for p in ca if p in cb]
+    extra = sum(saved(ca[p] + cb[p], p == ZERO, m, z) - saved(ca[p], p == ZERO, m, z)
+                - saved(cb[p], p == ZERO, m, z) for p in shared)
+    return len(shared), sum(ca[p] for p in shared), sum(cb[p] for p in shared), extra * PAGE
+
+
+# --- contents and sketch ------------------------------------------------------
+
+@test("contents")
+def contents_rows():
+    paths, data = shared_inputs(random.Random(1))
+    for extra in ([], ["-j", "1"], ["-a", "crc32c,xxh128"]):
+        r = ksmscan("-r", "contents", "--csv", *extra, *paths)
+        if not ok(r, "contents %s" % extra):
+            continue
+        got = [(x["input"], x["digest"], int(x["pages"]), int(x["zero"])) for x in rows(r)]
+        exp = []
+        for path in paths:
+            cnt = counts(data[path])
+            exp += sorted((path, digest(p), c, int(p == ZERO)) for p, c in cnt.items())
+        eq(got, exp, "contents %s: every content of every input, sorted by digest" % extra)
+        check(all(re.fullmatch(r"0x[0-9a-f]{32}", g[1]) for g in got),
+              "contents: digests are 0x and 32 lower-case hex digits")
+    # A stream and a zstd file give the same rows as the file.
+    with open(paths[0], "rb") as f:
+        raw = f.read()
+    zpath = tmp("a.raw.zst")
+    with open(zpath, "wb") as f:
+        f.write(zstandard.ZstdCompressor().compress(raw))
+    want = sorted((digest(p), c) for p, c in counts(data[paths[0]]).items())
+    for args, kw in ((["-"], {"input": raw.decode("latin-1")}), ([zpath], {})):
+        r = run(KSMSCAN + ["-r", "contents", "--csv"] + args, **kw) if not kw else \
+            subprocess.run(KSMSCAN + ["-r", "contents", "--csv", "-"], input=raw,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out = r.out if isinstance(r, R) else r.stdout.decode()
+        got = sorted((x["digest"], int(x["pages"]))
+                     for x in csv.DictReader(io.StringIO(out, newline="")))
+        eq(got, want, "contents of %s equal the file's" % args[0])
+    # JSON and table hold the same rows; the report keeps its place.
+    r = ksmscan("-r", "summary,contents", "--json", *paths[:2])
+    if ok(r, "contents in JSON"):
+        import json
+        j = json.loads(r.out)
+        eq(len(j["contents"]), len(counts(data[paths[0]])) + len(counts(data[paths[1]])),
+           "JSON: one contents row per distinct content of each input")
+
+
+@test("sketch")
+def sketch_rows():
+    paths, data = shared_inputs(random.Random(2))
+    for k in (1, 5, 4096):
+        r = ksmscan("-r", "sketch", "--csv", "--sketch-size=%d" % k, *paths)
+        if not ok(r, "sketch %d" % k):
+            continue
+        got = [(x["input"], x["digest"], int(x["pages"]), int(x["distinct_pages"]))
+               for x in rows(r)]
+        exp = []
+        for path in paths:
+            cnt = counts(data[path])
+            exp += sorted((path, digest(p), c, len(cnt)) for p, c in cnt.items())[:k]
+        eq(got, exp, "sketch --sketch-size=%d: the k smallest digests per input" % k)
+    for bad in ("0", "x", "268435456"):
+        r = ksmscan("-r", "sketch", "--sketch-size=" + bad, paths[0])
+        check(r.rc == 2 and r.err.startswith("ksmscan: ") and not r.out,
+              "--sketch-size=%s: usage error" % bad, "exit %d, %r" % (r.rc, r.err[:100]))
+
+
+# --- matrix and groups -----------------------------------------------------------
+
+@test("matrix")
+def matrix_pairs():
+    paths, data = shared_inputs(random.Random(3))
+    for opts, m, z in (([], 256, False), (["-m", "3"], 3, False), (["-z"], 256, True),
+                       (["-z", "-m", "2"], 2, True)):
+        r = ksmscan("-r", "matrix", "--csv", *opts, *paths)
+        if not ok(r, "matrix %s" % opts):
+            continue
+        got = [(x["input_a"], x["input_b"], int(x["shared_contents"]), int(x["pages_a"]),
+                int(x["pages_b"]), int(x["saved_together_bytes"])) for x in rows(r)]
+        exp = []
+        for i, j in itertools.combinations(range(len(paths)), 2):
+            s, pa, pb, sv = pair_oracle(counts(data[paths[i]]), counts(data[paths[j]]), m, z)
+            exp.append((paths[i], paths[j], s, pa, pb, sv, i, j))
+        exp.sort(key=lambda e: (-e[5], -e[2], e[6], e[7]))
+        eq(got, [e[:6] for e in exp], "matrix %s: every pair, the pairs gaining most first" % opts)
+        # The extra saving is the union's less each alone (the summary's figures).
+        for e in exp:
+            u = counts(data[e[0]] + data[e[1]])
+            alone = figures(counts(data[e[0]]), m, z)["saved_bytes"] + \
+                figures(counts(data[e[1]]), m, z)["saved_bytes"]
+            eq(e[5], figures(u, m, z)["saved_bytes"] - alone,
+               "oracle: saved_together is saved(a+b) - saved(a) - saved(b)")
+    r = ksmscan("-r", "matrix", "--csv", paths[0])
+    eq((r.rc, rows(r)), (0, []), "matrix of one input: no pair")
+
+
+@test("groups")
+def group_rows():
+    paths, data = shared_inputs(random.Random(4))
+    a, b, c, d = paths
+    groups = {"ab": [a, b], "cd": [c, d], "solo": [b], "abc": [a, b, c]}
+    args = ["--group=%s=%s" % (g, ",".join(v)) for g, v in groups.items()]
+    cols = ("pages", "zero_pages", "distinct_pages", "pages_shared", "pages_sharing",
+            "ksm_zero_pages", "saved_bytes", "general_profit")
+    for opts, m, z in (([], 256, False), (["-m", "2", "-z"], 2, True)):
+        r = ksmscan("--csv", *opts, *args, *paths)
+        if not ok(r, "--group %s" % opts):
+            continue
+        rs = rows(r)
+        eq([x["input"] for x in rs], paths + ["*"] + ["group:" + g for g in groups],
+           "rows: inputs, '*', then the groups in order")
+        for x in rs[5:]:
+            g = x["input"][6:]
+            f = figures(counts([p for path in groups[g] for p in data[path]]), m, z)
+            eq({k: int(x[k]) for k in cols}, f, "group %s %s: figures" % (g, opts))
+    # A group naming an input twice counts it once; the table shows the rows.
+    r = ksmscan("--group=x=%s,%s" % (a, a), a, b)
+    check(r.rc == 0 and re.search(r"^group:x\s", r.out, re.M), "table shows group:x", r.out[-300:])
+    for bad in ("noequals", "=a", "x=", "x=nope", "x=%s,nope" % a):
+        r = ksmscan("--group=" + bad, a, b)
+        check(r.rc == 2 and r.err.startswith("ksmscan: ") and not r.out,
+              "--group=%s: usage error, one line first" % bad, "exit %d, %r" % (r.rc, r.err[:120]))
+    r = ksmscan("--group=x=%s" % a, "--group=x=%s" % b, a, b)
+    check(r.rc == 2 and "twice" in r.err.splitlines()[0], "a group name twice: usage error", r.err[:100])
+
+
+# --- live processes ----------------------------------------------------------------
+
+CHILD = r"""
+import ctypes, mmap, sys, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(15, ctypes.c_char_p(sys.argv[1].encode()), 0, 0, 0)   # PR_SET_NAME
+npages, huge = int(sys.argv[2]), int(sys.argv[3])
+m = mmap.mmap(-1, npages * 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+for i in range(npages):
+    m[i * 4096:(i + 1) * 4096] = bytes([i % 3 + 1]) * 4096
+addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+if libc.madvise(addr, npages * 4096, 12) != 0:                   # MADV_MERGEABLE
+    print("madvise", ctypes.get_errno(), flush=True); sys.exit(1)
+if huge:
+    H = 2 << 20
+    h = mmap.mmap(-1, (huge + 1) * H, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(h))
+    start = (base + H - 1) // H * H
+    libc.madvise(start, huge * H, 14)                            # MADV_HUGEPAGE
+    off = start - base
+    for i in range(huge * H // 4096):
+        h[off + i * 4096] = 1
+    print("%x %x" % (addr, start), flush=True)
+else:
+    print("%x" % addr, flush=True)
+sys.stdin.read()
+"""
+
+
+def start_child(name, npages, huge=0):
+    p = subprocess.Popen([sys.executable, "-c", CHILD, name, str(npages), str(huge)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline().split()
+    if not line or line[0] == "madvise":
+        p.kill()
+        raise Skip("the child could not mark memory mergeable: %r" % line)
+    p.addrs = [int(x, 16) for x in line]
+    return p
+
+
+def stop(children):
+    for p in children:
+        p.kill()
+        p.wait()
+
+
+def smaps_area(pid, start, key):
+    """A field of the smaps entry of the area at @start, in kB."""
+    with open("/proc/%d/smaps" % pid) as f:
+        inside = False
+        for line in f:
+            m = re.match(r"([0-9a-f]+)-([0-9a-f]+) ", line)
+            if m:
+                inside = int(m.group(1), 16) <= start < int(m.group(2), 16)
+            elif inside and line.startswith(key + ":"):
+                return int(line.split()[1])
+    return None
+
+
+def kernel_threads():
+    out = set()
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    s = f.read()
+            except OSError:
+                continue
+            if int(s[s.rindex(")") + 2:].split()[6]) & 0x00200000:
+                out.add(int(d))
+    return out
+
+
+def read_int(path):
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+@test("processes")
+def process_regex():
+    tag = "kft%d" % os.getpid()
+    kids = [start_child("%s_%d" % (tag, i), 16 + 8 * i) for i in range(3)]
+    try:
+        r = ksmscan("-P", "^%s_[0-9]+$" % tag, "--csv")
+        if not ok(r, "-P"):
+            return
+        rs = [x for x in rows(r) if x["input"] != "*"]
+        eq(sorted(x["input"] for x in rs), sorted("pid:%d" % p.pid for p in kids),
+           "-P finds exactly the test's children")
+        for p, i in zip(kids, range(3)):
+            x = next((x for x in rs if x["input"] == "pid:%d" % p.pid), None)
+            if not x:
+                continue
+            eq(x["command"], "%s_%d" % (tag, i), "command column is /proc/PID/comm")
+            eq(int(x["mergeable_pages"]), 16 + 8 * i, "mergeable_pages = the MADV_MERGEABLE pages")
+            eq(int(x["ksm_merging_pages"]), read_int("/proc/%d/ksm_merging_pages" % p.pid),
+               "ksm_merging_pages as /proc/PID/ksm_merging_pages")
+        star = [x for x in rows(r) if x["input"] == "*"]
+        check(star and star[0]["mergeable_pages"] == "", "'*' leaves the process columns empty")
+        check("Host: KSM has merged" in ksmscan("-P", "^%s_" % tag).out,
+              "the table's closing sentence for the host")
+        # A file among processes: empty process columns.
+        f = write_input("f.raw", [page("f", 0)])
+        r = ksmscan("-P", "^%s_0$" % tag, f, "--csv")
+        x = [x for x in rows(r) if x["input"] == f]
+        check(x and x[0]["mergeable_pages"] == "" and x[0]["command"] == "",
+              "a file's process columns are empty")
+        # Without a process, no process columns at all.
+        check("mergeable_pages" not in ksmscan(f, "--csv").out.splitlines()[0],
+              "no process: no process columns")
+        # --all-processes: the children, never a kernel thread, not ksmscan.
+        r = ksmscan("--all-processes", "-q", "--csv", "-r", "regions")
+        got = {int(x["input"][4:]) for x in rows(r) if x["input"].startswith("pid:")}
+        check({p.pid for p in kids} <= got, "--all-processes takes the children")
+        kt = kernel_threads()
+        check(kt and not (got & kt), "--all-processes skips kernel threads",
+              "%d kernel threads, taken: %r" % (len(kt), sorted(got & kt)[:5]))
+    finally:
+        stop(kids)
+    for bad in ("(", "[a", "*x"):
+        r = ksmscan("-P", bad)
+        check(r.rc == 2 and r.err.startswith("ksmscan: bad regular expression"),
+              "-P %r: usage error naming the regex" % bad, "exit %d, %r" % (r.rc, r.err[:100]))
+
+
+@test("processes")
+def process_unreadable():
+    """As another user, each root process -P matches is one warning."""
+    if os.geteuid() != 0:
+        raise Skip("needs root to run ksmscan as nobody")
+    tag = "kfu%d" % os.getpid()
+    kids = [start_child("%s_%d" % (tag, i), 4) for i in range(2)]
+    try:
+        f = write_input("u.raw", [page("u", 0)])
+        os.chmod(os.path.dirname(f), 0o755)
+        os.chmod(f, 0o644)
+        r = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+                + KSMSCAN + ["-P", "^%s_" % tag, f, "--csv"])
+        warns = [l for l in r.err.splitlines() if "skipped" in l]
+        eq(r.rc, 0, "unreadable processes are not an error")
+        eq(len(warns), 2, "one warning per unreadable process")
+        eq([x["input"] for x in rows(r)], [f], "only the file is an input")
+    finally:
+        stop(kids)
+
+
+@test("processes")
+def process_thp():
+    thp = "/sys/kernel/mm/transparent_hugepage/enabled"
+    try:
+        with open(thp) as f:
+            mode = re.search(r"\[(\w+)\]", f.read()).group(1)
+    except (OSError, AttributeError):
+        raise Skip("no transparent huge pages in this kernel (%s)" % thp)
+    if mode == "never":
+        raise Skip("THP is disabled here (%s: never)" % thp)
+    kid = start_child("kfh%d" % os.getpid(), 4, huge=2)
+    try:
+        made = (smaps_area(kid.pid, kid.addrs[1], "AnonHugePages") or 0) // 4
+        if not made:
+            raise Skip("THP enabled (%s) but the kernel gave the test no huge page" % mode)
+        with open("/proc/%d/smaps" % kid.pid) as f:
+            total = sum(int(l.split()[1]) for l in f if l.startswith("AnonHugePages:")) // 4
+        r = ksmscan("-p", str(kid.pid), "--csv")
+        x = rows(r)
+        if ok(r, "-p THP child") and x:
+            check(int(x[0]["thp_pages"]) >= made, "thp_pages holds the test's huge pages",
+                  "%s < %d" % (x[0]["thp_pages"], made))
+            eq(int(x[0]["thp_pages"]), total, "thp_pages = AnonHugePages of the process")
+    finally:
+        stop([kid])
+
+
+@test("processes")
+def process_live_ksm():
+    try:
+        session = live.ksm_session()
+    except live.NotAllowed as e:
+        raise Skip(str(e))
+    with session as ks:
+        kid = None
+        try:
+            ks.set("pages_to_scan", 10000)
+            ks.set("sleep_millisecs", 10)
+            ks.set("run", 1)
+            kid = start_child("kfk%d" % os.getpid(), 300)
+            last, stable = -1, 0
+            for _ in range(600):
+                v = read_int("/proc/%d/ksm_merging_pages" % kid.pid)
+                stable = stable + 1 if v == last and v > 0 else 0
+                last = v
+                if stable >= 20:
+                    break
+                time.sleep(0.05)
+            if last <= 0:
+                raise Skip("KSM merged nothing of the child in 30 s")
+            r = ksmscan("-p", str(kid.pid), "--csv")
+            x = rows(r)
+            if ok(r, "-p under KSM") and x:
+                eq(int(x[0]["ksm_merging_pages"]),
+                   read_int("/proc/%d/ksm_merging_pages" % kid.pid),
+                   "ksm_merging_pages as the kernel's, while KSM runs")
+                check(int(x[0]["ksm_rmap_items"]) > 0, "ksm_rmap_items from ksm_stat")
+        finally:
+            if kid:
+                stop([kid])
+
+
+# --- the fleet tool -----------------------------------------------------------------
+
+def fleet(*args):
+    return run(FLEET + list(args))
+
+
+def exports(paths, kind="contents", extra=(), compress=()):
+    out = []
+    for i, path in enumerate(paths):
+        r = ksmscan("-r", kind, "--csv", *extra, path)
+        e = tmp(os.path.basename(path) + "." + kind + ".csv")
+        if i in compress:
+            e += ".zst"
+            with open(e, "wb") as f:
+                f.write(zstandard.ZstdCompressor().compress(r.out.encode()))
+        else:
+            with open(e, "w", newline="") as f:
+                f.write(r.out)
+        out.append(e)
+    return out
+
+
+@test("fleet")
+def fleet_totals():
+    paths, data = shared_inputs(random.Random(5))
+    ex = exports(paths, compress=(1, 3))
+    for opts, m, z in (([], 256, False), (["-m", "3"], 3, False), (["-z"], 256, True)):
+        r = fleet("--workers=2", "--csv", *opts, *ex)
+        if not ok(r, "ksmfleet totals %s" % opts):
+            continue
+        got = {k: int(v) for k, v in rows(r)[0].items()}
+        f = figures(counts([p for path in paths for p in data[path]]), m, z)
+        alone = sum(figures(counts(data[p]), m, z)["saved_bytes"] for p in paths)
+        exp = {k: f[k] for k in ("pages", "distinct_pages", "pages_shared",
+                                 "pages_sharing", "saved_bytes")}
+        exp.update(hosts=len(paths), saved_bytes_hosts_alone=alone)
+        eq(got, exp, "totals %s: the Python oracle's" % opts)
+        star = [x for x in rows(ksmscan("--csv", *opts, *paths)) if x["input"] == "*"][0]
+        eq({k: got[k] for k in ("pages", "distinct_pages", "pages_shared", "pages_sharing",
+                                "saved_bytes")},
+           {k: int(star[k]) for k in ("pages", "distinct_pages", "pages_shared",
+                                      "pages_sharing", "saved_bytes")},
+           "totals %s: ksmscan's '*' row" % opts)
+    r = fleet("--workers=2", "--csv", "--report=hosts", *ex)
+    if ok(r, "hosts"):
+        eq([(x["host"], int(x["pages"]), int(x["distinct_pages"]), int(x["saved_bytes"]))
+            for x in rows(r)],
+           [(p, len(data[p]), len(counts(data[p])), figures(counts(data[p]), 256, 0)["saved_bytes"])
+            for p in paths], "hosts: each host alone")
+    r = fleet("--workers=2", "--csv", "--report=pairs", *ex)
+    mx = ksmscan("-r", "matrix", "--csv", *paths)
+    if ok(r, "pairs"):
+        eq([(x["host_a"], x["host_b"], x["shared_contents"], x["saved_together_bytes"],
+             x["pages_a"], x["pages_b"]) for x in rows(r)],
+           [(x["input_a"], x["input_b"], x["shared_contents"], x["saved_together_bytes"],
+             x["pages_a"], x["pages_b"]) for x in rows(mx)], "pairs: as -r matrix")
+    r = fleet("--workers=2", "--report=totals", *ex)
+    check(r.rc == 0 and r.out.startswith("hosts"), "a table without --csv", r.out[:200])
+
+
+@test("fleet")
+def fleet_placement():
+    paths, data = shared_inputs(random.Random(6))
+    ex = exports(paths)
+    cap = 330
+    r = fleet("--workers=2", "--csv", "--report=placement", "--capacity=%d" % cap, *ex)
+    if not ok(r, "placement"):
+        return
+    rs = rows(r)
+    eq(sorted(x["host"] for x in rs), sorted(paths), "placement: every host once")
+    bins = collections.defaultdict(list)
+    for x in rs:
+        bins[x["bin"]].append(x["host"])
+    for b, hosts in bins.items():
+        pages = sum(len(data[h]) for h in hosts)
+        check(pages <= cap or len(hosts) == 1, "bin %s within --capacity" % b, "%d pages" % pages)
+        exp = figures(counts([p for h in hosts for p in data[h]]), 256, 0)["saved_bytes"]
+        for x in rs:
+            if x["bin"] == b:
+                eq(int(x["saved_bytes"]), exp, "bin %s: saved_bytes of its hosts on one KSM" % b)
+    # a and b share most: they go together when they fit.
+    a, bb = paths[0], paths[1]
+    check(any(a in h and bb in h for h in bins.values()), "the two hosts sharing most share a bin")
+
+
+@test("fleet")
+def fleet_sketch_bounds():
+    rng = random.Random(7)
+    inputs, truth = [], {}
+    base = [page("pool", i) for i in range(4000)]
+    for name, lo, hi, dup in (("s1", 0, 2500, 2), ("s2", 1500, 4000, 1), ("s3", 2400, 3000, 3)):
+        pages = base[lo:hi] * dup + [page(name, i) for i in range(500)]
+        rng.shuffle(pages)
+        inputs.append(write_input(name + ".raw", pages))
+        truth[inputs[-1]] = counts(pages)
+    ex = exports(inputs, "sketch", ["--sketch-size=400"])
+    r = fleet("--workers=2", "--csv", "--report=pairs", *ex)
+    if not ok(r, "sketch pairs"):
+        return
+    for x in rows(r):
+        s, _, _, sv = pair_oracle(truth[x["host_a"]], truth[x["host_b"]], 256, False)
+        es, esv = int(x["shared_contents"]), int(x["saved_together_bytes"])
+        check(abs(es - s) <= int(x["shared_contents_error"]),
+              "sketch %s/%s: shared_contents %d within %s of %d"
+              % (x["host_a"], x["host_b"], es, x["shared_contents_error"], s))
+        check(abs(esv - sv) <= int(x["saved_together_error"]),
+              "sketch %s/%s: saved_together %d within %s of %d"
+              % (x["host_a"], x["host_b"], esv, x["saved_together_error"], sv))
+        check(int(x["shared_contents_error"]) < max(s, 100),
+              "the bound says something (%s vs %d)" % (x["shared_contents_error"], s))
+    # A sketch holding the whole input is exact.
+    ex = exports(inputs, "sketch", ["--sketch-size=100000"])
+    r = fleet("--workers=2", "--csv", "--report=pairs", *ex)
+    for x in rows(r):
+        s, _, _, sv = pair_oracle(truth[x["host_a"]], truth[x["host_b"]], 256, False)
+        eq((int(x["shared_contents"]), int(x["saved_together_bytes"]),
+            x["shared_contents_error"]), (s, sv, "0"), "complete sketches are exact")
+
+
+@test("fleet")
+def fleet_errors():
+    good = exports([write_input("g.raw", [page("g", 0)] * 2)])[0]
+    cases = {
+        "header.csv": "foo,bar\r\n",
+        "digest.csv": "input,digest,pages,zero\r\nh,0x12,1,0\r\n",
+        "pages.csv": "input,digest,pages,zero\r\nh,0x%032x,many,0\r\n" % 5,
+        "short.csv": "input,digest,pages,zero\r\nh,0x%032x\r\n" % 5,
+        "empty.csv": "",
+    }
+    for name, text in cases.items():
+        path = tmp(name)
+        with open(path, "w", newline="") as f:
+            f.write(text)
+        r = fleet("--workers=1", good, path)
+        lines = r.err.strip().splitlines()
+        check(r.rc == 1 and len(lines) == 1 and lines[0].startswith("ksmfleet: %s" % path),
+              "malformed export %s: one line naming it, exit 1" % name,
+              "exit %d, %r" % (r.rc, r.err[-300:]))
+    for args in (["--report=nope", good], ["--report=placement", good],
+                 ["--workers=0", good], ["-m", "1", good], []):
+        r = fleet(*args)
+        check(r.rc == 2 and r.err.startswith("ksmfleet: ") and len(r.err.strip().splitlines()) == 1,
+              "usage error %r: one line, exit 2" % args, "exit %d, %r" % (r.rc, r.err[-200:]))
+    r = fleet("--workers=1", good, good)
+    check(r.rc == 1 and "in two exports" in r.err, "a host in two exports: exit 1", r.err[-200:])
+    r = fleet("--workers=1", tmp("missing.csv"))
+    check(r.rc == 1 and "missing.csv" in r.err, "a missing export: exit 1", r.err[-200:])
+
+
+if __name__ == "__main__":
+    sys.exit(run_suite("ksmscan-fleet-"))
