@@ -613,9 +613,13 @@ static void print_params(const struct prefs *p, const struct writer *w)
 static int run_scan(struct prefs *p, const struct writer *w)
 {
 	int status, failed = 0;
-	struct report_setup rs = { &p->cfg, w, p->top, p->compressors,
-				   p->ncompressors, p->long_table, p->svg, &failed,
-				   p->sketch_size };
+	struct svg_bars bars = { NULL, 0 };
+	struct report_setup rs = {
+		.scan = &p->cfg, .out = w, .top = p->top,
+		.compressors = p->compressors, .ncompressors = p->ncompressors,
+		.long_table = p->long_table, .svg = p->svg, .bars = &bars,
+		.failed = &failed, .sketch_size = p->sketch_size,
+	};
 	struct sink *sinks[33];
 
 	print_params(p, w);
@@ -631,6 +635,7 @@ static int run_scan(struct prefs *p, const struct writer *w)
 	w->finish();
 	for (size_t i = 0; i < p->cfg.nsinks; i++)
 		sinks[i]->ops->free(sinks[i]);
+	free(bars.v);
 	return status | failed;
 }
 

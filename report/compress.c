@@ -6,6 +6,7 @@
  * are compressed in the hashing threads, each content new to the input
  * once (prepare()); the main thread adds them up in scan order.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,11 +188,26 @@ static void compress_people(struct compress_sink *c)
 	w->end();
 }
 
+/* With --svg: zram's memory, alone and after KSM, as bars of the picture. */
+static void compress_bars(struct compress_sink *c)
+{
+	for (size_t i = 0; c->rs->svg && i < c->nrows; i++) {
+		const struct compress_row *r = &c->rows[i];
+		char label[40];
+
+		snprintf(label, sizeof(label), "zram %s", r->c->name);
+		svg_bar_add(c->rs->bars, r->input, label, zram_mem_used(&r->alone));
+		snprintf(label, sizeof(label), "KSM+zram %s", r->c->name);
+		svg_bar_add(c->rs->bars, r->input, label, zram_mem_used(&r->ksm));
+	}
+}
+
 static void compress_print(struct sink *sk)
 {
 	struct compress_sink *c = (struct compress_sink *)sk;
 	const struct writer *w = c->rs->out;
 
+	compress_bars(c);
 	if (for_people(c->rs)) {
 		compress_people(c);
 		return;

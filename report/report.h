@@ -127,6 +127,29 @@ void algos_report(const struct writer *w);
 
 /* The reports of -r: each is a sink (scan/sink.h) that prints through a writer. */
 
+/* A bar another report adds to the --svg picture: a size for one input. */
+struct svg_bar {
+	const char *input;		/* the input's name, as its scope had it */
+	char label[40];			/* what the size is */
+	uint64_t bytes;
+};
+
+/* The bars other reports added, drawn after the input's own pictures. */
+struct svg_bars {
+	struct svg_bar *v;
+	size_t n;
+};
+
+/**
+ * svg_bar_add() - add a bar to the --svg picture (reports printed before it).
+ * @bars: the list
+ * @input: the input's name ("*" is not drawn)
+ * @label: what the size is
+ * @bytes: the size
+ */
+void svg_bar_add(struct svg_bars *bars, const char *input, const char *label,
+		 uint64_t bytes);
+
 /* What a report is made with. */
 struct report_setup {
 	const struct scan_config *scan;	/* algorithms, inputs, KSM parameters */
@@ -136,6 +159,7 @@ struct report_setup {
 	size_t ncompressors;
 	int long_table;			/* -l: tables with every column */
 	const char *svg;		/* --svg: the picture's file, or NULL */
+	struct svg_bars *bars;		/* with --svg: bars other reports add */
 	int *failed;			/* set when a report cannot be written */
 	size_t sketch_size;		/* rows per input of the sketch report */
 };

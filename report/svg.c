@@ -157,11 +157,62 @@ static int svg_map(FILE *f, const struct picture *p, int y)
 	return y + 60;
 }
 
+void svg_bar_add(struct svg_bars *bars, const char *input, const char *label,
+		 uint64_t bytes)
+{
+	struct svg_bar *b;
+
+	bars->v = xreallocarray(bars->v, bars->n + 1, sizeof(*bars->v));
+	b = &bars->v[bars->n++];
+	b->input = input;
+	snprintf(b->label, sizeof(b->label), "%s", label);
+	b->bytes = bytes;
+}
+
+/* One horizontal bar of the memory chart, scaled to @full bytes. */
+static int svg_size_bar(FILE *f, const char *label, uint64_t bytes,
+			uint64_t full, int y)
+{
+	char h[32];
+	double w = full ? 500.0 * (double)bytes / (double)full : 0;
+
+	fprintf(f, "<text x=\"20\" y=\"%d\" class=\"tick\">%s</text>"
+		"<rect class=\"size\" x=\"140\" y=\"%d\" width=\"%.2f\" height=\"12\" "
+		"fill=\"#2ca02c\" data-label=\"%s\" data-bytes=\"%llu\"/>"
+		"<text x=\"%.0f\" y=\"%d\" class=\"tick\">%s</text>\n", y + 10, label,
+		y, w, label, (unsigned long long)bytes, 146 + w, y + 10,
+		human_bytes(bytes, h, sizeof(h)));
+	return y + 16;
+}
+
+/* The memory an input takes: as it is, after KSM, and what other reports
+ * (zram) added. */
+static int svg_sizes(FILE *f, const struct picture *p, const struct svg_bars *bars,
+		     int y)
+{
+	uint64_t full = p->f.pages * PAGE_BYTES;
+
+	fprintf(f, "<text x=\"20\" y=\"%d\" class=\"label\">memory used</text>\n",
+		y + 12);
+	y = svg_size_bar(f, "as it is", full, full, y + 18);
+	y = svg_size_bar(f, "KSM", full - p->f.saved_bytes, full, y);
+	for (size_t i = 0; bars && i < bars->n; i++)
+		if (strcmp(bars->v[i].input, p->name) == 0)
+			y = svg_size_bar(f, bars->v[i].label, bars->v[i].bytes, full, y);
+	return y + 10;
+}
+
+/* How many bars of other reports an input has. */
+static int svg_extra(const struct svg_bars *bars)
+{
+	return bars ? (int)bars->n : 0;
+}
+
 /* Write the picture to the file -svg named; an error is one line. */
 static void svg_print(struct sink *sk)
 {
 	struct svg_sink *s = (struct svg_sink *)sk;
-	int height = 30 + (int)s->npics * 270, y = 10;
+	int height = 30 + (int)s->npics * 330 + 16 * svg_extra(s->rs->bars), y = 10;
 	FILE *f = fopen(s->rs->svg, "w");
 
 	if (!f) {
@@ -188,6 +239,7 @@ static void svg_print(struct sink *sk)
 			human_bytes(p->f.pages * PAGE_BYTES, b, sizeof(b)));
 		y = svg_histogram(f, &p->f, y + 24);
 		y = svg_map(f, p, y);
+		y = svg_sizes(f, p, s->rs->bars, y);
 		fputs("</g>\n", f);
 	}
 	fputs("</svg>\n", f);

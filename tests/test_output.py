@@ -277,6 +277,18 @@ def svg_picture():
     cols = list(root.iterfind(".//s:g[@class='col']", ns))
     got = [sum(int(c.get(k)) for c in cols) for k in ("data-zero", "data-copies", "data-other")]
     eq(got, [zero, copies, other], "the address map: zero, copies and other pages")
+    # The memory chart: KSM's bar from the summary, zram's from -r compress.
+    r = ksm(["--svg=" + svg, "-c", "lz4", path])
+    sizes = {b.get("data-label"): int(b.get("data-bytes"))
+             for b in ET.parse(svg).getroot().iterfind(".//s:rect[@class='size']", ns)}
+    summary = list(csv.DictReader(io.StringIO(ksm(["--csv", path]).stdout)))[0]
+    comp = list(csv.DictReader(io.StringIO(ksm(["--csv", "-r", "compress", "-c", "lz4",
+                                                path]).stdout)))[0]
+    eq(sizes, {"as it is": len(pages) * PAGE,
+               "KSM": len(pages) * PAGE - int(summary["saved_bytes"]),
+               "zram lz4": int(comp["zram_mem_used"]),
+               "KSM+zram lz4": int(comp["ksm_zram_mem_used"])},
+       "the memory chart: as it is, KSM, zram and both, as the reports say")
     for tool, cmd, png in (
             ("rsvg-convert", ["rsvg-convert", svg, "-o", tmp("pic-rsvg.png")], tmp("pic-rsvg.png")),
             ("chromium", ["chromium", "--headless", "--no-sandbox", "--disable-gpu",
