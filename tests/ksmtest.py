@@ -244,6 +244,16 @@ def eq(got, exp, what):
     return check(got == exp, what, "expected %r, got %r" % (exp, got))
 
 
+def live_session(make):
+    """A session of tests/live.py (make: live.ksm_session or live.zram_session),
+    or Skip saying why the kernel may not be changed now."""
+    import live
+    try:
+        return make()
+    except live.NotAllowed as e:
+        raise Skip(str(e))
+
+
 def skip(msg):
     """A SKIP line without leaving the test function."""
     STATE["skipped"] += 1

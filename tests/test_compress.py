@@ -19,7 +19,7 @@ and after KSM, against oracles that are not ksmscan:
 import csv, io, os, random, struct, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import KSMSCAN, PAGE, Skip, check, eq, fixture, run_suite, test, tmp  # noqa: E402
+from ksmtest import KSMSCAN, PAGE, Skip, check, eq, fixture, live_session, run_suite, test, tmp  # noqa: E402
 import live  # noqa: E402
 import lz4.block  # noqa: E402
 import zstandard  # noqa: E402
@@ -277,10 +277,7 @@ def zram_write(z, algo, path):
 
 @test("live")
 def live_zram():
-    try:
-        session = live.zram_session()
-    except live.NotAllowed as e:
-        raise Skip(str(e))
+    session = live_session(live.zram_session)
     pages = guest_pages() + boundary_pages(lz4_len, 5) + same_pages()
     path = write("zram.img", pages)
     with session as z:

@@ -14,7 +14,7 @@ import collections, csv, ctypes, io, itertools, os, random, re, signal, \
     subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import KSMSCAN, PAGE, ZERO, Skip, check, eq, ksm_group, run_suite, \
+from ksmtest import KSMSCAN, PAGE, ZERO, Skip, check, eq, ksm_group, live_session, run_suite, \
     skip, test, tmp  # noqa: E402
 import live  # noqa: E402
 import xxhash  # noqa: E402
@@ -421,10 +421,7 @@ def process_thp():
 
 @test("processes")
 def process_live_ksm():
-    try:
-        session = live.ksm_session()
-    except live.NotAllowed as e:
-        raise Skip(str(e))
+    session = live_session(live.ksm_session)
     with session as ks:
         kid = None
         try:
