@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A red-black tree (insertion only, as the simulation never erases), nodes in
- * one array addressed by 32-bit indexes. The comparison counts are what the
- * tree report prints.
+ * The tree report's trees: rbtree.c's shape, nodes that keep a content's
+ * first bytes. The comparison counts are what the tree report prints.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../util/util.h"
+#include "rbtree.h"
 #include "tree.h"
-
-#define NIL UINT32_MAX
 
 /*
  * Bytes of a content a node keeps itself: most comparisons end within them,
@@ -23,15 +21,13 @@ struct node {
 	const unsigned char *page;	/* the inserted content (stable bytes) */
 	unsigned char head[HEAD];	/* its first bytes */
 	uint64_t hi, lo;		/* its checksum */
-	uint32_t child[2], parent;	/* child[0] left (smaller), child[1] right */
-	uint8_t red;
 };
 
 struct tree {
 	int by_checksum;
-	struct node *n;
-	size_t len, cap;
-	uint32_t root;
+	struct node *n;			/* at the indexes of shape's nodes */
+	size_t ncap;			/* n's room */
+	struct rb_tree shape;
 	struct tree_stats st;
 };
 
@@ -40,16 +36,11 @@ struct tree *tree_new(int by_checksum)
 	struct tree *t = xcalloc(1, sizeof(*t));
 
 	t->by_checksum = by_checksum;
-	t->root = NIL;
+	rb_init(&t->shape);
 	return t;
 }
 
-/*
- * memcmp of two pages from byte @from on (a multiple of 8, the bytes before it
- * equal) that also says how many bytes it looked at: up to and including the
- * first difference, or all of them for equal pages.
- */
-static int page_compare(const unsigned char *a, const unsigned char *b,
+int page_compare(const unsigned char *a, const unsigned char *b,
 			size_t from, uint64_t *bytes)
 {
 	for (size_t i = from; i < PAGE_BYTES; i += 8) {
@@ -90,64 +81,15 @@ static int node_compare(struct tree *t, const unsigned char *page,
 	return page_compare(page, n->page, HEAD, &t->st.memcmp_bytes);
 }
 
-/*
- * Rotate around x: d = 0 turns x's right child into its parent (a left
- * rotation), d = 1 the mirror image.
- */
-static void rotate(struct tree *t, uint32_t x, int d)
-{
-	struct node *n = t->n;
-	uint32_t y = n[x].child[!d];
-
-	n[x].child[!d] = n[y].child[d];
-	if (n[y].child[d] != NIL)
-		n[n[y].child[d]].parent = x;
-	n[y].parent = n[x].parent;
-	if (n[x].parent == NIL)
-		t->root = y;
-	else
-		n[n[x].parent].child[n[n[x].parent].child[1] == x] = y;
-	n[y].child[d] = x;
-	n[x].parent = y;
-}
-
-/* Restore the red-black properties after inserting red node z (CLRS). */
-static void insert_fixup(struct tree *t, uint32_t z)
-{
-	struct node *n = t->n;
-
-	while (n[z].parent != NIL && n[n[z].parent].red) {
-		uint32_t p = n[z].parent, g = n[p].parent;
-		int d = p == n[g].child[1];	/* which side of g the parent is */
-		uint32_t u = n[g].child[!d];	/* the uncle */
-
-		if (u != NIL && n[u].red) {
-			n[p].red = n[u].red = 0;
-			n[g].red = 1;
-			z = g;
-			continue;
-		}
-		if (z == n[p].child[!d]) {
-			z = p;
-			rotate(t, z, d);
-			p = n[z].parent;
-		}
-		n[p].red = 0;
-		n[g].red = 1;
-		rotate(t, g, !d);
-	}
-	n[t->root].red = 0;
-}
-
 int tree_add(struct tree *t, const unsigned char *page,
 	     const unsigned char *stable, const struct digest *sum)
 {
 	double t0 = now_seconds();
-	uint32_t parent = NIL, cur = t->root;
+	uint32_t parent = RB_NIL, cur = t->shape.root;
 	uint64_t depth = 0;
 	int c = 0, found = 0;
 
-	while (cur != NIL) {
+	while (cur != RB_NIL) {
 		depth++;
 		c = node_compare(t, page, sum, &t->n[cur]);
 		if (c == 0) {
@@ -155,7 +97,7 @@ int tree_add(struct tree *t, const unsigned char *page,
 			break;
 		}
 		parent = cur;
-		cur = t->n[cur].child[c > 0];
+		cur = t->shape.l[cur].child[c > 0];
 	}
 	t->st.node_visits += depth;
 	if (depth > t->st.max_depth)
@@ -163,21 +105,15 @@ int tree_add(struct tree *t, const unsigned char *page,
 	if (found) {
 		t->st.matches++;
 	} else {
-		if (t->len == t->cap) {
-			t->cap = t->cap ? t->cap * 2 : 1024;
-			t->n = xreallocarray(t->n, t->cap, sizeof(*t->n));
-		}
-		uint32_t z = (uint32_t)t->len++;
+		uint32_t z = rb_insert(&t->shape, parent, c > 0);
 
+		if (t->ncap < t->shape.cap) {	/* grow with the shape */
+			t->ncap = t->shape.cap;
+			t->n = xreallocarray(t->n, t->ncap, sizeof(*t->n));
+		}
 		t->n[z] = (struct node){ .page = stable, .hi = sum->hi,
-					 .lo = sum->lo, .child = { NIL, NIL },
-					 .parent = parent, .red = 1 };
+					 .lo = sum->lo };
 		memcpy(t->n[z].head, page, HEAD);
-		if (parent == NIL)
-			t->root = z;
-		else
-			t->n[parent].child[c > 0] = z;
-		insert_fixup(t, z);
 		t->st.inserts++;
 	}
 	t->st.seconds += now_seconds() - t0;
@@ -194,5 +130,6 @@ void tree_free(struct tree *t)
 	if (!t)
 		return;
 	free(t->n);
+	rb_free(&t->shape);
 	free(t);
 }
