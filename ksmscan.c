@@ -33,7 +33,16 @@
 #define THREADS_MAX 256
 
 /* Long options without a short form, beyond every character. */
-enum { OPT_PROGRESS = 256, OPT_ALL_PROCESSES, OPT_GROUP, OPT_SKETCH_SIZE };
+enum {
+	OPT_PROGRESS = 256, OPT_ALL_PROCESSES, OPT_GROUP, OPT_SKETCH_SIZE,
+	/* --series and ksmd's settings */
+	OPT_SERIES, OPT_INTERVAL, OPT_COUNT, OPT_PAGES_TO_SCAN, OPT_SLEEP_MS,
+	OPT_SMART_SCAN, OPT_SCANS,
+};
+
+/* Limits of --count and of ksmd's settings. */
+#define COUNT_MAX 100000
+#define KSMD_MAX 100000000
 
 /* Largest --sketch-size: the index's most distinct contents. */
 #define SKETCH_MAX ((1u << 28) - 1)
@@ -49,6 +58,9 @@ static const char usage_line[] =
 	"               [--group=name=input,...] [--label=name] [--[no-]progress]\n"
 	"               [--range=start-end] [--sketch-size=k] [--svg=file] [--top=n]\n"
 	"               [file ...]\n"
+	"       ksmscan --series [--interval=d] [--pages-to-scan=n] [--sleep-ms=n]\n"
+	"               [--smart-scan=0|1] [--scans=n] [options] snapshot ...\n"
+	"       ksmscan -p pid --interval=d --count=n [ksmd and other options]\n"
 	"       ksmscan --bench [-a algos] [-o format]\n";
 
 /* --help, before and after the list of reports (from the reports' table). */
@@ -71,7 +83,17 @@ static const char help_head[] =
 	"                              extended regular expression, as pid:PID inputs\n"
 	"      --all-processes         every process (not kernel threads)\n"
 	"      --group=NAME=INPUT,...  also the inputs' sharing within this group\n"
-	"                              only (repeatable): summary rows group:NAME\n";
+	"                              only (repeatable): summary rows group:NAME\n"
+	"      --series                the inputs are snapshots of one memory, oldest\n"
+	"                              first: replay KSM's scanner over them\n"
+	"      --interval=D            between snapshots: seconds, or with s, ms, m, h\n"
+	"                              (default 60s)\n"
+	"      --count=N               with one -p: take N snapshots, --interval apart\n"
+	"      --pages-to-scan=N       ksmd's pages per wake-up (default 100)\n"
+	"      --sleep-ms=N            ksmd's sleep between wake-ups (default 20)\n"
+	"      --smart-scan=0|1        ksmd skips pages that do not merge (default 1)\n"
+	"      --scans=N               replay exactly N full scans (default: past the\n"
+	"                              last snapshot, until the counters settle)\n";
 
 static const char help_tail[] =
 	"      --top=N                 rows per input in the top report (default 10)\n"
@@ -109,7 +131,7 @@ static struct input pid_input(const char *arg)
 	    strspn(arg, "0123456789") != strlen(arg))
 		usage_error("not a process id: '%s'", arg);
 	snprintf(name, sizeof(name), "pid:%d", (int)pid);
-	return (struct input){ xstrdup(name), NULL, (int)pid, 0 };
+	return (struct input){ .name = xstrdup(name), .pid = (int)pid };
 }
 
 /* Print an error and the usage line, then exit with the usage status. */
@@ -152,6 +174,10 @@ struct prefs {
 	size_t top;			/* rows of the top report */
 	const struct compressor *compressors[COMPRESS_MAX];	/* -c */
 	size_t ncompressors;
+	struct series_params series;	/* --series and ksmd's settings */
+	const char *series_opt;		/* the first of ksmd's options given */
+	int series_on;			/* --series */
+	size_t count;			/* --count: live snapshots of one -p */
 	int bench;			/* --bench */
 	int algos_given;		/* -a was given */
 	int algos_help;			/* -a help */
@@ -407,6 +433,46 @@ static int set_value(struct prefs *p, int c)
 	return 0;
 }
 
+/* --series and ksmd's settings: 0 if @c is one of them (handled). */
+static int series_value(struct prefs *p, int c, char **argv)
+{
+	struct series_params *sp = &p->series;
+
+	switch (c) {
+	case OPT_SERIES: p->series_on = 1; return 0;
+	case OPT_INTERVAL:
+		if (parse_duration(optarg, &sp->interval) < 0 || sp->interval <= 0)
+			usage_error("--interval wants a duration such as 60s, 0.5s "
+				    "or 2m, not '%s'", optarg);
+		break;
+	case OPT_COUNT:
+		p->count = (size_t)number(optarg, 2, COUNT_MAX,
+					  "--count wants 2 to 100000, not '%s'");
+		break;
+	case OPT_PAGES_TO_SCAN:
+		sp->pages_to_scan = number(optarg, 1, KSMD_MAX,
+			"--pages-to-scan wants 1 to 100000000, not '%s'");
+		break;
+	case OPT_SLEEP_MS:
+		sp->sleep_ms = number(optarg, 1, KSMD_MAX,
+				      "--sleep-ms wants 1 to 100000000, not '%s'");
+		break;
+	case OPT_SMART_SCAN:
+		sp->smart_scan = (int)number(optarg, 0, 1,
+					     "--smart-scan wants 0 or 1, not '%s'");
+		break;
+	case OPT_SCANS:
+		sp->scans = number(optarg, 1, REPLAY_SCANS_MAX,
+				   "--scans wants 1 to 1000000, not '%s'");
+		break;
+	default:
+		return -1;
+	}
+	if (!p->series_opt)
+		p->series_opt = option_name(argv);
+	return 0;
+}
+
 /* Append an input, growing the array. */
 static void add_input(struct prefs *p, struct input in)
 {
@@ -457,20 +523,21 @@ static void expand_processes(struct prefs *p)
 /* One option of getopt_long(); returns only if the run goes on. */
 static void parse_option(struct prefs *p, int c, char **argv)
 {
-	if (set_value(p, c) == 0)
+	if (set_value(p, c) == 0 || series_value(p, c, argv) == 0)
 		return;
 	switch (c) {
 	case 1:
-		add_input(p, (struct input){ optarg, optarg, 0, 0 });
+		add_input(p, (struct input){ .name = optarg, .path = optarg });
 		break;
 	case 'p':
 		add_input(p, pid_input(optarg));
 		break;
 	case 'P':
-		add_input(p, (struct input){ optarg, NULL, PID_LIST, 1 });
+		add_input(p, (struct input){ .name = optarg, .pid = PID_LIST,
+					     .listed = 1 });
 		break;
 	case OPT_ALL_PROCESSES:
-		add_input(p, (struct input){ NULL, NULL, PID_LIST, 1 });
+		add_input(p, (struct input){ .pid = PID_LIST, .listed = 1 });
 		break;
 	case 'R':
 		if (parse_range(optarg, &p->cfg.dump.range_start,
@@ -531,6 +598,13 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 		{ "all-processes", no_argument, NULL, OPT_ALL_PROCESSES },
 		{ "group", required_argument, NULL, OPT_GROUP },
 		{ "sketch-size", required_argument, NULL, OPT_SKETCH_SIZE },
+		{ "series", no_argument, NULL, OPT_SERIES },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "count", required_argument, NULL, OPT_COUNT },
+		{ "pages-to-scan", required_argument, NULL, OPT_PAGES_TO_SCAN },
+		{ "sleep-ms", required_argument, NULL, OPT_SLEEP_MS },
+		{ "smart-scan", required_argument, NULL, OPT_SMART_SCAN },
+		{ "scans", required_argument, NULL, OPT_SCANS },
 		{ "no-progress", no_argument, NULL, 'N' },
 		{ "use-zero-pages", no_argument, NULL, 'z' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -552,7 +626,8 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 		parse_option(p, c, argv);
 	/* Operands after "--" are files too. */
 	for (; optind < argc; optind++)
-		add_input(p, (struct input){ argv[optind], argv[optind], 0, 0 });
+		add_input(p, (struct input){ .name = argv[optind],
+					     .path = argv[optind] });
 	p->cfg.inputs = p->inputs;
 	p->cfg.ninputs = p->ninputs;
 }
@@ -575,6 +650,73 @@ static void parse_groups(struct prefs *p)
 	p->cfg.ngroups = p->ngroups;
 }
 
+/* Whether a report that needs --series is selected: its name, or NULL. */
+static const char *series_report(const struct prefs *p)
+{
+	for (size_t i = 0; i < report_count(); i++)
+		if ((p->reports & 1u << i) && report_get(i)->series)
+			return report_get(i)->name;
+	return NULL;
+}
+
+/* -p PID --count=N: N snapshots of the process, --interval apart. */
+static void live_snapshots(struct prefs *p)
+{
+	struct input in = p->inputs[0];
+
+	if (p->ninputs != 1 || in.path || in.pid == PID_LIST)
+		usage_error("%s", "--count takes exactly one -p PID and no file");
+	for (size_t k = 1; k < p->count; k++) {
+		in.at = (double)k * p->series.interval;
+		in.name = xstrdup(p->inputs[0].name);	/* each input frees its own */
+		add_input(p, in);
+	}
+}
+
+/*
+ * --series, or --count: the inputs are snapshots of one memory. ksmd's
+ * options and the reports of a series need one; a series takes no group.
+ */
+static void setup_series(struct prefs *p)
+{
+	const char *needs = series_report(p);
+
+	if (!p->series_on && !p->count) {
+		if (p->series_opt || needs)
+			usage_error("%s needs --series (or -p PID --count=N)",
+				    p->series_opt ? p->series_opt : needs);
+		return;
+	}
+	if (p->count) {
+		live_snapshots(p);
+		p->cfg.inputs = p->inputs;
+		p->cfg.ninputs = p->ninputs;
+	}
+	for (size_t i = 0; i < p->ninputs; i++)
+		if (!p->inputs[i].path && !p->count)
+			usage_error("%s", "a live process is a series with "
+				    "-p PID --count=N, not --series");
+	if (p->ninputs == 0)
+		usage_error("%s", "--series wants snapshot files");
+	if (p->ngroups)
+		usage_error("%s", "--group does not apply to a series");
+	p->cfg.series = &p->series;
+}
+
+/* The reports without -r: the summary; a series adds its timeline (CSV,
+ * which holds one report, has the timeline alone). */
+static void default_reports(struct prefs *p)
+{
+	if (!p->series_on && !p->count)
+		report_name(p, "summary", 7);
+	else if (strcmp(p->output, "csv") == 0)
+		report_name(p, "timeline", 8);
+	else {
+		report_name(p, "summary", 7);
+		report_name(p, "timeline", 8);
+	}
+}
+
 /* The default number of hashing threads: the online CPUs. */
 static unsigned online_cpus(void)
 {
@@ -590,7 +732,11 @@ static void print_params(const struct prefs *p, const struct writer *w)
 		{ "version", 0, 0 }, { "algorithms", 0, 0 },
 		{ "max_page_sharing", 0, 0 }, { "use_zero_pages", 0, 0 },
 		{ "compressors", 0, 0 }, { "zram_huge_size", 0, 0 },
+		/* a series' */
+		{ "interval", 0, 0 }, { "pages_to_scan", 0, 0 }, { "sleep_ms", 0, 0 },
+		{ "smart_scan", 0, 0 }, { "scans", 0, 0 },
 	};
+	const struct series_params *sp = &p->series;
 	char algos[ALGO_MAX * 16] = "", comps[COMPRESS_MAX * 16] = "";
 
 	for (size_t i = 0; i < p->cfg.nalgos; i++)
@@ -604,9 +750,12 @@ static void print_params(const struct prefs *p, const struct writer *w)
 		cell_uint(p->cfg.ksm.max_page_sharing),
 		cell_uint((uint64_t)p->cfg.ksm.use_zero_pages), cell_str(comps),
 		cell_uint(zram_huge_size()),
+		cell_real(sp->interval, -1), cell_uint(sp->pages_to_scan),
+		cell_uint(sp->sleep_ms), cell_uint((uint64_t)sp->smart_scan),
+		cell_uint(sp->scans),
 	};
 
-	w->params(cols, cells, sizeof(cols) / sizeof(cols[0]));
+	w->params(cols, cells, p->cfg.series ? sizeof(cols) / sizeof(cols[0]) : 6);
 }
 
 /* Scan the inputs and print the selected reports through @w. */
@@ -647,6 +796,8 @@ int main(int argc, char **argv)
 			.progress = -1,
 			.ksm = { .max_page_sharing = 256, .use_zero_pages = 0 },
 		},
+		.series = { .interval = 60, .pages_to_scan = 100, .sleep_ms = 20,
+			    .smart_scan = 1 },
 		.output = "table",
 		.top = 10,
 		.sketch_size = 4096,
@@ -670,7 +821,7 @@ int main(int argc, char **argv)
 	expand_processes(&p);
 	/* No input, and something on standard input: read it, as xxhsum does. */
 	if (!p.ninputs && !listed && !isatty(STDIN_FILENO) && !p.bench && !p.algos_help)
-		add_input(&p, (struct input){ "-", "-", 0, 0 });
+		add_input(&p, (struct input){ .name = "-", .path = "-" });
 	for (size_t i = 0; p.label && i < p.ninputs; i++)
 		if (p.inputs[i].path && strcmp(p.inputs[i].path, "-") == 0)
 			p.inputs[i].name = p.label;
@@ -678,7 +829,8 @@ int main(int argc, char **argv)
 	p.cfg.ninputs = p.ninputs;
 	parse_groups(&p);
 	if (!p.reports)
-		report_name(&p, "summary", 7);
+		default_reports(&p);
+	setup_series(&p);
 	if (p.compress)
 		report_name(&p, "compress", 8);
 	if (!p.ncompressors)

@@ -67,6 +67,8 @@ struct input {
 	int pid;		/* a live process, when path is NULL */
 	int listed;		/* found by -P or --all-processes: gone by
 				 * its turn, it is skipped with a warning */
+	double at;		/* a live snapshot of a series: read it this
+				 * many seconds after the run began */
 };
 
 /* How inputs are read; the same for every input of a run. */

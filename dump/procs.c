@@ -148,7 +148,8 @@ static void procs_append(int pid, struct input **inputs, size_t *n, size_t *cap)
 		*inputs = xreallocarray(*inputs, *cap, sizeof(**inputs));
 	}
 	snprintf(name, sizeof(name), "pid:%d", pid);
-	(*inputs)[(*n)++] = (struct input){ xstrdup(name), NULL, pid, 1 };
+	(*inputs)[(*n)++] = (struct input){ .name = xstrdup(name),
+					      .pid = pid, .listed = 1 };
 }
 
 static int cmp_int(const void *a, const void *b)

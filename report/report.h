@@ -169,6 +169,7 @@ struct report {
 	const char *name;		/* its name for -r */
 	/** create() - a new sink that will print this report. */
 	struct sink *(*create)(const struct report_setup *rs);
+	int series;			/* only with --series */
 };
 
 /**
@@ -277,6 +278,10 @@ struct sink *tree_create(const struct report_setup *rs);
 struct sink *pages_create(const struct report_setup *rs);
 /** compress_create() - what zram would hold, alone and after KSM. */
 struct sink *compress_create(const struct report_setup *rs);
+/** timeline_create() - ksmd's counters after each full scan of a series. */
+struct sink *timeline_create(const struct report_setup *rs);
+/** volatility_create() - how each snapshot of a series differs from the last. */
+struct sink *volatility_create(const struct report_setup *rs);
 /** svg_create() - the picture of --svg: histograms and address maps. */
 struct sink *svg_create(const struct report_setup *rs);
 /** contents_create() - each input's distinct contents by XXH3-128 digest. */

@@ -12,16 +12,18 @@
 
 static const struct report reports[] = {
 	/* pages first: its rows stream during the scan, before any other report */
-	{ "pages", pages_create },
-	{ "summary", summary_create },
-	{ "histogram", histogram_create },
-	{ "regions", regions_create },
-	{ "top", top_create },
-	{ "tree", tree_create },
-	{ "compress", compress_create },
-	{ "matrix", matrix_create },
-	{ "contents", contents_create },
-	{ "sketch", sketch_create },
+	{ "pages", pages_create, 0 },
+	{ "summary", summary_create, 0 },
+	{ "histogram", histogram_create, 0 },
+	{ "regions", regions_create, 0 },
+	{ "top", top_create, 0 },
+	{ "tree", tree_create, 0 },
+	{ "compress", compress_create, 0 },
+	{ "matrix", matrix_create, 0 },
+	{ "contents", contents_create, 0 },
+	{ "sketch", sketch_create, 0 },
+	{ "timeline", timeline_create, 1 },
+	{ "volatility", volatility_create, 1 },
 };
 
 const struct report *report_lookup(const char *name, size_t len)

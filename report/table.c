@@ -159,10 +159,15 @@ static void tab_wrap(const char *text)
 		int room = WRAP - (first ? 0 : indent);
 		char *cut = NULL, *p = line;
 
-		/* The last space within the room, or the first after it. */
-		for (int w = 0; *p && (w <= room || !cut); p++, w++)
+		/* The last space within the room, or the first after it; w
+		 * counts characters (a UTF-8 one ends before a non-continuation
+		 * byte). */
+		for (int w = 0; *p && (w <= room || !cut); p++) {
 			if (*p == ' ' && (w <= room || !cut))
 				cut = p;
+			if (((unsigned char)p[1] & 0xC0) != 0x80)
+				w++;
+		}
 		if (!*p && text_width(line) <= room)
 			cut = NULL;
 		if (cut)

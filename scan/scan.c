@@ -82,6 +82,7 @@ struct pool {
 /* The state of one run. */
 struct scan {
 	const struct scan_config *cfg;
+	double t0;			/* when the run began (now_seconds()) */
 	unsigned needs;			/* what the sinks need: SINK_* bits */
 	struct index *ix;
 	struct figures *fig;		/* per input, then one for all inputs */
@@ -571,6 +572,9 @@ static int scan_input(struct scan *s, size_t k)
 		warn("%s: exited before its turn, skipped", in->name);
 		return 0;
 	}
+	/* A snapshot of a series waits for its time (after the reads before it). */
+	if (in->at > 0)
+		sleep_until(s->t0 + in->at);
 	d = dump_open(in, &cfg->dump);
 	s->dumps[k] = d;
 	s->input = k;
@@ -718,6 +722,7 @@ static void scan_start(struct scan *s, const struct scan_config *cfg)
 	size_t n = cfg->ninputs;
 
 	s->cfg = cfg;
+	s->t0 = now_seconds();
 	for (size_t k = 0; k < cfg->nsinks; k++)
 		s->needs |= cfg->sinks[k]->ops->needs;
 	/* Every input stays open to the end (the index points into them). */
@@ -757,9 +762,12 @@ static void scan_stop(struct scan *s)
 int scan_run(const struct scan_config *cfg)
 {
 	struct scan s = { 0 };
-	enum scope_status *st = xcalloc(cfg->ninputs, sizeof(*st));
+	enum scope_status *st;
 	int status = 0;
 
+	if (cfg->series)
+		return series_run(cfg);
+	st = xcalloc(cfg->ninputs, sizeof(*st));
 	scan_start(&s, cfg);
 	for (size_t k = 0; k < cfg->ninputs; k++) {
 		int failed;

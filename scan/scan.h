@@ -8,6 +8,7 @@
 #include "../hash/hash.h"
 #include "group.h"
 #include "ksm.h"
+#include "series.h"
 #include "sink.h"
 
 /* Everything the command line decided; the engine reads nothing else. */
@@ -16,6 +17,8 @@ struct scan_config {
 	size_t nalgos;
 	struct dump_options dump;		/* how inputs are read */
 	struct ksm_params ksm;			/* the KSM model's parameters */
+	const struct series_params *series;	/* --series: the inputs are
+						 * snapshots of one memory; NULL */
 	const struct input *inputs;		/* files and processes, in order */
 	size_t ninputs;
 	const struct group *groups;		/* --group, in order */

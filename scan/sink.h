@@ -77,6 +77,7 @@ struct scope {
 };
 
 struct sink;
+struct series_result;
 
 /* The hooks of a sink; any may be NULL. */
 struct sink_ops {
@@ -93,6 +94,11 @@ struct sink_ops {
 	void (*page)(struct sink *s, const struct page_event *pg);
 	/** scope() - an input (then, with several, all of them) is counted. */
 	void (*scope)(struct sink *s, const struct scope *sc);
+	/**
+	 * series() - with --series, instead of scope(): the snapshots were
+	 * replayed through ksmd (valid only during the call).
+	 */
+	void (*series)(struct sink *s, const struct series_result *r);
 	/** print() - the scan is over: print the report through its writer. */
 	void (*print)(struct sink *s);
 	/** free() - free the sink. */

@@ -148,6 +148,18 @@ double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void sleep_until(double when)
+{
+	double left;
+
+	while ((left = when - now_seconds()) > 0) {
+		struct timespec ts = { (time_t)left,
+				       (long)((left - (double)(time_t)left) * 1e9) };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
 int parse_u64(const char *s, uint64_t *out)
 {
 	char *end;
@@ -201,6 +213,28 @@ int tmpfile_fd(void)
 	if (fd >= 0)
 		unlink(path);
 	return fd;
+}
+
+int parse_duration(const char *s, double *seconds)
+{
+	static const struct { const char *suffix; double scale; } units[] = {
+		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "m", 60 }, { "h", 3600 },
+	};
+	char *end;
+	double v;
+
+	if (!*s || strchr("+- \t", *s))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !(v >= 0) || v > 1e9)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].suffix) == 0) {
+			*seconds = v * units[i].scale;
+			return 0;
+		}
+	return -1;
 }
 
 int parse_range(const char *s, uint64_t *start, uint64_t *end)

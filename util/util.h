@@ -98,6 +98,12 @@ int tmpfile_fd(void);
 double now_seconds(void);
 
 /**
+ * sleep_until() - sleep until now_seconds() reaches @when (signals resume it).
+ * @when: a time from now_seconds()
+ */
+void sleep_until(double when);
+
+/**
  * parse_u64() - parse a decimal or 0x-hex unsigned integer with an optional
  * K, M, G or T suffix (powers of 1024).
  * @s: the text; the whole of it must be a number
@@ -112,6 +118,16 @@ int parse_u64(const char *s, uint64_t *out);
  * every input stays open until the reports are printed.
  */
 void raise_fd_limit(void);
+
+/**
+ * parse_duration() - parse a duration: a decimal number of seconds, or with
+ * a suffix s, ms, m or h ("60s", "0.5s", "2m").
+ * @s: the text
+ * @seconds: set to the duration
+ *
+ * Return: 0, or -1 if @s is not one (negative, empty, other suffix).
+ */
+int parse_duration(const char *s, double *seconds);
 
 /**
  * parse_range() - parse START-END, two parse_u64() numbers with START < END.

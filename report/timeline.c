@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The timeline report (--series): /sys/kernel/mm/ksm's counters after each
+ * full scan of the ksmd replay. People get a sample of the rows, a curve of
+ * pages_sharing over time and when 90% of the saving had come.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "report.h"
+
+static const struct column timeline_cols[] = {
+	{ "input", 0, 0 }, { "scan", 0, 0 }, { "seconds", 0, 0 },
+	{ "pages_shared", 0, 0 }, { "pages_sharing", 0, 0 },
+	{ "pages_unshared", 0, 0 }, { "pages_volatile", 0, 0 },
+	{ "pages_skipped", 0, 0 }, { "ksm_zero_pages", 0, 0 },
+	{ "general_profit", 0, 0 }, { "ksmd_cpu_percent", 0, 0 },
+};
+
+#define NCOLS (sizeof(timeline_cols) / sizeof(timeline_cols[0]))
+/* Rows a person is shown at most (first, evenly spaced, last). */
+#define PEOPLE_ROWS 16
+/* The curve: columns, and rows of eight levels each. */
+#define CURVE_W 60
+#define CURVE_H 4
+
+struct timeline {
+	struct sink sink;
+	const struct report_setup *rs;
+	char *name;
+	struct timeline_row *rows;
+	size_t nrows;
+	double to_90;
+	struct replay_params params;
+};
+
+static void timeline_series(struct sink *sk, const struct series_result *r)
+{
+	struct timeline *t = (struct timeline *)sk;
+
+	t->name = xstrdup(r->name);
+	t->rows = xcalloc(r->nrows, sizeof(*t->rows));
+	memcpy(t->rows, r->rows, r->nrows * sizeof(*t->rows));
+	t->nrows = r->nrows;
+	t->to_90 = r->seconds_to_90;
+	t->params = *r->params;
+}
+
+static void timeline_row(const struct writer *w, const char *name,
+			 const struct timeline_row *r)
+{
+	struct cell row[NCOLS] = {
+		cell_str(name), cell_uint(r->scan), cell_real(r->seconds, 3),
+		cell_uint(r->pages_shared), cell_uint(r->pages_sharing),
+		cell_uint(r->pages_unshared), cell_uint(r->pages_volatile),
+		cell_uint(r->pages_skipped), cell_uint(r->ksm_zero_pages),
+		cell_int(r->general_profit), cell_real(r->cpu_percent, 3),
+	};
+
+	w->row(row);
+}
+
+/* pages_sharing at time @t: that of the last scan ended by then. */
+static uint64_t sharing_at(const struct timeline *t, double when)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < t->nrows && t->rows[i].seconds <= when; i++)
+		v = t->rows[i].pages_sharing;
+	return v;
+}
+
+/* The curve of pages_sharing over time, in eighth blocks, as notes. */
+static void curve(const struct timeline *t, const struct writer *w)
+{
+	static const char *const level[9] = {
+		" ", "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586",
+		"\u2587", "\u2588",
+	};
+	double end = t->rows[t->nrows - 1].seconds;
+	uint64_t top = 1, v[CURVE_W];
+	char line[CURVE_W * 3 + 64], most[24];
+
+	for (size_t c = 0; c < CURVE_W; c++) {
+		v[c] = sharing_at(t, end * (double)(c + 1) / CURVE_W);
+		top = v[c] > top ? v[c] : top;
+	}
+	snprintf(most, sizeof(most), "%llu", (unsigned long long)top);
+	w->note("pages_sharing over time:");
+	for (int row = CURVE_H - 1; row >= 0; row--) {
+		int n = snprintf(line, sizeof(line), "%12s |",
+				 row == CURVE_H - 1 ? most :
+				 row == 0 ? "0" : "");
+
+		for (size_t c = 0; c < CURVE_W; c++) {
+			/* eighths of this row the value fills, 0 to 8 */
+			uint64_t e = v[c] * CURVE_H * 8 / top;
+			uint64_t fill = e <= (uint64_t)row * 8 ? 0 :
+					e - (uint64_t)row * 8 > 8 ? 8 :
+					e - (uint64_t)row * 8;
+
+			n += snprintf(line + n, sizeof(line) - (size_t)n, "%s",
+				      level[fill]);
+		}
+		w->note(line);
+	}
+	snprintf(line, sizeof(line), "%12s  0 s%*s%.0f s", "", CURVE_W - 8, "", end);
+	w->note(line);
+}
+
+/* What a person reads under the table: the curve, and when the saving came. */
+static void timeline_sentences(const struct timeline *t, const struct writer *w)
+{
+	const struct timeline_row *last = &t->rows[t->nrows - 1];
+	char text[256];
+
+	curve(t, w);
+	snprintf(text, sizeof(text), "After %llu full scans (%.0f s of ksmd at %llu "
+		 "pages every %llu ms), pages_sharing is %llu; 90%% of that came "
+		 "in %.0f s.", (unsigned long long)last->scan,
+		 last->seconds, (unsigned long long)t->params.pages_to_scan,
+		 (unsigned long long)t->params.sleep_ms,
+		 (unsigned long long)last->pages_sharing, t->to_90);
+	w->note(text);
+}
+
+static void timeline_print(struct sink *sk)
+{
+	struct timeline *t = (struct timeline *)sk;
+	const struct writer *w = t->rs->out;
+	int people = for_people(t->rs);
+	size_t step = people && t->nrows > PEOPLE_ROWS ?
+		      (t->nrows + PEOPLE_ROWS - 2) / (PEOPLE_ROWS - 1) : 1;
+
+	w->begin("timeline", timeline_cols, NCOLS, 0);
+	for (size_t i = 0; i < t->nrows; i++)
+		if (i % step == 0 || i == t->nrows - 1)
+			timeline_row(w, t->name, &t->rows[i]);
+	if (people && t->nrows) {
+		if (step > 1)
+			w->note("(a sample of the scans: -l or --csv shows every one)");
+		timeline_sentences(t, w);
+	}
+	w->end();
+}
+
+static void timeline_free(struct sink *sk)
+{
+	struct timeline *t = (struct timeline *)sk;
+
+	free(t->name);
+	free(t->rows);
+	free(t);
+}
+
+static const struct sink_ops timeline_ops = {
+	.series = timeline_series, .print = timeline_print, .free = timeline_free,
+};
+
+struct sink *timeline_create(const struct report_setup *rs)
+{
+	struct timeline *t = xcalloc(1, sizeof(*t));
+
+	t->sink.ops = &timeline_ops;
+	t->rs = rs;
+	return &t->sink;
+}

@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ksmd over a series of snapshots, as Linux 6.18's mm/ksm.c runs it:
+ * ksm_scan_thread() wakes every sleep_millisecs and ksm_do_scan() visits up to
+ * pages_to_scan pages in address order, a batch ending early at the end of a
+ * full scan; cmp_and_merge_page() per visit; should_skip_rmap_item() for
+ * smart_scan; stable_tree_search/insert() with max_page_sharing chains;
+ * unstable_tree_search_insert(), its tree emptied at each full scan. The
+ * counters are the kernel's: ksm_pages_shared/sharing/unshared, ksm_rmap_items
+ * (pages_volatile is what is left of them), ksm_pages_skipped, ksm_zero_pages.
+ *
+ * What the kernel learns from page faults, the replay learns from the
+ * snapshots: an address whose content differs from the previous snapshot was
+ * written, which breaks its KSM mapping (copy-on-write) or its zero-page
+ * mapping. The trees are red-black trees ordered by memcmp of the contents
+ * as they are at the time of the search, so a changed page misleads the
+ * unstable tree as it misleads the kernel's. Simplifications, each with no
+ * effect on memory that does not change: a freed KSM page leaves the stable
+ * tree at once (the kernel notices at its next walk over it, within the
+ * scan), nodes are never erased but marked dead (they still route searches),
+ * and a chain's dup is chosen as chain_prune() does, the fullest that can
+ * take one more page.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "rbtree.h"
+#include "replay.h"
+#include "tree.h"
+
+#define NONE UINT32_MAX
+
+/* The size of struct ksm_rmap_item on 64-bit: general_profit's unit. */
+#define RMAP_ITEM_BYTES 64
+
+/* What ksmd knows of one address (its rmap_item, its mapping). */
+struct slot {
+	uint32_t id;		/* the content there now, or NONE (no page) */
+	uint32_t oldsum;	/* rmap_item->oldchecksum */
+	uint32_t dup;		/* the KSM page whose rmap list holds it, or NONE */
+	uint32_t map;		/* the KSM page mapped here, or NONE */
+	uint32_t unode;		/* its unstable tree node, if inserted this scan */
+	uint8_t rmap;		/* it has an rmap_item */
+	uint8_t unstable;	/* UNSTABLE_FLAG: counted in pages_unshared */
+	uint8_t zero;		/* the zero page is mapped here by KSM */
+	uint8_t age;		/* rmap_item->age (smart_scan) */
+	uint8_t skips;		/* rmap_item->remaining_skips */
+};
+
+/* A KSM page (a stable node, or a dup of a chain). */
+struct dup {
+	uint32_t chain;		/* its content's node in the stable tree */
+	uint32_t next;		/* the chain's next dup, or NONE */
+	uint32_t len;		/* rmap_hlist_len */
+	uint32_t mapped;	/* addresses mapping it; at 0 the page is freed */
+	uint8_t alive;
+};
+
+/* A content in the stable tree: its KSM pages. */
+struct chain {
+	uint32_t id;		/* the content */
+	uint32_t first;		/* its first dup, or NONE */
+	uint32_t live;		/* its dups not freed */
+};
+
+struct replay {
+	const struct series *sr;
+	const struct replay_params *p;
+	struct slot *s;
+	struct dup *d;
+	size_t nd, dcap;
+	struct chain *c;	/* at the stable tree's node indexes */
+	size_t ccap;
+	struct rb_tree stable, unstable;
+	uint32_t *uslot;	/* the unstable tree's nodes: their slot */
+	uint8_t *udead;		/* ... merged since (erased by the kernel) */
+	size_t ucap;
+	size_t snap;		/* the snapshot in force */
+	uint64_t batch, budget;	/* ksmd's wake-ups so far, pages left in this one */
+	/* the kernel's counters */
+	uint64_t shared, sharing, unshared, rmap_items, skipped, zero;
+	uint64_t visited, memcmp_bytes;	/* in the current scan */
+	size_t settling;	/* scans after the series' time */
+};
+
+/* remove_rmap_item_from_tree(): the address leaves whichever tree holds it. */
+static void leave_trees(struct replay *r, struct slot *s)
+{
+	if (s->dup != NONE) {
+		struct dup *d = &r->d[s->dup];
+
+		/* A freed KSM page took its rmap list's counts with it. */
+		if (d->alive && --d->len)
+			r->sharing--;
+		else if (d->alive)
+			r->shared--;
+		s->dup = NONE;
+	}
+	if (s->unstable) {
+		r->unshared--;
+		s->unstable = 0;
+	}
+}
+
+/* The last mapping of KSM page @k went: the page is freed, its node stale. */
+static void dup_free(struct replay *r, uint32_t k)
+{
+	struct dup *d = &r->d[k];
+
+	if (d->len) {
+		r->shared--;
+		r->sharing -= d->len - 1;
+	}
+	d->alive = 0;
+	d->len = 0;
+	r->c[d->chain].live--;
+}
+
+/* The address was written (or unmapped): copy-on-write of what KSM mapped. */
+static void slot_written(struct replay *r, struct slot *s, uint32_t id)
+{
+	if (s->map != NONE) {
+		if (--r->d[s->map].mapped == 0)
+			dup_free(r, s->map);
+		s->map = NONE;
+	}
+	if (s->zero) {
+		s->zero = 0;
+		r->zero--;
+	}
+	s->id = id;
+}
+
+/* Make snapshot @k the memory's content. */
+static void snap_apply(struct replay *r, size_t k)
+{
+	const uint32_t *ids = r->sr->ids[k];
+
+	for (size_t i = 0; i < r->sr->nslots; i++)
+		if (r->s[i].id != ids[i])
+			slot_written(r, &r->s[i], ids[i]);
+	r->snap = k;
+}
+
+/* ksmd sleeps, and wakes with a new batch; the memory is as it is then. */
+static void wake(struct replay *r)
+{
+	double t;
+	size_t k;
+
+	r->batch++;
+	r->budget = r->p->pages_to_scan;
+	t = (double)r->batch * (double)r->p->sleep_ms / 1000.0;
+	k = (size_t)(t / r->p->interval + 1e-9);
+	if (k >= r->sr->nsnaps)
+		k = r->sr->nsnaps - 1;
+	while (r->snap < k)
+		snap_apply(r, r->snap + 1);
+}
+
+/* memcmp of two contents, counted. */
+static int content_cmp(struct replay *r, uint32_t a, uint32_t b)
+{
+	const struct series *sr = r->sr;
+
+	return page_compare(sr->bytes(sr->ctx, a), sr->bytes(sr->ctx, b), 0,
+			    &r->memcmp_bytes);
+}
+
+/* memcmp of two contents to route past a dead node: the kernel would not
+ * have compared, so it is not counted. */
+static int route_cmp(struct replay *r, uint32_t a, uint32_t b)
+{
+	uint64_t ignored = 0;
+
+	return page_compare(r->sr->bytes(r->sr->ctx, a),
+			    r->sr->bytes(r->sr->ctx, b), 0, &ignored);
+}
+
+/*
+ * Walk the stable tree for content @id: its node, or NONE with @parent and
+ * @dir where it would go.
+ */
+static uint32_t stable_walk(struct replay *r, uint32_t id, uint32_t *parent,
+			    int *dir)
+{
+	uint32_t cur = r->stable.root;
+
+	*parent = RB_NIL;
+	*dir = 0;
+	while (cur != RB_NIL) {
+		/* A chain with no KSM page left is stale: the kernel prunes it. */
+		int c = r->c[cur].live ? content_cmp(r, id, r->c[cur].id) :
+			route_cmp(r, id, r->c[cur].id);
+
+		if (c == 0)
+			return cur;
+		*parent = cur;
+		*dir = c > 0;
+		cur = r->stable.l[cur].child[c > 0];
+	}
+	return NONE;
+}
+
+/* stable_tree_search(): a KSM page of content @id that can take one more
+ * mapping (the fullest such, as chain_prune() picks), or NONE. */
+static uint32_t stable_search(struct replay *r, uint32_t id)
+{
+	uint32_t parent, best = NONE;
+	int dir;
+	uint32_t n = stable_walk(r, id, &parent, &dir);
+
+	if (n == NONE)
+		return NONE;
+	for (uint32_t k = r->c[n].first; k != NONE; k = r->d[k].next) {
+		const struct dup *d = &r->d[k];
+
+		if (d->alive && d->len && d->len < r->p->max_page_sharing &&
+		    (best == NONE || d->len > r->d[best].len))
+			best = k;
+	}
+	return best;
+}
+
+/* stable_tree_insert(): a new KSM page of content @id, in a chain with the
+ * content's other KSM pages if it has any. */
+static uint32_t stable_insert(struct replay *r, uint32_t id)
+{
+	uint32_t parent, k = (uint32_t)r->nd;
+	int dir;
+	uint32_t n = stable_walk(r, id, &parent, &dir);
+
+	if (n == NONE) {
+		n = rb_insert(&r->stable, parent, dir);
+		if (r->ccap < r->stable.cap) {
+			r->ccap = r->stable.cap;
+			r->c = xreallocarray(r->c, r->ccap, sizeof(*r->c));
+		}
+		r->c[n] = (struct chain){ id, NONE, 0 };
+	}
+	if (r->nd == r->dcap) {
+		r->dcap = r->dcap ? 2 * r->dcap : 1024;
+		r->d = xreallocarray(r->d, r->dcap, sizeof(*r->d));
+	}
+	r->d[r->nd++] = (struct dup){ n, r->c[n].first, 0, 0, 1 };
+	r->c[n].first = k;
+	r->c[n].live++;
+	return k;
+}
+
+/* stable_tree_append(): address @s now maps KSM page @k. */
+static void dup_append(struct replay *r, struct slot *s, uint32_t k)
+{
+	struct dup *d = &r->d[k];
+
+	if (d->len++)
+		r->sharing++;
+	else
+		r->shared++;
+	d->mapped++;
+	s->dup = s->map = k;
+}
+
+/*
+ * unstable_tree_search_insert(): the slot of an equal page in this scan's
+ * unstable tree, or NONE after inserting slot @i (or, as the kernel does when
+ * a page on the way has gone, inserting nothing).
+ */
+static uint32_t unstable_search_insert(struct replay *r, uint32_t i)
+{
+	uint32_t cur = r->unstable.root, parent = RB_NIL, id = r->s[i].id;
+	int c = 0;
+
+	while (cur != RB_NIL) {
+		const struct slot *t = &r->s[r->uslot[cur]];
+
+		if (t->id == NONE || t->zero)
+			return NONE;	/* get_mergeable_page() found none */
+		c = r->udead[cur] ? route_cmp(r, id, t->id) :
+		    content_cmp(r, id, t->id);
+		if (c == 0 && !r->udead[cur])
+			return r->uslot[cur];
+		parent = cur;
+		cur = r->unstable.l[cur].child[c >= 0];
+	}
+	cur = rb_insert(&r->unstable, parent, c >= 0);
+	if (r->ucap < r->unstable.cap) {
+		r->ucap = r->unstable.cap;
+		r->uslot = xreallocarray(r->uslot, r->ucap, sizeof(*r->uslot));
+		r->udead = xreallocarray(r->udead, r->ucap, sizeof(*r->udead));
+	}
+	r->uslot[cur] = i;
+	r->udead[cur] = 0;
+	r->s[i].unstable = 1;
+	r->s[i].unode = cur;
+	r->unshared++;
+	return NONE;
+}
+
+/* cmp_and_merge_page() for the page at slot @i. */
+static void cmp_and_merge(struct replay *r, uint32_t i)
+{
+	struct slot *s = &r->s[i];
+	uint32_t sum = r->sr->sum[s->id], k, j;
+
+	if (s->map != NONE)
+		return;		/* a KSM page already, in its rmap list */
+	leave_trees(r, s);
+	if (s->oldsum != sum) {
+		s->oldsum = sum;	/* changed since the last visit */
+		return;
+	}
+	if (r->p->use_zero_pages && sum == r->sr->zero_sum &&
+	    s->id == r->sr->zero_id) {
+		s->zero = 1;	/* try_to_merge_with_zero_page() */
+		r->zero++;
+		return;
+	}
+	if ((k = stable_search(r, s->id)) != NONE) {
+		dup_append(r, s, k);
+		return;
+	}
+	if ((j = unstable_search_insert(r, i)) == NONE)
+		return;
+	/* try_to_merge_two_pages(), then stable_tree_insert() */
+	r->udead[r->s[j].unode] = 1;	/* erased from the unstable tree */
+	leave_trees(r, &r->s[j]);
+	k = stable_insert(r, s->id);
+	dup_append(r, &r->s[j], k);
+	dup_append(r, s, k);
+}
+
+/* skip_age(): how many scans to skip a page that has not merged @age times. */
+static unsigned skip_age(unsigned age)
+{
+	return age <= 3 ? 1 : age <= 5 ? 2 : age <= 8 ? 4 : 8;
+}
+
+/* should_skip_rmap_item(): smart_scan passes over pages that do not merge. */
+static int should_skip(struct replay *r, struct slot *s)
+{
+	unsigned age = s->age;
+
+	if (!r->p->smart_scan || s->map != NONE)
+		return 0;
+	if (s->age != UINT8_MAX)
+		s->age++;
+	if (age < 3)
+		return 0;
+	if (!s->skips) {
+		s->skips = (uint8_t)skip_age(age);
+		return 0;
+	}
+	r->skipped++;
+	s->skips--;
+	leave_trees(r, s);
+	return 1;
+}
+
+/* scan_get_next_rmap_item() at slot @i, then the visit if it is one. */
+static void step(struct replay *r, uint32_t i)
+{
+	struct slot *s = &r->s[i];
+
+	if (s->id == NONE || s->zero) {
+		/* No anonymous page here: get_next_rmap_item() frees the item. */
+		if (s->rmap) {
+			leave_trees(r, s);
+			*s = (struct slot){ .id = s->id, .dup = NONE, .map = s->map,
+					    .zero = s->zero };
+			r->rmap_items--;
+		}
+		return;
+	}
+	if (!s->rmap) {
+		s->rmap = 1;	/* a zeroed rmap_item: oldchecksum 0, age 0 */
+		s->oldsum = 0;
+		s->age = s->skips = 0;
+		r->rmap_items++;
+	}
+	if (should_skip(r, s))
+		return;
+	r->budget--;
+	r->visited++;
+	cmp_and_merge(r, i);
+}
+
+/* The counters as /sys/kernel/mm/ksm shows them now. */
+static struct timeline_row counters(const struct replay *r, uint64_t scan,
+				    uint64_t first_batch)
+{
+	uint64_t merged = r->shared + r->sharing + r->unshared;
+	struct timeline_row row = {
+		.scan = scan,
+		.seconds = (double)r->batch * (double)r->p->sleep_ms / 1000.0,
+		.pages_shared = r->shared, .pages_sharing = r->sharing,
+		.pages_unshared = r->unshared,
+		.pages_volatile = r->rmap_items > merged ? r->rmap_items - merged : 0,
+		.pages_skipped = r->skipped, .ksm_zero_pages = r->zero,
+		.general_profit = (int64_t)((r->sharing + r->zero) * 4096) -
+				  (int64_t)(r->rmap_items * RMAP_ITEM_BYTES),
+		.visited = r->visited, .memcmp_bytes = r->memcmp_bytes,
+		.wakeups = r->batch - first_batch + 1,
+	};
+	double cpu = ((double)row.visited * r->p->ns_per_page +
+		      (double)row.memcmp_bytes * r->p->ns_per_byte) * 1e-9;
+	double wall = (double)row.wakeups * (double)r->p->sleep_ms / 1000.0;
+
+	row.cpu_percent = wall > 0 ? 100.0 * cpu / wall : 0.0;
+	return row;
+}
+
+/* One full scan: every address once, in order, then the end of the scan. */
+static struct timeline_row full_scan(struct replay *r, uint64_t scan)
+{
+	uint64_t first = r->batch;
+
+	rb_clear(&r->unstable);	/* root_unstable_tree = RB_ROOT */
+	r->visited = r->memcmp_bytes = 0;
+	for (size_t i = 0; i < r->sr->nslots; i++) {
+		if (!r->budget)
+			wake(r);
+		step(r, (uint32_t)i);
+	}
+	if (!r->budget)
+		wake(r);	/* the end is found by the next call */
+	return counters(r, scan, first);
+}
+
+/* Whether two scans ended with the same counters (apart from skips, which
+ * only move pages between unshared and volatile). */
+static int same(const struct timeline_row *a, const struct timeline_row *b)
+{
+	return a->pages_shared == b->pages_shared &&
+	       a->pages_sharing == b->pages_sharing &&
+	       a->ksm_zero_pages == b->ksm_zero_pages &&
+	       a->pages_unshared + a->pages_volatile ==
+	       b->pages_unshared + b->pages_volatile;
+}
+
+/* Whether the replay is over after @n scans (the last one in @rows). */
+static int done(struct replay *r, const struct timeline_row *rows, size_t n)
+{
+	double end = (double)r->sr->nsnaps * r->p->interval;
+
+	if (r->p->scans)
+		return n >= r->p->scans;
+	if (n >= REPLAY_SCANS_MAX)
+		return 1;
+	if (rows[n - 1].seconds < end)
+		return 0;
+	return (n >= 2 && same(&rows[n - 1], &rows[n - 2])) ||
+	       ++r->settling > REPLAY_SETTLE_MAX;
+}
+
+size_t replay_run(const struct series *sr, const struct replay_params *p,
+		  struct timeline_row **rows)
+{
+	struct replay r = { .sr = sr, .p = p, .budget = p->pages_to_scan };
+	size_t n = 0, cap = 16;
+
+	*rows = xcalloc(cap, sizeof(**rows));
+	r.s = xcalloc(sr->nslots ? sr->nslots : 1, sizeof(*r.s));
+	for (size_t i = 0; i < sr->nslots; i++)
+		r.s[i] = (struct slot){ .id = NONE, .dup = NONE, .map = NONE };
+	rb_init(&r.stable);
+	rb_init(&r.unstable);
+	snap_apply(&r, 0);
+	do {
+		if (n == cap)
+			*rows = xreallocarray(*rows, cap *= 2, sizeof(**rows));
+		(*rows)[n] = full_scan(&r, n + 1);
+		n++;
+		wake(&r);	/* a batch ends with its full scan */
+	} while (!done(&r, *rows, n));
+	free(r.s);
+	free(r.d);
+	free(r.c);
+	free(r.uslot);
+	free(r.udead);
+	rb_free(&r.stable);
+	rb_free(&r.unstable);
+	return n;
+}

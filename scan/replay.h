@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef KSMSCAN_REPLAY_H
+#define KSMSCAN_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The ksmd replay (SPEC section 8): Linux 6.18's mm/ksm.c scanner run over a
+ * series of snapshots of one memory. It knows pages only as content ids (the
+ * index's, byte-exact within the run) and reads contents' bytes only to
+ * order its trees as KSM does (memcmp).
+ */
+
+/* A content id the replay treats as "no page at this address". */
+#define SERIES_NONE UINT32_MAX
+
+/* The memory over time: what each address held in each snapshot. */
+struct series {
+	size_t nslots;			/* addresses present in any snapshot */
+	const uint64_t *addr;		/* nslots addresses, ascending */
+	size_t nsnaps;			/* snapshots, oldest first */
+	uint32_t *const *ids;		/* ids[s][i]: the content at addr[i] in
+					 * snapshot s, or SERIES_NONE */
+	const uint32_t *sum;		/* per content id: KSM's checksum of it */
+	uint32_t zero_id;		/* the all-zero content, or SERIES_NONE */
+	uint32_t zero_sum;		/* KSM's checksum of the zero page */
+	/** bytes() - content @id's 4096 bytes, valid during the replay. */
+	const unsigned char *(*bytes)(const void *ctx, uint32_t id);
+	const void *ctx;		/* for bytes() */
+};
+
+/* ksmd's settings and the series' timing. */
+struct replay_params {
+	uint64_t pages_to_scan;		/* pages per wake-up, at least 1 */
+	uint64_t sleep_ms;		/* between wake-ups */
+	int smart_scan;			/* skip pages that did not merge */
+	uint64_t max_page_sharing;	/* at least 2 */
+	int use_zero_pages;		/* merge zero pages with the zero page */
+	uint64_t scans;			/* full scans to run; 0: until the time
+					 * of the last snapshot plus one
+					 * interval, and until the counters stop
+					 * changing (at most REPLAY_SETTLE_MAX more) */
+	double interval;		/* seconds between snapshots, > 0 */
+	double ns_per_page;		/* the checksum's cost here */
+	double ns_per_byte;		/* memcmp's cost here */
+};
+
+/* At most this many scans beyond the series' time, waiting for the counters
+ * to settle; and at most REPLAY_SCANS_MAX scans in all (without --scans). */
+#define REPLAY_SETTLE_MAX 1000
+#define REPLAY_SCANS_MAX 1000000
+
+/* /sys/kernel/mm/ksm at the end of one full scan. */
+struct timeline_row {
+	uint64_t scan;			/* 1 for the first full scan */
+	double seconds;			/* when it ended, from the first snapshot */
+	uint64_t pages_shared;
+	uint64_t pages_sharing;
+	uint64_t pages_unshared;
+	uint64_t pages_volatile;
+	uint64_t pages_skipped;		/* since the start of the replay */
+	uint64_t ksm_zero_pages;
+	int64_t general_profit;
+	uint64_t visited;		/* pages compared and merged in the scan */
+	uint64_t memcmp_bytes;		/* bytes its tree searches compared */
+	uint64_t wakeups;		/* ksmd's batches it took */
+	double cpu_percent;		/* ksmd's CPU over the scan's wall time */
+};
+
+/**
+ * replay_run() - run ksmd over a series.
+ * @sr: the series
+ * @p: the settings
+ * @rows: set to the full scans' rows (free() them)
+ *
+ * Return: the number of rows.
+ */
+size_t replay_run(const struct series *sr, const struct replay_params *p,
+		  struct timeline_row **rows);
+
+#endif

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --series: the inputs are snapshots of one memory. The engine reads them as
+ * usual; a collecting sink keeps, per snapshot, each page's address and
+ * content id (the index's: byte-exact across the whole run, so no digest
+ * stands for bytes), then replays ksmd over them (replay.c) and hands the
+ * timeline and the snapshots' differences to the reports' series() hooks.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "index.h"
+#include "scan.h"
+#include "series.h"
+#include "tree.h"
+
+/* One snapshot's pages: (address, content id), sorted by address at the end. */
+struct snap {
+	struct page_ref {
+		uint64_t addr;
+		uint32_t id;
+		uint32_t pos;	/* its place in the input, for equal addresses */
+	} *p;
+	size_t n, cap;
+};
+
+struct collect {
+	struct sink sink;
+	const struct scan_config *cfg;
+	struct sink **to;		/* the sinks with a series() hook */
+	size_t nto;
+	struct snap *snaps;		/* one per input */
+	uint32_t *sum;			/* per content id: KSM's checksum */
+	size_t nsum;
+	uint32_t zero_id, zero_sum;
+	double hash_seconds;		/* the checksum's time, all snapshots */
+	uint64_t hashed;		/* pages it hashed */
+	struct figures last;		/* the last snapshot's figures */
+	struct scope last_sc;
+	const struct index *ix;
+};
+
+/* page(): note the page's address and content, and the content's checksum. */
+static void collect_page(struct sink *sk, const struct page_event *pg)
+{
+	struct collect *c = (struct collect *)sk;
+	struct snap *s = &c->snaps[pg->input_no];
+
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 4096;
+		s->p = xreallocarray(s->p, s->cap, sizeof(*s->p));
+	}
+	s->p[s->n] = (struct page_ref){ pg->address, pg->id, (uint32_t)s->n };
+	s->n++;
+	if (pg->id >= c->nsum) {
+		size_t n = c->nsum;
+
+		c->nsum = 2 * (size_t)pg->id + 1024;
+		c->sum = xreallocarray(c->sum, c->nsum, sizeof(*c->sum));
+		memset(c->sum + n, 0, (c->nsum - n) * sizeof(*c->sum));
+	}
+	/* KSM keeps an unsigned int: the low 32 bits of wider digests. */
+	c->sum[pg->id] = (uint32_t)pg->digests[0].lo;
+	if (pg->zero) {
+		c->zero_id = pg->id;
+		c->zero_sum = (uint32_t)pg->digests[0].lo;
+	}
+}
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct page_ref *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int addr_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* The addresses of every snapshot, ascending, each once. */
+static uint64_t *union_addresses(const struct collect *c, size_t *n)
+{
+	size_t total = 0, k = 0;
+	uint64_t *a;
+
+	for (size_t s = 0; s < c->cfg->ninputs; s++)
+		total += c->snaps[s].n;
+	a = xcalloc(total ? total : 1, sizeof(*a));
+	for (size_t s = 0; s < c->cfg->ninputs; s++)
+		for (size_t i = 0; i < c->snaps[s].n; i++)
+			a[k++] = c->snaps[s].p[i].addr;
+	qsort(a, total, sizeof(*a), addr_cmp);
+	*n = 0;
+	for (size_t i = 0; i < total; i++)
+		if (!*n || a[*n - 1] != a[i])
+			a[(*n)++] = a[i];
+	return a;
+}
+
+/* Snapshot @s as a content id per address of @addr (SERIES_NONE where it
+ * has no page); of pages at one address, the first read counts. */
+static uint32_t *snap_ids(struct snap *s, const uint64_t *addr, size_t n)
+{
+	uint32_t *ids = xcalloc(n ? n : 1, sizeof(*ids));
+	size_t j = 0;
+
+	for (size_t i = 0; i < n; i++)
+		ids[i] = SERIES_NONE;
+	qsort(s->p, s->n, sizeof(*s->p), ref_cmp);
+	for (size_t i = 0; i < s->n; i++) {
+		while (addr[j] < s->p[i].addr)
+			j++;
+		if (ids[j] == SERIES_NONE)
+			ids[j] = s->p[i].id;
+	}
+	return ids;
+}
+
+/* The index's bytes of a content, for the replay's trees. */
+static const unsigned char *content_bytes(const void *ctx, uint32_t id)
+{
+	return index_entry(ctx, id)->bytes;
+}
+
+/* memcmp's cost per byte here: equal pages compared, as in a match. */
+static double memcmp_ns_per_byte(void)
+{
+	static unsigned char a[PAGE_BYTES], b[PAGE_BYTES];
+	uint64_t bytes = 0;
+	double t0 = now_seconds(), dt;
+	int r = 0;
+
+	for (int i = 0; i < 2048; i++) {
+		a[i % PAGE_BYTES] = b[i % PAGE_BYTES] = (unsigned char)i;
+		r |= page_compare(a, b, 0, &bytes);
+	}
+	dt = now_seconds() - t0;
+	return r ? 0.0 : dt * 1e9 / (double)bytes;
+}
+
+/* How snapshot @b differs from snapshot @a (ids per address); @count is
+ * scratch, one zeroed counter per content id. */
+static struct volatility_row differ(const uint32_t *a, const uint32_t *b,
+				    size_t n, uint32_t *count)
+{
+	struct volatility_row v = { 0 };
+
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != SERIES_NONE)
+			count[a[i]]++;
+	for (size_t i = 0; i < n; i++) {
+		if (b[i] != SERIES_NONE)
+			v.pages++;
+		if (a[i] == SERIES_NONE)
+			v.new_pages += b[i] != SERIES_NONE;
+		else if (b[i] == SERIES_NONE)
+			v.gone_pages++;
+		else if (a[i] == b[i])
+			v.unchanged_pages++;
+		else {
+			v.changed_pages++;
+			v.merges_broken += count[a[i]] >= 2;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != SERIES_NONE)
+			count[a[i]] = 0;
+	return v;
+}
+
+double series_seconds_to_90(const struct timeline_row *rows, size_t n)
+{
+	uint64_t last = rows[n - 1].pages_sharing;
+
+	for (size_t i = 0; i < n; i++)
+		if ((double)rows[i].pages_sharing >= 0.9 * (double)last)
+			return rows[i].seconds;
+	return rows[n - 1].seconds;
+}
+
+/* The replay's settings from the command line's, with this machine's costs. */
+static struct replay_params replay_params(const struct collect *c)
+{
+	const struct series_params *sp = c->cfg->series;
+
+	return (struct replay_params){
+		.pages_to_scan = sp->pages_to_scan, .sleep_ms = sp->sleep_ms,
+		.smart_scan = sp->smart_scan, .scans = sp->scans,
+		.max_page_sharing = c->cfg->ksm.max_page_sharing,
+		.use_zero_pages = c->cfg->ksm.use_zero_pages,
+		.interval = sp->interval,
+		.ns_per_page = c->hashed ? c->hash_seconds * 1e9 / (double)c->hashed : 0,
+		.ns_per_byte = memcmp_ns_per_byte(),
+	};
+}
+
+/* The last snapshot's scope, its KSM figures those of the last full scan. */
+static struct scope last_scope(struct collect *c, const struct timeline_row *t)
+{
+	struct figures *f = &c->last;
+	struct scope sc = c->last_sc;
+	uint64_t zero_saved = t->ksm_zero_pages * PAGE_BYTES;
+
+	f->pages_shared = t->pages_shared;
+	f->pages_sharing = t->pages_sharing;
+	f->ksm_zero_pages = t->ksm_zero_pages;
+	f->saved_bytes = (t->pages_sharing + t->ksm_zero_pages) * PAGE_BYTES;
+	f->saved_zero_bytes = zero_saved;
+	f->general_profit = t->general_profit;
+	f->saved_percent = f->pages ? 100.0 * (double)f->saved_bytes /
+			   ((double)f->pages * PAGE_BYTES) : 0.0;
+	sc.f = f;
+	sc.name = c->cfg->inputs[0].name;
+	return sc;
+}
+
+/* Replay ksmd over the snapshots and hand the result to the series sinks. */
+static void collect_finish(struct collect *c)
+{
+	size_t n, ns = c->cfg->ninputs;
+	uint64_t *addr = union_addresses(c, &n);
+	uint32_t **ids = xcalloc(ns, sizeof(*ids));
+	uint32_t *count = xcalloc(c->nsum + 1, sizeof(*count));
+	struct volatility_row *vol = xcalloc(ns, sizeof(*vol));
+	struct replay_params rp = replay_params(c);
+	struct series sr = { n, addr, ns, ids, c->sum, c->zero_id, c->zero_sum,
+			     content_bytes, c->ix };
+	struct timeline_row *rows;
+	size_t nrows;
+
+	for (size_t s = 0; s < ns; s++)
+		ids[s] = snap_ids(&c->snaps[s], addr, n);
+	for (size_t s = 1; s < ns; s++) {
+		vol[s - 1] = differ(ids[s - 1], ids[s], n, count);
+		vol[s - 1].from = s;
+		vol[s - 1].to = s + 1;
+	}
+	nrows = replay_run(&sr, &rp, &rows);
+	struct scope sc = last_scope(c, &rows[nrows - 1]);
+	struct series_result res = { sc.name, &sc, rows, nrows, vol, ns - 1, ns,
+				     series_seconds_to_90(rows, nrows), &rp };
+
+	for (size_t i = 0; i < c->nto; i++)
+		c->to[i]->ops->series(c->to[i], &res);
+	for (size_t s = 0; s < ns; s++)
+		free(ids[s]);
+	free(ids);
+	free(addr);
+	free(count);
+	free(vol);
+	free(rows);
+}
+
+/* scope(): keep the snapshot's figures; after the last one, replay. */
+static void collect_scope(struct sink *sk, const struct scope *sc)
+{
+	struct collect *c = (struct collect *)sk;
+
+	if (!sc->all) {
+		c->hash_seconds += sc->f->seconds[0];
+		c->hashed += sc->f->hashed_pages;
+		c->last = *sc->f;
+		c->last_sc = *sc;
+		c->ix = sc->ix;
+	}
+	if (sc->all || c->cfg->ninputs == 1) {
+		/* The series row is as complete as the worst snapshot. */
+		c->last_sc.status = sc->status;
+		c->last_sc.why = sc->why;
+		collect_finish(c);
+	}
+}
+
+static void collect_free(struct collect *c)
+{
+	for (size_t s = 0; s < c->cfg->ninputs; s++)
+		free(c->snaps[s].p);
+	free(c->snaps);
+	free(c->sum);
+	free(c->to);
+}
+
+/* Every page, in scan order; the index's bytes stay readable for the replay. */
+static const struct sink_ops collect_ops = {
+	.needs = SINK_PAGES,
+	.page = collect_page, .scope = collect_scope,
+};
+
+int series_run(const struct scan_config *cfg)
+{
+	struct collect c = {
+		.sink.ops = &collect_ops, .cfg = cfg, .zero_id = SERIES_NONE,
+		.snaps = xcalloc(cfg->ninputs ? cfg->ninputs : 1, sizeof(*c.snaps)),
+		.to = xcalloc(cfg->nsinks + 1, sizeof(*c.to)),
+	};
+	struct sink **sinks = xcalloc(cfg->nsinks + 1, sizeof(*sinks));
+	struct scan_config sub = *cfg;
+	int status;
+
+	sinks[sub.nsinks = 0] = &c.sink;
+	sub.nsinks++;
+	for (size_t i = 0; i < cfg->nsinks; i++)
+		if (cfg->sinks[i]->ops->series)
+			c.to[c.nto++] = cfg->sinks[i];
+		else
+			sinks[sub.nsinks++] = cfg->sinks[i];
+	sub.sinks = sinks;
+	sub.series = NULL;
+	status = scan_run(&sub);
+	collect_free(&c);
+	free(sinks);
+	return status;
+}
