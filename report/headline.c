@@ -159,6 +159,23 @@ static void host(const struct writer *w, const struct scope_copy *rows,
 	w->note(t);
 }
 
+/* A series' row: what its figures are, and when the saving came. */
+static void over_time(const struct writer *w, const struct scope_copy *in,
+		      const struct series_params *sp)
+{
+	char t[512];
+
+	snprintf(t, sizeof(t), "%s: a series of %zu %s %gs apart, replayed "
+		 "through ksmd (%llu pages every %llu ms, smart_scan %d): the "
+		 "figures are those after its full scan %zu, at %.0f s; 90%% of "
+		 "its pages_sharing had come after %.0f s.", in->name, in->nsnaps,
+		 plural(in->nsnaps, "snapshot", "snapshots"), sp->interval,
+		 (unsigned long long)sp->pages_to_scan,
+		 (unsigned long long)sp->sleep_ms, sp->smart_scan, in->scans,
+		 in->seconds, in->seconds_to_90);
+	w->note(t);
+}
+
 /* One input's line of the table; a failed input says why instead. */
 static void people_row(const struct writer *w, const struct scope_copy *in)
 {
@@ -222,10 +239,13 @@ void summary_sentences(const struct report_setup *rs,
 		if (cfg->nalgos == 1)
 			checksum_line(w, &rows[i], cfg->algos[0]);
 	}
-	/* The rows: the inputs, "*" if there are several, then the groups. */
-	if (cfg->ninputs > 1 && n > cfg->ninputs)
+	/* The rows: the inputs, "*" if there are several, then the groups;
+	 * or a series' one row. */
+	if (n && rows[0].nsnaps)
+		over_time(w, &rows[0], cfg->series);
+	else if (cfg->ninputs > 1 && n > cfg->ninputs)
 		across(w, rows, cfg->ninputs);
-	if (any_process(cfg))
+	if (any_process(cfg) && !(n && rows[0].nsnaps))
 		host(w, rows, cfg->ninputs);
 	w->note("KSM merges only memory that is marked MADV_MERGEABLE, or all of "
 		"a process after prctl(PR_SET_MEMORY_MERGE): these savings are "

@@ -203,6 +203,11 @@ struct scope_copy {
 	int group;			/* a --group's scope */
 	struct proc_stats proc;		/* a live process's KSM state (valid 0
 					 * for files, "*" and groups) */
+	double seconds_to_90;		/* a series' row: when pages_sharing
+					 * first reached 90% of its last value */
+	size_t nsnaps, scans;		/* a series' row: snapshots (0 for other
+					 * rows), full scans */
+	double seconds;			/* a series' row: its replay's length */
 };
 
 /* A sink that keeps every scope's figures and prints them after the scan. */
@@ -223,6 +228,12 @@ struct sink *scope_sink_new(const struct report_setup *rs,
 
 /** scope_sink_scope() - the scope() hook of a scope sink: keep a copy. */
 void scope_sink_scope(struct sink *s, const struct scope *sc);
+
+/**
+ * scope_sink_series() - the series() hook of a scope sink: keep the last
+ * snapshot's scope, with the replay's figures, as the series' row.
+ */
+void scope_sink_series(struct sink *s, const struct series_result *r);
 
 /** scope_sink_free() - the free() hook of a scope sink. */
 void scope_sink_free(struct sink *s);

@@ -60,10 +60,26 @@ void scope_sink_scope(struct sink *sk, const struct scope *sc)
 	struct scope_sink *s = (struct scope_sink *)sk;
 
 	s->rows = xreallocarray(s->rows, s->nrows + 1, sizeof(*s->rows));
-	s->rows[s->nrows++] = (struct scope_copy){ sc->name, sc->format, sc->all,
-		sc->status, sc->why ? xstrdup(sc->why) : NULL, *sc->f, sc->group, { 0 } };
+	s->rows[s->nrows++] = (struct scope_copy){
+		.name = sc->name, .format = sc->format, .all = sc->all,
+		.status = sc->status, .why = sc->why ? xstrdup(sc->why) : NULL,
+		.f = *sc->f, .group = sc->group,
+	};
 	if (sc->proc)
 		s->rows[s->nrows - 1].proc = *sc->proc;
+}
+
+void scope_sink_series(struct sink *sk, const struct series_result *r)
+{
+	struct scope_sink *s = (struct scope_sink *)sk;
+	struct scope_copy *row;
+
+	scope_sink_scope(sk, r->last);
+	row = &s->rows[s->nrows - 1];
+	row->seconds_to_90 = r->seconds_to_90;
+	row->nsnaps = r->nsnaps;
+	row->scans = r->nrows;
+	row->seconds = r->rows[r->nrows - 1].seconds;
 }
 
 const char *scope_status_name(enum scope_status st)

@@ -31,6 +31,9 @@ static const struct column proc_cols[] = {
 
 #define NPROC (sizeof(proc_cols) / sizeof(proc_cols[0]))
 
+/* Last, for a series (--series): when the saving came. */
+static const struct column series_col = { "seconds_to_90_percent", 0, 0 };
+
 /* The kernel's figures of a live process, or empty cells for the rest. */
 static void proc_cells(const struct proc_stats *st, struct cell *out)
 {
@@ -48,13 +51,13 @@ static void proc_cells(const struct proc_stats *st, struct cell *out)
 
 /* The figures as one row for algorithm number @a. */
 static void summary_row(const struct writer *w, const struct scope_copy *in,
-			const struct algo *algo, size_t a, int procs)
+			const struct algo *algo, size_t a, int procs, int series)
 {
 	const struct figures *f = &in->f;
 	double secs = f->seconds[a];
 	/* Speed of the pages really hashed: zero pages' digests are known. */
 	double mib = (double)f->hashed_pages * PAGE_BYTES / (1024.0 * 1024.0);
-	struct cell row[NCOLS + NPROC] = {
+	struct cell row[NCOLS + NPROC + 1] = {
 		cell_str(in->name),
 		cell_str(in->format),
 		cell_str(algo->name),
@@ -77,6 +80,8 @@ static void summary_row(const struct writer *w, const struct scope_copy *in,
 
 	if (procs)
 		proc_cells(&in->proc, row + NCOLS);
+	if (series)
+		row[NCOLS + (procs ? NPROC : 0)] = cell_real(in->seconds_to_90, 3);
 	w->row(row);
 }
 
@@ -85,8 +90,9 @@ static void summary_print(struct sink *sk)
 	struct scope_sink *s = (struct scope_sink *)sk;
 	const struct writer *w = s->rs->out;
 	const struct scan_config *cfg = s->rs->scan;
-	int procs = any_process(cfg);
-	struct column cols[NCOLS + NPROC];
+	int procs = any_process(cfg), series = s->nrows && s->rows[0].nsnaps;
+	size_t ncols = NCOLS + (procs ? NPROC : 0);
+	struct column cols[NCOLS + NPROC + 1];
 
 	if (for_people(s->rs)) {
 		summary_people(s->rs, s->rows, s->nrows);
@@ -94,17 +100,20 @@ static void summary_print(struct sink *sk)
 	}
 	memcpy(cols, summary_cols, sizeof(summary_cols));
 	memcpy(cols + NCOLS, proc_cols, sizeof(proc_cols));
-	w->begin("summary", cols, NCOLS + (procs ? NPROC : 0), 0);
+	if (series)
+		cols[ncols++] = series_col;
+	w->begin("summary", cols, ncols, 0);
 	for (size_t i = 0; i < s->nrows; i++)
 		for (size_t a = 0; a < cfg->nalgos; a++)
-			summary_row(w, &s->rows[i], cfg->algos[a], a, procs);
+			summary_row(w, &s->rows[i], cfg->algos[a], a, procs, series);
 	summary_sentences(s->rs, s->rows, s->nrows);
 	w->end();
 }
 
 static const struct sink_ops summary_ops = {
 	.needs = SINK_GROUPS,
-	.scope = scope_sink_scope, .print = summary_print, .free = scope_sink_free,
+	.scope = scope_sink_scope, .series = scope_sink_series,
+	.print = summary_print, .free = scope_sink_free,
 };
 
 struct sink *summary_create(const struct report_setup *rs)

@@ -386,6 +386,18 @@ static void step(struct replay *r, uint32_t i)
 	cmp_and_merge(r, i);
 }
 
+/* Of pages_sharing, the further mappings of zero-filled KSM pages. */
+static uint64_t zero_sharing(const struct replay *r)
+{
+	uint64_t n = 0;
+
+	for (size_t k = 0; k < r->nd; k++)
+		if (r->d[k].alive && r->d[k].len &&
+		    r->c[r->d[k].chain].id == r->sr->zero_id)
+			n += r->d[k].len - 1;
+	return n;
+}
+
 /* The counters as /sys/kernel/mm/ksm shows them now. */
 static struct timeline_row counters(const struct replay *r, uint64_t scan,
 				    uint64_t first_batch)
@@ -400,6 +412,7 @@ static struct timeline_row counters(const struct replay *r, uint64_t scan,
 		.pages_skipped = r->skipped, .ksm_zero_pages = r->zero,
 		.general_profit = (int64_t)((r->sharing + r->zero) * 4096) -
 				  (int64_t)(r->rmap_items * RMAP_ITEM_BYTES),
+		.zero_sharing = zero_sharing(r),
 		.visited = r->visited, .memcmp_bytes = r->memcmp_bytes,
 		.wakeups = r->batch - first_batch + 1,
 	};

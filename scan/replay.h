@@ -62,6 +62,8 @@ struct timeline_row {
 	uint64_t pages_skipped;		/* since the start of the replay */
 	uint64_t ksm_zero_pages;
 	int64_t general_profit;
+	uint64_t zero_sharing;		/* of pages_sharing, mappings of KSM
+					 * pages of the zero page's content */
 	uint64_t visited;		/* pages compared and merged in the scan */
 	uint64_t memcmp_bytes;		/* bytes its tree searches compared */
 	uint64_t wakeups;		/* ksmd's batches it took */

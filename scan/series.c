@@ -206,7 +206,7 @@ static struct scope last_scope(struct collect *c, const struct timeline_row *t)
 {
 	struct figures *f = &c->last;
 	struct scope sc = c->last_sc;
-	uint64_t zero_saved = t->ksm_zero_pages * PAGE_BYTES;
+	uint64_t zero_saved = (t->ksm_zero_pages + t->zero_sharing) * PAGE_BYTES;
 
 	f->pages_shared = t->pages_shared;
 	f->pages_sharing = t->pages_sharing;

@@ -319,6 +319,31 @@ def as_int(v):
     return None
 
 
+class Run:
+    """A finished ksmscan run: args, rc (or "timeout"), out and err text."""
+
+    def __init__(self, args, rc, out, err):
+        self.args, self.rc, self.out, self.err = args, rc, out, err
+        self.cmd = " ".join(shlex.quote(a) for a in args)
+
+    def brief(self):
+        return "`%s` rc=%r stderr=%r" % (self.cmd, self.rc, self.err[-600:])
+
+
+def run(args, input=None, timeout=300):
+    """Run $KSMSCAN with args (standard input: input bytes, else none)."""
+    import subprocess
+    full = KSMSCAN + list(args)
+    try:
+        p = subprocess.run(full, input=input, capture_output=True, timeout=timeout,
+                           stdin=None if input is not None else subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as e:
+        return Run(full, "timeout", (e.stdout or b"").decode("utf-8", "replace"),
+                   (e.stderr or b"").decode("utf-8", "replace"))
+    return Run(full, p.returncode, p.stdout.decode("utf-8", "replace"),
+               p.stderr.decode("utf-8", "replace"))
+
+
 def closing_line(passed, failed, skipped=0):
     """Every suite's last line: "N passed, N failed", and ", N skipped" when
     tests were skipped (run_all.py sums all three)."""

@@ -1,0 +1,402 @@
+#!/usr/bin/python3
+"""--series (SPEC section 8) offline: the timeline and volatility reports
+against oracles written here, not taken from ksmscan.
+
+- Static memory: the counters after each full scan follow from the contents
+  alone, by mm/ksm.c's rules as this file states them (first visit: the
+  checksum is recorded and nothing merges; second visit: merging, SPEC
+  section 4's groups; a page that never merges is skipped by smart_scan at
+  ages 4, 6, 7, 9-12, 14-21, ...; ksm_do_scan() ends a batch at the end of a
+  full scan, so scan k ends at a known wake-up), checked scan by scan for
+  smart_scan 0 and 1 and use_zero_pages 0 and 1. (tests/test_series_live.py
+  checks the same rules against the live kernel.)
+- Two raw snapshots built here (a fraction of the pages changed, some of them
+  duplicates; pages gone and new): the volatility report equals this file's
+  count, and so does it for the fixture guest and a copy with 10% of its
+  pages changed.
+- A series of identical snapshots ends with the static summary's figures.
+- The command line: defaults, errors (exit 2), a missing snapshot (exit 1).
+"""
+import collections
+import hashlib
+import json
+import os
+import random
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ksmtest import (PAGE, ZERO, as_int, check, eq, fixture, ksm_group,  # noqa: E402
+                     parse_csv, run, run_suite, test, tmp)
+import xxhash  # noqa: E402
+import zstandard  # noqa: E402
+
+TIMELINE = ["input", "scan", "seconds", "pages_shared", "pages_sharing",
+            "pages_unshared", "pages_volatile", "pages_skipped", "ksm_zero_pages",
+            "general_profit", "ksmd_cpu_percent"]
+VOLATILITY = ["input", "from", "to", "pages", "unchanged_pages", "changed_pages",
+              "new_pages", "gone_pages", "merges_broken"]
+COUNTERS = TIMELINE[3:10]
+
+
+def csv_rows(args, what, cols):
+    r = run(["--csv"] + args)
+    if not check(r.rc == 0, "%s: exit status 0" % what, r.brief()):
+        return None
+    return parse_csv(r, what, cols)
+
+
+def ints(row, cols):
+    return {k: as_int(row[k]) for k in cols}
+
+
+# --- static memory: the oracle ------------------------------------------------
+def skipped_at(scan):
+    """Whether smart_scan skips, at full scan number `scan` (from 1), a page
+    that never merges: should_skip_rmap_item() with age = scan - 1."""
+    skips = 0
+    for s in range(1, scan + 1):
+        age = s - 1
+        if age < 3:
+            continue
+        if not skips:
+            skips = 1 if age <= 3 else 2 if age <= 5 else 4 if age <= 8 else 8
+            if s == scan:
+                return False
+            continue
+        skips -= 1
+        if s == scan:
+            return True
+    return False
+
+
+def static_oracle(pages, m, z, smart, pts, sleep_ms, scans):
+    """The timeline of unchanging memory, scan by scan ({column: value})."""
+    counts = collections.Counter(pages)
+    shared = sharing = never = 0
+    for content, c in counts.items():
+        if z and content == ZERO:
+            continue
+        a, b = ksm_group(c, m)
+        shared, sharing = shared + a, sharing + b
+        never += c - a - b            # unshared in the end: singles, leftovers
+    zero = counts[ZERO] if z else 0
+    n, rows, batch, skipped = len(pages), [], 0, 0
+    for s in range(1, scans + 1):
+        present = n if s <= 2 else n - zero
+        skip = smart and s >= 2 and skipped_at(s)
+        skipped += never if skip else 0
+        visits = present - (never if skip else 0)
+        end = batch + visits // pts           # the end is found in this wake-up
+        if s == 1:
+            row = dict(zip(COUNTERS, (0, 0, 0, n, 0, 0, -64 * n)))
+        else:
+            rmap = n - (zero if s >= 3 else 0)
+            unshared = 0 if skip else never
+            row = {"pages_shared": shared, "pages_sharing": sharing,
+                   "pages_unshared": unshared,
+                   "pages_volatile": rmap - shared - sharing - unshared,
+                   "pages_skipped": skipped, "ksm_zero_pages": zero,
+                   "general_profit": (sharing + zero) * PAGE - 64 * rmap}
+        row.update(scan=s, seconds=round(end * sleep_ms / 1000.0, 3))
+        rows.append(row)
+        batch = end + 1                       # and the batch ends there
+    return rows
+
+
+def static_pages(rng):
+    """Groups around M = 4, zero pages, unique pages, shuffled."""
+    pages = []
+    for c in (2, 3, 4, 5, 6, 9, 13):
+        pages += [rng.randbytes(PAGE)] * c
+    pages += [ZERO] * 9
+    pages += [rng.randbytes(PAGE) for _ in range(40)]
+    rng.shuffle(pages)
+    return pages
+
+
+def write_raw(path, pages):
+    """A raw image: pages (None: a hole) at their offsets."""
+    with open(path, "wb") as f:
+        for i, p in enumerate(pages):
+            if p is not None:
+                f.seek(i * PAGE)
+                f.write(p)
+        f.truncate(len(pages) * PAGE)
+
+
+@test("static")
+def static_memory():
+    rng = random.Random(11)
+    pages = static_pages(rng)
+    assert all(xxhash.xxh64_intdigest(p) & 0xffffffff for p in pages)  # no checksum 0
+    snap = tmp("static.raw")
+    write_raw(snap, pages)
+    for smart in (0, 1):
+        for z in (0, 1):
+            for pts in (7, len(pages), 1000):
+                args = ["--series", snap, "-r", "timeline", "-m", "4",
+                        "--pages-to-scan=%d" % pts, "--sleep-ms=30",
+                        "--smart-scan=%d" % smart, "--scans=16"] + (["-z"] if z else [])
+                what = "smart_scan=%d -z=%d pages_to_scan=%d" % (smart, z, pts)
+                rows = csv_rows(args, what, TIMELINE)
+                exp = static_oracle(pages, 4, z, smart, pts, 30, 16)
+                if rows is None or not eq(len(rows), 16, what + ": 16 scans"):
+                    continue
+                for r, e in zip(rows, exp):
+                    got = ints(r, COUNTERS + ["scan"])
+                    got["seconds"] = float(r["seconds"])
+                    eq(got, e, "%s: scan %d" % (what, e["scan"]))
+
+
+@test("static")
+def default_length():
+    """Without --scans: past the last snapshot plus one interval, and until
+    two scans end alike."""
+    rng = random.Random(12)
+    pages = static_pages(rng)
+    snap = tmp("length.raw")
+    write_raw(snap, pages)
+    rows = csv_rows(["--series", snap, snap, snap, "--interval=0.5s", "-r",
+                     "timeline", "--sleep-ms=20", "--pages-to-scan=50"],
+                    "default length", TIMELINE)
+    if not rows:
+        return
+    last, before = rows[-1], rows[-2]
+    check(float(last["seconds"]) >= 1.5, "the replay runs past 3 x 0.5 s",
+          last["seconds"])
+    keys = ["pages_shared", "pages_sharing", "ksm_zero_pages"]
+    early = [r["scan"] for i, r in enumerate(rows[:-1]) if i and
+             float(r["seconds"]) >= 1.5 and
+             ints(r, keys) == ints(rows[i - 1], keys) and
+             as_int(r["pages_unshared"]) + as_int(r["pages_volatile"]) ==
+             as_int(rows[i - 1]["pages_unshared"]) + as_int(rows[i - 1]["pages_volatile"])]
+    eq(early, [], "no scan after the series' time ended like the one before it, "
+       "but the last")
+    eq(ints(last, ["pages_shared", "pages_sharing", "ksm_zero_pages"]),
+       ints(before, ["pages_shared", "pages_sharing", "ksm_zero_pages"]),
+       "the last two scans end alike")
+    eq([as_int(r["scan"]) for r in rows], list(range(1, len(rows) + 1)),
+       "scans are numbered from 1")
+    secs = [float(r["seconds"]) for r in rows]
+    eq(secs, sorted(secs), "seconds never go back")
+
+
+# --- volatility ------------------------------------------------------------------
+def differ(a, b):
+    """This file's count of how snapshot b differs from a (lists of pages or None)."""
+    counts = collections.Counter(p for p in a if p is not None)
+    n = max(len(a), len(b))
+    a, b = a + [None] * (n - len(a)), b + [None] * (n - len(b))
+    v = dict.fromkeys(VOLATILITY[3:], 0)
+    for x, y in zip(a, b):
+        v["pages"] += y is not None
+        if x is None:
+            v["new_pages"] += y is not None
+        elif y is None:
+            v["gone_pages"] += 1
+        elif x == y:
+            v["unchanged_pages"] += 1
+        else:
+            v["changed_pages"] += 1
+            v["merges_broken"] += counts[x] >= 2
+    return v
+
+
+@test("volatility")
+def two_snapshots():
+    rng = random.Random(13)
+    a = static_pages(rng) + [None] * 6          # a hole at the end
+    b = list(a)
+    idx = rng.sample(range(len(a) - 6), len(a) // 5)
+    for i in idx[:-4]:
+        b[i] = rng.randbytes(PAGE)              # changed (some were duplicates)
+    for i in idx[-4:]:
+        b[i] = None                             # gone
+    for i in range(len(a) - 6, len(a) - 2):
+        b[i] = rng.randbytes(PAGE)              # new
+    c = list(b)
+    c[0] = a[0]                                 # back again
+    paths = []
+    for name, pages in (("a", a), ("b", b), ("c", c)):
+        paths.append(tmp("vol-%s.raw" % name))
+        write_raw(paths[-1], pages)
+    rows = csv_rows(["--series"] + paths + ["-r", "volatility"], "volatility", VOLATILITY)
+    if not rows or not eq(len(rows), 2, "one row per pair of snapshots"):
+        return
+    for row, (x, y, k) in zip(rows, ((a, b, 1), (b, c, 2))):
+        exp = differ(x, y)
+        if k == 1:
+            check(exp["merges_broken"] and exp["gone_pages"] and exp["new_pages"],
+                  "the test changes duplicates, removes and adds pages", repr(exp))
+        eq(ints(row, VOLATILITY[3:]), exp, "snapshot %d to %d" % (k, k + 1))
+        eq((as_int(row["from"]), as_int(row["to"])), (k, k + 1), "from and to")
+        eq(row["input"], paths[0], "the series is named by its first snapshot")
+
+
+@test("volatility")
+def guest_ten_percent():
+    """The fixture guest and a copy with 10% of its pages changed."""
+    elf = zstandard.ZstdDecompressor().stream_reader(
+        open(fixture("guest-b.elf.zst"), "rb")).read()
+    pages = elf_pages(elf)
+    rng = random.Random(14)
+    offs = sorted(pages)
+    changed = rng.sample(offs, len(offs) // 10)
+    copy = bytearray(elf)
+    for off in changed:
+        k = off + rng.randrange(PAGE)
+        copy[k] ^= 0xff                         # always another content
+    a, b = tmp("guest.elf"), tmp("guest-10.elf")
+    open(a, "wb").write(elf)
+    open(b, "wb").write(bytes(copy))
+    counts = collections.Counter(hashlib.sha256(p).digest() for p in pages.values())
+    exp = {"pages": len(offs), "unchanged_pages": len(offs) - len(changed),
+           "changed_pages": len(changed), "new_pages": 0, "gone_pages": 0,
+           "merges_broken": sum(counts[hashlib.sha256(pages[o]).digest()] >= 2
+                                for o in changed)}
+    rows = csv_rows(["--series", a, b, "-r", "volatility"], "guest +10%", VOLATILITY)
+    if rows and eq(len(rows), 1, "guest +10%: one row"):
+        eq(ints(rows[0], VOLATILITY[3:]), exp, "guest +10%: the test's count")
+
+
+def elf_pages(elf):
+    """{file offset: page} of the PT_LOAD data of an ELF64 core (whole pages)."""
+    phoff, = struct.unpack_from("<Q", elf, 32)
+    phentsize, phnum = struct.unpack_from("<HH", elf, 54)
+    out = {}
+    for i in range(phnum):
+        (ptype, _, off, _, _, filesz, _, _) = struct.unpack_from(
+            "<IIQQQQQQ", elf, phoff + i * phentsize)
+        if ptype == 1:
+            for k in range(0, filesz - filesz % PAGE, PAGE):
+                out[off + k] = elf[off + k:off + k + PAGE]
+    return out
+
+
+@test("static")
+def identical_snapshots():
+    """A series of identical snapshots ends with the static summary's figures."""
+    guest = fixture("guest-b.elf.zst")
+    keys = ["pages", "zero_pages", "distinct_pages", "pages_shared",
+            "pages_sharing", "ksm_zero_pages", "saved_bytes"]
+    for z in ([], ["-z"]):
+        static = csv_rows([guest, "-r", "summary"] + z, "static summary", ["input"])
+        series = csv_rows(["--series", guest, guest, "-r", "summary", "--interval=5s"] + z,
+                          "series summary", ["input"])
+        if static and series:
+            eq(ints(series[0], keys), ints(static[0], keys),
+               "identical snapshots%s: the static figures" % (" -z" if z else ""))
+            check("seconds_to_90_percent" in series[0],
+                  "a series' summary has seconds_to_90_percent")
+
+
+@test("static")
+def seconds_to_90():
+    rng = random.Random(15)
+    pages = static_pages(rng)
+    snap = tmp("s90.raw")
+    write_raw(snap, pages)
+    args = ["--series", snap, "--pages-to-scan=10", "--sleep-ms=100", "--interval=2s"]
+    tl = csv_rows(args + ["-r", "timeline"], "s90 timeline", TIMELINE)
+    sm = csv_rows(args + ["-r", "summary"], "s90 summary", ["input"])
+    if tl and sm:
+        last = as_int(tl[-1]["pages_sharing"])
+        first = next(float(r["seconds"]) for r in tl
+                     if as_int(r["pages_sharing"]) >= 0.9 * last)
+        eq(float(sm[0]["seconds_to_90_percent"]), first,
+           "seconds_to_90_percent: the first scan with 90% of the last pages_sharing")
+        eq(as_int(sm[0]["pages_sharing"]), last, "the summary has the last scan's figures")
+
+
+# --- the command line ---------------------------------------------------------------
+@test("cli")
+def usage_errors():
+    snap = tmp("cli.raw")
+    write_raw(snap, [ZERO, b"x" * PAGE])
+    bad = [
+        (["-r", "timeline", snap], "timeline"),
+        (["-r", "volatility", snap], "volatility"),
+        (["--pages-to-scan=5", snap], "--pages-to-scan"),
+        (["--count=3", snap], "--count"),
+        (["--series", "--interval=-1s", snap], "--interval"),
+        (["--series", "--interval=5x", snap], "--interval"),
+        (["--series", "--interval=0", snap], "--interval"),
+        (["--series", "--sleep-ms=0", snap], "--sleep-ms"),
+        (["--series", "--smart-scan=2", snap], "--smart-scan"),
+        (["--series", "--scans=0", snap], "--scans"),
+        (["--series", "--pages-to-scan=0", snap], "--pages-to-scan"),
+        (["--series", "-p", "1"], "--count"),
+        (["-p", "1", "-p", "2", "--count=2"], "--count"),
+        (["-p", "1", snap, "--count=2"], "--count"),
+        (["--series", "--group=g=%s" % snap, snap], "--group"),
+        (["--series", "--csv", "-r", "summary,timeline", snap], "--csv"),
+    ]
+    for args, word in bad:
+        r = run(args)
+        eq(r.rc, 2, "`%s`: usage error" % " ".join(args))
+        lines = r.err.strip().splitlines()
+        check(lines and lines[0].startswith("ksmscan: ") and word in lines[0],
+              "`%s`: the first line names %s" % (" ".join(args), word), r.err[:300])
+
+
+@test("cli")
+def defaults_and_json():
+    snap = tmp("json.raw")
+    write_raw(snap, [ZERO, ZERO, b"a" * PAGE, b"a" * PAGE, b"b" * PAGE])
+    r = run(["--series", snap, "--csv"])
+    if check(r.rc == 0, "--series --csv: exit 0", r.brief()):
+        parse_csv(r, "--series --csv is the timeline", TIMELINE)
+    r = run(["--series", snap, snap, "--json", "--interval=90s", "--sleep-ms=7",
+             "--pages-to-scan=3", "--smart-scan=0", "--scans=5", "-m", "3"])
+    if not check(r.rc == 0, "--series --json: exit 0", r.brief()):
+        return
+    doc = json.loads(r.out)
+    p = doc.get("parameters", {})
+    eq({k: p.get(k) for k in ("interval", "pages_to_scan", "sleep_ms", "smart_scan",
+                              "scans", "max_page_sharing")},
+       {"interval": 90, "pages_to_scan": 3, "sleep_ms": 7, "smart_scan": 0,
+        "scans": 5, "max_page_sharing": 3}, "JSON parameters of a series")
+    eq(sorted(k for k in doc if k != "parameters"), ["summary", "timeline"],
+       "--series reports summary and timeline by default")
+    eq(len(doc.get("timeline", [])), 5, "--scans=5: five rows")
+    eq(doc.get("summary", [{}])[0].get("pages"), 5, "the summary row is the series'")
+    eq(len(doc.get("summary", [])), 1, "one summary row per series")
+
+
+@test("cli")
+def people_table():
+    snap = tmp("people.raw")
+    write_raw(snap, static_pages(random.Random(16)))
+    r = run(["--series", snap, snap, "--interval=1s"])
+    if not check(r.rc == 0, "table: exit 0", r.brief()):
+        return
+    check("pages_sharing over time:" in r.out and "\u2588" in r.out,
+          "the table draws pages_sharing over time", r.out[-800:])
+    check("90% of" in r.out, "the table says when 90% of the saving came", r.out[-800:])
+    check(all(len(line) <= 80 for line in r.out.splitlines() if "|" in line),
+          "the curve fits 80 columns")
+    r = run(["--series", snap, "--scans=40", "-r", "timeline"])
+    rows = [line.split() for line in r.out.splitlines() if line.startswith(snap)]
+    check(r.rc == 0 and 2 <= len(rows) <= 16, "people see at most 16 of 40 scans",
+          "%d rows" % len(rows))
+    check(rows and rows[0][1] == "1" and rows[-1][1] == "40",
+          "the first and the last scan among them", repr(rows[:1] + rows[-1:]))
+    check("-l or --csv shows every one" in r.out, "and are told how to see all")
+
+
+@test("cli")
+def missing_snapshot():
+    snap = tmp("ok.raw")
+    write_raw(snap, [b"q" * PAGE, b"q" * PAGE])
+    gone = tmp("missing.raw")
+    r = run(["--series", snap, gone, snap, "--csv", "-r", "summary"])
+    eq(r.rc, 1, "a missing snapshot: exit status 1")
+    check(gone in r.err, "stderr names the missing snapshot", r.err)
+    rows = parse_csv(r, "missing snapshot", ["input"]) if r.out else None
+    check(rows and rows[0]["status"] == "partial", "the series is partial",
+          repr(rows))
+
+
+if __name__ == "__main__":
+    sys.exit(run_suite("ksmscan-series-"))
