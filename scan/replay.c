@@ -80,7 +80,7 @@ struct replay {
 	uint64_t batch, budget;	/* ksmd's wake-ups so far, pages left in this one */
 	/* the kernel's counters */
 	uint64_t shared, sharing, unshared, rmap_items, skipped, zero;
-	uint64_t visited, memcmp_bytes;	/* in the current scan */
+	uint64_t visited, hashed, memcmp_bytes;	/* in the current scan */
 	size_t settling;	/* scans after the series' time */
 };
 
@@ -132,14 +132,26 @@ static void slot_written(struct replay *r, struct slot *s, uint32_t id)
 	s->id = id;
 }
 
-/* Make snapshot @k the memory's content. */
+/* Make snapshot @k the memory's content: what differs from snapshot @k - 1
+ * (for k = 0, from no memory) was written. */
 static void snap_apply(struct replay *r, size_t k)
 {
-	const uint32_t *ids = r->sr->ids[k];
+	static const struct snapshot none = { 0, NULL, NULL };
+	const struct snapshot *a = k ? &r->sr->snaps[k - 1] : &none;
+	const struct snapshot *b = &r->sr->snaps[k];
+	size_t i = 0, j = 0;
 
-	for (size_t i = 0; i < r->sr->nslots; i++)
-		if (r->s[i].id != ids[i])
-			slot_written(r, &r->s[i], ids[i]);
+	while (i < a->n || j < b->n) {
+		if (j == b->n || (i < a->n && a->slot[i] < b->slot[j])) {
+			slot_written(r, &r->s[a->slot[i++]], NONE);	/* gone */
+			continue;
+		}
+		if (i < a->n && a->slot[i] == b->slot[j])
+			i++;
+		if (r->s[b->slot[j]].id != b->id[j])
+			slot_written(r, &r->s[b->slot[j]], b->id[j]);
+		j++;
+	}
 	r->snap = k;
 }
 
@@ -159,12 +171,20 @@ static void wake(struct replay *r)
 		snap_apply(r, r->snap + 1);
 }
 
-/* memcmp of two contents, counted. */
+/*
+ * memcmp of two contents, counted: their first 8 bytes from the series'
+ * heads (no page read), the rest from their bytes.
+ */
 static int content_cmp(struct replay *r, uint32_t a, uint32_t b)
 {
 	const struct series *sr = r->sr;
+	uint64_t x = sr->head[a], y = sr->head[b];
 
-	return page_compare(sr->bytes(sr->ctx, a), sr->bytes(sr->ctx, b), 0,
+	if (x != y) {
+		r->memcmp_bytes += (uint64_t)__builtin_clzll(x ^ y) / 8 + 1;
+		return x < y ? -1 : 1;
+	}
+	return page_compare(sr->bytes(sr->ctx, a), sr->bytes(sr->ctx, b), 8,
 			    &r->memcmp_bytes);
 }
 
@@ -172,10 +192,11 @@ static int content_cmp(struct replay *r, uint32_t a, uint32_t b)
  * have compared, so it is not counted. */
 static int route_cmp(struct replay *r, uint32_t a, uint32_t b)
 {
-	uint64_t ignored = 0;
+	uint64_t counted = r->memcmp_bytes;
+	int c = content_cmp(r, a, b);
 
-	return page_compare(r->sr->bytes(r->sr->ctx, a),
-			    r->sr->bytes(r->sr->ctx, b), 0, &ignored);
+	r->memcmp_bytes = counted;
+	return c;
 }
 
 /*
@@ -306,6 +327,7 @@ static void cmp_and_merge(struct replay *r, uint32_t i)
 
 	if (s->map != NONE)
 		return;		/* a KSM page already, in its rmap list */
+	r->hashed++;		/* calc_checksum() */
 	leave_trees(r, s);
 	if (s->oldsum != sum) {
 		s->oldsum = sum;	/* changed since the last visit */
@@ -413,10 +435,11 @@ static struct timeline_row counters(const struct replay *r, uint64_t scan,
 		.general_profit = (int64_t)((r->sharing + r->zero) * 4096) -
 				  (int64_t)(r->rmap_items * RMAP_ITEM_BYTES),
 		.zero_sharing = zero_sharing(r),
-		.visited = r->visited, .memcmp_bytes = r->memcmp_bytes,
+		.visited = r->visited, .hashed = r->hashed,
+		.memcmp_bytes = r->memcmp_bytes,
 		.wakeups = r->batch - first_batch + 1,
 	};
-	double cpu = ((double)row.visited * r->p->ns_per_page +
+	double cpu = ((double)row.hashed * r->p->ns_per_page +
 		      (double)row.memcmp_bytes * r->p->ns_per_byte) * 1e-9;
 	double wall = (double)row.wakeups * (double)r->p->sleep_ms / 1000.0;
 
@@ -430,7 +453,7 @@ static struct timeline_row full_scan(struct replay *r, uint64_t scan)
 	uint64_t first = r->batch;
 
 	rb_clear(&r->unstable);	/* root_unstable_tree = RB_ROOT */
-	r->visited = r->memcmp_bytes = 0;
+	r->visited = r->hashed = r->memcmp_bytes = 0;
 	for (size_t i = 0; i < r->sr->nslots; i++) {
 		if (!r->budget)
 			wake(r);

@@ -15,14 +15,24 @@
 /* A content id the replay treats as "no page at this address". */
 #define SERIES_NONE UINT32_MAX
 
-/* The memory over time: what each address held in each snapshot. */
+/* One snapshot: the addresses it has a page at, and their contents. */
+struct snapshot {
+	size_t n;			/* its pages */
+	uint32_t *slot;			/* each page's address, as an index of
+					 * series.addr, ascending */
+	uint32_t *id;			/* each page's content id */
+};
+
+/* The memory over time: what each address held in each snapshot. Memory is
+ * linear in the pages of all snapshots. */
 struct series {
 	size_t nslots;			/* addresses present in any snapshot */
 	const uint64_t *addr;		/* nslots addresses, ascending */
 	size_t nsnaps;			/* snapshots, oldest first */
-	uint32_t *const *ids;		/* ids[s][i]: the content at addr[i] in
-					 * snapshot s, or SERIES_NONE */
+	const struct snapshot *snaps;
 	const uint32_t *sum;		/* per content id: KSM's checksum of it */
+	const uint64_t *head;		/* per content id: its first 8 bytes, big
+					 * endian (most comparisons end there) */
 	uint32_t zero_id;		/* the all-zero content, or SERIES_NONE */
 	uint32_t zero_sum;		/* KSM's checksum of the zero page */
 	/** bytes() - content @id's 4096 bytes, valid during the replay. */
@@ -65,6 +75,7 @@ struct timeline_row {
 	uint64_t zero_sharing;		/* of pages_sharing, mappings of KSM
 					 * pages of the zero page's content */
 	uint64_t visited;		/* pages compared and merged in the scan */
+	uint64_t hashed;		/* of which checksummed (not KSM pages) */
 	uint64_t memcmp_bytes;		/* bytes its tree searches compared */
 	uint64_t wakeups;		/* ksmd's batches it took */
 	double cpu_percent;		/* ksmd's CPU over the scan's wall time */

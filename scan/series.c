@@ -6,6 +6,7 @@
  * stands for bytes), then replays ksmd over them (replay.c) and hands the
  * timeline and the snapshots' differences to the reports' series() hooks.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,7 @@ struct collect {
 	size_t nto;
 	struct snap *snaps;		/* one per input */
 	uint32_t *sum;			/* per content id: KSM's checksum */
+	uint64_t *head;			/* per content id: first 8 bytes, big endian */
 	size_t nsum;
 	uint32_t zero_id, zero_sum;
 	double hash_seconds;		/* the checksum's time, all snapshots */
@@ -58,7 +60,15 @@ static void collect_page(struct sink *sk, const struct page_event *pg)
 
 		c->nsum = 2 * (size_t)pg->id + 1024;
 		c->sum = xreallocarray(c->sum, c->nsum, sizeof(*c->sum));
+		c->head = xreallocarray(c->head, c->nsum, sizeof(*c->head));
 		memset(c->sum + n, 0, (c->nsum - n) * sizeof(*c->sum));
+	}
+	if (!pg->seen) {
+		uint64_t h = 0;
+
+		for (int i = 0; i < 8; i++)
+			h = h << 8 | pg->bytes[i];
+		c->head[pg->id] = h;
 	}
 	/* KSM keeps an unsigned int: the low 32 bits of wider digests. */
 	c->sum[pg->id] = (uint32_t)pg->digests[0].lo;
@@ -92,6 +102,11 @@ static uint64_t *union_addresses(const struct collect *c, size_t *n)
 
 	for (size_t s = 0; s < c->cfg->ninputs; s++)
 		total += c->snaps[s].n;
+	/* Slots are 32-bit indexes: 16 TiB of snapshots is past any use. */
+	if (total >= UINT32_MAX) {
+		error("a series of more than %u pages", UINT32_MAX - 1);
+		exit(1);
+	}
 	a = xcalloc(total ? total : 1, sizeof(*a));
 	for (size_t s = 0; s < c->cfg->ninputs; s++)
 		for (size_t i = 0; i < c->snaps[s].n; i++)
@@ -104,23 +119,27 @@ static uint64_t *union_addresses(const struct collect *c, size_t *n)
 	return a;
 }
 
-/* Snapshot @s as a content id per address of @addr (SERIES_NONE where it
- * has no page); of pages at one address, the first read counts. */
-static uint32_t *snap_ids(struct snap *s, const uint64_t *addr, size_t n)
+/* Snapshot @s as (address index in @addr, content id) pairs, ascending; of
+ * pages at one address, the first read counts. Frees the page list. */
+static struct snapshot snap_sparse(struct snap *s, const uint64_t *addr)
 {
-	uint32_t *ids = xcalloc(n ? n : 1, sizeof(*ids));
+	struct snapshot out = { 0, xcalloc(s->n + 1, sizeof(uint32_t)),
+				xcalloc(s->n + 1, sizeof(uint32_t)) };
 	size_t j = 0;
 
-	for (size_t i = 0; i < n; i++)
-		ids[i] = SERIES_NONE;
 	qsort(s->p, s->n, sizeof(*s->p), ref_cmp);
 	for (size_t i = 0; i < s->n; i++) {
+		if (i && s->p[i].addr == s->p[i - 1].addr)
+			continue;
 		while (addr[j] < s->p[i].addr)
 			j++;
-		if (ids[j] == SERIES_NONE)
-			ids[j] = s->p[i].id;
+		out.slot[out.n] = (uint32_t)j;
+		out.id[out.n++] = s->p[i].id;
 	}
-	return ids;
+	free(s->p);
+	s->p = NULL;
+	s->n = 0;
+	return out;
 }
 
 /* The index's bytes of a content, for the replay's trees. */
@@ -145,33 +164,34 @@ static double memcmp_ns_per_byte(void)
 	return r ? 0.0 : dt * 1e9 / (double)bytes;
 }
 
-/* How snapshot @b differs from snapshot @a (ids per address); @count is
- * scratch, one zeroed counter per content id. */
-static struct volatility_row differ(const uint32_t *a, const uint32_t *b,
-				    size_t n, uint32_t *count)
+/* How snapshot @b differs from snapshot @a; @count is scratch, one zeroed
+ * counter per content id. */
+static struct volatility_row differ(const struct snapshot *a,
+				    const struct snapshot *b, uint32_t *count)
 {
-	struct volatility_row v = { 0 };
+	struct volatility_row v = { .pages = b->n };
+	size_t i = 0, j = 0;
 
-	for (size_t i = 0; i < n; i++)
-		if (a[i] != SERIES_NONE)
-			count[a[i]]++;
-	for (size_t i = 0; i < n; i++) {
-		if (b[i] != SERIES_NONE)
-			v.pages++;
-		if (a[i] == SERIES_NONE)
-			v.new_pages += b[i] != SERIES_NONE;
-		else if (b[i] == SERIES_NONE)
+	for (size_t k = 0; k < a->n; k++)
+		count[a->id[k]]++;
+	while (i < a->n || j < b->n) {
+		if (j == b->n || (i < a->n && a->slot[i] < b->slot[j])) {
 			v.gone_pages++;
-		else if (a[i] == b[i])
+			i++;
+		} else if (i == a->n || b->slot[j] < a->slot[i]) {
+			v.new_pages++;
+			j++;
+		} else if (a->id[i] == b->id[j]) {
 			v.unchanged_pages++;
-		else {
+			i++, j++;
+		} else {
 			v.changed_pages++;
-			v.merges_broken += count[a[i]] >= 2;
+			v.merges_broken += count[a->id[i]] >= 2;
+			i++, j++;
 		}
 	}
-	for (size_t i = 0; i < n; i++)
-		if (a[i] != SERIES_NONE)
-			count[a[i]] = 0;
+	for (size_t k = 0; k < a->n; k++)
+		count[a->id[k]] = 0;
 	return v;
 }
 
@@ -226,19 +246,19 @@ static void collect_finish(struct collect *c)
 {
 	size_t n, ns = c->cfg->ninputs;
 	uint64_t *addr = union_addresses(c, &n);
-	uint32_t **ids = xcalloc(ns, sizeof(*ids));
+	struct snapshot *snaps = xcalloc(ns, sizeof(*snaps));
 	uint32_t *count = xcalloc(c->nsum + 1, sizeof(*count));
 	struct volatility_row *vol = xcalloc(ns, sizeof(*vol));
 	struct replay_params rp = replay_params(c);
-	struct series sr = { n, addr, ns, ids, c->sum, c->zero_id, c->zero_sum,
-			     content_bytes, c->ix };
+	struct series sr = { n, addr, ns, snaps, c->sum, c->head, c->zero_id,
+			     c->zero_sum, content_bytes, c->ix };
 	struct timeline_row *rows;
 	size_t nrows;
 
 	for (size_t s = 0; s < ns; s++)
-		ids[s] = snap_ids(&c->snaps[s], addr, n);
+		snaps[s] = snap_sparse(&c->snaps[s], addr);
 	for (size_t s = 1; s < ns; s++) {
-		vol[s - 1] = differ(ids[s - 1], ids[s], n, count);
+		vol[s - 1] = differ(&snaps[s - 1], &snaps[s], count);
 		vol[s - 1].from = s;
 		vol[s - 1].to = s + 1;
 	}
@@ -249,9 +269,11 @@ static void collect_finish(struct collect *c)
 
 	for (size_t i = 0; i < c->nto; i++)
 		c->to[i]->ops->series(c->to[i], &res);
-	for (size_t s = 0; s < ns; s++)
-		free(ids[s]);
-	free(ids);
+	for (size_t s = 0; s < ns; s++) {
+		free(snaps[s].slot);
+		free(snaps[s].id);
+	}
+	free(snaps);
 	free(addr);
 	free(count);
 	free(vol);
@@ -284,6 +306,7 @@ static void collect_free(struct collect *c)
 		free(c->snaps[s].p);
 	free(c->snaps);
 	free(c->sum);
+	free(c->head);
 	free(c->to);
 }
 

@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""make bench, part 4: the ksmd replay of --series, and that it is linear.
+
+Writes (once, cached in $KSMSCAN_BENCH_DIR or /tmp/ksmscan-bench/series)
+snapshots of one memory of M pages -- 30% zero pages, 20% in duplicate
+groups, 50% unique -- each snapshot with 5% of the pages of the one before
+rewritten. For N snapshots of M pages it times, interleaved, best of three:
+  ksmscan SNAP...                 the snapshots scanned as separate inputs
+  ksmscan --series SNAP...        the same, replayed through ksmd
+with ksmd set to one wake-up per full scan and one scan per snapshot
+(--pages-to-scan=M --sleep-ms=100 --interval=0.1s), so that the replay
+visits about N x M pages. The replay's cost is the difference; its pages per
+second per snapshot should stay flat as N and M grow (O(N x M)).
+Benchmarks are not tests.
+"""
+import os, random, subprocess, sys, time
+
+KSMSCAN = os.path.abspath(os.environ.get("KSMSCAN", "./ksmscan"))
+DIR = os.path.join(os.environ.get("KSMSCAN_BENCH_DIR", "/tmp/ksmscan-bench"), "series")
+PAGE = 4096
+
+
+def snapshots(m, n):
+    """Paths of n snapshots of m pages (made once)."""
+    os.makedirs(DIR, exist_ok=True)
+    paths = [os.path.join(DIR, "m%d-%d.img" % (m, k)) for k in range(n)]
+    if all(os.path.exists(p) for p in paths):
+        return paths
+    rnd = random.Random(m)
+    groups = [os.urandom(PAGE) for _ in range(max(1, m // 40))]
+    pages = []
+    for _ in range(m):
+        x = rnd.random()
+        pages.append(bytes(PAGE) if x < 0.3 else rnd.choice(groups) if x < 0.5
+                     else os.urandom(PAGE))
+    for k, path in enumerate(paths):
+        if k:
+            for i in rnd.sample(range(m), m // 20):
+                pages[i] = os.urandom(PAGE)
+        with open(path + ".tmp", "wb") as f:
+            f.write(b"".join(pages))
+        os.rename(path + ".tmp", path)
+    return paths
+
+
+def best(cmds, rounds=3):
+    times = [float("inf")] * len(cmds)
+    for _ in range(rounds):
+        for i, c in enumerate(cmds):
+            t = time.perf_counter()
+            subprocess.run(c, stdout=subprocess.DEVNULL, check=True)
+            times[i] = min(times[i], time.perf_counter() - t)
+    return times
+
+
+def main():
+    print("series: N snapshots of M pages, the replay's cost "
+          "(ksmscan --series less the plain scan of the same files)")
+    print("%8s %4s %10s %10s %10s %16s" % ("M pages", "N", "scan s", "series s",
+                                            "replay s", "snapshot pages/s"))
+    for m, n in ((16384, 2), (16384, 4), (16384, 8), (32768, 4), (65536, 4)):
+        paths = snapshots(m, n)
+        ksmd = ["--pages-to-scan=%d" % m, "--sleep-ms=100", "--interval=0.1s"]
+        plain, series = best([[KSMSCAN] + paths,
+                              [KSMSCAN, "--series", "-r", "timeline"] + ksmd + paths])
+        replay = max(series - plain, 1e-9)
+        print("%8d %4d %10.3f %10.3f %10.3f %15.2fM" % (
+            m, n, plain, series, replay, m * n / replay / 1e6))
+    print("(snapshot pages replayed per second, N x M / replay s: flat down the "
+          "column when the replay is linear in N and M)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
