@@ -5,11 +5,14 @@
  * each input, the histogram as bars (pages per bucket of sharing, on a log
  * scale) and an address map (the input's pages in scan order, each column of
  * the strip coloured by how many of its pages are zero, copies of a content
- * seen earlier in the input, or other). Every bar and map column carries its
- * figures as data-* attributes, so that tests and scripts can read them.
+ * seen earlier in the input, or other). A series (--series) adds its
+ * timeline: ksmd's counters over time as curves, and shows its last
+ * snapshot. Every bar, map column and curve point carries its figures as
+ * data-* attributes, so that tests and scripts can read them.
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,7 @@
 #define MAP_COLS 720		/* columns of an address map */
 #define BUCKET_PAGES 64		/* pages counted together before drawing */
 #define BAR_H 120		/* the tallest histogram bar */
+#define CURVE_H 160		/* the timeline's height */
 
 /* Pages of one bucket of an input's address map. */
 struct cell3 {
@@ -43,6 +47,8 @@ struct svg_sink {
 	struct picture *pics;
 	size_t npics;
 	struct picture cur;		/* the input being read */
+	struct timeline_row *rows;	/* a series' timeline, or NULL */
+	size_t nrows;
 };
 
 static void svg_page(struct sink *sk, const struct page_event *pg)
@@ -74,6 +80,15 @@ static void svg_scope(struct sink *sk, const struct scope *sc)
 	s->pics = xreallocarray(s->pics, s->npics + 1, sizeof(*s->pics));
 	s->pics[s->npics++] = s->cur;
 	memset(&s->cur, 0, sizeof(s->cur));
+}
+
+static void svg_series(struct sink *sk, const struct series_result *r)
+{
+	struct svg_sink *s = (struct svg_sink *)sk;
+
+	s->rows = xcalloc(r->nrows, sizeof(*s->rows));
+	memcpy(s->rows, r->rows, r->nrows * sizeof(*s->rows));
+	s->nrows = r->nrows;
 }
 
 /* Text in SVG: &, < and > escaped, controls as '?'. */
@@ -157,6 +172,59 @@ static int svg_map(FILE *f, const struct picture *p, int y)
 	return y + 60;
 }
 
+/* One counter of the timeline as a polyline, a point per full scan. */
+static void svg_curve(FILE *f, const struct svg_sink *s, size_t field,
+		      const char *name, const char *colour, double top, int y)
+{
+	double end = s->rows[s->nrows - 1].seconds;
+
+	fprintf(f, "<polyline class=\"curve\" data-counter=\"%s\" fill=\"none\" "
+		"stroke=\"%s\" stroke-width=\"1.5\" points=\"", name, colour);
+	for (size_t i = 0; i < s->nrows; i++) {
+		const uint64_t *v = (const uint64_t *)((const char *)&s->rows[i] + field);
+
+		fprintf(f, "%s%.1f,%.1f", i ? " " : "",
+			60 + (end > 0 ? 680.0 * s->rows[i].seconds / end : 0),
+			y + CURVE_H - CURVE_H * (double)*v / top);
+	}
+	fputs("\"/>\n", f);
+}
+
+/* The timeline: ksmd's counters after each full scan, over time. */
+static int svg_timeline(FILE *f, const struct svg_sink *s, int y)
+{
+	static const struct { size_t off; const char *name, *colour; } c[] = {
+		{ offsetof(struct timeline_row, pages_sharing), "pages_sharing", "#2ca02c" },
+		{ offsetof(struct timeline_row, pages_shared), "pages_shared", "#1f77b4" },
+		{ offsetof(struct timeline_row, pages_unshared), "pages_unshared", "#ff7f0e" },
+		{ offsetof(struct timeline_row, pages_volatile), "pages_volatile", "#d62728" },
+	};
+	double top = 1;
+
+	for (size_t i = 0; i < s->nrows; i++)
+		for (size_t k = 0; k < 4; k++) {
+			const uint64_t *v = (const uint64_t *)
+				((const char *)&s->rows[i] + c[k].off);
+
+			top = (double)*v > top ? (double)*v : top;
+		}
+	fprintf(f, "<g class=\"timeline\"><text x=\"20\" y=\"%d\" class=\"title\">"
+		"ksmd over time: %zu full scans in %.0f s</text>\n", y + 16, s->nrows,
+		s->rows[s->nrows - 1].seconds);
+	y += 30;
+	for (size_t k = 0; k < 4; k++) {
+		svg_curve(f, s, c[k].off, c[k].name, c[k].colour, top, y);
+		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"tick\" fill=\"%s\">%s"
+			"</text>\n", 60 + 170 * (int)k, y + CURVE_H + 28, c[k].colour,
+			c[k].name);
+	}
+	fprintf(f, "<text x=\"20\" y=\"%d\" class=\"tick\">%.0f</text>"
+		"<text x=\"20\" y=\"%d\" class=\"tick\">0</text>"
+		"<text x=\"720\" y=\"%d\" class=\"tick\">%.0f s</text></g>\n",
+		y + 8, top, y + CURVE_H, y + CURVE_H + 14, s->rows[s->nrows - 1].seconds);
+	return y + CURVE_H + 44;
+}
+
 void svg_bar_add(struct svg_bars *bars, const char *input, const char *label,
 		 uint64_t bytes)
 {
@@ -212,7 +280,10 @@ static int svg_extra(const struct svg_bars *bars)
 static void svg_print(struct sink *sk)
 {
 	struct svg_sink *s = (struct svg_sink *)sk;
-	int height = 30 + (int)s->npics * 330 + 16 * svg_extra(s->rs->bars), y = 10;
+	/* A series shows its last snapshot only. */
+	size_t first = s->rows && s->npics ? s->npics - 1 : 0;
+	int height = 30 + (int)(s->npics - first) * 330 +
+		     16 * svg_extra(s->rs->bars) + (s->rows ? CURVE_H + 80 : 0), y = 10;
 	FILE *f = fopen(s->rs->svg, "w");
 
 	if (!f) {
@@ -226,7 +297,9 @@ static void svg_print(struct sink *sk)
 		"12px}.title{font-size:15px;font-weight:bold}.tick{font-size:10px}"
 		"</style>\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
 		WIDTH, height, WIDTH, height);
-	for (size_t i = 0; i < s->npics; i++) {
+	if (s->rows && s->nrows)
+		y = svg_timeline(f, s, y);
+	for (size_t i = first; i < s->npics; i++) {
 		const struct picture *p = &s->pics[i];
 		char a[32], b[32];
 
@@ -259,12 +332,14 @@ static void svg_free(struct sink *sk)
 	}
 	free(s->cur.map);
 	free(s->pics);
+	free(s->rows);
 	free(s);
 }
 
 static const struct sink_ops svg_ops = {
-	.needs = SINK_PAGES,
-	.page = svg_page, .scope = svg_scope, .print = svg_print, .free = svg_free,
+	.needs = SINK_PAGES | SINK_SNAPSHOTS,
+	.page = svg_page, .scope = svg_scope, .series = svg_series,
+	.print = svg_print, .free = svg_free,
 };
 
 struct sink *svg_create(const struct report_setup *rs)

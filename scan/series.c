@@ -329,11 +329,14 @@ int series_run(const struct scan_config *cfg)
 
 	sinks[sub.nsinks = 0] = &c.sink;
 	sub.nsinks++;
-	for (size_t i = 0; i < cfg->nsinks; i++)
-		if (cfg->sinks[i]->ops->series)
+	for (size_t i = 0; i < cfg->nsinks; i++) {
+		const struct sink_ops *ops = cfg->sinks[i]->ops;
+
+		if (ops->series)
 			c.to[c.nto++] = cfg->sinks[i];
-		else
+		if (!ops->series || (ops->needs & SINK_SNAPSHOTS))
 			sinks[sub.nsinks++] = cfg->sinks[i];
+	}
 	sub.sinks = sinks;
 	sub.series = NULL;
 	status = scan_run(&sub);

@@ -23,6 +23,8 @@ enum {
 	SINK_KEPT = 1 << 1,	/* page_event.kept readable during page() (the
 				 * spool is written before each call: slower) */
 	SINK_GROUPS = 1 << 2,	/* scope() for each --group as well, after "*" */
+	SINK_SNAPSHOTS = 1 << 3,	/* with --series, the snapshots as inputs
+					 * too (page(), scope()), not only series() */
 };
 
 /* One page as the engine counted it. */

@@ -398,5 +398,39 @@ def missing_snapshot():
           repr(rows))
 
 
+@test("cli")
+def svg_timeline():
+    """--svg draws the timeline: one point per full scan, at its seconds and
+    counters (the picture's scale), and renders in rsvg-convert if present."""
+    import shutil
+    import xml.etree.ElementTree as ET
+    snap = tmp("svg.raw")
+    write_raw(snap, static_pages(random.Random(17)))
+    svg = tmp("series.svg")
+    r = run(["--series", snap, snap, "--interval=1s", "--csv", "-r", "timeline",
+             "--svg", svg])
+    rows = parse_csv(r, "svg timeline", TIMELINE) if r.rc == 0 else None
+    if not check(rows, "--series --svg: exit 0 and a timeline", r.brief()):
+        return
+    ns = "{http://www.w3.org/2000/svg}"
+    curves = {e.get("data-counter"): e for e in ET.parse(svg).iter(ns + "polyline")}
+    eq(sorted(curves), ["pages_shared", "pages_sharing", "pages_unshared",
+                        "pages_volatile"], "four curves")
+    end = float(rows[-1]["seconds"])
+    top = max(as_int(r[k]) for r in rows for k in ("pages_shared", "pages_sharing",
+                                                    "pages_unshared", "pages_volatile"))
+    for name, e in curves.items():
+        pts = [tuple(map(float, p.split(","))) for p in e.get("points").split()]
+        exp = [(round(60 + 680 * float(r["seconds"]) / end, 1),
+                round(30 + 10 + 160 - 160 * as_int(r[name]) / top, 1)) for r in rows]
+        eq(pts, exp, "%s: a point per scan at (seconds, value)" % name)
+    if shutil.which("rsvg-convert"):
+        import subprocess
+        p = subprocess.run(["rsvg-convert", svg, "-o", tmp("series.png")],
+                           capture_output=True)
+        check(p.returncode == 0 and os.path.getsize(tmp("series.png")) > 1000,
+              "rsvg-convert renders the series' picture", p.stderr.decode()[:200])
+
+
 if __name__ == "__main__":
     sys.exit(run_suite("ksmscan-series-"))
