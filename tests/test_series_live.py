@@ -32,8 +32,11 @@ import csv
 import io
 import os
 import random
+import shutil
+import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -46,6 +49,8 @@ SCANS = 8                # full scans compared one by one
 SLEEP_MS = 250           # ksmd's sleep: the test reads the counters meanwhile
 PAGES_TO_SCAN = 10000    # larger than the mapping: one wake-up, one full scan
 CHANGE_SNAPS = 16        # snapshots of the changing memory
+PAGES_TO_SCAN_GUEST = 100000     # more than the guest's 36896 pages
+TMP = tempfile.mkdtemp(prefix="ksmscan-series-live-")
 COUNTERS = ("pages_shared", "pages_sharing", "pages_unshared", "pages_volatile",
             "pages_skipped", "ksm_zero_pages", "general_profit")
 
@@ -202,6 +207,99 @@ def changing_phase(ks, cmd, layout, rng):
         tk.stop_child(child)
 
 
+# A child that holds pages and, on each command from its standard input (a
+# 4-byte count, then per page a 4-byte index and 4096 bytes), writes them;
+# it answers "ok" when they are written.
+WRITER = tk.CHILD.replace('sys.stdin.buffer.read()                 # until the test closes our stdin', '''
+import struct
+while True:
+    head = sys.stdin.buffer.read(4)
+    if len(head) < 4:
+        break
+    for _ in range(struct.unpack("<I", head)[0]):
+        i = struct.unpack("<I", sys.stdin.buffer.read(4))[0]
+        page = sys.stdin.buffer.read(4096)
+        if page == zero:
+            m[i * 4096] = 1
+        m[i * 4096:(i + 1) * 4096] = page
+    sys.stdout.write("ok\\n")
+    sys.stdout.flush()
+''')
+
+
+def guest_layout(rng):
+    """The fixture guest's pages, and a tenth of them changed (a byte flipped)."""
+    import zstandard
+    import test_series
+    from ksmtest import fixture
+    elf = zstandard.ZstdDecompressor().stream_reader(
+        open(fixture("guest-b.elf.zst"), "rb")).read()
+    pages = [p for _, p in sorted(test_series.elf_pages(elf).items())]
+    changed = {}
+    for i in rng.sample(range(len(pages)), len(pages) // 10):
+        k = rng.randrange(tk.PAGE)
+        p = bytearray(pages[i])
+        p[k] ^= 0xff
+        changed[i] = bytes(p)
+    return pages, changed
+
+
+def write_raw(path, pages):
+    with open(path, "wb") as f:
+        f.write(b"".join(pages))
+
+
+def guest_phase(ks, cmd, pages, changed, smart, before=4, after=6):
+    """The guest, then the guest with 10% changed between two full scans."""
+    label = "guest +10%%, smart_scan=%d" % smart
+    ksm_setup(ks, smart, 0)
+    second = list(pages)
+    for i, p in changed.items():
+        second[i] = p
+    snaps = [os.path.join(TMP, "guest-%d.raw" % k) for k in (1, 2)]
+    write_raw(snaps[0], pages)
+    write_raw(snaps[1], second)
+    # One wake-up per full scan: scan k runs at (k - 1) x sleep, so the second
+    # snapshot holds from scan before + 1 on.
+    args = cmd + ["--series", "--interval=%gs" % (before * SLEEP_MS / 1000.0),
+                  "-m", str(tk.M), "--pages-to-scan=%d" % PAGES_TO_SCAN_GUEST,
+                  "--sleep-ms=%d" % SLEEP_MS, "--smart-scan=%d" % smart,
+                  "--scans=%d" % (before + after), "-r", "timeline", "--csv"] + snaps
+    r = subprocess.run(args, capture_output=True, timeout=tk.TIMEOUT + 60)
+    if not check(r.returncode == 0, "%s: ksmscan exits 0" % label, r.stderr.decode()[-300:]):
+        return
+    model = [{k: int(v) for k, v in row.items() if k in COUNTERS}
+             for row in csv.DictReader(io.StringIO(r.stdout.decode(), newline=""))]
+    ks.set("pages_to_scan", PAGES_TO_SCAN_GUEST)
+    child = subprocess.Popen([sys.executable, "-c", WRITER, str(len(pages))],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        child.stdin.write(b"".join(pages))
+        child.stdin.flush()
+        int(child.stdout.readline())
+        skipped0 = tk.kread("pages_skipped")
+        ks.set("run", 1)
+        kernel = kernel_scans(before, skipped0)
+        ks.set("run", 0)                 # between two scans: ksmd waits
+        if tk.kread("full_scans") != before:
+            raise RuntimeError("ksmd went on past scan %d" % before)
+        child.stdin.write(struct.pack("<I", len(changed)) + b"".join(
+            struct.pack("<I", i) + p for i, p in sorted(changed.items())))
+        child.stdin.flush()
+        check(child.stdout.readline() == b"ok\n", "%s: the child wrote" % label)
+        ks.set("run", 1)
+        kernel += kernel_scans(after, skipped0)
+    finally:
+        tk.stop_child(child)
+    eq(len(kernel), before + after, "%s: the kernel made %d full scans"
+       % (label, before + after))
+    for i, (k, m) in enumerate(zip(kernel, model)):
+        info("%s scan %d: kernel %r, replay %r" % (label, i + 1, k, m))
+        for name in COUNTERS:
+            eq(m[name], k[name], "%s: scan %d: %s" % (label, i + 1, name),
+               "kernel %r; replay %r" % (k, m))
+
+
 def main():
     try:
         tk.preflight()
@@ -221,6 +319,9 @@ def main():
                 for z in (0, 1):
                     static_phase(ks, cmd, layout, smart, z)
             changing_phase(ks, cmd, layout, rng)
+            pages, changed = guest_layout(rng)
+            for smart in (0, 1):
+                guest_phase(ks, cmd, pages, changed, smart)
         except Skip as e:
             skip(str(e))
         except (OSError, RuntimeError, subprocess.TimeoutExpired) as e:
@@ -231,6 +332,7 @@ def main():
     eq(tk.counters(), {k: 0 for k in tk.counters()}, "no KSM pages left after the test")
     if tk.STATE["failed"]:
         print("(seed %d)" % seed)
+    shutil.rmtree(TMP, ignore_errors=True)
     finish()
 
 
