@@ -11,7 +11,9 @@ _ksmscan_names()
 	-f|--format) echo auto raw elf kdump lime ;;
 	-o|--output) echo table csv json ;;
 	-r|--report) "${COMP_WORDS[0]}" --help 2>/dev/null |
-		sed -n 's/^  -r, --report=LIST *//p' | tr -d ',' ;;
+		sed -n '/^  -r, --report=LIST/,/(default/{s/^  -r, --report=LIST//;/(default/d;p}' |
+		tr -d ',' ;;
+	--smart-scan) echo 0 1 ;;
 	esac
 }
 
@@ -26,7 +28,7 @@ _ksmscan()
 		cur=${cur#*=}
 	fi
 	case $opt in
-	-a|--algo|-c|--compress|-f|--format|-o|--output|-r|--report)
+	-a|--algo|-c|--compress|-f|--format|-o|--output|-r|--report|--smart-scan)
 		names=$(_ksmscan_names "$opt")
 		# In a comma list, complete the last name.
 		head=
@@ -36,7 +38,8 @@ _ksmscan()
 	-p|--pid)
 		COMPREPLY=($(compgen -W "$(cd /proc && echo [0-9]*)" -- "$cur"))
 		return ;;
-	-j|--threads|-m|--max-page-sharing|--top|--range|--label)
+	-j|--threads|-m|--max-page-sharing|--top|--range|--label|--interval|\
+	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then
