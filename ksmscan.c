@@ -788,6 +788,19 @@ static int run_scan(struct prefs *p, const struct writer *w)
 	return status | failed;
 }
 
+/* Free what the command line allocated. */
+static void prefs_free(struct prefs *p)
+{
+	for (size_t i = 0; i < p->ninputs; i++)
+		if (!p->inputs[i].path)
+			free((char *)p->inputs[i].name);
+	free(p->inputs);
+	for (size_t g = 0; g < p->cfg.ngroups; g++)
+		group_free((struct group *)&p->cfg.groups[g]);
+	free((void *)p->cfg.groups);
+	free(p->groups);
+}
+
 int main(int argc, char **argv)
 {
 	struct prefs p = {
@@ -859,13 +872,6 @@ int main(int argc, char **argv)
 	}
 	if (output_close() < 0)
 		status = EXIT_INPUT;
-	for (size_t i = 0; i < p.ninputs; i++)
-		if (!p.inputs[i].path)
-			free((char *)p.inputs[i].name);
-	free(p.inputs);
-	for (size_t g = 0; g < p.cfg.ngroups; g++)
-		group_free((struct group *)&p.cfg.groups[g]);
-	free((void *)p.cfg.groups);
-	free(p.groups);
+	prefs_free(&p);
 	return status;
 }

@@ -24,14 +24,13 @@ import math
 import os
 import random
 import re
-import shlex
 import shutil
 import struct
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import (as_int, parse_csv, undigest, ALGOS, BITS, KSMSCAN, M32, ORACLE, PAGE, STATE, SUMMARY_COLS, ZERO,
+from ksmtest import (Run, as_int, parse_csv, undigest, ALGOS, BITS, KSMSCAN, M32, ORACLE, PAGE, STATE, SUMMARY_COLS, ZERO,
                      Skip, _jmix, check, crc32c_kernel, eq, fixture, hexdigest, jhash2_init,
                      ksm_group, run_suite, skip, test, tmp)  # noqa: E402
 import xxhash  # noqa: E402  (after ksmtest, which says what to install when it is missing)
@@ -98,15 +97,6 @@ def write_image(name, pages, tail=b""):
             f.write(p)
         f.write(tail)
     return path
-
-
-class Run:
-    def __init__(self, args, rc, out, err):
-        self.args, self.rc, self.out, self.err = args, rc, out, err
-        self.cmd = " ".join(shlex.quote(a) for a in args)
-
-    def brief(self):
-        return "`%s` rc=%r stderr=%r" % (self.cmd, self.rc, self.err[-600:])
 
 
 def run(args, input=None, stdin=None, stdout=None, cwd=None):
