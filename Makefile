@@ -141,7 +141,8 @@ FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -pthread \
               -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZ_LIB_SRCS = $(filter-out ksmscan.c,$(SRCS))
 FUZZ_OBJS = $(FUZZ_LIB_SRCS:%.c=build-fuzz/%.o)
-FUZZERS = fuzz_elf fuzz_kdump fuzz_lime fuzz_qemu fuzz_auto fuzz_stream fuzz_maps fuzz_options
+FUZZERS = fuzz_elf fuzz_kdump fuzz_lime fuzz_qemu fuzz_auto fuzz_stream fuzz_maps fuzz_options \
+          fuzz_replay
 FUZZ_DUMP_elf = -DFUZZ_FORMAT='"elf"'
 FUZZ_DUMP_kdump = -DFUZZ_FORMAT='"kdump"'
 FUZZ_DUMP_lime = -DFUZZ_FORMAT='"lime"'
@@ -157,6 +158,9 @@ build-fuzz/fuzz_maps: fuzz/fuzz_maps.c $(filter-out build-fuzz/dump/proc.o,$(FUZ
 	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz $(LAYER_LIBS) -lm
 
 build-fuzz/fuzz_options: fuzz/fuzz_options.c $(FUZZ_OBJS)
+	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz $(LAYER_LIBS) -lm
+
+build-fuzz/fuzz_replay: fuzz/fuzz_replay.c $(FUZZ_OBJS)
 	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz $(LAYER_LIBS) -lm
 
 fuzz-build: $(FUZZERS:%=build-fuzz/%)

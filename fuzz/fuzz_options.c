@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer harness for the parsers of command-line values: sizes and
- * addresses (parse_u64), --range (parse_range) and algorithm names
- * (hash_lookup), on arbitrary text.
+ * addresses (parse_u64), --range (parse_range), durations (parse_duration)
+ * and algorithm names (hash_lookup), on arbitrary text.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,6 +25,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();	/* a plain decimal must read as itself */
 	if (parse_range(s, &a, &b) == 0 && a >= b)
 		abort();	/* a range that parses is never empty */
+	double d;
+
+	if (parse_duration(s, &d) == 0 && !(d >= 0 && d <= 3600e9))
+		abort();	/* a duration is finite and not negative */
 	/* Every comma-separated name either is in the table or is not. */
 	for (const char *p = s; *p;) {
 		size_t len = strcspn(p, ",");

@@ -70,7 +70,12 @@ def seeds():
                         "image.raw": raw, "flattened.kdump": flat, "ram.qemu.xz":
                         lzma.compress(qemu), **layers},
         "fuzz_maps": {"maps": maps},
-        "fuzz_options": {"range": b"0x1000-4K", "algos": b"xxhash,crc32c,xxh3", "size": b"12G"},
+        "fuzz_options": {"range": b"0x1000-4K", "algos": b"xxhash,crc32c,xxh3", "size": b"12G",
+                         "duration": b"0.25s"},
+        # 32 addresses, 3 snapshots: duplicates, zero pages, pages that change
+        # and go; ksmd with a small batch, smart_scan, use_zero_pages, M = 3.
+        "fuzz_replay": {"series": bytes([31, 2, 9, 20, 3, 1, 24, 99]) + bytes(
+            (i * 7 + s * (i % 3 == 0)) % 9 for s in range(3) for i in range(32))},
     }
 
 

@@ -82,6 +82,7 @@ struct replay {
 	uint64_t shared, sharing, unshared, rmap_items, skipped, zero;
 	uint64_t visited, hashed, memcmp_bytes;	/* in the current scan */
 	size_t settling;	/* scans after the series' time */
+	int cut;		/* stopped at a limit */
 };
 
 /* remove_rmap_item_from_tree(): the address leaves whichever tree holds it. */
@@ -482,8 +483,9 @@ static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 
 	if (r->p->scans)
 		return n >= r->p->scans;
-	if (n >= REPLAY_SCANS_MAX)
-		return 1;
+	if (n >= REPLAY_SCANS_MAX ||
+	    (uint64_t)n * (r->sr->nslots + 1) >= REPLAY_WORK_MAX)
+		return r->cut = 1;
 	if (rows[n - 1].seconds < end)
 		return 0;
 	return (n >= 2 && same(&rows[n - 1], &rows[n - 2])) ||
@@ -491,7 +493,7 @@ static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 }
 
 size_t replay_run(const struct series *sr, const struct replay_params *p,
-		  struct timeline_row **rows)
+		  struct timeline_row **rows, int *cut)
 {
 	struct replay r = { .sr = sr, .p = p, .budget = p->pages_to_scan };
 	size_t n = 0, cap = 16;
@@ -517,5 +519,6 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 	free(r.udead);
 	rb_free(&r.stable);
 	rb_free(&r.unstable);
+	*cut = r.cut;
 	return n;
 }

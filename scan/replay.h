@@ -60,6 +60,9 @@ struct replay_params {
  * to settle; and at most REPLAY_SCANS_MAX scans in all (without --scans). */
 #define REPLAY_SETTLE_MAX 1000
 #define REPLAY_SCANS_MAX 1000000
+/* And without --scans, at most this many addresses visited or passed over
+ * (full scans times addresses): about a minute of replay. */
+#define REPLAY_WORK_MAX (UINT64_C(1) << 31)
 
 /* /sys/kernel/mm/ksm at the end of one full scan. */
 struct timeline_row {
@@ -86,10 +89,12 @@ struct timeline_row {
  * @sr: the series
  * @p: the settings
  * @rows: set to the full scans' rows (free() them)
+ * @cut: set to 1 if the replay stopped at REPLAY_SCANS_MAX or
+ *	REPLAY_WORK_MAX before its end, else 0
  *
  * Return: the number of rows.
  */
 size_t replay_run(const struct series *sr, const struct replay_params *p,
-		  struct timeline_row **rows);
+		  struct timeline_row **rows, int *cut);
 
 #endif

@@ -127,7 +127,8 @@ static struct snapshot snap_sparse(struct snap *s, const uint64_t *addr)
 				xcalloc(s->n + 1, sizeof(uint32_t)) };
 	size_t j = 0;
 
-	qsort(s->p, s->n, sizeof(*s->p), ref_cmp);
+	if (s->n)	/* an unread snapshot has no page list at all */
+		qsort(s->p, s->n, sizeof(*s->p), ref_cmp);
 	for (size_t i = 0; i < s->n; i++) {
 		if (i && s->p[i].addr == s->p[i - 1].addr)
 			continue;
@@ -254,6 +255,7 @@ static void collect_finish(struct collect *c)
 			     c->zero_sum, content_bytes, c->ix };
 	struct timeline_row *rows;
 	size_t nrows;
+	int cut;
 
 	for (size_t s = 0; s < ns; s++)
 		snaps[s] = snap_sparse(&c->snaps[s], addr);
@@ -262,7 +264,12 @@ static void collect_finish(struct collect *c)
 		vol[s - 1].from = s;
 		vol[s - 1].to = s + 1;
 	}
-	nrows = replay_run(&sr, &rp, &rows);
+	nrows = replay_run(&sr, &rp, &rows, &cut);
+	if (cut)
+		warn("%s: the replay stopped after %zu full scans (%.0f s), before "
+		     "the series' end: give --scans, or more --pages-to-scan or "
+		     "--sleep-ms", c->cfg->inputs[0].name, nrows,
+		     rows[nrows - 1].seconds);
 	struct scope sc = last_scope(c, &rows[nrows - 1]);
 	struct series_result res = { sc.name, &sc, rows, nrows, vol, ns - 1, ns,
 				     series_seconds_to_90(rows, nrows), &rp };
