@@ -432,5 +432,43 @@ def svg_timeline():
               "rsvg-convert renders the series' picture", p.stderr.decode()[:200])
 
 
+@test("cli")
+def process_exits():
+    """-p PID --count: a process that exits before the last snapshot."""
+    import subprocess
+    child = subprocess.Popen([sys.executable, "-c", "import time; print(1, flush=True); "
+                              "time.sleep(0.75)"], stdout=subprocess.PIPE)
+    child.stdout.readline()                 # started: its memory is set up
+    try:
+        r = run(["-p", str(child.pid), "--count=4", "--interval=0.5s", "--csv",
+                 "-r", "volatility"])
+    finally:
+        child.wait()
+    eq(r.rc, 1, "a process gone before its last snapshot: exit status 1")
+    lines = r.err.strip().splitlines()
+    check(lines and all(l.startswith("ksmscan: pid:%d: " % child.pid) for l in lines),
+          "each unread snapshot is one line naming the process", r.err)
+    rows = parse_csv(r, "process exits", VOLATILITY) if r.out else None
+    if check(rows and len(rows) == 3, "three pairs of snapshots", repr(rows)):
+        first = ints(rows[0], VOLATILITY[3:])
+        check(first["pages"] > 0 and first["unchanged_pages"] == first["pages"],
+              "two snapshots of a sleeping process are alike", repr(first))
+        eq(ints(rows[1], ["pages", "gone_pages"]),
+           {"pages": 0, "gone_pages": first["pages"]}, "then its pages are gone")
+
+
+@test("static")
+def threads_invariant():
+    """The replay does not depend on -j (ksmd_cpu_percent is a measurement)."""
+    guest = fixture("guest-b.elf.zst")
+    out = []
+    for j in ("1", "2", "5"):
+        rows = csv_rows(["--series", guest, guest, "--interval=20s", "-j", j,
+                         "-r", "timeline"], "-j %s" % j, TIMELINE)
+        out.append([{k: v for k, v in r.items() if k != "ksmd_cpu_percent"}
+                    for r in rows or []])
+    check(out[0] and out[0] == out[1] == out[2], "-j 1, 2 and 5: the same timeline")
+
+
 if __name__ == "__main__":
     sys.exit(run_suite("ksmscan-series-"))
