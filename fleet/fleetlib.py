@@ -15,11 +15,9 @@ one row per pair of hosts; from sketches, the pairs are a Dask bag.
 """
 import argparse
 import csv
-import io
 import logging
 import math
 import os
-import re
 import sys
 
 import numpy as np
@@ -444,6 +442,21 @@ def run(a):
     write(cols, rows, a.csv, note)
 
 
+def run_here_if_lost(a):
+    """run(a); if the cluster itself fails (a worker lost a task's input under
+    load: distributed raises KeyError or CancelledError, not the export's
+    error), compute again in this process, where an export's error is the one
+    raised."""
+    import dask
+    try:
+        run(a)
+    except (Failure, ValueError, OSError, pd.errors.ParserError):
+        raise
+    except Exception:  # the cluster's, not the data's: the answer is the same
+        with dask.config.set(scheduler="synchronous"):
+            run(a)
+
+
 def main(argv=None):
     client = cluster = None
     try:
@@ -453,7 +466,7 @@ def main(argv=None):
                 raise Failure("%s: %s" % (p, "no such file" if not os.path.exists(p)
                                           else "not a regular file"), 1)
         client, cluster = start_client(a)
-        run(a)
+        run_here_if_lost(a)
         sys.stdout.flush()
         return 0
     except Failure as e:

@@ -571,6 +571,34 @@ def fleet_sketch_bounds():
 
 
 @test("fleet")
+def fleet_cluster_lost():
+    """When the cluster itself fails (distributed's KeyError for a task input a
+    worker lost under load), ksmfleet computes again in its own process and
+    answers as before: run() is made to fail once here."""
+    sys.path.insert(0, os.path.join(ROOT, "fleet"))
+    import dask
+    import fleetlib
+    calls = []
+
+    def flaky(a):
+        calls.append(dask.config.get("scheduler", None))
+        if len(calls) == 1:
+            raise KeyError("('concat-5e84789b', 0)")
+    real, fleetlib.run = fleetlib.run, flaky
+    try:
+        fleetlib.run_here_if_lost(None)
+        eq(calls, [None, "synchronous"], "a lost cluster: computed again, here")
+        fleetlib.run = lambda a: (_ for _ in ()).throw(ValueError("bad.csv: digest"))
+        try:
+            fleetlib.run_here_if_lost(None)
+            check(False, "an export's error is not retried")
+        except ValueError as e:
+            eq(str(e), "bad.csv: digest", "an export's error goes to the user as it is")
+    finally:
+        fleetlib.run = real
+
+
+@test("fleet")
 def fleet_errors():
     good = exports([write_input("g.raw", [page("g", 0)] * 2)])[0]
     cases = {
