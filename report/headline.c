@@ -165,14 +165,22 @@ static void over_time(const struct writer *w, const struct scope_copy *in,
 {
 	char t[512];
 
-	snprintf(t, sizeof(t), "%s: a series of %zu %s %gs apart, replayed "
-		 "through ksmd (%llu pages every %llu ms, smart_scan %d): the "
-		 "figures are those after its full scan %zu, at %.0f s; 90%% of "
-		 "its pages_sharing had come after %.0f s.", in->name, in->nsnaps,
-		 plural(in->nsnaps, "snapshot", "snapshots"), sp->interval,
+	char when[96] = "; nothing was shared by then", series[64];
+
+	if (in->f.pages_sharing)
+		snprintf(when, sizeof(when), "; 90%% of its pages_sharing had come "
+			 "after %.0f s", in->seconds_to_90);
+	if (in->nsnaps > 1)
+		snprintf(series, sizeof(series), "a series of %zu snapshots %gs "
+			 "apart", in->nsnaps, sp->interval);
+	else
+		snprintf(series, sizeof(series), "one snapshot");
+	snprintf(t, sizeof(t), "%s: %s, replayed through ksmd (%llu pages every "
+		 "%llu ms, smart_scan %d): the figures are those after its full "
+		 "scan %zu, at %.0f s%s.", in->name, series,
 		 (unsigned long long)sp->pages_to_scan,
 		 (unsigned long long)sp->sleep_ms, sp->smart_scan, in->scans,
-		 in->seconds, in->seconds_to_90);
+		 in->seconds, when);
 	w->note(t);
 }
 

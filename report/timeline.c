@@ -117,12 +117,17 @@ static void timeline_sentences(const struct timeline *t, const struct writer *w)
 	char text[256];
 
 	curve(t, w);
+	char when[64] = "";
+
+	if (last->pages_sharing)
+		snprintf(when, sizeof(when), "; 90%% of that came in %.0f s",
+			 t->to_90);
 	snprintf(text, sizeof(text), "After %llu full scans (%.0f s of ksmd at %llu "
-		 "pages every %llu ms), pages_sharing is %llu; 90%% of that came "
-		 "in %.0f s.", (unsigned long long)last->scan,
-		 last->seconds, (unsigned long long)t->params.pages_to_scan,
+		 "pages every %llu ms), pages_sharing is %llu%s.",
+		 (unsigned long long)last->scan, last->seconds,
+		 (unsigned long long)t->params.pages_to_scan,
 		 (unsigned long long)t->params.sleep_ms,
-		 (unsigned long long)last->pages_sharing, t->to_90);
+		 (unsigned long long)last->pages_sharing, when);
 	w->note(text);
 }
 

@@ -199,11 +199,13 @@ static struct volatility_row differ(const struct snapshot *a,
 double series_seconds_to_90(const struct timeline_row *rows, size_t n)
 {
 	uint64_t last = rows[n - 1].pages_sharing;
+	size_t i = 0;
 
-	for (size_t i = 0; i < n; i++)
-		if ((double)rows[i].pages_sharing >= 0.9 * (double)last)
-			return rows[i].seconds;
-	return rows[n - 1].seconds;
+	if (!last)
+		return 0.0;	/* nothing to reach */
+	while ((double)rows[i].pages_sharing < 0.9 * (double)last)
+		i++;		/* the last row ends the loop */
+	return rows[i].seconds;
 }
 
 /* The replay's settings from the command line's, with this machine's costs. */

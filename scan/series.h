@@ -62,7 +62,7 @@ int series_run(const struct scan_config *cfg);
  * @rows: the timeline
  * @n: its rows, at least 1
  *
- * Return: the seconds of the first such row.
+ * Return: the seconds of the first such row; 0 if the last value is 0.
  */
 double series_seconds_to_90(const struct timeline_row *rows, size_t n);
 
