@@ -307,6 +307,12 @@ def seconds_to_90():
         eq(float(sm[0]["seconds_to_90_percent"]), first,
            "seconds_to_90_percent: the first scan with 90% of the last pages_sharing")
         eq(as_int(sm[0]["pages_sharing"]), last, "the summary has the last scan's figures")
+    unique = tmp("unique.raw")
+    write_raw(unique, [random.Random(18).randbytes(PAGE) for _ in range(5)])
+    sm = csv_rows(["--series", unique, "-r", "summary"], "nothing shared", ["input"])
+    if sm:
+        eq((as_int(sm[0]["pages_sharing"]), float(sm[0]["seconds_to_90_percent"])),
+           (0, 0.0), "nothing shared: seconds_to_90_percent is 0")
 
 
 # --- the command line ---------------------------------------------------------------
