@@ -308,7 +308,8 @@ def seconds_to_90():
            "seconds_to_90_percent: the first scan with 90% of the last pages_sharing")
         eq(as_int(sm[0]["pages_sharing"]), last, "the summary has the last scan's figures")
     unique = tmp("unique.raw")
-    write_raw(unique, [random.Random(18).randbytes(PAGE) for _ in range(5)])
+    rng = random.Random(18)
+    write_raw(unique, [rng.randbytes(PAGE) for _ in range(5)])
     sm = csv_rows(["--series", unique, "-r", "summary"], "nothing shared", ["input"])
     if sm:
         eq((as_int(sm[0]["pages_sharing"]), float(sm[0]["seconds_to_90_percent"])),
