@@ -20,7 +20,18 @@ static const struct column timeline_cols[] = {
 };
 
 #define NCOLS (sizeof(timeline_cols) / sizeof(timeline_cols[0]))
-/* Rows a person is shown at most (first, evenly spaced, last). */
+
+/* For people: the counters under short names, the saving in units of 1024
+ * and the time in whole seconds, within 80 columns (-l: every column). */
+static const struct column people_cols[] = {
+	{ "scan", 0, 0 }, { "seconds", 0, 0 }, { "shared", 0, 0 },
+	{ "sharing", 0, 0 }, { "unshared", 0, 0 }, { "volatile", 0, 0 },
+	{ "skipped", 0, 0 }, { "zero", 0, 0 }, { "saved", 0, 0 },
+	{ "cpu%", 0, 0 },
+};
+
+#define NPEOPLE (sizeof(people_cols) / sizeof(people_cols[0]))
+/* Rows a person is shown at most (see people_pick()). */
 #define PEOPLE_ROWS 16
 /* The curve: columns, and rows of eight levels each. */
 #define CURVE_W 60
@@ -60,6 +71,53 @@ static void timeline_row(const struct writer *w, const char *name,
 	};
 
 	w->row(row);
+}
+
+static void people_row(const struct writer *w, const struct timeline_row *r)
+{
+	struct cell row[NPEOPLE] = {
+		cell_uint(r->scan), cell_real(r->seconds, 2), cell_uint(r->pages_shared),
+		cell_uint(r->pages_sharing), cell_uint(r->pages_unshared),
+		cell_uint(r->pages_volatile), cell_uint(r->pages_skipped),
+		cell_uint(r->ksm_zero_pages),
+		cell_bytes((r->pages_sharing + r->ksm_zero_pages) * PAGE_BYTES),
+		cell_real(r->cpu_percent, 2),
+	};
+
+	w->row(row);
+}
+
+/* Whether the saving changed in scan @i (from the one before). */
+static int saving_changed(const struct timeline *t, size_t i)
+{
+	return i == 0 || t->rows[i].pages_sharing != t->rows[i - 1].pages_sharing ||
+	       t->rows[i].ksm_zero_pages != t->rows[i - 1].ksm_zero_pages;
+}
+
+/*
+ * The scans a person sees, at most PEOPLE_ROWS: the first, the last, those
+ * in which the saving changed (evenly thinned if there are too many), then
+ * evenly spaced others up to the limit. Returns how many are picked.
+ */
+static size_t people_pick(const struct timeline *t, unsigned char *pick)
+{
+	size_t n = t->nrows, changes = 0, picked = 0;
+
+	for (size_t i = 0; i < n; i++)
+		changes += saving_changed(t, i);
+	for (size_t i = 0, k = 0; i < n; i++) {
+		pick[i] = i == n - 1;
+		if (saving_changed(t, i))
+			pick[i] |= k++ % ((changes + PEOPLE_ROWS - 3) / (PEOPLE_ROWS - 2)) == 0;
+		picked += pick[i];
+	}
+	for (size_t step = n / PEOPLE_ROWS + 1, i = 0; i < n && picked < PEOPLE_ROWS;
+	     i += step)
+		if (!pick[i]) {
+			pick[i] = 1;
+			picked++;
+		}
+	return picked;
 }
 
 /* pages_sharing at time @t: that of the last scan ended by then. */
@@ -122,8 +180,8 @@ static void timeline_sentences(const struct timeline *t, const struct writer *w)
 	if (last->pages_sharing)
 		snprintf(when, sizeof(when), "; 90%% of that came in %.0f s",
 			 t->to_90);
-	snprintf(text, sizeof(text), "After %llu full scans (%.0f s of ksmd at %llu "
-		 "pages every %llu ms), pages_sharing is %llu%s.",
+	snprintf(text, sizeof(text), "%s: after %llu full scans (%.0f s of ksmd at %llu "
+		 "pages every %llu ms), pages_sharing is %llu%s.", t->name,
 		 (unsigned long long)last->scan, last->seconds,
 		 (unsigned long long)t->params.pages_to_scan,
 		 (unsigned long long)t->params.sleep_ms,
@@ -136,19 +194,28 @@ static void timeline_print(struct sink *sk)
 	struct timeline *t = (struct timeline *)sk;
 	const struct writer *w = t->rs->out;
 	int people = for_people(t->rs);
-	size_t step = people && t->nrows > PEOPLE_ROWS ?
-		      (t->nrows + PEOPLE_ROWS - 2) / (PEOPLE_ROWS - 1) : 1;
+	unsigned char *pick = xcalloc(t->nrows + 1, 1);
+	size_t picked = people ? people_pick(t, pick) : t->nrows;
 
-	w->begin("timeline", timeline_cols, NCOLS, 0);
+	if (people)
+		w->begin("timeline", people_cols, NPEOPLE, 0);
+	else
+		w->begin("timeline", timeline_cols, NCOLS, 0);
 	for (size_t i = 0; i < t->nrows; i++)
-		if (i % step == 0 || i == t->nrows - 1)
+		if (people && pick[i])
+			people_row(w, &t->rows[i]);
+		else if (!people)
 			timeline_row(w, t->name, &t->rows[i]);
 	if (people && t->nrows) {
-		if (step > 1)
-			w->note("(a sample of the scans: -l or --csv shows every one)");
+		if (picked < t->nrows)
+			w->note("(some of the scans: -l or --csv shows every one)");
+		w->note("cpu%: ksmd's checksums and tree comparisons at this "
+			"machine's speed, a lower bound: ksmd also walks page "
+			"tables and remaps pages (ksmscan(1), OVER TIME).");
 		timeline_sentences(t, w);
 	}
 	w->end();
+	free(pick);
 }
 
 static void timeline_free(struct sink *sk)

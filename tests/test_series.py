@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import struct
 import sys
 
@@ -384,11 +385,16 @@ def people_table():
     check(all(len(line) <= 80 for line in r.out.splitlines() if "|" in line),
           "the curve fits 80 columns")
     r = run(["--series", snap, "--scans=40", "-r", "timeline"])
-    rows = [line.split() for line in r.out.splitlines() if line.startswith(snap)]
+    rows = [line.split() for line in r.out.splitlines()
+            if re.match(r" *\d+ +[\d.]+ +\d+ ", line)]
     check(r.rc == 0 and 2 <= len(rows) <= 16, "people see at most 16 of 40 scans",
           "%d rows" % len(rows))
-    check(rows and rows[0][1] == "1" and rows[-1][1] == "40",
+    check(rows and rows[0][0] == "1" and rows[-1][0] == "40",
           "the first and the last scan among them", repr(rows[:1] + rows[-1:]))
+    check(rows and any(row[0] == "2" for row in rows),
+          "and scan 2, in which the saving came", repr([row[0] for row in rows]))
+    check(all(len(line) <= 80 for line in r.out.splitlines()),
+          "the people's timeline fits 80 columns", r.out[:400])
     check("-l or --csv shows every one" in r.out, "and are told how to see all")
 
 
