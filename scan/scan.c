@@ -83,6 +83,7 @@ struct pool {
 struct scan {
 	const struct scan_config *cfg;
 	double t0;			/* when the run began (now_seconds()) */
+	int late_said;			/* a late snapshot was warned of */
 	unsigned needs;			/* what the sinks need: SINK_* bits */
 	struct index *ix;
 	struct figures *fig;		/* per input, then one for all inputs */
@@ -553,6 +554,25 @@ static int scan_range(struct scan *s, struct figures *f, struct dump *d,
 	return 0;
 }
 
+/*
+ * A live snapshot of a series waits for its time; the first that comes late
+ * (the reads before it took longer than the interval) is said to be, once,
+ * since the replay takes every snapshot at its time.
+ */
+static void wait_turn(struct scan *s, const struct input *in)
+{
+	double late;
+
+	if (in->at <= 0)
+		return;
+	sleep_until(s->t0 + in->at);
+	late = now_seconds() - (s->t0 + in->at);
+	if (late > 0.02 && late > 0.1 * in->at && !s->late_said++)
+		warn("%s: the snapshot due at %.3g s was taken %.3g s late: reading "
+		     "takes longer than --interval (the replay takes each snapshot "
+		     "at its time)", in->name, in->at, late);
+}
+
 /* Read input number @k to its end, or to its first error. */
 static int scan_input(struct scan *s, size_t k)
 {
@@ -572,9 +592,7 @@ static int scan_input(struct scan *s, size_t k)
 		warn("%s: exited before its turn, skipped", in->name);
 		return 0;
 	}
-	/* A snapshot of a series waits for its time (after the reads before it). */
-	if (in->at > 0)
-		sleep_until(s->t0 + in->at);
+	wait_turn(s, in);
 	d = dump_open(in, &cfg->dump);
 	s->dumps[k] = d;
 	s->input = k;

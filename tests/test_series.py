@@ -470,6 +470,30 @@ def process_exits():
            {"pages": 0, "gone_pages": first["pages"]}, "then its pages are gone")
 
 
+@test("cli")
+def late_snapshot():
+    """A snapshot that cannot be taken on time (reading 64 MiB takes longer
+    than --interval=1ms) is said to be late, once; the series goes on."""
+    import subprocess
+    child = subprocess.Popen([sys.executable, "-c", "import os, time; b = os.urandom("
+                              "64 << 20); print(1, flush=True); time.sleep(30)"],
+                             stdout=subprocess.PIPE)
+    child.stdout.readline()
+    try:
+        r = run(["-p", str(child.pid), "--count=3", "--interval=1ms", "--csv",
+                 "-r", "volatility"])
+    finally:
+        child.kill()
+        child.wait()
+    late = [l for l in r.err.splitlines() if "late" in l]
+    eq(r.rc, 0, "late snapshots: exit status 0")
+    check(len(late) == 1 and late[0].startswith("ksmscan: pid:%d: the snapshot due at "
+                                                % child.pid),
+          "one line says a snapshot was late", r.err)
+    rows = parse_csv(r, "late snapshots", VOLATILITY)
+    check(rows and len(rows) == 2 and as_int(rows[0]["pages"]) >= 16384,
+          "the series is there, 64 MiB in each snapshot", repr(rows))
+
 @test("static")
 def threads_invariant():
     """The replay does not depend on -j (ksmd_cpu_percent is a measurement)."""
