@@ -47,8 +47,7 @@ struct compress_row {
 };
 
 struct compress_sink {
-	struct sink sink;
-	const struct report_setup *rs;
+	struct report_sink r;		/* first: its sink and its setup */
 	size_t n;			/* compressors */
 	struct worker *workers;		/* one per thread */
 	struct prep *contents;		/* per content id, in order of first sight */
@@ -75,7 +74,7 @@ static void compress_prepare(struct sink *sk, unsigned thread,
 	for (size_t k = 0; k < c->n; k++) {
 		double t0 = now_seconds();
 
-		p->len[k] = (uint16_t)c->rs->compressors[k]->page_len(w->ctx, page);
+		p->len[k] = (uint16_t)c->r.rs->compressors[k]->page_len(w->ctx, page);
 		w->seconds[k] += now_seconds() - t0;
 		w->pages[k]++;
 	}
@@ -98,7 +97,7 @@ static const struct prep *content(struct compress_sink *c,
 	else if (pg->zero)
 		*p = (struct prep){ .same = 1 };
 	else		/* not prepared (cannot happen): do it here, thread 0 */
-		compress_prepare(&c->sink, 0, pg->bytes, p);
+		compress_prepare(&c->r.sink, 0, pg->bytes, p);
 	return p;
 }
 
@@ -117,7 +116,7 @@ static double speed(struct compress_sink *c, size_t k, int since)
 	double secs = 0;
 	uint64_t pages = 0;
 
-	for (unsigned t = 0; t < c->rs->scan->threads; t++) {
+	for (unsigned t = 0; t < c->r.rs->scan->threads; t++) {
 		secs += c->workers[t].seconds[k];
 		pages += c->workers[t].pages[k];
 	}
@@ -143,7 +142,7 @@ static void compress_scope(struct sink *sk, const struct scope *sc)
 		struct compress_row *r = &c->rows[c->nrows++];
 
 		*r = (struct compress_row){ .input = sc->name,
-					    .c = c->rs->compressors[k] };
+					    .c = c->r.rs->compressors[k] };
 		if (sc->all) {
 			r->alone = c->all[k];
 		} else {
@@ -166,7 +165,7 @@ static void compress_people(struct compress_sink *c)
 		{ "input", 0, 0 }, { "compressor", 0, 0 }, { "memory", 0, 0 },
 		{ "zram", 0, 0 }, { "KSM+zram", 0, 0 }, { "MiB/s", 0, 0 },
 	};
-	const struct writer *w = c->rs->out;
+	const struct writer *w = c->r.rs->out;
 
 	w->begin("compress", cols, sizeof(cols) / sizeof(cols[0]), 0);
 	for (size_t i = 0; i < c->nrows; i++) {
@@ -191,24 +190,24 @@ static void compress_people(struct compress_sink *c)
 /* With --svg: zram's memory, alone and after KSM, as bars of the picture. */
 static void compress_bars(struct compress_sink *c)
 {
-	for (size_t i = 0; c->rs->svg && i < c->nrows; i++) {
+	for (size_t i = 0; c->r.rs->svg && i < c->nrows; i++) {
 		const struct compress_row *r = &c->rows[i];
 		char label[40];
 
 		snprintf(label, sizeof(label), "zram %s", r->c->name);
-		svg_bar_add(c->rs->bars, r->input, label, zram_mem_used(&r->alone));
+		svg_bar_add(c->r.rs->bars, r->input, label, zram_mem_used(&r->alone));
 		snprintf(label, sizeof(label), "KSM+zram %s", r->c->name);
-		svg_bar_add(c->rs->bars, r->input, label, zram_mem_used(&r->ksm));
+		svg_bar_add(c->r.rs->bars, r->input, label, zram_mem_used(&r->ksm));
 	}
 }
 
 static void compress_print(struct sink *sk)
 {
 	struct compress_sink *c = (struct compress_sink *)sk;
-	const struct writer *w = c->rs->out;
+	const struct writer *w = c->r.rs->out;
 
 	compress_bars(c);
-	if (for_people(c->rs)) {
+	if (for_people(c->r.rs)) {
 		compress_people(c);
 		return;
 	}
@@ -235,7 +234,7 @@ static void compress_free(struct sink *sk)
 {
 	struct compress_sink *c = (struct compress_sink *)sk;
 
-	for (unsigned t = 0; t < c->rs->scan->threads; t++)
+	for (unsigned t = 0; t < c->r.rs->scan->threads; t++)
 		compress_ctx_free(c->workers[t].ctx);
 	free(c->workers);
 	free(c->contents);
@@ -251,14 +250,12 @@ static const struct sink_ops compress_ops = {
 
 struct sink *compress_create(const struct report_setup *rs)
 {
-	struct compress_sink *c = xcalloc(1, sizeof(*c));
+	struct compress_sink *c = report_sink_new(sizeof(*c), &compress_ops, rs);
 	unsigned threads = rs->scan->threads ? rs->scan->threads : 1;
 
-	c->sink.ops = &compress_ops;
-	c->rs = rs;
 	c->n = rs->ncompressors;
 	c->workers = xcalloc(threads, sizeof(*c->workers));
 	for (unsigned t = 0; t < threads; t++)
 		c->workers[t].ctx = compress_ctx_new();
-	return &c->sink;
+	return &c->r.sink;
 }

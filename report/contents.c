@@ -32,8 +32,7 @@ struct content_row {
 };
 
 struct contents {
-	struct sink sink;
-	const struct report_setup *rs;
+	struct report_sink r;		/* first: its sink and its setup */
 	const struct algo *xxh128;
 	size_t limit;			/* rows per input: SIZE_MAX, or K */
 	struct digest zero_digest;
@@ -125,14 +124,14 @@ static void contents_row(struct contents *c, const struct content_row *r)
 {
 	char hex[40];
 	struct cell row[4] = {
-		cell_str(c->rs->scan->inputs[r->input].name), cell_str(hex),
+		cell_str(c->r.rs->scan->inputs[r->input].name), cell_str(hex),
 		cell_uint(r->pages),
 		cell_uint(c->limit == SIZE_MAX ? r->zero : r->distinct),
 	};
 
 	snprintf(hex, sizeof(hex), "0x%016llx%016llx",
 		 (unsigned long long)r->d.hi, (unsigned long long)r->d.lo);
-	c->rs->out->row(row);
+	c->r.rs->out->row(row);
 }
 
 static void contents_print(struct sink *sk)
@@ -141,7 +140,7 @@ static void contents_print(struct sink *sk)
 	struct content_row r[256];
 	size_t n;
 
-	c->rs->out->begin(c->limit == SIZE_MAX ? "contents" : "sketch",
+	c->r.rs->out->begin(c->limit == SIZE_MAX ? "contents" : "sketch",
 			  c->cols, c->ncols, 1);
 	if (c->rows) {
 		rewind(c->rows);
@@ -151,7 +150,7 @@ static void contents_print(struct sink *sk)
 		if (ferror(c->rows) && !c->failed)
 			error("contents: temporary file: %s", strerror(errno));
 	}
-	c->rs->out->end();
+	c->r.rs->out->end();
 }
 
 static void contents_free(struct sink *sk)
@@ -176,15 +175,13 @@ static const struct sink_ops contents_ops = {
 static struct sink *contents_new(const struct report_setup *rs, int sketch)
 {
 	const struct scan_config *cfg = rs->scan;
-	struct contents *c = xcalloc(1, sizeof(*c));
+	struct contents *c = report_sink_new(sizeof(*c), &contents_ops, rs);
 	static const unsigned char zero[PAGE_BYTES];
 	int width = 5, fd;
 
 	for (size_t k = 0; k < cfg->ninputs; k++)
 		if ((int)strlen(cfg->inputs[k].name) > width)
 			width = (int)strlen(cfg->inputs[k].name);
-	c->sink.ops = &contents_ops;
-	c->rs = rs;
 	c->xxh128 = hash_lookup("xxh128", 6);
 	c->xxh128->hash(zero, &c->zero_digest);
 	c->limit = sketch ? rs->sketch_size : SIZE_MAX;
@@ -202,7 +199,7 @@ static struct sink *contents_new(const struct report_setup *rs, int sketch)
 		      sketch ? "sketch" : "contents", strerror(errno));
 		c->failed = 1;
 	}
-	return &c->sink;
+	return &c->r.sink;
 }
 
 struct sink *contents_create(const struct report_setup *rs)

@@ -69,10 +69,10 @@ static void histogram_print(struct sink *sk)
 {
 	struct scope_sink *h = (struct scope_sink *)sk;
 
-	h->rs->out->begin("histogram", hist_cols, NCOLS, 0);
+	h->r.rs->out->begin("histogram", hist_cols, NCOLS, 0);
 	for (size_t i = 0; i < h->nrows; i++)
-		histogram_rows(h->rs->out, &h->rows[i]);
-	h->rs->out->end();
+		histogram_rows(h->r.rs->out, &h->rows[i]);
+	h->r.rs->out->end();
 }
 
 static const struct sink_ops histogram_ops = {

@@ -40,8 +40,7 @@ struct pair {
 };
 
 struct matrix {
-	struct sink sink;
-	const struct report_setup *rs;
+	struct report_sink r;		/* first: its sink and its setup */
 	struct held **lists;		/* per input: its contents, ids ascending */
 	size_t *nlist;
 	struct pair *pairs;		/* n(n-1)/2, once "*" is counted */
@@ -104,8 +103,8 @@ static size_t pair_no(size_t a, size_t b, size_t n)
 /* Every pair's figures, from the contents' inputs. */
 static void matrix_pairs(struct matrix *m, const struct scope *sc)
 {
-	const struct ksm_params *p = &m->rs->scan->ksm;
-	size_t n = m->rs->scan->ninputs, size = index_size(sc->ix), *start;
+	const struct ksm_params *p = &m->r.rs->scan->ksm;
+	size_t n = m->r.rs->scan->ninputs, size = index_size(sc->ix), *start;
 	struct held *by = matrix_by_content(m, n, size, &start);
 
 	m->npairs = n * (n - 1) / 2;
@@ -162,8 +161,8 @@ static int cmp_pair(const void *x, const void *y)
 static void matrix_print(struct sink *sk)
 {
 	struct matrix *m = (struct matrix *)sk;
-	const struct writer *w = m->rs->out;
-	const struct input *in = m->rs->scan->inputs;
+	const struct writer *w = m->r.rs->out;
+	const struct input *in = m->r.rs->scan->inputs;
 	char text[160];
 
 	if (m->npairs)		/* one input: no "*" scope, no pairs */
@@ -190,7 +189,7 @@ static void matrix_free(struct sink *sk)
 {
 	struct matrix *m = (struct matrix *)sk;
 
-	for (size_t k = 0; k < m->rs->scan->ninputs; k++)
+	for (size_t k = 0; k < m->r.rs->scan->ninputs; k++)
 		free(m->lists[k]);
 	free(m->lists);
 	free(m->nlist);
@@ -204,12 +203,10 @@ static const struct sink_ops matrix_ops = {
 
 struct sink *matrix_create(const struct report_setup *rs)
 {
-	struct matrix *m = xcalloc(1, sizeof(*m));
+	struct matrix *m = report_sink_new(sizeof(*m), &matrix_ops, rs);
 	size_t n = rs->scan->ninputs;
 
-	m->sink.ops = &matrix_ops;
-	m->rs = rs;
 	m->lists = xcalloc(n ? n : 1, sizeof(*m->lists));
 	m->nlist = xcalloc(n ? n : 1, sizeof(*m->nlist));
-	return &m->sink;
+	return &m->r.sink;
 }

@@ -8,8 +8,7 @@
 
 /* The sink: its columns (one per algorithm), the header printed at once. */
 struct pages {
-	struct sink sink;
-	const struct report_setup *rs;
+	struct report_sink r;		/* first: its sink and its setup */
 	struct column cols[3 + ALGO_MAX];
 	size_t ncols;
 };
@@ -17,7 +16,7 @@ struct pages {
 static void pages_page(struct sink *sk, const struct page_event *pg)
 {
 	struct pages *p = (struct pages *)sk;
-	const struct algo *const *algos = p->rs->scan->algos;
+	const struct algo *const *algos = p->r.rs->scan->algos;
 	struct cell row[3 + ALGO_MAX];
 	char hex[ALGO_MAX][33];
 
@@ -27,14 +26,14 @@ static void pages_page(struct sink *sk, const struct page_event *pg)
 	for (size_t c = 3; c < p->ncols; c++)
 		row[c] = cell_digest(digest_format(algos[c - 3], &pg->digests[c - 3],
 						   hex[c - 3]));
-	p->rs->out->row(row);
+	p->r.rs->out->row(row);
 }
 
 static void pages_print(struct sink *sk)
 {
 	struct pages *p = (struct pages *)sk;
 
-	p->rs->out->end();
+	p->r.rs->out->end();
 }
 
 static void pages_free(struct sink *sk)
@@ -50,15 +49,13 @@ static const struct sink_ops pages_ops = {
 struct sink *pages_create(const struct report_setup *rs)
 {
 	const struct scan_config *cfg = rs->scan;
-	struct pages *p = xcalloc(1, sizeof(*p));
+	struct pages *p = report_sink_new(sizeof(*p), &pages_ops, rs);
 	int width = 5;
 
 	/* Streamed rows are aligned to the longest input name. */
 	for (size_t k = 0; k < cfg->ninputs; k++)
 		if ((int)strlen(cfg->inputs[k].name) > width)
 			width = (int)strlen(cfg->inputs[k].name);
-	p->sink.ops = &pages_ops;
-	p->rs = rs;
 	p->cols[0] = (struct column){ "input", width, 0 };
 	p->cols[1] = (struct column){ "address", 18, 0 };
 	p->cols[2] = (struct column){ "zero", 4, 0 };
@@ -67,5 +64,5 @@ struct sink *pages_create(const struct report_setup *rs)
 						  (int)cfg->algos[a]->bits / 4, 0 };
 	p->ncols = 3 + cfg->nalgos;
 	rs->out->begin("pages", p->cols, p->ncols, 1);
-	return &p->sink;
+	return &p->r.sink;
 }

@@ -25,8 +25,7 @@ struct region_row {
 
 /* The sink: the rows in scan order; those from done copied of the reader. */
 struct regions {
-	struct sink sink;
-	const struct report_setup *rs;
+	struct report_sink r;		/* first: its sink and its setup */
 	struct region_row *rows;
 	size_t nrows, cap, done;
 };
@@ -75,7 +74,7 @@ static void regions_scope(struct sink *sk, const struct scope *sc)
 static void regions_print(struct sink *sk)
 {
 	struct regions *r = (struct regions *)sk;
-	const struct writer *w = r->rs->out;
+	const struct writer *w = r->r.rs->out;
 
 	w->begin("regions", regions_cols, NCOLS, 0);
 	for (size_t i = 0; i < r->nrows; i++) {
@@ -109,9 +108,5 @@ static const struct sink_ops regions_ops = {
 
 struct sink *regions_create(const struct report_setup *rs)
 {
-	struct regions *r = xcalloc(1, sizeof(*r));
-
-	r->sink.ops = &regions_ops;
-	r->rs = rs;
-	return &r->sink;
+	return report_sink_new(sizeof(struct regions), &regions_ops, rs);
 }

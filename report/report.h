@@ -210,10 +210,29 @@ struct scope_copy {
 	double seconds;			/* a series' row: its replay's length */
 };
 
-/* A sink that keeps every scope's figures and prints them after the scan. */
-struct scope_sink {
+/* The first member of every report's state (container_of style): the sink
+ * the engine calls, and the setup the report prints with. */
+struct report_sink {
 	struct sink sink;
 	const struct report_setup *rs;
+};
+
+/**
+ * report_sink_new() - a report's zeroed state, its struct report_sink set.
+ * @size: the state's size; its first member is a struct report_sink
+ * @ops: the report's hooks
+ * @rs: the report's setup
+ *
+ * Return: the state (free() it); ends the program if memory is out. It
+ * points to its first member's sink too, so a create() may return it as
+ * the struct sink *.
+ */
+void *report_sink_new(size_t size, const struct sink_ops *ops,
+		      const struct report_setup *rs);
+
+/* A sink that keeps every scope's figures and prints them after the scan. */
+struct scope_sink {
+	struct report_sink r;		/* first: its sink and its setup */
 	struct scope_copy *rows;	/* the scopes in order, "*" last */
 	size_t nrows;
 };

@@ -45,14 +45,20 @@ const struct report *report_get(size_t i)
 	return &reports[i];
 }
 
+void *report_sink_new(size_t size, const struct sink_ops *ops,
+		      const struct report_setup *rs)
+{
+	struct report_sink *r = xcalloc(1, size);
+
+	r->sink.ops = ops;
+	r->rs = rs;
+	return r;
+}
+
 struct sink *scope_sink_new(const struct report_setup *rs,
 			    const struct sink_ops *ops)
 {
-	struct scope_sink *s = xcalloc(1, sizeof(*s));
-
-	s->sink.ops = ops;
-	s->rs = rs;
-	return &s->sink;
+	return report_sink_new(sizeof(struct scope_sink), ops, rs);
 }
 
 void scope_sink_scope(struct sink *sk, const struct scope *sc)

@@ -88,14 +88,14 @@ static void summary_row(const struct writer *w, const struct scope_copy *in,
 static void summary_print(struct sink *sk)
 {
 	struct scope_sink *s = (struct scope_sink *)sk;
-	const struct writer *w = s->rs->out;
-	const struct scan_config *cfg = s->rs->scan;
+	const struct writer *w = s->r.rs->out;
+	const struct scan_config *cfg = s->r.rs->scan;
 	int procs = any_process(cfg), series = s->nrows && s->rows[0].nsnaps;
 	size_t ncols = NCOLS + (procs ? NPROC : 0);
 	struct column cols[NCOLS + NPROC + 1];
 
-	if (for_people(s->rs)) {
-		summary_people(s->rs, s->rows, s->nrows);
+	if (for_people(s->r.rs)) {
+		summary_people(s->r.rs, s->rows, s->nrows);
 		return;
 	}
 	memcpy(cols, summary_cols, sizeof(summary_cols));
@@ -106,7 +106,7 @@ static void summary_print(struct sink *sk)
 	for (size_t i = 0; i < s->nrows; i++)
 		for (size_t a = 0; a < cfg->nalgos; a++)
 			summary_row(w, &s->rows[i], cfg->algos[a], a, procs, series);
-	summary_sentences(s->rs, s->rows, s->nrows);
+	summary_sentences(s->r.rs, s->rows, s->nrows);
 	w->end();
 }
 

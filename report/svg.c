@@ -42,8 +42,7 @@ struct picture {
 };
 
 struct svg_sink {
-	struct sink sink;
-	const struct report_setup *rs;
+	struct report_sink r;		/* first: its sink and its setup */
 	struct picture *pics;
 	size_t npics;
 	struct picture cur;		/* the input being read */
@@ -283,12 +282,12 @@ static void svg_print(struct sink *sk)
 	/* A series shows its last snapshot only. */
 	size_t first = s->rows && s->npics ? s->npics - 1 : 0;
 	int height = 30 + (int)(s->npics - first) * 330 +
-		     16 * svg_extra(s->rs->bars) + (s->rows ? CURVE_H + 80 : 0), y = 10;
-	FILE *f = fopen(s->rs->svg, "w");
+		     16 * svg_extra(s->r.rs->bars) + (s->rows ? CURVE_H + 80 : 0), y = 10;
+	FILE *f = fopen(s->r.rs->svg, "w");
 
 	if (!f) {
-		error("%s: cannot write the picture: %s", s->rs->svg, strerror(errno));
-		*s->rs->failed = 1;
+		error("%s: cannot write the picture: %s", s->r.rs->svg, strerror(errno));
+		*s->r.rs->failed = 1;
 		return;
 	}
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -312,13 +311,13 @@ static void svg_print(struct sink *sk)
 			human_bytes(p->f.pages * PAGE_BYTES, b, sizeof(b)));
 		y = svg_histogram(f, &p->f, y + 24);
 		y = svg_map(f, p, y);
-		y = svg_sizes(f, p, s->rs->bars, y);
+		y = svg_sizes(f, p, s->r.rs->bars, y);
 		fputs("</g>\n", f);
 	}
 	fputs("</svg>\n", f);
 	if (ferror(f) | fclose(f)) {
-		error("%s: cannot write the picture", s->rs->svg);
-		*s->rs->failed = 1;
+		error("%s: cannot write the picture", s->r.rs->svg);
+		*s->r.rs->failed = 1;
 	}
 }
 
@@ -344,9 +343,5 @@ static const struct sink_ops svg_ops = {
 
 struct sink *svg_create(const struct report_setup *rs)
 {
-	struct svg_sink *s = xcalloc(1, sizeof(*s));
-
-	s->sink.ops = &svg_ops;
-	s->rs = rs;
-	return &s->sink;
+	return report_sink_new(sizeof(struct svg_sink), &svg_ops, rs);
 }

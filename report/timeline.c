@@ -38,8 +38,7 @@ static const struct column people_cols[] = {
 #define CURVE_H 4
 
 struct timeline {
-	struct sink sink;
-	const struct report_setup *rs;
+	struct report_sink r;		/* first: its sink and its setup */
 	char *name;
 	struct timeline_row *rows;
 	size_t nrows;
@@ -192,8 +191,8 @@ static void timeline_sentences(const struct timeline *t, const struct writer *w)
 static void timeline_print(struct sink *sk)
 {
 	struct timeline *t = (struct timeline *)sk;
-	const struct writer *w = t->rs->out;
-	int people = for_people(t->rs);
+	const struct writer *w = t->r.rs->out;
+	int people = for_people(t->r.rs);
 	unsigned char *pick = xcalloc(t->nrows + 1, 1);
 	size_t picked = people ? people_pick(t, pick) : t->nrows;
 
@@ -233,9 +232,5 @@ static const struct sink_ops timeline_ops = {
 
 struct sink *timeline_create(const struct report_setup *rs)
 {
-	struct timeline *t = xcalloc(1, sizeof(*t));
-
-	t->sink.ops = &timeline_ops;
-	t->rs = rs;
-	return &t->sink;
+	return report_sink_new(sizeof(struct timeline), &timeline_ops, rs);
 }

@@ -35,8 +35,7 @@ struct top_row {
 
 /* The sink: the rows of every scope, in rank order. */
 struct top {
-	struct sink sink;
-	const struct report_setup *rs;
+	struct report_sink r;		/* first: its sink and its setup */
 	struct top_row *rows;
 	size_t nrows;
 };
@@ -152,7 +151,7 @@ static void describe(const unsigned char *page, char *buf, size_t len)
 static void top_scope(struct sink *sk, const struct scope *sc)
 {
 	struct top *t = (struct top *)sk;
-	size_t want = t->rs->top;
+	size_t want = t->r.rs->top;
 	struct top_item *items = xcalloc(want ? want : 1, sizeof(*items));
 	size_t n = top_items(sc->ix, !sc->all, items, want);
 
@@ -165,7 +164,7 @@ static void top_scope(struct sink *sk, const struct scope *sc)
 		r->rank = i + 1;
 		r->pages = items[i].count;
 		index_digest(sc->ix, 0, items[i].id, &d);
-		digest_format(t->rs->scan->algos[0], &d, r->digest);
+		digest_format(t->r.rs->scan->algos[0], &d, r->digest);
 		describe(index_entry(sc->ix, items[i].id)->bytes, r->description,
 			 sizeof(r->description));
 	}
@@ -175,7 +174,7 @@ static void top_scope(struct sink *sk, const struct scope *sc)
 static void top_print(struct sink *sk)
 {
 	struct top *t = (struct top *)sk;
-	const struct writer *w = t->rs->out;
+	const struct writer *w = t->r.rs->out;
 
 	w->begin("top", top_cols, NCOLS, 0);
 	for (size_t i = 0; i < t->nrows; i++) {
@@ -204,9 +203,5 @@ static const struct sink_ops top_ops = {
 
 struct sink *top_create(const struct report_setup *rs)
 {
-	struct top *t = xcalloc(1, sizeof(*t));
-
-	t->sink.ops = &top_ops;
-	t->rs = rs;
-	return &t->sink;
+	return report_sink_new(sizeof(struct top), &top_ops, rs);
 }

@@ -36,8 +36,7 @@ struct tree_row {
 
 /* The sink: the current input's trees, all inputs' trees, the rows so far. */
 struct tree_sink {
-	struct sink sink;
-	const struct report_setup *rs;
+	struct report_sink r;		/* first: its sink and its setup */
 	struct trees cur, all;		/* made at the first page of their scope */
 	struct tree_row *rows;
 	size_t nrows;
@@ -50,7 +49,7 @@ static struct trees *trees_of(struct tree_sink *t, int all)
 
 	if (!tr->by_memcmp) {
 		tr->by_memcmp = tree_new(0);
-		for (size_t a = 0; a < t->rs->scan->nalgos; a++)
+		for (size_t a = 0; a < t->r.rs->scan->nalgos; a++)
 			tr->by_sum[a] = tree_new(1);
 	}
 	return tr;
@@ -67,10 +66,10 @@ static void trees_add(struct trees *tr, size_t nalgos, const struct page_event *
 static void tree_page(struct sink *sk, const struct page_event *pg)
 {
 	struct tree_sink *t = (struct tree_sink *)sk;
-	size_t nalgos = t->rs->scan->nalgos;
+	size_t nalgos = t->r.rs->scan->nalgos;
 
 	trees_add(trees_of(t, 0), nalgos, pg);
-	if (t->rs->scan->ninputs > 1)
+	if (t->r.rs->scan->ninputs > 1)
 		trees_add(trees_of(t, 1), nalgos, pg);
 }
 
@@ -78,7 +77,7 @@ static void tree_page(struct sink *sk, const struct page_event *pg)
 static void tree_scope(struct sink *sk, const struct scope *sc)
 {
 	struct tree_sink *t = (struct tree_sink *)sk;
-	const struct scan_config *cfg = t->rs->scan;
+	const struct scan_config *cfg = t->r.rs->scan;
 	struct trees *tr = trees_of(t, sc->all);
 
 	t->rows = xreallocarray(t->rows, t->nrows + 1 + cfg->nalgos,
@@ -98,7 +97,7 @@ static void tree_scope(struct sink *sk, const struct scope *sc)
 static void tree_print(struct sink *sk)
 {
 	struct tree_sink *t = (struct tree_sink *)sk;
-	const struct writer *w = t->rs->out;
+	const struct writer *w = t->r.rs->out;
 
 	w->begin("tree", tree_cols, NCOLS, 0);
 	for (size_t i = 0; i < t->nrows; i++) {
@@ -136,9 +135,5 @@ static const struct sink_ops tree_ops = {
 
 struct sink *tree_create(const struct report_setup *rs)
 {
-	struct tree_sink *t = xcalloc(1, sizeof(*t));
-
-	t->sink.ops = &tree_ops;
-	t->rs = rs;
-	return &t->sink;
+	return report_sink_new(sizeof(struct tree_sink), &tree_ops, rs);
 }

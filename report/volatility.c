@@ -19,8 +19,7 @@ static const struct column volatility_cols[] = {
 #define NCOLS (sizeof(volatility_cols) / sizeof(volatility_cols[0]))
 
 struct volatility {
-	struct sink sink;
-	const struct report_setup *rs;
+	struct report_sink r;		/* first: its sink and its setup */
 	char *name;
 	struct volatility_row *rows;
 	size_t nrows;
@@ -39,7 +38,7 @@ static void volatility_series(struct sink *sk, const struct series_result *r)
 static void volatility_print(struct sink *sk)
 {
 	struct volatility *v = (struct volatility *)sk;
-	const struct writer *w = v->rs->out;
+	const struct writer *w = v->r.rs->out;
 
 	w->begin("volatility", volatility_cols, NCOLS, 0);
 	for (size_t i = 0; i < v->nrows; i++) {
@@ -74,9 +73,5 @@ static const struct sink_ops volatility_ops = {
 
 struct sink *volatility_create(const struct report_setup *rs)
 {
-	struct volatility *v = xcalloc(1, sizeof(*v));
-
-	v->sink.ops = &volatility_ops;
-	v->rs = rs;
-	return &v->sink;
+	return report_sink_new(sizeof(struct volatility), &volatility_ops, rs);
 }
