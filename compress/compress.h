@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../hash/hash.h"
+#include "../util/page.h"
 
 /*
  * The compressors zram can use, in one table: each gives the length of one

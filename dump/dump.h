@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "../hash/hash.h"
+#include "../util/page.h"
 #include "procfs.h"
 #include "source.h"
 
@@ -51,12 +52,6 @@ struct page_range {
 	 */
 	unsigned char **buffer;
 };
-
-/*
- * Pages the engine hashes as one batch (1 MiB), and so the size of a buffer
- * a stream reader offers in struct page_range's buffer: the one batch size.
- */
-#define BATCH_PAGES 256
 
 struct dump;
 

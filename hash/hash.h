@@ -5,8 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The size of a page: every algorithm hashes exactly this many bytes. */
-#define PAGE_BYTES 4096u
+#include "../util/page.h"	/* PAGE_BYTES: every algorithm hashes one page */
 
 /* Most algorithms one run can select (the table has fewer). */
 #define ALGO_MAX 16

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../hash/hash.h"
+#include "../util/page.h"
 #include "../util/util.h"
 #include "hot.h"
 

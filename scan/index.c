@@ -10,7 +10,7 @@
 #include "hot.h"
 #include "index.h"
 #include "maps.h"
-#include "page.h"
+#include "../util/page.h"
 #include "slots.h"
 #include "spool.h"
 
@@ -31,7 +31,7 @@ struct index {
 	unsigned char **dig[ALGO_MAX];	/* per algorithm, NCHUNKS_MAX chunks of digests */
 	size_t nentries, nchunks;
 	struct slot_set slots;		/* the hash slots (slots.c) */
-	uint32_t zero_id;		/* the all-zero content, or INDEX_NONE */
+	uint32_t zero_id;		/* the all-zero content, or NO_ID */
 	size_t nalgos;
 	unsigned width[ALGO_MAX];	/* digest bytes per algorithm */
 	struct spool spool;		/* copies of contents that were not stable */
@@ -61,7 +61,7 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos,
 	maps_init(&ix->maps);
 	hot_init(&ix->hot);
 	ix->seed = random_seed();
-	ix->zero_id = INDEX_NONE;
+	ix->zero_id = NO_ID;
 	ix->nalgos = nalgos < ALGO_MAX ? nalgos : ALGO_MAX;
 	/* Like the entries, the digest chunk arrays never move (workers read them). */
 	for (size_t a = 0; a < ix->nalgos; a++) {
@@ -234,7 +234,7 @@ uint32_t index_find(const struct index *ix, const unsigned char *page,
 		const struct index_entry *e;
 
 		if (!sl)
-			return INDEX_NONE;
+			return NO_ID;
 		e = entry_at(ix, slot_id(sl));
 		if (slot_may_be(sl, key) && e->key == key) {
 			const unsigned char *q = index_bytes(ix,
@@ -245,7 +245,7 @@ uint32_t index_find(const struct index *ix, const unsigned char *page,
 		}
 		h = (h + 1) & (t->n - 1);
 	}
-	return INDEX_NONE;
+	return NO_ID;
 }
 
 /* How far ahead index_find_many() asks for slots, for what they name, and
@@ -294,7 +294,7 @@ void index_find_many(const struct index *ix, const unsigned char *pages,
 						__builtin_prefetch(p + c);
 			}
 		}
-		ids[i] = skip[i] ? INDEX_NONE :
+		ids[i] = skip[i] ? NO_ID :
 			 index_find(ix, pages + i * PAGE_BYTES, key[i]);
 	}
 }
@@ -350,11 +350,11 @@ int index_add(struct index *ix, const unsigned char *page,
 
 	if (is_zero) {
 		/* The zero page needs no table: it is one known content. */
-		if (ix->zero_id == INDEX_NONE &&
+		if (ix->zero_id == NO_ID &&
 		    index_append(ix, page, keep, 0, digests, &ix->zero_id) < 0)
 			return -1;
 		id = ix->zero_id;
-	} else if (hint == INDEX_NONE &&
+	} else if (hint == NO_ID &&
 		   index_lookup_add(ix, page, keep, key, digests, &id) < 0) {
 		return -1;
 	}
@@ -383,7 +383,7 @@ void index_prefetch(const struct index *ix, uint32_t key, uint32_t hint)
 {
 	struct slots *t = slots_table(&ix->slots);
 
-	if (hint != INDEX_NONE)
+	if (hint != NO_ID)
 		__builtin_prefetch(entry_at(ix, hint), 1);
 	else
 		__builtin_prefetch(&t->s[key & (t->n - 1)]);

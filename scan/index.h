@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "../hash/hash.h"
+#include "../util/page.h"
 
 /*
  * The index of distinct page contents. It alone decides whether two pages are
@@ -63,7 +64,7 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos,
  * @is_zero: whether all bytes of @page are zero (the caller knows already)
  * @key: the page's index_key(); ignored for zero pages
  * @digests: the page's digest for each selected algorithm, in order
- * @hint: the id index_find() returned for this page, or INDEX_NONE
+ * @hint: the id index_find() returned for this page, or NO_ID
  * @id: set to the content's id
  *
  * Return: 1 if the content already occurred in the current input, 0 if not,
@@ -75,9 +76,6 @@ int index_add(struct index *ix, const unsigned char *page,
 	      int is_zero, uint32_t key, const struct digest *digests,
 	      uint32_t hint, uint32_t *id);
 
-/* No content: what index_find() returns when it finds none. */
-#define INDEX_NONE UINT32_MAX
-
 /**
  * index_find() - look a page up without changing the index; any thread may
  * call it while one other thread calls index_add().
@@ -88,7 +86,7 @@ int index_add(struct index *ix, const unsigned char *page,
  * A content added concurrently may be missed; one found is byte-for-byte
  * equal to @page (memcmp), so index_add() can count it without comparing.
  *
- * Return: the content's id, or INDEX_NONE.
+ * Return: the content's id, or NO_ID.
  */
 uint32_t index_find(const struct index *ix, const unsigned char *page,
 		    uint32_t key);
@@ -101,7 +99,7 @@ uint32_t index_find(const struct index *ix, const unsigned char *page,
  * @key: their index_key()s
  * @skip: pages not to look up (nonzero), such as zero pages
  * @n: how many pages
- * @ids: set to each page's content id, or INDEX_NONE (skipped or not found)
+ * @ids: set to each page's content id, or NO_ID (skipped or not found)
  */
 void index_find_many(const struct index *ix, const unsigned char *pages,
 		     const uint32_t *key, const unsigned char *skip, size_t n,

@@ -2,7 +2,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../hash/hash.h"
+#include "../util/page.h"
 #include "maps.h"
 
 /* Pages read back for comparisons, per thread: a small direct-mapped cache. */

@@ -7,7 +7,7 @@
 
 void rb_init(struct rb_tree *t)
 {
-	*t = (struct rb_tree){ .root = RB_NIL };
+	*t = (struct rb_tree){ .root = NO_ID };
 }
 
 /*
@@ -20,10 +20,10 @@ static void rotate(struct rb_tree *t, uint32_t x, int d)
 	uint32_t y = n[x].child[!d];
 
 	n[x].child[!d] = n[y].child[d];
-	if (n[y].child[d] != RB_NIL)
+	if (n[y].child[d] != NO_ID)
 		n[n[y].child[d]].parent = x;
 	n[y].parent = n[x].parent;
-	if (n[x].parent == RB_NIL)
+	if (n[x].parent == NO_ID)
 		t->root = y;
 	else
 		n[n[x].parent].child[n[n[x].parent].child[1] == x] = y;
@@ -36,12 +36,12 @@ static void insert_fixup(struct rb_tree *t, uint32_t z)
 {
 	struct rb_link *n = t->l;
 
-	while (n[z].parent != RB_NIL && n[n[z].parent].red) {
+	while (n[z].parent != NO_ID && n[n[z].parent].red) {
 		uint32_t p = n[z].parent, g = n[p].parent;
 		int d = p == n[g].child[1];	/* which side of g the parent is */
 		uint32_t u = n[g].child[!d];	/* the uncle */
 
-		if (u != RB_NIL && n[u].red) {
+		if (u != NO_ID && n[u].red) {
 			n[p].red = n[u].red = 0;
 			n[g].red = 1;
 			z = g;
@@ -68,8 +68,8 @@ uint32_t rb_insert(struct rb_tree *t, uint32_t parent, int dir)
 		t->l = xreallocarray(t->l, t->cap, sizeof(*t->l));
 	}
 	z = (uint32_t)t->len++;
-	t->l[z] = (struct rb_link){ { RB_NIL, RB_NIL }, parent, 1 };
-	if (parent == RB_NIL)
+	t->l[z] = (struct rb_link){ { NO_ID, NO_ID }, parent, 1 };
+	if (parent == NO_ID)
 		t->root = z;
 	else
 		t->l[parent].child[dir] = z;
@@ -80,7 +80,7 @@ uint32_t rb_insert(struct rb_tree *t, uint32_t parent, int dir)
 void rb_clear(struct rb_tree *t)
 {
 	t->len = 0;
-	t->root = RB_NIL;
+	t->root = NO_ID;
 }
 
 void rb_free(struct rb_tree *t)

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../util/page.h"
+
 /*
  * The shape of a red-black tree, nodes in one array addressed by 32-bit
  * indexes, insertion only (as mm/ksm.c's trees are used by the simulations:
@@ -12,8 +14,6 @@
  * the caller's array, at the same index; the caller walks the tree itself
  * (root, child[0] smaller, child[1] larger) with its own comparison.
  */
-
-#define RB_NIL UINT32_MAX
 
 /* One node's links. */
 struct rb_link {
@@ -26,7 +26,7 @@ struct rb_link {
 struct rb_tree {
 	struct rb_link *l;		/* the nodes, 0 .. len - 1 */
 	size_t len, cap;
-	uint32_t root;			/* RB_NIL when empty */
+	uint32_t root;			/* NO_ID when empty */
 };
 
 /**
@@ -38,7 +38,7 @@ void rb_init(struct rb_tree *t);
 /**
  * rb_insert() - add a node where a search ended, and rebalance.
  * @t: the tree
- * @parent: the last node the search visited, or RB_NIL for an empty tree
+ * @parent: the last node the search visited, or NO_ID for an empty tree
  * @dir: 1 if the new node is larger than @parent, 0 if smaller
  *
  * Return: the new node's index (the next free one: len before the call).

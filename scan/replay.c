@@ -29,17 +29,16 @@
 #include "replay.h"
 #include "tree.h"
 
-#define NONE UINT32_MAX
 
 /* The size of struct ksm_rmap_item on 64-bit: general_profit's unit. */
 #define RMAP_ITEM_BYTES 64
 
 /* What ksmd knows of one address (its rmap_item, its mapping). */
 struct slot {
-	uint32_t id;		/* the content there now, or NONE (no page) */
+	uint32_t id;		/* the content there now, or NO_ID (no page) */
 	uint32_t oldsum;	/* rmap_item->oldchecksum */
-	uint32_t dup;		/* the KSM page whose rmap list holds it, or NONE */
-	uint32_t map;		/* the KSM page mapped here, or NONE */
+	uint32_t dup;		/* the KSM page whose rmap list holds it, or NO_ID */
+	uint32_t map;		/* the KSM page mapped here, or NO_ID */
 	uint32_t unode;		/* its unstable tree node, if inserted this scan */
 	uint8_t rmap;		/* it has an rmap_item */
 	uint8_t unstable;	/* UNSTABLE_FLAG: counted in pages_unshared */
@@ -51,7 +50,7 @@ struct slot {
 /* A KSM page (a stable node, or a dup of a chain). */
 struct dup {
 	uint32_t chain;		/* its content's node in the stable tree */
-	uint32_t next;		/* the chain's next dup, or NONE */
+	uint32_t next;		/* the chain's next dup, or NO_ID */
 	uint32_t len;		/* rmap_hlist_len */
 	uint32_t mapped;	/* addresses mapping it; at 0 the page is freed */
 	uint8_t alive;
@@ -60,7 +59,7 @@ struct dup {
 /* A content in the stable tree: its KSM pages. */
 struct chain {
 	uint32_t id;		/* the content */
-	uint32_t first;		/* its first dup, or NONE */
+	uint32_t first;		/* its first dup, or NO_ID */
 	uint32_t live;		/* its dups not freed */
 };
 
@@ -88,7 +87,7 @@ struct replay {
 /* remove_rmap_item_from_tree(): the address leaves whichever tree holds it. */
 static void leave_trees(struct replay *r, struct slot *s)
 {
-	if (s->dup != NONE) {
+	if (s->dup != NO_ID) {
 		struct dup *d = &r->d[s->dup];
 
 		/* A freed KSM page took its rmap list's counts with it. */
@@ -96,7 +95,7 @@ static void leave_trees(struct replay *r, struct slot *s)
 			r->sharing--;
 		else if (d->alive)
 			r->shared--;
-		s->dup = NONE;
+		s->dup = NO_ID;
 	}
 	if (s->unstable) {
 		r->unshared--;
@@ -121,10 +120,10 @@ static void dup_free(struct replay *r, uint32_t k)
 /* The address was written (or unmapped): copy-on-write of what KSM mapped. */
 static void slot_written(struct replay *r, struct slot *s, uint32_t id)
 {
-	if (s->map != NONE) {
+	if (s->map != NO_ID) {
 		if (--r->d[s->map].mapped == 0)
 			dup_free(r, s->map);
-		s->map = NONE;
+		s->map = NO_ID;
 	}
 	if (s->zero) {
 		s->zero = 0;
@@ -144,7 +143,7 @@ static void snap_apply(struct replay *r, size_t k)
 
 	while (i < a->n || j < b->n) {
 		if (j == b->n || (i < a->n && a->slot[i] < b->slot[j])) {
-			slot_written(r, &r->s[a->slot[i++]], NONE);	/* gone */
+			slot_written(r, &r->s[a->slot[i++]], NO_ID);	/* gone */
 			continue;
 		}
 		if (i < a->n && a->slot[i] == b->slot[j])
@@ -201,7 +200,7 @@ static int route_cmp(struct replay *r, uint32_t a, uint32_t b)
 }
 
 /*
- * Walk the stable tree for content @id: its node, or NONE with @parent and
+ * Walk the stable tree for content @id: its node, or NO_ID with @parent and
  * @dir where it would go.
  */
 static uint32_t stable_walk(struct replay *r, uint32_t id, uint32_t *parent,
@@ -209,9 +208,9 @@ static uint32_t stable_walk(struct replay *r, uint32_t id, uint32_t *parent,
 {
 	uint32_t cur = r->stable.root;
 
-	*parent = RB_NIL;
+	*parent = NO_ID;
 	*dir = 0;
-	while (cur != RB_NIL) {
+	while (cur != NO_ID) {
 		/* A chain with no KSM page left is stale: the kernel prunes it. */
 		int c = r->c[cur].live ? content_cmp(r, id, r->c[cur].id) :
 			route_cmp(r, id, r->c[cur].id);
@@ -222,24 +221,24 @@ static uint32_t stable_walk(struct replay *r, uint32_t id, uint32_t *parent,
 		*dir = c > 0;
 		cur = r->stable.l[cur].child[c > 0];
 	}
-	return NONE;
+	return NO_ID;
 }
 
 /* stable_tree_search(): a KSM page of content @id that can take one more
- * mapping (the fullest such, as chain_prune() picks), or NONE. */
+ * mapping (the fullest such, as chain_prune() picks), or NO_ID. */
 static uint32_t stable_search(struct replay *r, uint32_t id)
 {
-	uint32_t parent, best = NONE;
+	uint32_t parent, best = NO_ID;
 	int dir;
 	uint32_t n = stable_walk(r, id, &parent, &dir);
 
-	if (n == NONE)
-		return NONE;
-	for (uint32_t k = r->c[n].first; k != NONE; k = r->d[k].next) {
+	if (n == NO_ID)
+		return NO_ID;
+	for (uint32_t k = r->c[n].first; k != NO_ID; k = r->d[k].next) {
 		const struct dup *d = &r->d[k];
 
 		if (d->alive && d->len && d->len < r->p->max_page_sharing &&
-		    (best == NONE || d->len > r->d[best].len))
+		    (best == NO_ID || d->len > r->d[best].len))
 			best = k;
 	}
 	return best;
@@ -253,13 +252,13 @@ static uint32_t stable_insert(struct replay *r, uint32_t id)
 	int dir;
 	uint32_t n = stable_walk(r, id, &parent, &dir);
 
-	if (n == NONE) {
+	if (n == NO_ID) {
 		n = rb_insert(&r->stable, parent, dir);
 		if (r->ccap < r->stable.cap) {
 			r->ccap = r->stable.cap;
 			r->c = xreallocarray(r->c, r->ccap, sizeof(*r->c));
 		}
-		r->c[n] = (struct chain){ id, NONE, 0 };
+		r->c[n] = (struct chain){ id, NO_ID, 0 };
 	}
 	if (r->nd == r->dcap) {
 		r->dcap = r->dcap ? 2 * r->dcap : 1024;
@@ -286,19 +285,19 @@ static void dup_append(struct replay *r, struct slot *s, uint32_t k)
 
 /*
  * unstable_tree_search_insert(): the slot of an equal page in this scan's
- * unstable tree, or NONE after inserting slot @i (or, as the kernel does when
+ * unstable tree, or NO_ID after inserting slot @i (or, as the kernel does when
  * a page on the way has gone, inserting nothing).
  */
 static uint32_t unstable_search_insert(struct replay *r, uint32_t i)
 {
-	uint32_t cur = r->unstable.root, parent = RB_NIL, id = r->s[i].id;
+	uint32_t cur = r->unstable.root, parent = NO_ID, id = r->s[i].id;
 	int c = 0;
 
-	while (cur != RB_NIL) {
+	while (cur != NO_ID) {
 		const struct slot *t = &r->s[r->uslot[cur]];
 
-		if (t->id == NONE || t->zero)
-			return NONE;	/* get_mergeable_page() found none */
+		if (t->id == NO_ID || t->zero)
+			return NO_ID;	/* get_mergeable_page() found none */
 		c = r->udead[cur] ? route_cmp(r, id, t->id) :
 		    content_cmp(r, id, t->id);
 		if (c == 0 && !r->udead[cur])
@@ -317,7 +316,7 @@ static uint32_t unstable_search_insert(struct replay *r, uint32_t i)
 	r->s[i].unstable = 1;
 	r->s[i].unode = cur;
 	r->unshared++;
-	return NONE;
+	return NO_ID;
 }
 
 /* cmp_and_merge_page() for the page at slot @i. */
@@ -326,7 +325,7 @@ static void cmp_and_merge(struct replay *r, uint32_t i)
 	struct slot *s = &r->s[i];
 	uint32_t sum = r->sr->sum[s->id], k, j;
 
-	if (s->map != NONE)
+	if (s->map != NO_ID)
 		return;		/* a KSM page already, in its rmap list */
 	r->hashed++;		/* calc_checksum() */
 	leave_trees(r, s);
@@ -340,11 +339,11 @@ static void cmp_and_merge(struct replay *r, uint32_t i)
 		r->zero++;
 		return;
 	}
-	if ((k = stable_search(r, s->id)) != NONE) {
+	if ((k = stable_search(r, s->id)) != NO_ID) {
 		dup_append(r, s, k);
 		return;
 	}
-	if ((j = unstable_search_insert(r, i)) == NONE)
+	if ((j = unstable_search_insert(r, i)) == NO_ID)
 		return;
 	/* try_to_merge_two_pages(), then stable_tree_insert() */
 	r->udead[r->s[j].unode] = 1;	/* erased from the unstable tree */
@@ -365,7 +364,7 @@ static int should_skip(struct replay *r, struct slot *s)
 {
 	unsigned age = s->age;
 
-	if (!r->p->smart_scan || s->map != NONE)
+	if (!r->p->smart_scan || s->map != NO_ID)
 		return 0;
 	if (s->age != UINT8_MAX)
 		s->age++;
@@ -386,11 +385,11 @@ static void step(struct replay *r, uint32_t i)
 {
 	struct slot *s = &r->s[i];
 
-	if (s->id == NONE || s->zero) {
+	if (s->id == NO_ID || s->zero) {
 		/* No anonymous page here: get_next_rmap_item() frees the item. */
 		if (s->rmap) {
 			leave_trees(r, s);
-			*s = (struct slot){ .id = s->id, .dup = NONE, .map = s->map,
+			*s = (struct slot){ .id = s->id, .dup = NO_ID, .map = s->map,
 					    .zero = s->zero };
 			r->rmap_items--;
 		}
@@ -501,7 +500,7 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 	*rows = xcalloc(cap, sizeof(**rows));
 	r.s = xcalloc(sr->nslots ? sr->nslots : 1, sizeof(*r.s));
 	for (size_t i = 0; i < sr->nslots; i++)
-		r.s[i] = (struct slot){ .id = NONE, .dup = NONE, .map = NONE };
+		r.s[i] = (struct slot){ .id = NO_ID, .dup = NO_ID, .map = NO_ID };
 	rb_init(&r.stable);
 	rb_init(&r.unstable);
 	snap_apply(&r, 0);

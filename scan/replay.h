@@ -5,15 +5,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../util/page.h"
+
 /*
  * The ksmd replay (SPEC section 8): Linux 6.18's mm/ksm.c scanner run over a
  * series of snapshots of one memory. It knows pages only as content ids (the
  * index's, byte-exact within the run) and reads contents' bytes only to
  * order its trees as KSM does (memcmp).
  */
-
-/* A content id the replay treats as "no page at this address". */
-#define SERIES_NONE UINT32_MAX
 
 /* One snapshot: the addresses it has a page at, and their contents. */
 struct snapshot {
@@ -33,7 +32,7 @@ struct series {
 	const uint32_t *sum;		/* per content id: KSM's checksum of it */
 	const uint64_t *head;		/* per content id: its first 8 bytes, big
 					 * endian (most comparisons end there) */
-	uint32_t zero_id;		/* the all-zero content, or SERIES_NONE */
+	uint32_t zero_id;		/* the all-zero content, or NO_ID */
 	uint32_t zero_sum;		/* KSM's checksum of the zero page */
 	/** bytes() - content @id's 4096 bytes, valid during the replay. */
 	const unsigned char *(*bytes)(const void *ctx, uint32_t id);

@@ -20,7 +20,7 @@
 #include "../util/progress.h"
 #include "../util/util.h"
 #include "index.h"
-#include "page.h"
+#include "../util/page.h"
 #include "scan.h"
 
 /* Mapped pages are released in pieces of this size once counted. */
@@ -48,7 +48,7 @@ struct batch {
 	const struct region *region;
 	struct digest dg[BATCH_PAGES][ALGO_MAX];
 	uint32_t key[BATCH_PAGES];		/* index keys */
-	uint32_t hint[BATCH_PAGES];		/* content found by a worker, or INDEX_NONE */
+	uint32_t hint[BATCH_PAGES];		/* content found by a worker, or NO_ID */
 	unsigned char zero[BATCH_PAGES];
 	unsigned char prepared[BATCH_PAGES];	/* sinks prepared the page */
 	unsigned char *prep;		/* what they made: prep_total bytes a page */
@@ -155,7 +155,7 @@ static size_t batch_known(struct pool *p, struct batch *b, uint16_t *todo)
 	size_t n = 0;
 
 	for (size_t i = 0; i < b->npages; i++) {
-		int known = b->zero[i] || (b->hint[i] != INDEX_NONE &&
+		int known = b->zero[i] || (b->hint[i] != NO_ID &&
 			    index_counted(p->ix, b->hint[i], b->input_first));
 
 		for (size_t a = 0; a < cfg->nalgos; a++) {

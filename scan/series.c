@@ -328,7 +328,7 @@ static const struct sink_ops collect_ops = {
 int series_run(const struct scan_config *cfg)
 {
 	struct collect c = {
-		.sink.ops = &collect_ops, .cfg = cfg, .zero_id = SERIES_NONE,
+		.sink.ops = &collect_ops, .cfg = cfg, .zero_id = NO_ID,
 		.snaps = xcalloc(cfg->ninputs ? cfg->ninputs : 1, sizeof(*c.snaps)),
 		.to = xcalloc(cfg->nsinks + 1, sizeof(*c.to)),
 	};

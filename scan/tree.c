@@ -40,27 +40,6 @@ struct tree *tree_new(int by_checksum)
 	return t;
 }
 
-int page_compare(const unsigned char *a, const unsigned char *b,
-			size_t from, uint64_t *bytes)
-{
-	for (size_t i = from; i < PAGE_BYTES; i += 8) {
-		uint64_t x, y;
-
-		memcpy(&x, a + i, 8);
-		memcpy(&y, b + i, 8);
-		if (x != y) {
-			size_t k = i;
-
-			while (a[k] == b[k])
-				k++;
-			*bytes += k + 1;
-			return a[k] < b[k] ? -1 : 1;
-		}
-	}
-	*bytes += PAGE_BYTES;
-	return 0;
-}
-
 /* Compare the searched page with a node, counting what is compared. */
 static int node_compare(struct tree *t, const unsigned char *page,
 			const struct digest *sum, const struct node *n)
@@ -85,11 +64,11 @@ int tree_add(struct tree *t, const unsigned char *page,
 	     const unsigned char *stable, const struct digest *sum)
 {
 	double t0 = now_seconds();
-	uint32_t parent = RB_NIL, cur = t->shape.root;
+	uint32_t parent = NO_ID, cur = t->shape.root;
 	uint64_t depth = 0;
 	int c = 0, found = 0;
 
-	while (cur != RB_NIL) {
+	while (cur != NO_ID) {
 		depth++;
 		c = node_compare(t, page, sum, &t->n[cur]);
 		if (c == 0) {

@@ -54,20 +54,6 @@ int tree_add(struct tree *t, const unsigned char *page,
 const struct tree_stats *tree_stats(const struct tree *t);
 
 /**
- * page_compare() - memcmp of two pages from byte @from on (a multiple of 8,
- * the bytes before it equal) that also counts the bytes it looked at: up to
- * and including the first difference, or all of them for equal pages.
- * @a: a page
- * @b: another page
- * @from: where to start
- * @bytes: incremented by the bytes looked at
- *
- * Return: <0, 0 or >0 as memcmp().
- */
-int page_compare(const unsigned char *a, const unsigned char *b,
-		 size_t from, uint64_t *bytes);
-
-/**
  * tree_free() - free a tree.
  * @t: the tree, or NULL
  */

@@ -2,7 +2,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "../hash/hash.h"
+#include "../util/page.h"
 #include "zram.h"
 
 #define CLASS_MIN 32		/* ZS_MIN_ALLOC_SIZE */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit test of scan/page.h against libc's memcmp: page_equal() and
+ * Unit test of util/page.h against libc's memcmp: page_equal() and
  * page_is_zero() must agree with it for a difference at every byte position
  * and in every bit, at aligned and unaligned addresses. A check is one
  * function at one alignment over all its cases; prints the first wrong cases
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../scan/page.h"
+#include "../util/page.h"
 
 static unsigned long passed, failed, wrong;
 

@@ -2,10 +2,22 @@
 #ifndef KSMSCAN_PAGE_H
 #define KSMSCAN_PAGE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "../hash/hash.h"
+/* The size of a page: KSM merges, and every checksum hashes, this many bytes. */
+#define PAGE_BYTES 4096u
+
+/*
+ * Pages the engine hashes as one batch (1 MiB), and so the size of a buffer
+ * a stream reader offers the engine: the one batch size.
+ */
+#define BATCH_PAGES 256
+
+/* "None": no content id, no tree node (content ids and node numbers are
+ * 32-bit indexes, so this one value is never a real one). */
+#define NO_ID UINT32_MAX
 
 /*
  * Whole-page tests on the scan's hot path, in SSE2 (every x86-64 CPU has it;
@@ -99,4 +111,38 @@ static inline int page_is_zero(const unsigned char *p)
 }
 
 #endif
+/**
+ * page_compare() - memcmp of two pages from byte @from on (a multiple of 8,
+ * the bytes before it equal) that also counts the bytes it looked at: up to
+ * and including the first difference, or all of them for equal pages.
+ * @a: a page
+ * @b: another page
+ * @from: where to start
+ * @bytes: incremented by the bytes looked at
+ *
+ * KSM orders its trees with memcmp(); the count is what the CPU model charges.
+ *
+ * Return: <0, 0 or >0 as memcmp().
+ */
+static inline int page_compare(const unsigned char *a, const unsigned char *b,
+			       size_t from, uint64_t *bytes)
+{
+	for (size_t i = from; i < PAGE_BYTES; i += 8) {
+		uint64_t x, y;
+
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y) {
+			size_t k = i;
+
+			while (a[k] == b[k])
+				k++;
+			*bytes += k + 1;
+			return a[k] < b[k] ? -1 : 1;
+		}
+	}
+	*bytes += PAGE_BYTES;
+	return 0;
+}
+
 #endif
