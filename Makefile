@@ -28,7 +28,7 @@ LAYER_LIBS = -llzma -lbz2 -llz4
 
 SRCS = ksmscan.c \
        util/util.c util/text.c util/progress.c \
-       hash/hash.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
+       hash/hash.c hash/measure.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
        hash/xxh3_avx2.c hash/xxh3_avx512.c \
        dump/dump.c dump/source.c dump/layers.c dump/refuse.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/qemu.c dump/proc.c \
        scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c \
@@ -39,8 +39,7 @@ SRCS = ksmscan.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
        report/compress.c report/headline.c report/svg.c \
        scan/group.c dump/procs.c report/matrix.c report/contents.c \
-       report/timeline.c report/volatility.c \
-       bench/bench.c
+       report/timeline.c report/volatility.c
 
 OBJS = $(SRCS:%.c=build/%.o)
 CHECK_OBJS = $(SRCS:%.c=build-check/%.o)

@@ -16,12 +16,12 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "bench/bench.h"
 #include "compress/compress.h"
 #include "scan/zram.h"
 #include "dump/dump.h"
 #include "dump/procfs.h"
 #include "hash/hash.h"
+#include "hash/measure.h"
 #include "report/report.h"
 #include "scan/scan.h"
 #include "util/util.h"
@@ -264,7 +264,7 @@ static void algo_name(struct prefs *p, const char *name, size_t len)
 
 	if (len == 4 && strncmp(name, "auto", 4) == 0) {
 		/* The fastest of KSM's candidates on this machine. */
-		select_algo(&p->cfg, bench_auto(NULL));
+		select_algo(&p->cfg, hash_auto(NULL));
 	} else if (len == 3 && strncmp(name, "all", 3) == 0) {
 		for (size_t i = 0; i < hash_count(); i++)
 			select_algo(&p->cfg, hash_get(i));
@@ -788,6 +788,19 @@ static int run_scan(struct prefs *p, const struct writer *w)
 	return status | failed;
 }
 
+/* --bench: time the algorithms and print the bench report through @w. */
+static int run_bench(const struct prefs *p, const struct writer *w)
+{
+	struct hash_speed *rows = xcalloc(p->cfg.nalgos, sizeof(*rows));
+	const struct algo *autopick;
+	size_t stream = hash_measure(p->cfg.algos, p->cfg.nalgos, rows, &autopick);
+
+	bench_report(w, rows, p->cfg.nalgos, autopick, stream);
+	w->finish();
+	free(rows);
+	return EXIT_OK;
+}
+
 /* Free what the command line allocated. */
 static void prefs_free(struct prefs *p)
 {
@@ -862,7 +875,7 @@ int main(int argc, char **argv)
 		/* Without -a, every algorithm is measured. */
 		if (!p.algos_given)
 			parse_algos(&p, "all");
-		status = bench_run(p.cfg.algos, p.cfg.nalgos, w);
+		status = run_bench(&p, w);
 	} else {
 		if (p.ninputs == 0)
 			usage_error("%s", "no input file or process");

@@ -19,14 +19,14 @@ static double mib_s(double seconds_per_page)
 		PAGE_BYTES / seconds_per_page / (1024.0 * 1024.0) : 0.0;
 }
 
-void bench_report(const struct writer *w, const struct bench_row *rows,
+void bench_report(const struct writer *w, const struct hash_speed *rows,
 		  size_t nrows, const struct algo *autopick, size_t stream_bytes)
 {
 	char text[256];
 
 	w->begin("bench", bench_cols, NCOLS, 0);
 	for (size_t i = 0; i < nrows; i++) {
-		const struct bench_row *r = &rows[i];
+		const struct hash_speed *r = &rows[i];
 		struct cell row[NCOLS] = {
 			cell_str(r->algo->name), cell_uint(r->algo->bits),
 			cell_real(mib_s(r->hot), 1), cell_real(r->hot * 1e9, 1),

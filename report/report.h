@@ -7,6 +7,7 @@
 
 #include "../compress/compress.h"
 #include "../hash/hash.h"
+#include "../hash/measure.h"
 #include "../scan/scan.h"
 
 /*
@@ -99,13 +100,6 @@ struct cell cell_digest(const char *s);
 /** cell_bytes() - a size in bytes, which tables show in units of 1024. */
 struct cell cell_bytes(uint64_t u);
 
-/* One algorithm's benchmark. */
-struct bench_row {
-	const struct algo *algo;
-	double hot;		/* seconds per page, one cache-resident page */
-	double stream;		/* seconds per page, streamed from memory */
-	int is_auto;		/* -a auto would choose it */
-};
 
 /**
  * bench_report() - the bench report (--bench).
@@ -115,7 +109,7 @@ struct bench_row {
  * @autopick: the algorithm -a auto chooses on this machine
  * @stream_bytes: size of the streaming buffer
  */
-void bench_report(const struct writer *w, const struct bench_row *rows,
+void bench_report(const struct writer *w, const struct hash_speed *rows,
 		  size_t nrows, const struct algo *autopick, size_t stream_bytes);
 
 /**

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../util/util.h"
-#include "bench.h"
+#include "measure.h"
 
 /* One timed run lasts at least this long. */
 #define RUN_SECONDS 0.02
@@ -112,7 +112,7 @@ static double measure(const struct algo *a, const unsigned char *buf,
 	return sorted[0];
 }
 
-const struct algo *bench_auto(double *seconds)
+const struct algo *hash_auto(double *seconds)
 {
 	static const char *const candidates[] = { "crc32c", "xxhash" };
 	unsigned char *page = xmalloc(PAGE_BYTES);
@@ -142,14 +142,13 @@ const struct algo *bench_auto(double *seconds)
 	return best;
 }
 
-int bench_run(const struct algo *const *algos, size_t nalgos,
-	      const struct writer *out)
+size_t hash_measure(const struct algo *const *algos, size_t nalgos,
+		    struct hash_speed *rows, const struct algo **autopick)
 {
 	size_t stream = 4 * llc_bytes();
 	unsigned char *buf;
-	struct bench_row *rows = xcalloc(nalgos, sizeof(*rows));
-	const struct algo *autopick = bench_auto(NULL);
 
+	*autopick = hash_auto(NULL);
 	if (stream < STREAM_MIN)
 		stream = STREAM_MIN;
 	if (stream > STREAM_MAX)
@@ -160,11 +159,8 @@ int bench_run(const struct algo *const *algos, size_t nalgos,
 		rows[i].algo = algos[i];
 		rows[i].hot = measure(algos[i], buf, 1);
 		rows[i].stream = measure(algos[i], buf, stream / PAGE_BYTES);
-		rows[i].is_auto = algos[i] == autopick;
+		rows[i].is_auto = algos[i] == *autopick;
 	}
-	bench_report(out, rows, nalgos, autopick, stream);
-	out->finish();
 	free(buf);
-	free(rows);
-	return 0;
+	return stream;
 }

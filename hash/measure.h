@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef KSMSCAN_MEASURE_H
+#define KSMSCAN_MEASURE_H
+
+#include <stddef.h>
+
+#include "hash.h"
+
+/* One algorithm's speed on this machine. */
+struct hash_speed {
+	const struct algo *algo;
+	double hot;		/* seconds per page, one cache-resident page */
+	double stream;		/* seconds per page, streamed from memory */
+	int is_auto;		/* -a auto would choose it */
+};
+
+/**
+ * hash_measure() - time algorithms on this machine (--bench).
+ * @algos: the algorithms to measure
+ * @nalgos: how many
+ * @rows: filled in, one per algorithm, in order
+ * @autopick: set to the algorithm -a auto chooses here
+ *
+ * Each algorithm is timed on one cache-resident page (like the kernel's
+ * boot-time test) and on pages streamed from a buffer larger than the
+ * last-level cache, repeated until the three best runs agree within 3%.
+ *
+ * Return: the size of the streaming buffer, in bytes.
+ */
+size_t hash_measure(const struct algo *const *algos, size_t nalgos,
+		    struct hash_speed *rows, const struct algo **autopick);
+
+/**
+ * hash_auto() - the algorithm -a auto uses: the fastest KSM candidate here.
+ * @seconds: if not NULL, set to the time the choice took
+ *
+ * Measures crc32c and xxhash (the two the kernel chose between) on a hot page
+ * for about a millisecond each.
+ *
+ * Return: the chosen algorithm.
+ */
+const struct algo *hash_auto(double *seconds);
+
+#endif
