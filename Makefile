@@ -38,7 +38,7 @@ SRCS = ksmscan.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
        report/compress.c report/headline.c report/svg.c \
-       scan/group.c dump/procs.c report/matrix.c report/contents.c \
+       scan/group.c dump/procfs.c report/matrix.c report/contents.c \
        report/timeline.c report/volatility.c
 
 OBJS = $(SRCS:%.c=build/%.o)

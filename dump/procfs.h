@@ -6,9 +6,10 @@
 #include <stdint.h>
 
 /*
- * What /proc says about live processes beyond their memory: the kernel's
- * own KSM figures for a process (read by the pid reader when it opens one),
- * and the list of processes -P and --all-processes take.
+ * What /proc says about live processes beyond their memory (procfs.c): their
+ * state, why one cannot be read, the kernel's own KSM figures for a process
+ * (read by the pid reader when it opens one), and the list of processes -P
+ * and --all-processes take.
  */
 
 /* A live process's KSM state as the kernel reports it, read at its open. */
@@ -45,10 +46,20 @@ void proc_stats_read(int pid, struct proc_stats *st);
 int proc_stat(int pid, char *state, unsigned long *flags);
 
 /**
- * proc_why_denied() - why reading another process's memory was refused
- * (EACCES, EPERM): Yama, a missing CAP_SYS_PTRACE, or another user.
+ * proc_exited() - whether a process is gone or a zombie (no memory left).
+ * @pid: the process
  */
-const char *proc_why_denied(void);
+int proc_exited(int pid);
+
+/**
+ * proc_why_unreadable() - why a process's /proc files could not be opened,
+ * in words: no such process, a kernel thread or a zombie (whoever asks),
+ * or why reading another process's memory was refused (Yama, a missing
+ * CAP_SYS_PTRACE, another user).
+ * @pid: the process
+ * @err: the errno of the failed open()
+ */
+const char *proc_why_unreadable(int pid, int err);
 
 /**
  * procs_list() - the processes -P REGEX or --all-processes take, appended

@@ -583,12 +583,9 @@ static int scan_input(struct scan *s, size_t k)
 	int rc, status = 0;
 	struct dump *d;
 	size_t first = index_size(s->ix);	/* contents before this input */
-	char state;
-	unsigned long flags;
 
 	/* A process -P listed may have exited since: not an error. */
-	if (in->listed && (proc_stat(in->pid, &state, &flags) < 0 ||
-			   state == 'Z' || state == 'X')) {
+	if (in->listed && proc_exited(in->pid)) {
 		warn("%s: exited before its turn, skipped", in->name);
 		return 0;
 	}

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A whole host: the processes -P REGEX and --all-processes take, and the
- * kernel's own KSM figures per process (smaps, ksm_stat, ksm_merging_pages),
- * which the summary shows beside ksmscan's estimate.
+ * What /proc says about processes, read in this one file: their state, why
+ * reading one's memory is denied, the kernel's own KSM figures per process
+ * (smaps, ksm_stat, ksm_merging_pages), which the summary shows beside
+ * ksmscan's estimate, and the processes -P REGEX and --all-processes take.
+ * The pid reader (proc.c) reads memory; it asks this file everything else.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +21,116 @@
 
 /* PF_KTHREAD in the flags of /proc/PID/stat (include/linux/sched.h). */
 #define PF_KTHREAD 0x00200000u
+/* CAP_SYS_PTRACE's bit in the capability sets of /proc/self/status. */
+#define CAP_SYS_PTRACE_BIT 19
+
+int proc_stat(int pid, char *state, unsigned long *flags)
+{
+	char path[64], buf[1024], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* The name in parentheses may hold anything: skip to its last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", state, flags) != 2)
+		return -1;
+	return 0;
+}
+
+/* Whether this process has CAP_SYS_PTRACE in its effective set. */
+static int proc_have_ptrace_cap(void)
+{
+	char line[256];
+	unsigned long long caps = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1)
+			break;
+	fclose(f);
+	return caps >> CAP_SYS_PTRACE_BIT & 1;
+}
+
+/* kernel.yama.ptrace_scope, or -1 without Yama. */
+static int proc_yama_scope(void)
+{
+	int scope = -1;
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = -1;
+		fclose(f);
+	}
+	return scope;
+}
+
+static const char *proc_why_denied(void)
+{
+	int scope = proc_yama_scope();
+
+	if (scope >= 3)
+		return "permission denied: kernel.yama.ptrace_scope is 3, which "
+		       "lets no process read another's memory, not even root";
+	if (geteuid() == 0 && !proc_have_ptrace_cap())
+		return "permission denied: this process lacks CAP_SYS_PTRACE, "
+		       "which reading another user's memory needs (a container "
+		       "started without it?)";
+	if (geteuid() == 0)
+		return "permission denied although running as root with "
+		       "CAP_SYS_PTRACE (a security module such as AppArmor or "
+		       "SELinux, or a process in another user namespace)";
+	if (scope == 2)
+		return "permission denied: kernel.yama.ptrace_scope is 2, which "
+		       "leaves reading another process's memory to CAP_SYS_PTRACE "
+		       "(root)";
+	if (scope == 1)
+		return "permission denied (kernel.yama.ptrace_scope is 1: only a "
+		       "process's ancestors, or CAP_SYS_PTRACE, may read its "
+		       "memory; another user's process needs root)";
+	return "permission denied (another user's process needs ptrace "
+	       "permission: run as that user or as root)";
+}
+
+/*
+ * A process with no memory to read (a kernel thread, a zombie) says so
+ * whoever asks: its state is checked before the permission, since a normal
+ * user is denied a kernel thread's mem as well.
+ */
+const char *proc_why_unreadable(int pid, int err)
+{
+	char state;
+	unsigned long flags;
+
+	if (proc_stat(pid, &state, &flags) < 0)
+		return err == ENOENT || err == ESRCH ? "no such process" :
+		       err == EACCES || err == EPERM ? proc_why_denied() :
+		       strerror(err);
+	if (flags & PF_KTHREAD)
+		return "kernel thread, has no user memory";
+	if (state == 'Z' || state == 'X' || state == 'x')
+		return "zombie process, has no memory";
+	if (err == EACCES || err == EPERM)
+		return proc_why_denied();
+	return strerror(err);
+}
+
+int proc_exited(int pid)
+{
+	char state;
+	unsigned long flags;
+
+	return proc_stat(pid, &state, &flags) < 0 || state == 'Z' || state == 'X';
+}
 
 /* The first number of /proc/PID/NAME after @key ("" for the file's first). */
 static uint64_t proc_number(int pid, const char *name, const char *key)
