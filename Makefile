@@ -32,13 +32,14 @@ SRCS = ksmscan.c \
        hash/xxh3_avx2.c hash/xxh3_avx512.c \
        dump/dump.c dump/source.c dump/layers.c dump/refuse.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/qemu.c dump/proc.c \
        scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c \
-       scan/ksm.c scan/rbtree.c scan/tree.c scan/replay.c scan/series.c scan/zram.c \
-       compress/compress.c compress/lzo.c \
+       scan/tally.c scan/series.c \
+       model/ksm.c model/rbtree.c model/treesim.c model/replay.c model/zram.c \
+       compress/codecs.c compress/lzo.c \
        report/cell.c report/csv.c report/json.c report/table.c report/reports.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
-       report/compress.c report/headline.c report/svg.c \
-       scan/group.c dump/procfs.c report/matrix.c report/contents.c \
+       report/compress.c report/summary_people.c report/svg.c report/params.c \
+       scan/group.c cli/groups.c dump/procfs.c report/matrix.c report/contents.c \
        report/timeline.c report/volatility.c
 
 OBJS = $(SRCS:%.c=build/%.o)

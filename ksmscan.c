@@ -2,8 +2,11 @@
 /*
  * ksmscan: how much memory would Linux KSM save on these memory dumps?
  *
- * This file only turns the command line into a struct scan_config and calls
- * the engine; everything else lives in hash/, dump/, scan/ and report/.
+ * This file turns the command line into preferences (a struct scan_config for
+ * the engine, a struct report_setup for the reports) and dispatches: -a help,
+ * --bench, a scan (scan/scan.c) or a series (scan/series.c), whose reports it
+ * creates, prints and frees. Everything else lives in util/, hash/, dump/,
+ * compress/, model/, scan/, report/ and cli/ (see docs/architecture.md).
  */
 #include <getopt.h>
 #include <lz4.h>
@@ -17,8 +20,9 @@
 #include <zstd.h>
 
 #include "compress/compress.h"
-#include "scan/zram.h"
+#include "model/zram.h"
 #include "dump/dump.h"
+#include "cli/cli.h"
 #include "dump/procfs.h"
 #include "hash/hash.h"
 #include "hash/measure.h"
@@ -170,8 +174,8 @@ struct prefs {
 	const char *output;		/* the writer's name */
 	const char *label;		/* --label: standard input's name */
 	const char *svg;		/* --svg: the picture's file */
-	unsigned reports;		/* bit i: report_get(i) is selected */
-	size_t top;			/* rows of the top report */
+	uint64_t reports;		/* bit i: report_get(i) is selected */
+	size_t top;			/* rows of the top report (--top) */
 	const struct compressor *compressors[COMPRESS_MAX];	/* -c */
 	size_t ncompressors;
 	struct series_params series;	/* --series and ksmd's settings */
@@ -295,7 +299,7 @@ static void report_name(struct prefs *p, const char *name, size_t len)
 		p->compress = 1;
 	for (size_t i = 0; i < report_count(); i++)
 		if (report_get(i) == r)
-			p->reports |= 1u << i;
+			p->reports |= UINT64_C(1) << i;
 }
 
 /* -r LIST */
@@ -437,6 +441,7 @@ static int set_value(struct prefs *p, int c)
 static int series_value(struct prefs *p, int c, char **argv)
 {
 	struct series_params *sp = &p->series;
+	struct ksm_params *k = &p->cfg.ksm;
 
 	switch (c) {
 	case OPT_SERIES: p->series_on = 1; return 0;
@@ -450,15 +455,15 @@ static int series_value(struct prefs *p, int c, char **argv)
 					  "--count wants 2 to 100000, not '%s'");
 		break;
 	case OPT_PAGES_TO_SCAN:
-		sp->pages_to_scan = number(optarg, 1, KSMD_MAX,
+		k->pages_to_scan = number(optarg, 1, KSMD_MAX,
 			"--pages-to-scan wants 1 to 100000000, not '%s'");
 		break;
 	case OPT_SLEEP_MS:
-		sp->sleep_ms = number(optarg, 1, KSMD_MAX,
+		k->sleep_ms = number(optarg, 1, KSMD_MAX,
 				      "--sleep-ms wants 1 to 100000000, not '%s'");
 		break;
 	case OPT_SMART_SCAN:
-		sp->smart_scan = (int)number(optarg, 0, 1,
+		k->smart_scan = (int)number(optarg, 0, 1,
 					     "--smart-scan wants 0 or 1, not '%s'");
 		break;
 	case OPT_SCANS:
@@ -654,7 +659,7 @@ static void parse_groups(struct prefs *p)
 static const char *series_report(const struct prefs *p)
 {
 	for (size_t i = 0; i < report_count(); i++)
-		if ((p->reports & 1u << i) && report_get(i)->series)
+		if ((p->reports & UINT64_C(1) << i) && report_get(i)->series)
 			return report_get(i)->name;
 	return NULL;
 }
@@ -700,7 +705,6 @@ static void setup_series(struct prefs *p)
 		usage_error("%s", "--series wants snapshot files");
 	if (p->ngroups)
 		usage_error("%s", "--group does not apply to a series");
-	p->cfg.series = &p->series;
 }
 
 /* The reports without -r: the summary; a series adds its timeline (CSV,
@@ -725,39 +729,6 @@ static unsigned online_cpus(void)
 	return cpus < 1 ? 1 : cpus > THREADS_MAX ? THREADS_MAX : (unsigned)cpus;
 }
 
-/* The run's parameters, for JSON's "parameters": what the figures depend on. */
-static void print_params(const struct prefs *p, const struct writer *w)
-{
-	static const struct column cols[] = {
-		{ "version", 0, 0 }, { "algorithms", 0, 0 },
-		{ "max_page_sharing", 0, 0 }, { "use_zero_pages", 0, 0 },
-		{ "compressors", 0, 0 }, { "zram_huge_size", 0, 0 },
-		/* a series' */
-		{ "interval", 0, 0 }, { "pages_to_scan", 0, 0 }, { "sleep_ms", 0, 0 },
-		{ "smart_scan", 0, 0 }, { "scans", 0, 0 },
-	};
-	const struct series_params *sp = &p->series;
-	char algos[ALGO_MAX * 16] = "", comps[COMPRESS_MAX * 16] = "";
-
-	for (size_t i = 0; i < p->cfg.nalgos; i++)
-		snprintf(algos + strlen(algos), sizeof(algos) - strlen(algos), "%s%s",
-			 i ? "," : "", p->cfg.algos[i]->name);
-	for (size_t i = 0; p->compress && i < p->ncompressors; i++)
-		snprintf(comps + strlen(comps), sizeof(comps) - strlen(comps), "%s%s",
-			 i ? "," : "", p->compressors[i]->name);
-	struct cell cells[] = {
-		cell_str(KSMSCAN_VERSION), cell_str(algos),
-		cell_uint(p->cfg.ksm.max_page_sharing),
-		cell_uint((uint64_t)p->cfg.ksm.use_zero_pages), cell_str(comps),
-		cell_uint(zram_huge_size()),
-		cell_real(sp->interval, -1), cell_uint(sp->pages_to_scan),
-		cell_uint(sp->sleep_ms), cell_uint((uint64_t)sp->smart_scan),
-		cell_uint(sp->scans),
-	};
-
-	w->params(cols, cells, p->cfg.series ? sizeof(cols) / sizeof(cols[0]) : 6);
-}
-
 /* Scan the inputs and print the selected reports through @w. */
 static int run_scan(struct prefs *p, const struct writer *w)
 {
@@ -765,20 +736,23 @@ static int run_scan(struct prefs *p, const struct writer *w)
 	struct svg_bars bars = { NULL, 0 };
 	struct report_setup rs = {
 		.scan = &p->cfg, .out = w, .top = p->top,
-		.compressors = p->compressors, .ncompressors = p->ncompressors,
+		.compressors = p->compressors,
+		.ncompressors = p->compress ? p->ncompressors : 0,
 		.long_table = p->long_table, .svg = p->svg, .bars = &bars,
 		.failed = &failed, .sketch_size = p->sketch_size,
+		.series = p->series_on || p->count ? &p->series : NULL,
+		.version = KSMSCAN_VERSION,
 	};
-	struct sink *sinks[33];
+	struct sink *sinks[REPORTS_MAX + 1];	/* and the picture's */
 
-	print_params(p, w);
+	params_report(&rs);
 	for (size_t i = 0; i < report_count(); i++)
-		if (p->reports & 1u << i)
+		if (p->reports & UINT64_C(1) << i)
 			sinks[p->cfg.nsinks++] = report_get(i)->create(&rs);
 	if (p->svg)
 		sinks[p->cfg.nsinks++] = svg_create(&rs);
 	p->cfg.sinks = sinks;
-	status = scan_run(&p->cfg);
+	status = rs.series ? series_run(&p->cfg, rs.series) : scan_run(&p->cfg);
 	for (size_t i = 0; i < p->cfg.nsinks; i++)
 		sinks[i]->ops->print(sinks[i]);
 	w->finish();
@@ -820,10 +794,11 @@ int main(int argc, char **argv)
 		.cfg = {
 			.dump = { .format = "auto", .range_end = UINT64_MAX },
 			.progress = -1,
-			.ksm = { .max_page_sharing = 256, .use_zero_pages = 0 },
+			.ksm = { .max_page_sharing = 256, .use_zero_pages = 0,
+				 .pages_to_scan = 100, .sleep_ms = 20,
+				 .smart_scan = 1 },
 		},
-		.series = { .interval = 60, .pages_to_scan = 100, .sleep_ms = 20,
-			    .smart_scan = 1 },
+		.series = { .interval = 60 },
 		.output = "table",
 		.top = 10,
 		.sketch_size = 4096,

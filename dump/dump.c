@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../util/text.h"
 #include "../util/util.h"
 #include "dump.h"
 
@@ -26,15 +27,33 @@ static const struct reader *const readers[] = {
 
 #define NREADERS (sizeof(readers) / sizeof(readers[0]))
 
-/* Print "ksmscan: NAME: what, at offset N" through the given printer. */
+/*
+ * Print "ksmscan: NAME: what, at offset N" (offset UINT64_MAX: no place)
+ * through the given printer; the input's first error is kept as its reason.
+ */
 static void vreport(void (*print)(const char *, ...), struct dump *d,
 		    uint64_t offset, const char *fmt, va_list ap)
 {
-	char what[512];
+	char what[512], line[700];
 
 	vsnprintf(what, sizeof(what), fmt, ap);
-	print("%s: %s, at offset %llu", d->src.name, what,
-	      (unsigned long long)offset);
+	if (offset == UINT64_MAX)
+		snprintf(line, sizeof(line), "%s: %s", d->src.name, what);
+	else
+		snprintf(line, sizeof(line), "%s: %s, at offset %llu", d->src.name,
+			 what, (unsigned long long)offset);
+	print("%s", line);
+	if (print == error && !d->why[0])
+		text_clean(line, d->why, sizeof(d->why));
+}
+
+void dump_fail(struct dump *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(error, d, UINT64_MAX, fmt, ap);
+	va_end(ap);
 }
 
 void dump_error(struct dump *d, uint64_t offset, const char *fmt, ...)
@@ -72,7 +91,7 @@ int dump_map(struct dump *d)
 	int rc = source_map(&d->src);
 
 	if (rc < 0) {
-		error("%s: %s", d->src.name, d->src.err);
+		dump_fail(d, "%s", d->src.err);
 		d->failed = 1;
 		return -1;
 	}
@@ -232,7 +251,8 @@ static int dump_refused(struct dump *d)
 	return 1;
 }
 
-struct dump *dump_open(const struct input *in, const struct dump_options *opt)
+struct dump *dump_open(const struct input *in, const struct dump_options *opt,
+		       char *why, size_t whylen)
 {
 	struct dump *d = xcalloc(1, sizeof(*d));
 	const unsigned char *head;
@@ -246,12 +266,13 @@ struct dump *dump_open(const struct input *in, const struct dump_options *opt)
 		d->pid = in->pid;
 		d->reader = &proc_reader;
 	} else {
-		if (source_open(&d->src, in->path, in->name) < 0) {
+		if (source_open(&d->src, in->path, in->name,
+				opt->stream_only ? SOURCE_STREAM : 0) < 0) {
 			/* A compression layer's fault has a place; opening's has not. */
 			if (d->src.nlayers)
 				dump_error(d, 0, "%s", d->src.err);
 			else
-				error("%s: %s", in->name, d->src.err);
+				dump_fail(d, "%s", d->src.err);
 			goto fail;
 		}
 		/* First, as its longer look may move the bytes peeked. */
@@ -269,6 +290,7 @@ struct dump *dump_open(const struct input *in, const struct dump_options *opt)
 		goto fail;
 	return d;
 fail:
+	snprintf(why, whylen, "%s", d->why);
 	dump_close(d);
 	return NULL;
 }

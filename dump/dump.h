@@ -72,6 +72,8 @@ struct dump_options {
 	int all_mappings;	/* live processes: also file-backed and shared memory */
 	uint64_t range_start;	/* only pages with address in [start, end) */
 	uint64_t range_end;
+	int stream_only;	/* read files as streams, never mapped (the
+				 * fuzzer takes the path a pipe takes) */
 };
 
 /* One input format: probe its magic, then hand out page ranges. */
@@ -118,6 +120,8 @@ struct dump {
 	uint64_t warnings;	/* warnings; likewise */
 	int drained;		/* the rest of the stream was read to its end */
 	struct proc_stats proc;	/* a live process's KSM state (procfs.h) */
+	char why[256];		/* the first error said of it, as printed
+				 * (without "ksmscan: "), or "" */
 };
 
 /**
@@ -125,11 +129,15 @@ struct dump {
  * @in: the input
  * @opt: how to read it; must outlive the dump
  *
+ * @why: where to copy the first error said, if it could not be opened
+ * @whylen: size of @why
+ *
  * Problems are reported on standard error ("ksmscan: NAME: ...").
  *
  * Return: the dump, or NULL if it could not be opened at all.
  */
-struct dump *dump_open(const struct input *in, const struct dump_options *opt);
+struct dump *dump_open(const struct input *in, const struct dump_options *opt,
+		       char *why, size_t whylen);
 
 /**
  * dump_next() - the next range of pages of an input, within --range.
@@ -165,6 +173,15 @@ int dump_format_known(const char *format);
  */
 void dump_error(struct dump *d, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/**
+ * dump_fail() - report a problem with an input that has no place in it
+ * ("ksmscan: NAME: what"); the caller decides whether the input failed.
+ * @d: the dump
+ * @fmt: printf format of what went wrong
+ */
+void dump_fail(struct dump *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /**
  * dump_warn() - like dump_error() but only a warning (silenced by -q) that

@@ -136,8 +136,7 @@ static enum flat_rc kdump_flat_record(struct dump *d, int fd, unsigned char *buf
 			return FLAT_DAMAGED;
 		}
 		if (n && source_write_sparse(fd, buf, (size_t)n, off) < 0) {
-			error("%s: writing the assembled dump: %s", d->src.name,
-			      strerror(errno));
+			dump_fail(d, "writing the assembled dump: %s", strerror(errno));
 			d->failed = 1;
 			return FLAT_WRITE_FAILED;
 		}
@@ -166,8 +165,7 @@ static int kdump_assemble(struct dump *d)
 	enum flat_rc rc;
 
 	if (fd < 0) {
-		error("%s: cannot create a temporary file: %s", d->src.name,
-		      strerror(errno));
+		dump_fail(d, "cannot create a temporary file: %s", strerror(errno));
 		free(buf);
 		return -1;
 	}
@@ -183,8 +181,7 @@ static int kdump_assemble(struct dump *d)
 		dump_drain(d);
 	/* The file ends where the last record does, even in a hole. */
 	if (rc != FLAT_WRITE_FAILED && ftruncate(fd, (off_t)end) < 0) {
-		error("%s: writing the assembled dump: %s", d->src.name,
-		      strerror(errno));
+		dump_fail(d, "writing the assembled dump: %s", strerror(errno));
 		d->failed = 1;
 		rc = FLAT_WRITE_FAILED;
 	}
@@ -193,8 +190,7 @@ static int kdump_assemble(struct dump *d)
 		return -1;
 	}
 	if (source_adopt(&d->src, fd) < 0) {
-		error("%s: cannot map the assembled dump: %s", d->src.name,
-		      strerror(errno));
+		dump_fail(d, "cannot map the assembled dump: %s", strerror(errno));
 		d->failed = 1;
 		return -1;
 	}

@@ -47,7 +47,7 @@ static int proc_file(struct dump *d, const char *what)
 	snprintf(path, sizeof(path), "/proc/%d/%s", d->pid, what);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		error("%s: cannot open %s: %s", d->src.name, path,
+		dump_fail(d, "cannot open %s: %s", path,
 		      proc_why_unreadable(d->pid, errno));
 	return fd;
 }
@@ -68,7 +68,7 @@ static char *proc_read_maps(struct dump *d)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			error("%s: reading maps: %s", d->src.name, strerror(errno));
+			dump_fail(d, "reading maps: %s", strerror(errno));
 			free(text);
 			close(fd);
 			return NULL;
@@ -78,8 +78,7 @@ static char *proc_read_maps(struct dump *d)
 		len += (size_t)n;
 		if (len == cap) {
 			if (cap >= MAPS_MAX) {
-				error("%s: maps larger than %u bytes", d->src.name,
-				      MAPS_MAX);
+				dump_fail(d, "maps larger than %u bytes", MAPS_MAX);
 				free(text);
 				close(fd);
 				return NULL;
@@ -126,7 +125,7 @@ static int proc_parse_maps(struct dump *d, struct proc *p, char *text)
 		if (sscanf(line, "%llx-%llx %7s %llx %31s %llu %n", &start, &end,
 			   perms, &off, dev, &inode, &pathpos) < 6 ||
 		    strlen(perms) < 4 || end < start) {
-			error("%s: unexpected line in maps: %.80s", d->src.name, line);
+			dump_fail(d, "unexpected line in maps: %.80s", line);
 			return -1;
 		}
 		if (!proc_wanted(perms, inode, line + pathpos, d->opt->all_mappings))

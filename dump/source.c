@@ -208,8 +208,6 @@ ssize_t source_read(struct source *s, void *buf, size_t len)
 	return (ssize_t)done;
 }
 
-int source_stream_only;
-
 /*
  * Standard input was mapped whole: leave it at its end, as reading it would.
  * The source's own descriptor must then not share its offset (readers seek
@@ -239,8 +237,6 @@ static void source_try_map(struct source *s, int is_stdin)
 	struct stat st;
 	void *m;
 
-	if (source_stream_only)
-		return;
 	if (fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
 	    (uint64_t)st.st_size > SIZE_MAX)
 		return;
@@ -317,7 +313,8 @@ static int source_layers(struct source *s)
 	}
 }
 
-int source_open(struct source *s, const char *path, const char *name)
+int source_open(struct source *s, const char *path, const char *name,
+		unsigned flags)
 {
 	struct stat st;
 
@@ -339,7 +336,8 @@ int source_open(struct source *s, const char *path, const char *name)
 	 */
 	if (S_ISFIFO(st.st_mode))
 		source_grow_pipe(s->fd);
-	source_try_map(s, strcmp(path, "-") == 0);
+	if (!(flags & SOURCE_STREAM))
+		source_try_map(s, strcmp(path, "-") == 0);
 	if (s->map) {
 		size_t n = s->size < LAYER_MAGIC_MAX ? (size_t)s->size : LAYER_MAGIC_MAX;
 

@@ -50,8 +50,10 @@ struct source {
 	int failed;			/* a read failed: every later read fails */
 };
 
-/* When set, files are read as streams, never mapped (for fuzzing the stream path). */
-extern int source_stream_only;
+/* How source_open() reads a file, as bits of its flags. */
+enum {
+	SOURCE_STREAM = 1 << 0,	/* as a stream, never mapped (as a pipe is) */
+};
 
 /**
  * source_open() - open a file (or "-") read-only; decompress its compression
@@ -59,12 +61,14 @@ extern int source_stream_only;
  * @s: the source, zeroed
  * @path: the file
  * @name: the name for messages
+ * @flags: SOURCE_* bits
  *
  * A regular file that is not compressed is mapped whole.
  *
  * Return: 0, or -1 when the file cannot be read (s->err says why).
  */
-int source_open(struct source *s, const char *path, const char *name);
+int source_open(struct source *s, const char *path, const char *name,
+		unsigned flags);
 
 /**
  * source_peek() - the first bytes of the (decompressed) source, not consumed.

@@ -23,11 +23,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct dump_options opt = { .format = FUZZ_FORMAT, .range_end = UINT64_MAX };
+#ifdef FUZZ_STREAM
+	opt.stream_only = 1;	/* the path a pipe takes, not a mapping */
+#endif
 	char path[64];
 	struct input in = { path, path, 0, 0 };
 	struct page_range r;
 	struct dump *d;
 	static unsigned char page[PAGE_BYTES];
+	char why[256];
 	unsigned sum = 0;
 	int fd = memfd_create("fuzz", 0);
 
@@ -39,10 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	msg_quiet = msg_silent = 1;
-#ifdef FUZZ_STREAM
-	source_stream_only = 1;
-#endif
-	d = dump_open(&in, &opt);
+	d = dump_open(&in, &opt, why, sizeof(why));
 	if (d) {
 		const struct region *kept[64];
 		size_t nkept = 0;

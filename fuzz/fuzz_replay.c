@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer harness for the ksmd replay (scan/replay.c): small series built
+ * libFuzzer harness for the ksmd replay (model/replay.c): small series built
  * from the input (up to 64 addresses, 6 snapshots, 8 contents, pages that
  * come, change and go) with any ksmd settings. The counters must stay what
  * the kernel's can be: none above the pages there are, and the rmap_items
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../scan/replay.h"
+#include "../model/replay.h"
 #include "../util/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -28,14 +28,14 @@ static const unsigned char *bytes(const void *ctx, uint32_t id)
 	return pages[id];
 }
 
-static void check_row(const struct timeline_row *t, size_t nslots)
+static void check_row(const struct timeline_row *t, size_t naddr)
 {
 	int64_t rmap = ((int64_t)(t->pages_sharing + t->ksm_zero_pages) * 4096 -
 			t->general_profit) / 64;
 
-	if (t->pages_shared > nslots || t->pages_sharing > nslots ||
-	    t->pages_unshared > nslots || t->ksm_zero_pages > nslots ||
-	    rmap < 0 || (uint64_t)rmap > nslots ||
+	if (t->pages_shared > naddr || t->pages_sharing > naddr ||
+	    t->pages_unshared > naddr || t->ksm_zero_pages > naddr ||
+	    rmap < 0 || (uint64_t)rmap > naddr ||
 	    t->pages_shared + t->pages_sharing + t->pages_unshared > (uint64_t)rmap ||
 	    t->pages_sharing < t->zero_sharing)
 		abort();
@@ -59,29 +59,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (int i = 0; i < 8; i++)
 			head[k] = head[k] << 8 | pages[k][i];
 	}
-	size_t nslots = 1 + data[0] % 64, nsnaps = 1 + data[1] % 6, used = 8;
+	size_t naddr = 1 + data[0] % 64, nsnaps = 1 + data[1] % 6, used = 8;
 	struct replay_params p = {
-		.pages_to_scan = 1 + data[2] % 70, .sleep_ms = 1 + data[3] % 50,
-		.smart_scan = data[4] & 1, .use_zero_pages = (data[4] >> 1) & 1,
-		.max_page_sharing = 2 + data[5] % 5, .scans = 1 + data[6] % 40,
+		.ksm = { .pages_to_scan = 1 + data[2] % 70,
+			 .sleep_ms = 1 + data[3] % 50, .smart_scan = data[4] & 1,
+			 .use_zero_pages = (data[4] >> 1) & 1,
+			 .max_page_sharing = 2 + data[5] % 5 },
+		.scans = 1 + data[6] % 40,
 		.interval = 0.001 * (1 + data[7] % 200), .ns_per_page = 1,
 		.ns_per_byte = 0.1,
 	};
 
-	for (size_t i = 0; i < nslots; i++)
+	for (size_t i = 0; i < naddr; i++)
 		addr[i] = i * 4096;
 	for (size_t s = 0; s < nsnaps; s++) {
-		snaps[s] = (struct snapshot){ 0, xcalloc(nslots, 4), xcalloc(nslots, 4) };
-		for (size_t i = 0; i < nslots; i++) {
+		snaps[s] = (struct snapshot){ 0, xcalloc(naddr, 4), xcalloc(naddr, 4) };
+		for (size_t i = 0; i < naddr; i++) {
 			uint8_t b = used < size ? data[used++] : 0;
 
 			if (b % 9 == 8)
 				continue;	/* no page here */
-			snaps[s].slot[snaps[s].n] = (uint32_t)i;
+			snaps[s].addr_no[snaps[s].n] = (uint32_t)i;
 			snaps[s].id[snaps[s].n++] = b % 9 % CONTENTS;
 		}
 	}
-	struct series sr = { nslots, addr, nsnaps, snaps, sum, head, 0, sum[0],
+	struct series sr = { naddr, addr, nsnaps, snaps, sum, head, 0, sum[0],
 			     bytes, NULL };
 	int cut;
 	size_t n = replay_run(&sr, &p, &rows, &cut);
@@ -89,10 +91,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (n != p.scans || cut)
 		abort();
 	for (size_t i = 0; i < n; i++)
-		check_row(&rows[i], nslots);
+		check_row(&rows[i], naddr);
 	free(rows);
 	for (size_t s = 0; s < nsnaps; s++) {
-		free(snaps[s].slot);
+		free(snaps[s].addr_no);
 		free(snaps[s].id);
 	}
 	return 0;

@@ -129,7 +129,9 @@ static struct algo algos[] = {
 
 #define NALGOS (sizeof(algos) / sizeof(algos[0]))
 
-int hash_set_impl(const struct algo *a, const char *name)
+/* Make @a use its implementation @name: 0, or -1 if there is none such or
+ * this CPU lacks it. */
+static int hash_set_impl(const struct algo *a, const char *name)
 {
 	struct algo *w = &algos[a - algos];
 

@@ -48,15 +48,6 @@ struct algo {
 void hash_init(void);
 
 /**
- * hash_set_impl() - make an algorithm use one of its implementations.
- * @a: the algorithm
- * @name: the implementation's name
- *
- * Return: 0, or -1 if there is no such implementation or this CPU lacks it.
- */
-int hash_set_impl(const struct algo *a, const char *name);
-
-/**
  * hash_count() - number of algorithms in the table.
  *
  * Return: the count; valid indexes for hash_get() are 0..count-1.

@@ -164,3 +164,18 @@ size_t hash_measure(const struct algo *const *algos, size_t nalgos,
 	free(buf);
 	return stream;
 }
+
+double page_compare_ns_per_byte(void)
+{
+	static unsigned char a[PAGE_BYTES], b[PAGE_BYTES];
+	uint64_t bytes = 0;
+	double t0 = now_seconds(), dt;
+	int r = 0;
+
+	for (int i = 0; i < 2048; i++) {
+		a[i % PAGE_BYTES] = b[i % PAGE_BYTES] = (unsigned char)i;
+		r |= page_compare(a, b, 0, &bytes);
+	}
+	dt = now_seconds() - t0;
+	return r ? 0.0 : dt * 1e9 / (double)bytes;
+}

@@ -41,4 +41,11 @@ size_t hash_measure(const struct algo *const *algos, size_t nalgos,
  */
 const struct algo *hash_auto(double *seconds);
 
+/**
+ * page_compare_ns_per_byte() - what page_compare() costs here per byte, on
+ * equal pages (as in a match): the memcmp() cost the ksmd replay charges for
+ * its tree searches.
+ */
+double page_compare_ns_per_byte(void);
+
 #endif

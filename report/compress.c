@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../scan/zram.h"
+#include "../model/zram.h"
 #include "../util/text.h"
 #include "../util/util.h"
 #include "report.h"
@@ -132,10 +132,29 @@ static double speed(struct compress_sink *c, size_t k, int since)
 	return secs > 0 ? (double)pages * PAGE_BYTES / 1048576.0 / secs : 0.0;
 }
 
+/*
+ * With --svg: zram's memory, alone and after KSM, as bars of the picture,
+ * for the rows from @first on. They are handed over as each scope ends, so
+ * the picture has them whatever order the reports print in.
+ */
+static void compress_bars(struct compress_sink *c, size_t first)
+{
+	for (size_t i = first; c->r.rs->svg && i < c->nrows; i++) {
+		const struct compress_row *r = &c->rows[i];
+		char label[40];
+
+		snprintf(label, sizeof(label), "zram %s", r->c->name);
+		svg_bar_add(c->r.rs->bars, r->input, label, zram_mem_used(&r->alone));
+		snprintf(label, sizeof(label), "KSM+zram %s", r->c->name);
+		svg_bar_add(c->r.rs->bars, r->input, label, zram_mem_used(&r->ksm));
+	}
+}
+
 /* A scope's rows: zram alone as counted, after KSM from its contents. */
 static void compress_scope(struct sink *sk, const struct scope *sc)
 {
 	struct compress_sink *c = (struct compress_sink *)sk;
+	size_t first = c->nrows;
 
 	c->rows = xreallocarray(c->rows, c->nrows + c->n, sizeof(*c->rows));
 	for (size_t k = 0; k < c->n; k++) {
@@ -156,6 +175,7 @@ static void compress_scope(struct sink *sk, const struct scope *sc)
 					 c->contents[id].len[k], 1);
 		r->mib_s = speed(c, k, !sc->all);
 	}
+	compress_bars(c, first);
 }
 
 /* The report for people: sizes in units, within 80 columns. */
@@ -187,26 +207,11 @@ static void compress_people(struct compress_sink *c)
 	w->end();
 }
 
-/* With --svg: zram's memory, alone and after KSM, as bars of the picture. */
-static void compress_bars(struct compress_sink *c)
-{
-	for (size_t i = 0; c->r.rs->svg && i < c->nrows; i++) {
-		const struct compress_row *r = &c->rows[i];
-		char label[40];
-
-		snprintf(label, sizeof(label), "zram %s", r->c->name);
-		svg_bar_add(c->r.rs->bars, r->input, label, zram_mem_used(&r->alone));
-		snprintf(label, sizeof(label), "KSM+zram %s", r->c->name);
-		svg_bar_add(c->r.rs->bars, r->input, label, zram_mem_used(&r->ksm));
-	}
-}
-
 static void compress_print(struct sink *sk)
 {
 	struct compress_sink *c = (struct compress_sink *)sk;
 	const struct writer *w = c->r.rs->out;
 
-	compress_bars(c);
 	if (for_people(c->r.rs)) {
 		compress_people(c);
 		return;

@@ -35,7 +35,7 @@ static void histogram_rows(const struct writer *w, const struct scope_copy *in)
 		char bar[BAR + 1];
 		size_t len;
 
-		if (!f->hist_groups[b])
+		if (!f->hist_contents[b])
 			continue;
 		/* Any non-empty bucket gets at least one mark. */
 		len = (size_t)((f->hist_pages[b] * BAR + most - 1) / most);
@@ -44,15 +44,15 @@ static void histogram_rows(const struct writer *w, const struct scope_copy *in)
 		struct cell row[NCOLS] = {
 			cell_str(in->name),
 			cell_uint(UINT64_C(1) << b),
-			cell_uint(f->hist_groups[b]),
+			cell_uint(f->hist_contents[b]),
 			cell_uint(f->hist_pages[b]),
-			cell_uint(f->hist_groups[b] * PAGE_BYTES),
+			cell_uint(f->hist_contents[b] * PAGE_BYTES),
 			cell_uint(f->hist_pages[b] * PAGE_BYTES),
 			cell_str(bar),
 		};
 
 		w->row(row);
-		groups += f->hist_groups[b];
+		groups += f->hist_contents[b];
 		pages += f->hist_pages[b];
 	}
 	struct cell total[NCOLS] = {

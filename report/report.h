@@ -9,6 +9,7 @@
 #include "../hash/hash.h"
 #include "../hash/measure.h"
 #include "../scan/scan.h"
+#include "../scan/series.h"
 
 /*
  * Reports build rows of typed cells; a writer (table, CSV or JSON), chosen once,
@@ -156,7 +157,14 @@ struct report_setup {
 	struct svg_bars *bars;		/* with --svg: bars other reports add */
 	int *failed;			/* set when a report cannot be written */
 	size_t sketch_size;		/* rows per input of the sketch report */
+	const struct series_params *series;	/* --series: the snapshots'
+						 * timing; NULL for other runs */
+	const char *version;		/* ksmscan's, for JSON's parameters */
 };
+
+/* The most reports the table may hold: -r's selection is a bit mask of this
+ * many bits (reports.c checks the table against it when it is compiled). */
+#define REPORTS_MAX 64
 
 /* A report -r can name: one row of the table in reports.c. */
 struct report {
@@ -267,7 +275,7 @@ int for_people(const struct report_setup *rs);
 /**
  * summary_people() - the summary as people read it: one line per input
  * that fits 80 columns, the checksums apart when there are several, and
- * sentences that say what the figures mean (headline.c).
+ * sentences that say what the figures mean (summary_people.c).
  * @rs: the report's setup
  * @rows: the scopes, "*" last if there are several inputs
  * @n: how many
@@ -285,6 +293,13 @@ void summary_people(const struct report_setup *rs, const struct scope_copy *rows
  */
 void summary_sentences(const struct report_setup *rs,
 		       const struct scope_copy *rows, size_t n);
+
+/**
+ * params_report() - the run's parameters (what the figures depend on),
+ * before any report: JSON keeps them as "parameters", other formats drop them.
+ * @rs: the run's report setup
+ */
+void params_report(const struct report_setup *rs);
 
 /* The sinks of the reports, one file each. */
 

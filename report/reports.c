@@ -25,6 +25,8 @@ static const struct report reports[] = {
 	{ "timeline", timeline_create, 1 },
 	{ "volatility", volatility_create, 1 },
 };
+_Static_assert(sizeof(reports) / sizeof(reports[0]) <= REPORTS_MAX,
+	       "more reports than REPORTS_MAX: widen the selection's bit mask");
 
 const struct report *report_lookup(const char *name, size_t len)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The summary report: the KSM figures per input and algorithm, as machines
- * read them (CSV, JSON, a table with -l); people get headline.c's view.
+ * read them (CSV, JSON, a table with -l); people get summary_people.c's view.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -122,7 +122,7 @@ static int svg_histogram(FILE *f, const struct figures *fig, int y)
 		uint64_t n = fig->hist_pages[b];
 		int h = n ? (int)lround(BAR_H * log1p((double)n) / log1p((double)most)) : 0;
 
-		if (!fig->hist_groups[b])
+		if (!fig->hist_contents[b])
 			continue;
 		fprintf(f, "<rect class=\"bar\" x=\"%d\" y=\"%d\" width=\"30\" height=\"%d\" "
 			"fill=\"#1f77b4\" data-bucket=\"%llu\" data-pages=\"%llu\"/>\n"

@@ -182,8 +182,8 @@ static void timeline_sentences(const struct timeline *t, const struct writer *w)
 	snprintf(text, sizeof(text), "%s: after %llu full scans (%.0f s of ksmd at %llu "
 		 "pages every %llu ms), pages_sharing is %llu%s.", t->name,
 		 (unsigned long long)last->scan, last->seconds,
-		 (unsigned long long)t->params.pages_to_scan,
-		 (unsigned long long)t->params.sleep_ms,
+		 (unsigned long long)t->params.ksm.pages_to_scan,
+		 (unsigned long long)t->params.ksm.sleep_ms,
 		 (unsigned long long)last->pages_sharing, when);
 	w->note(text);
 }

@@ -163,8 +163,8 @@ static void top_scope(struct sink *sk, const struct scope *sc)
 		r->input = sc->name;
 		r->rank = i + 1;
 		r->pages = items[i].count;
-		index_digest(sc->ix, 0, items[i].id, &d);
-		digest_format(t->r.rs->scan->algos[0], &d, r->digest);
+		index_digest(sc->ix, KSM_CHECKSUM, items[i].id, &d);
+		digest_format(t->r.rs->scan->algos[KSM_CHECKSUM], &d, r->digest);
 		describe(index_entry(sc->ix, items[i].id)->bytes, r->description,
 			 sizeof(r->description));
 	}

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The tree report: what searching every page costs in KSM's memcmp-ordered
- * unstable tree and in checksum-first trees (scan/tree.c simulates them).
+ * unstable tree and in checksum-first trees (model/treesim.c simulates them).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../scan/tree.h"
+#include "../model/treesim.h"
 #include "../util/util.h"
 #include "report.h"
 
@@ -58,7 +58,7 @@ static struct trees *trees_of(struct tree_sink *t, int all)
 /* Search (and maybe insert) a page in every tree of a scope. */
 static void trees_add(struct trees *tr, size_t nalgos, const struct page_event *pg)
 {
-	tree_add(tr->by_memcmp, pg->bytes, pg->kept, &pg->digests[0]);
+	tree_add(tr->by_memcmp, pg->bytes, pg->kept, &pg->digests[KSM_CHECKSUM]);
 	for (size_t a = 0; a < nalgos; a++)
 		tree_add(tr->by_sum[a], pg->bytes, pg->kept, &pg->digests[a]);
 }

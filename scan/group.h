@@ -15,7 +15,7 @@
  * content and group) and hands the sinks one scope per group after "*".
  */
 
-/* One group as the command line gave it. */
+/* One group: its name and its inputs (the front end makes them: cli/). */
 struct group {
 	char *name;		/* as reported: "group:NAME" */
 	size_t *inputs;		/* its inputs' numbers, ascending, each once */
@@ -23,26 +23,11 @@ struct group {
 };
 
 /**
- * group_parse() - read one --group value.
- * @spec: "NAME=INPUT[,INPUT...]", each INPUT an input's name as reported
- *	(a path as given, "-", or "pid:N"); an input named twice in the run
- *	is taken with every input of that name
- * @inputs: the run's inputs
- * @ninputs: how many
- * @g: filled in; free it with group_free()
- * @why: on failure, what is wrong (at most @len bytes)
- * @len: size of @why
- *
- * Return: 0, or -1 (nothing to free).
- */
-int group_parse(const char *spec, const struct input *inputs, size_t ninputs,
-		struct group *g, char *why, size_t len);
-
-/**
- * group_free() - free what group_parse() allocated.
+ * group_has() - whether input @k is in @g.
  * @g: the group
+ * @k: an input's number
  */
-void group_free(struct group *g);
+int group_has(const struct group *g, size_t k);
 
 /* The pages per content of every group, as the inputs are counted. */
 struct group_counts;

@@ -223,8 +223,14 @@ static int index_append(struct index *ix, const unsigned char *page,
 	return 0;
 }
 
-uint32_t index_find(const struct index *ix, const unsigned char *page,
-		    uint32_t key)
+/*
+ * Look a page (not all zero) up without changing the index; any thread may
+ * do so while one other thread calls index_add(). A content added
+ * concurrently may be missed; one found is byte-for-byte equal to @page, so
+ * index_add() can count it without comparing. Return: its id, or NO_ID.
+ */
+static uint32_t index_find(const struct index *ix, const unsigned char *page,
+			   uint32_t key)
 {
 	struct slots *t = slots_table(&ix->slots);
 	size_t h = (size_t)key & (t->n - 1);

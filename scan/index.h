@@ -64,7 +64,7 @@ struct index *index_new(const struct algo *const *algos, size_t nalgos,
  * @is_zero: whether all bytes of @page are zero (the caller knows already)
  * @key: the page's index_key(); ignored for zero pages
  * @digests: the page's digest for each selected algorithm, in order
- * @hint: the id index_find() returned for this page, or NO_ID
+ * @hint: the id index_find_many() returned for this page, or NO_ID
  * @id: set to the content's id
  *
  * Return: 1 if the content already occurred in the current input, 0 if not,
@@ -77,23 +77,10 @@ int index_add(struct index *ix, const unsigned char *page,
 	      uint32_t hint, uint32_t *id);
 
 /**
- * index_find() - look a page up without changing the index; any thread may
- * call it while one other thread calls index_add().
- * @ix: the index
- * @page: PAGE_BYTES bytes, not all zero
- * @key: the page's index_key()
- *
- * A content added concurrently may be missed; one found is byte-for-byte
- * equal to @page (memcmp), so index_add() can count it without comparing.
- *
- * Return: the content's id, or NO_ID.
- */
-uint32_t index_find(const struct index *ix, const unsigned char *page,
-		    uint32_t key);
-
-/**
- * index_find_many() - index_find() for pages in a row, their memory accesses
- * overlapped; same rules.
+ * index_find_many() - look pages up without changing the index, their
+ * memory accesses overlapped. Any thread may, while one other thread calls
+ * index_add(); a content added concurrently may be missed, and one found is
+ * byte-for-byte equal to its page (so index_add() counts it uncompared).
  * @ix: the index
  * @pages: @n pages of PAGE_BYTES bytes
  * @key: their index_key()s
@@ -167,7 +154,7 @@ unsigned index_generation(const struct index *ix);
  * @oldest: index_generation() when the oldest lookup still running (or
  *	about to run: a batch in flight) began; index_generation() if none
  *
- * Lookups (index_find(), index_find_many()) probe the table they find when
+ * Lookups (index_find_many()) probe the table they find when
  * they start; a table replaced since goes on being read by them.
  */
 void index_reclaim(struct index *ix, unsigned oldest);
@@ -201,7 +188,7 @@ const struct index_entry *index_entry(const struct index *ix, size_t id);
 uint32_t index_count(const struct index *ix, size_t id, int current_input);
 
 /**
- * index_counted() - whether content @id (which index_find() found) has been
+ * index_counted() - whether content @id (which index_find_many() found) has been
  * counted in the current input already; any thread may ask while one other
  * calls index_add(), and may be told 0 for a content counted meanwhile.
  * @ix: the index

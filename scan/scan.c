@@ -28,7 +28,7 @@
 
 /* Pages hashed together: 32 KiB stay in a core's L1 cache while every
  * algorithm and the index key read them. */
-#define GROUP 8
+#define L1_PAGES 8
 
 /* A batch of pages on its way through the pipeline. */
 struct batch {
@@ -82,8 +82,6 @@ struct pool {
 /* The state of one run. */
 struct scan {
 	const struct scan_config *cfg;
-	double t0;			/* when the run began (now_seconds()) */
-	int late_said;			/* a late snapshot was warned of */
 	unsigned needs;			/* what the sinks need: SINK_* bits */
 	struct index *ix;
 	struct figures *fig;		/* per input, then one for all inputs */
@@ -98,6 +96,7 @@ struct scan {
 	const unsigned char *rel_start, *rel_end;	/* counted, not released */
 	size_t batches;			/* batches handed to the workers so far */
 	struct group_counts *groups;	/* --group: pages per content per group */
+	char why[256];			/* the current input's first error */
 };
 
 /* Make a batch's coded (compressed) pages, on the worker's core. */
@@ -208,13 +207,13 @@ static void batch_hash(struct pool *p, struct batch *b, unsigned thread)
 	batch_lookup(p, b);
 	hashed = batch_known(p, b, todo);
 	/*
-	 * The rest is hashed GROUP pages at a time, one algorithm after the
+	 * The rest is hashed L1_PAGES pages at a time, one algorithm after the
 	 * other, so that each reads them from the core's own cache; which one
 	 * goes first rotates from batch to batch, so that none always finds
 	 * the pages a little further away. Only hashing is timed.
 	 */
-	for (size_t g = 0; g < hashed; g += GROUP) {
-		size_t end = hashed - g < GROUP ? hashed : g + GROUP;
+	for (size_t g = 0; g < hashed; g += L1_PAGES) {
+		size_t end = hashed - g < L1_PAGES ? hashed : g + L1_PAGES;
 
 		for (size_t k = 0; k < cfg->nalgos; k++) {
 			size_t a = (k + b->seq) % cfg->nalgos;
@@ -554,25 +553,6 @@ static int scan_range(struct scan *s, struct figures *f, struct dump *d,
 	return 0;
 }
 
-/*
- * A live snapshot of a series waits for its time; the first that comes late
- * (the reads before it took longer than the interval) is said to be, once,
- * since the replay takes every snapshot at its time.
- */
-static void wait_turn(struct scan *s, const struct input *in)
-{
-	double late;
-
-	if (in->at <= 0)
-		return;
-	sleep_until(s->t0 + in->at);
-	late = now_seconds() - (s->t0 + in->at);
-	if (late > 0.02 && late > 0.1 * in->at && !s->late_said++)
-		warn("%s: the snapshot due at %.3g s was taken %.3g s late: reading "
-		     "takes longer than --interval (the replay takes each snapshot "
-		     "at its time)", in->name, in->at, late);
-}
-
 /* Read input number @k to its end, or to its first error. */
 static int scan_input(struct scan *s, size_t k)
 {
@@ -589,8 +569,10 @@ static int scan_input(struct scan *s, size_t k)
 		warn("%s: exited before its turn, skipped", in->name);
 		return 0;
 	}
-	wait_turn(s, in);
-	d = dump_open(in, &cfg->dump);
+	if (cfg->before_input)
+		cfg->before_input(cfg->arg, k);
+	s->why[0] = '\0';
+	d = dump_open(in, &cfg->dump, s->why, sizeof(s->why));
 	s->dumps[k] = d;
 	s->input = k;
 	s->stopped = 0;
@@ -614,6 +596,7 @@ static int scan_input(struct scan *s, size_t k)
 	}
 	if (d->failed)
 		status = 1;
+	memcpy(s->why, d->why, sizeof(s->why));
 	return status;
 }
 
@@ -627,7 +610,7 @@ static void scan_scope(struct scan *s, size_t k, const char *name,
 	struct scope sc = {
 		.name = name, .format = format, .input_no = k, .all = all,
 		.f = &s->fig[k], .ix = s->ix, .status = status,
-		.why = status == SCOPE_OK ? NULL : msg_first_error(),
+		.why = status == SCOPE_OK || all || !s->why[0] ? NULL : s->why,
 		.proc = d && d->pid && d->proc.valid ? &d->proc : NULL,
 	};
 
@@ -677,7 +660,6 @@ static void scan_scope_all(struct scan *s, const enum scope_status *st)
 		failed += st[k] == SCOPE_FAILED;
 		ok += st[k] == SCOPE_OK;
 	}
-	msg_mark();
 	scan_scope(s, n, "*", fmt, failed == n ? SCOPE_FAILED :
 		   ok == n ? SCOPE_OK : SCOPE_PARTIAL);
 }
@@ -737,7 +719,6 @@ static void scan_start(struct scan *s, const struct scan_config *cfg)
 	size_t n = cfg->ninputs;
 
 	s->cfg = cfg;
-	s->t0 = now_seconds();
 	for (size_t k = 0; k < cfg->nsinks; k++)
 		s->needs |= cfg->sinks[k]->ops->needs;
 	/* Every input stays open to the end (the index points into them). */
@@ -780,14 +761,11 @@ int scan_run(const struct scan_config *cfg)
 	enum scope_status *st;
 	int status = 0;
 
-	if (cfg->series)
-		return series_run(cfg);
 	st = xcalloc(cfg->ninputs, sizeof(*st));
 	scan_start(&s, cfg);
 	for (size_t k = 0; k < cfg->ninputs; k++) {
 		int failed;
 
-		msg_mark();	/* the input's first error is its reason */
 		failed = scan_input(&s, k);
 		status |= failed;
 		st[k] = input_status(&s, k, failed);

@@ -7,27 +7,27 @@
 #include "../dump/dump.h"
 #include "../hash/hash.h"
 #include "group.h"
-#include "ksm.h"
-#include "series.h"
 #include "sink.h"
+#include "tally.h"
 
 /* Everything the command line decided; the engine reads nothing else. */
 struct scan_config {
 	const struct algo *algos[ALGO_MAX];	/* selected algorithms, in order */
 	size_t nalgos;
 	struct dump_options dump;		/* how inputs are read */
-	struct ksm_params ksm;			/* the KSM model's parameters */
-	const struct series_params *series;	/* --series: the inputs are
-						 * snapshots of one memory; NULL */
+	struct ksm_params ksm;			/* KSM's settings */
 	const struct input *inputs;		/* files and processes, in order */
 	size_t ninputs;
 	const struct group *groups;		/* --group, in order */
 	size_t ngroups;
 	struct sink **sinks;			/* the reports, in printing order */
 	size_t nsinks;
-	size_t top;				/* rows of the top report */
 	unsigned threads;			/* hashing threads, at least 1 */
 	int progress;				/* progress on standard error */
+	/** before_input() - if set, called before input @k is opened (a
+	 * live series waits there for the snapshot's time). */
+	void (*before_input)(void *arg, size_t k);
+	void *arg;				/* for before_input() */
 };
 
 /**

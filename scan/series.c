@@ -10,11 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../hash/measure.h"
 #include "../util/util.h"
 #include "index.h"
-#include "scan.h"
 #include "series.h"
-#include "tree.h"
 
 /* One snapshot's pages: (address, content id), sorted by address at the end. */
 struct snap {
@@ -29,6 +28,9 @@ struct snap {
 struct collect {
 	struct sink sink;
 	const struct scan_config *cfg;
+	const struct series_params *sp;
+	double t0;			/* when the run began (now_seconds()) */
+	int late_said;			/* a late snapshot was warned of */
 	struct sink **to;		/* the sinks with a series() hook */
 	size_t nto;
 	struct snap *snaps;		/* one per input */
@@ -71,10 +73,10 @@ static void collect_page(struct sink *sk, const struct page_event *pg)
 		c->head[pg->id] = h;
 	}
 	/* KSM keeps an unsigned int: the low 32 bits of wider digests. */
-	c->sum[pg->id] = (uint32_t)pg->digests[0].lo;
+	c->sum[pg->id] = (uint32_t)pg->digests[KSM_CHECKSUM].lo;
 	if (pg->zero) {
 		c->zero_id = pg->id;
-		c->zero_sum = (uint32_t)pg->digests[0].lo;
+		c->zero_sum = (uint32_t)pg->digests[KSM_CHECKSUM].lo;
 	}
 }
 
@@ -134,7 +136,7 @@ static struct snapshot snap_sparse(struct snap *s, const uint64_t *addr)
 			continue;
 		while (addr[j] < s->p[i].addr)
 			j++;
-		out.slot[out.n] = (uint32_t)j;
+		out.addr_no[out.n] = (uint32_t)j;
 		out.id[out.n++] = s->p[i].id;
 	}
 	free(s->p);
@@ -149,22 +151,6 @@ static const unsigned char *content_bytes(const void *ctx, uint32_t id)
 	return index_entry(ctx, id)->bytes;
 }
 
-/* memcmp's cost per byte here: equal pages compared, as in a match. */
-static double memcmp_ns_per_byte(void)
-{
-	static unsigned char a[PAGE_BYTES], b[PAGE_BYTES];
-	uint64_t bytes = 0;
-	double t0 = now_seconds(), dt;
-	int r = 0;
-
-	for (int i = 0; i < 2048; i++) {
-		a[i % PAGE_BYTES] = b[i % PAGE_BYTES] = (unsigned char)i;
-		r |= page_compare(a, b, 0, &bytes);
-	}
-	dt = now_seconds() - t0;
-	return r ? 0.0 : dt * 1e9 / (double)bytes;
-}
-
 /* How snapshot @b differs from snapshot @a; @count is scratch, one zeroed
  * counter per content id. */
 static struct volatility_row differ(const struct snapshot *a,
@@ -176,10 +162,10 @@ static struct volatility_row differ(const struct snapshot *a,
 	for (size_t k = 0; k < a->n; k++)
 		count[a->id[k]]++;
 	while (i < a->n || j < b->n) {
-		if (j == b->n || (i < a->n && a->slot[i] < b->slot[j])) {
+		if (j == b->n || (i < a->n && a->addr_no[i] < b->addr_no[j])) {
 			v.gone_pages++;
 			i++;
-		} else if (i == a->n || b->slot[j] < a->slot[i]) {
+		} else if (i == a->n || b->addr_no[j] < a->addr_no[i]) {
 			v.new_pages++;
 			j++;
 		} else if (a->id[i] == b->id[j]) {
@@ -196,7 +182,9 @@ static struct volatility_row differ(const struct snapshot *a,
 	return v;
 }
 
-double series_seconds_to_90(const struct timeline_row *rows, size_t n)
+/* When pages_sharing first reached 90% of its value at the last scan (@n >= 1):
+ * the seconds of the first such row; 0 if the last value is 0. */
+static double seconds_to_90(const struct timeline_row *rows, size_t n)
 {
 	uint64_t last = rows[n - 1].pages_sharing;
 	size_t i = 0;
@@ -211,16 +199,11 @@ double series_seconds_to_90(const struct timeline_row *rows, size_t n)
 /* The replay's settings from the command line's, with this machine's costs. */
 static struct replay_params replay_params(const struct collect *c)
 {
-	const struct series_params *sp = c->cfg->series;
-
 	return (struct replay_params){
-		.pages_to_scan = sp->pages_to_scan, .sleep_ms = sp->sleep_ms,
-		.smart_scan = sp->smart_scan, .scans = sp->scans,
-		.max_page_sharing = c->cfg->ksm.max_page_sharing,
-		.use_zero_pages = c->cfg->ksm.use_zero_pages,
-		.interval = sp->interval,
+		.ksm = c->cfg->ksm, .scans = c->sp->scans,
+		.interval = c->sp->interval,
 		.ns_per_page = c->hashed ? c->hash_seconds * 1e9 / (double)c->hashed : 0,
-		.ns_per_byte = memcmp_ns_per_byte(),
+		.ns_per_byte = page_compare_ns_per_byte(),
 	};
 }
 
@@ -229,16 +212,15 @@ static struct scope last_scope(struct collect *c, const struct timeline_row *t)
 {
 	struct figures *f = &c->last;
 	struct scope sc = c->last_sc;
-	uint64_t zero_saved = (t->ksm_zero_pages + t->zero_sharing) * PAGE_BYTES;
+	uint64_t saved = t->pages_sharing + t->ksm_zero_pages;
 
 	f->pages_shared = t->pages_shared;
 	f->pages_sharing = t->pages_sharing;
 	f->ksm_zero_pages = t->ksm_zero_pages;
-	f->saved_bytes = (t->pages_sharing + t->ksm_zero_pages) * PAGE_BYTES;
-	f->saved_zero_bytes = zero_saved;
+	f->saved_bytes = saved * PAGE_BYTES;
+	f->saved_zero_bytes = (t->ksm_zero_pages + t->zero_sharing) * PAGE_BYTES;
 	f->general_profit = t->general_profit;
-	f->saved_percent = f->pages ? 100.0 * (double)f->saved_bytes /
-			   ((double)f->pages * PAGE_BYTES) : 0.0;
+	f->saved_percent = ksm_saved_percent(saved, f->pages);
 	sc.f = f;
 	sc.name = c->cfg->inputs[0].name;
 	return sc;
@@ -274,12 +256,12 @@ static void collect_finish(struct collect *c)
 		     rows[nrows - 1].seconds);
 	struct scope sc = last_scope(c, &rows[nrows - 1]);
 	struct series_result res = { sc.name, &sc, rows, nrows, vol, ns - 1, ns,
-				     series_seconds_to_90(rows, nrows), &rp };
+				     seconds_to_90(rows, nrows), &rp };
 
 	for (size_t i = 0; i < c->nto; i++)
 		c->to[i]->ops->series(c->to[i], &res);
 	for (size_t s = 0; s < ns; s++) {
-		free(snaps[s].slot);
+		free(snaps[s].addr_no);
 		free(snaps[s].id);
 	}
 	free(snaps);
@@ -295,7 +277,7 @@ static void collect_scope(struct sink *sk, const struct scope *sc)
 	struct collect *c = (struct collect *)sk;
 
 	if (!sc->all) {
-		c->hash_seconds += sc->f->seconds[0];
+		c->hash_seconds += sc->f->seconds[KSM_CHECKSUM];
 		c->hashed += sc->f->hashed_pages;
 		c->last = *sc->f;
 		c->last_sc = *sc;
@@ -319,16 +301,38 @@ static void collect_free(struct collect *c)
 	free(c->to);
 }
 
+/*
+ * before_input(): a live snapshot waits for its time; the first that comes
+ * late (the reads before it took longer than the interval) is said to be,
+ * once, since the replay takes every snapshot at its time.
+ */
+static void wait_turn(void *arg, size_t k)
+{
+	struct collect *c = arg;
+	const struct input *in = &c->cfg->inputs[k];
+	double late;
+
+	if (in->at <= 0)
+		return;
+	sleep_until(c->t0 + in->at);
+	late = now_seconds() - (c->t0 + in->at);
+	if (late > 0.02 && late > 0.1 * in->at && !c->late_said++)
+		warn("%s: the snapshot due at %.3g s was taken %.3g s late: reading "
+		     "takes longer than --interval (the replay takes each snapshot "
+		     "at its time)", in->name, in->at, late);
+}
+
 /* Every page, in scan order; the index's bytes stay readable for the replay. */
 static const struct sink_ops collect_ops = {
 	.needs = SINK_PAGES,
 	.page = collect_page, .scope = collect_scope,
 };
 
-int series_run(const struct scan_config *cfg)
+int series_run(const struct scan_config *cfg, const struct series_params *sp)
 {
 	struct collect c = {
-		.sink.ops = &collect_ops, .cfg = cfg, .zero_id = NO_ID,
+		.sink.ops = &collect_ops, .cfg = cfg, .sp = sp, .zero_id = NO_ID,
+		.t0 = now_seconds(),
 		.snaps = xcalloc(cfg->ninputs ? cfg->ninputs : 1, sizeof(*c.snaps)),
 		.to = xcalloc(cfg->nsinks + 1, sizeof(*c.to)),
 	};
@@ -347,7 +351,8 @@ int series_run(const struct scan_config *cfg)
 			sinks[sub.nsinks++] = cfg->sinks[i];
 	}
 	sub.sinks = sinks;
-	sub.series = NULL;
+	sub.before_input = wait_turn;
+	sub.arg = &c;
 	status = scan_run(&sub);
 	collect_free(&c);
 	free(sinks);

@@ -5,18 +5,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "replay.h"
-#include "sink.h"
+#include "../model/replay.h"
+#include "scan.h"
 
-struct scan_config;
+/*
+ * A series: the inputs are snapshots of one memory. The series driver sits
+ * above the engine: it runs scan_run() with a sink of its own that collects
+ * every snapshot's pages, replays ksmd over them (model/replay.c) and hands
+ * the result to the reports' series() hooks. ksmd's settings are the run's
+ * KSM settings (scan_config.ksm).
+ */
 
-/* What --series asks for: ksmd's settings (max_page_sharing and
- * use_zero_pages come from the KSM model's parameters). */
+/* What --series asks for besides ksmd's settings. */
 struct series_params {
 	double interval;		/* seconds between snapshots */
-	uint64_t pages_to_scan;		/* --pages-to-scan */
-	uint64_t sleep_ms;		/* --sleep-ms, at least 1 */
-	int smart_scan;			/* --smart-scan */
 	uint64_t scans;			/* --scans, 0 for the default rule */
 };
 
@@ -50,20 +52,11 @@ struct series_result {
  * series_run() - scan the inputs as snapshots of one memory, replay ksmd
  * over them, and hand the result to the sinks that have a series() hook
  * (the others see the snapshots as ordinary inputs).
- * @cfg: the run's settings; cfg->series is set
+ * @cfg: the run's settings
+ * @sp: the series' timing
  *
  * Return: the exit status, as scan_run().
  */
-int series_run(const struct scan_config *cfg);
-
-/**
- * series_seconds_to_90() - when pages_sharing first reached 90% of its value
- * at the last scan.
- * @rows: the timeline
- * @n: its rows, at least 1
- *
- * Return: the seconds of the first such row; 0 if the last value is 0.
- */
-double series_seconds_to_90(const struct timeline_row *rows, size_t n);
+int series_run(const struct scan_config *cfg, const struct series_params *sp);
 
 #endif

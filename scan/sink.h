@@ -8,7 +8,7 @@
 #include "../dump/dump.h"
 #include "../hash/hash.h"
 #include "index.h"
-#include "ksm.h"
+#include "tally.h"
 
 /*
  * A sink is what the engine hands its results to: a report, in report/. The
@@ -26,6 +26,13 @@ enum {
 	SINK_SNAPSHOTS = 1 << 3,	/* with --series, the snapshots as inputs
 					 * too (page(), scope()), not only series() */
 };
+
+/*
+ * Which selected algorithm stands for KSM's own page checksum: the first that
+ * -a names (xxhash by default, as in the kernel since Linux 6.1). The ksmd
+ * replay, the tree model and the reports about KSM's checksum use it.
+ */
+#define KSM_CHECKSUM 0
 
 /* One page as the engine counted it. */
 struct page_event {

@@ -203,7 +203,7 @@ def hexdigest(algo, page):
 
 def ksm_group(c, m):
     """(pages_shared, pages_sharing) of c identical pages at max_page_sharing m:
-    SPEC section 4's ceil(c/m) and c - ceil(c/m), except that, as measured on
+    the KSM model's ceil(c/m) and c - ceil(c/m), except that, as measured on
     Linux 6.18 (test_ksm_live.py), a single page left over beyond full KSM
     pages (c > m, c % m == 1) is not merged, so it is no KSM page either."""
     if c < 2:

@@ -10,7 +10,7 @@ The binary under test is $KSMSCAN (split like a shell word list, so a wrapper
 such as "valgrind -q ./ksmscan" works) or ./ksmscan.  Every figure is compared
 with an independent oracle computed here (hashlib identity, python-xxhash,
 python-crc32c, a Python jhash2 written from linux/include/linux/jhash.h, the
-xxhsum command, the fixtures' vectors.csv, SPEC.md's known answers).
+xxhsum command, the fixtures' vectors.csv, the checksums' known answers in docs/model.md).
 
 One line per failing check; the last line is "N passed, N failed"; exit 1 if
 anything failed.
@@ -43,22 +43,22 @@ INT_COLS = ["pages", "zero_pages", "distinct_pages", "pages_shared", "pages_shar
 FLOAT_COLS = ["duplicate_ratio", "saved_percent", "expected_collisions"]
 TIMING_COLS = ["hash_mib_s", "ns_per_page"]
 
-# SPEC.md section 3 known answers (zero page) and the crc32c check value.
-SPEC_ZERO = {"jhash2": "61574272", "crc32c": "00000000", "xxhash": "32d8bbdb",
+# The checksums' known answers (docs/model.md) (zero page) and the crc32c check value.
+KNOWN_ZERO = {"jhash2": "61574272", "crc32c": "00000000", "xxhash": "32d8bbdb",
              "xxh32": "475546f5", "xxh64": "ac869b6f32d8bbdb", "xxh3": "93d76fe148c689ba"}
-SPEC_CRC_123456789 = 0x58e3fa20
+KNOWN_CRC_123456789 = 0x58e3fa20
 
 # ---------------------------------------------------------------------------
 # Oracles
 # ---------------------------------------------------------------------------
 def expected_summary(pages, algo, m=256, z=False):
-    """SPEC section 4 figures for a list of page contents (bytes), with the two
+    """the KSM model (docs/model.md) figures for a list of page contents (bytes), with the two
     corrections measured on the kernel: pages_shared (below) and general_profit
     with -z (pages merged with the zero page carry no rmap_item)."""
     # KSM as measured on Linux 6.18 (tests/test_ksm_live.py): c = k*M + r
     # identical pages make k full KSM pages, r >= 2 leftovers one more, and a
     # single leftover stays unmerged, so pages_shared is ceil(c/M) less one
-    # when c > M and c % M == 1 (SPEC section 4 says ceil(c/M); see README).
+    # when c > M and c % M == 1 (the KSM model (docs/model.md) says ceil(c/M); see README).
     counts = collections.Counter(pages)
     n = len(pages)
     zero = counts.get(ZERO, 0)
@@ -269,11 +269,11 @@ def pages_of(path):
 # ---------------------------------------------------------------------------
 @test("1 known answers")
 def oracle_self_test():
-    """The oracles themselves reproduce SPEC section 3's known answers."""
-    eq(crc32c_kernel(b"123456789"), SPEC_CRC_123456789, "oracle crc32c('123456789')")
+    """The oracles themselves reproduce the known answers of docs/model.md."""
+    eq(crc32c_kernel(b"123456789"), KNOWN_CRC_123456789, "oracle crc32c('123456789')")
     eq(crc32c_kernel(ZERO), 0, "oracle crc32c(zero page)")
-    for algo, want in SPEC_ZERO.items():
-        eq(hexdigest(algo, ZERO), want, "oracle %s(zero page) vs SPEC" % algo)
+    for algo, want in KNOWN_ZERO.items():
+        eq(hexdigest(algo, ZERO), want, "oracle %s(zero page) vs its known answer" % algo)
     # jhash2 of a short key, to anchor the tail handling as well (lookup3's
     # hashword() with the kernel initval equals jhash2): nothing to compare
     # with except the zero page above and vectors.csv below.
@@ -291,9 +291,9 @@ def zero_page_known_answers():
     row = rows[0]
     eq(row["address"], "0x0", "zero page address")
     eq(row["zero"], "1", "zero page zero column")
-    for algo, want in SPEC_ZERO.items():
-        eq(row.get(algo), want, "zero page %s vs SPEC known answer" % algo)
-    eq(row.get("crc32c-sw"), SPEC_ZERO["crc32c"], "zero page crc32c-sw vs SPEC known answer")
+    for algo, want in KNOWN_ZERO.items():
+        eq(row.get(algo), want, "zero page %s vs its known answer" % algo)
+    eq(row.get("crc32c-sw"), KNOWN_ZERO["crc32c"], "zero page crc32c-sw vs its known answer")
     eq(row.get("xxh128"), hexdigest("xxh128", ZERO), "zero page xxh128 vs python xxhash")
 
 

@@ -116,7 +116,7 @@ def options_documented():
     man = open(os.path.join(ROOT, "man", "ksmscan.1")).read().replace("\\-", "-")
     readme = open(os.path.join(ROOT, "README.md")).read()
     opts = long_options()
-    check(len(opts) >= 15, "ksmscan.c has the long options of SPEC section 1", repr(opts))
+    check(len(opts) >= 15, "ksmscan.c has the long options of the man page's SYNOPSIS", repr(opts))
     for o in opts:
         check("--" + o in help_text or (o in ("csv", "json") and "--csv" in help_text),
               "--help names --%s" % o)

@@ -5,7 +5,7 @@ For each file in expected.tsv: ksmscan exits with the expected status, the
 first line of standard error is the expected one (FILE replaced by the path;
 a line ending in ': ' is a prefix), every stderr line starts with 'ksmscan: ',
 and standard output still holds a summary row for what was readable, as CSV
-with the SPEC's columns. The expected lines were written from how each
+with the documented columns. The expected lines were written from how each
 defect was made (tests/corpus/make_corpus.py), not taken from ksmscan.
 """
 import csv, io, os, subprocess, sys

@@ -198,7 +198,7 @@ def expect_broken(r, name, what, words=(), offset=True):
 
 
 # ---------------------------------------------------------------------------
-# Oracles: page sets and SPEC section 4 figures
+# Oracles: page sets and the KSM model (docs/model.md) figures
 # ---------------------------------------------------------------------------
 def xxh64(p):
     return "%016x" % xxhash.xxh64_intdigest(p, 0)
@@ -238,7 +238,7 @@ def summary(args, what, expect_rc=0, **kw):
 def check_pages_report(r, name, expected, what):
     """-r pages -a xxh64 rows == expected [(address, bytes)] in address order."""
     rows = parse_csv(r, what)
-    # SPEC does not fix the row order of an ELF or LiME (scan order or address
+    # The reports do not fix the row order of an ELF or LiME (scan order or address
     # order): rows are compared by address, and each address must occur once
     try:
         rows.sort(key=lambda x: int(x.get("address") or "-1", 16))

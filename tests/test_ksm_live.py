@@ -15,13 +15,13 @@ first with use_zero_pages=0 (`ksmscan -m M`), then with use_zero_pages=1
 
 The oracles are the pages this file wrote (pages, zero_pages, distinct_pages;
 /proc/PID/pagemap for "every page present, private, not the shared zero
-page"), the model's formulas in Python (SPEC section 4 with the two
+page"), the model's formulas in Python (the KSM model (docs/model.md) with the two
 corrections this test found: see spec_group), and the kernel: the
 /sys/kernel/mm/ksm counters pages_shared, pages_sharing, ksm_zero_pages and
 general_profit, and the child's /proc/PID/ksm_stat.  When a check on the
 kernel's figures fails, the failure line carries the kernel's outcome per group
 of identical pages, read from /proc/PID/pagemap and /proc/kpageflags (one KSM
-page per distinct KSM pfn), next to SPEC's figures for that group.
+page per distinct KSM pfn), next to the plain formula's figures for that group.
 
 It changes the kernel's KSM settings, so it runs only inside
 live.ksm_session(): with KSMSCAN_LIVE_TESTS=1 and KSM idle (run=0, no merged
@@ -158,7 +158,7 @@ def ksmscan_summary(cmd, pid, start, end, extra, what):
 
 
 # ---------------------------------------------------------------------------
-# The pages, and SPEC section 4 on them
+# The pages, and the KSM model (docs/model.md) on them
 # ---------------------------------------------------------------------------
 def make_layout(rng):
     """[(group key, page bytes)] in address order: GROUPS, ZEROS zero pages,
@@ -182,7 +182,7 @@ def make_layout(rng):
 def spec_group(c, z=False, zero=False):
     """The model for one content seen c times: (shared, sharing, ksm_zero).
 
-    SPEC section 4 says shared = ceil(c/M); this test found that the kernel
+    the KSM model (docs/model.md) says shared = ceil(c/M); this test found that the kernel
     makes one KSM page fewer when c > M and c % M == 1 (the single leftover
     page cannot join a full KSM page and finds no partner in the unstable
     tree), and ksmscan follows the kernel (README, "What the figures mean")."""
@@ -337,7 +337,7 @@ def kernel_groups(pid, start, layout):
 
 def group_report(kg, z):
     """The child's pages as KSM left them, and the groups where that differs
-    from SPEC section 4 (figures shared/sharing/zero-page mappings)."""
+    from the KSM model (docs/model.md) (figures shared/sharing/zero-page mappings)."""
     if kg is None:
         return "per-group view unavailable (pagemap/kpageflags unreadable)"
     diffs, tot = [], [0, 0, 0, 0]
@@ -347,13 +347,13 @@ def group_report(kg, z):
         tot = [tot[0] + sh, tot[1] + sg, tot[2] + zr, tot[3] + un]
         exp = (0, 0, 0) if key == "unique" else spec_group(n, z, key == "zero")
         if (sh, sg, zr) != exp:
-            diffs.append("%s%s: kernel %d/%d/%d with %d unmerged, SPEC %d/%d/%d"
+            diffs.append("%s%s: kernel %d/%d/%d with %d unmerged, formula %d/%d/%d"
                          % (key, "" if key.startswith("c=") else " (%d pages)" % n,
                             sh, sg, zr, un, exp[0], exp[1], exp[2]))
     head = ("child's pagemap: %d KSM pages, %d more mappings of them, %d zero-page "
             "mappings, %d unmerged" % tuple(tot))
-    return head + ("; groups unlike SPEC (shared/sharing/zero, M=%d): %s"
-                   % (M, "; ".join(diffs)) if diffs else "; every group as SPEC")
+    return head + ("; groups unlike the plain formula (shared/sharing/zero, M=%d): %s"
+                   % (M, "; ".join(diffs)) if diffs else "; every group as the plain formula")
 
 
 # ---------------------------------------------------------------------------
@@ -576,7 +576,7 @@ def run_phases(ks, cmd, pid, start, end, layout):
             eq(row[k], spec[z][k], "%s: %s == the pages written" % (what, k))
         for k in ("pages_shared", "pages_sharing", "ksm_zero_pages",
                   "general_profit"):
-            eq(row[k], spec[z][k], "%s: %s == SPEC section 4 in Python" % (what, k))
+            eq(row[k], spec[z][k], "%s: %s == the KSM model (docs/model.md) in Python" % (what, k))
         est[z] = row
 
     for z in (0, 1):

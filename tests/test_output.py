@@ -7,7 +7,7 @@
   merges only mergeable memory; a golden copy (timings masked) catches any
   other change; long names are shortened from the left;
 - CSV and JSON: digests 0x-prefixed, the status column (ok, partial,
-  failed), JSON's parameters, every SPEC column in order; CSV through
+  failed), JSON's parameters, every documented column in order; CSV through
   LibreOffice (headless) keeps the digests as text;
 - the top report shows text pages as text;
 - -V names the build and the checksum paths -a help names; standard input is

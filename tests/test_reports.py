@@ -46,7 +46,7 @@ BENCH_COLS = ["algo", "bits", "hot_mib_s", "hot_ns_per_page", "stream_mib_s",
               "stream_ns_per_page"]
 TIMING = {"summary": ["hash_mib_s", "ns_per_page"], "tree": ["seconds"]}
 
-# Implementation paths of SPEC/README: algorithm -> paths that can be forced.
+# Implementation paths of the README: algorithm -> paths that can be forced.
 IMPLS = {"crc32c": ["avx512", "vpclmul", "sse42x3", "sse42", "sw"],
          "xxh3": ["avx512", "avx2", "sse2"],
          "xxh128": ["avx512", "avx2", "sse2"]}
@@ -56,7 +56,7 @@ IMPLS = {"crc32c": ["avx512", "vpclmul", "sse42x3", "sse42", "sw"],
 # Oracles
 # ---------------------------------------------------------------------------
 def expected_summary(pages, algo, m=256):
-    """SPEC section 4 figures for a list of page contents (bytes)."""
+    """the KSM model (docs/model.md) figures for a list of page contents (bytes)."""
     counts = collections.Counter(pages)
     n = len(pages)
     distinct = len(counts)

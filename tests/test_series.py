@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""--series (SPEC section 8) offline: the timeline and volatility reports
+"""--series (docs/over-time.md) offline: the timeline and volatility reports
 against oracles written here, not taken from ksmscan.
 
 - Static memory: the counters after each full scan follow from the contents
   alone, by mm/ksm.c's rules as this file states them (first visit: the
-  checksum is recorded and nothing merges; second visit: merging, SPEC
+  checksum is recorded and nothing merges; second visit: merging, as docs/over-time.md says
   section 4's groups; a page that never merges is skipped by smart_scan at
   ages 4, 6, 7, 9-12, 14-21, ...; ksm_do_scan() ends a batch at the end of a
   full scan, so scan k ends at a known wake-up), checked scan by scan for

@@ -23,15 +23,11 @@ int msg_line_drawn;
  * line, and with whatever in it came from a file name or a dump and could
  * drive the terminal or break the line shown as '?'.
  */
-static char first_error[256];	/* since msg_mark() */
-
-static void vmsg(const char *fmt, va_list ap, int is_error)
+static void vmsg(const char *fmt, va_list ap)
 {
 	char line[1024], clean[1024];
 
 	vsnprintf(line, sizeof(line), fmt, ap);
-	if (is_error && !first_error[0])
-		text_clean(line, first_error, sizeof(first_error));
 	if (msg_line_drawn) {
 		fputs("\r\033[K", stderr);
 		msg_line_drawn = 0;
@@ -46,7 +42,7 @@ void warn(const char *fmt, ...)
 	if (msg_quiet)
 		return;
 	va_start(ap, fmt);
-	vmsg(fmt, ap, 0);
+	vmsg(fmt, ap);
 	va_end(ap);
 }
 
@@ -57,18 +53,8 @@ void error(const char *fmt, ...)
 	if (msg_silent)
 		return;
 	va_start(ap, fmt);
-	vmsg(fmt, ap, 1);
+	vmsg(fmt, ap);
 	va_end(ap);
-}
-
-void msg_mark(void)
-{
-	first_error[0] = '\0';
-}
-
-const char *msg_first_error(void)
-{
-	return first_error[0] ? first_error : NULL;
 }
 
 size_t edit_distance(const char *a, size_t alen, const char *b)

@@ -29,17 +29,6 @@ void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /**
- * msg_mark() - forget the first error printed so far (a new input begins).
- */
-void msg_mark(void);
-
-/**
- * msg_first_error() - the first error printed since msg_mark(), as printed
- * (without "ksmscan: "), or NULL.
- */
-const char *msg_first_error(void);
-
-/**
  * edit_distance() - how many single-byte insertions, deletions and changes
  * turn one name into another (Levenshtein), for "did you mean".
  * @a: a name, not necessarily NUL-terminated

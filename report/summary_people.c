@@ -161,7 +161,7 @@ static void host(const struct writer *w, const struct scope_copy *rows,
 
 /* A series' row: what its figures are, and when the saving came. */
 static void over_time(const struct writer *w, const struct scope_copy *in,
-		      const struct series_params *sp)
+		      const struct ksm_params *k, double interval)
 {
 	char t[512];
 
@@ -172,14 +172,14 @@ static void over_time(const struct writer *w, const struct scope_copy *in,
 			 "after %.0f s", in->seconds_to_90);
 	if (in->nsnaps > 1)
 		snprintf(series, sizeof(series), "a series of %zu snapshots %gs "
-			 "apart", in->nsnaps, sp->interval);
+			 "apart", in->nsnaps, interval);
 	else
 		snprintf(series, sizeof(series), "one snapshot");
 	snprintf(t, sizeof(t), "%s: %s, replayed through ksmd (%llu pages every "
 		 "%llu ms, smart_scan %d): the figures are those after its full "
 		 "scan %zu, at %.0f s%s.", in->name, series,
-		 (unsigned long long)sp->pages_to_scan,
-		 (unsigned long long)sp->sleep_ms, sp->smart_scan, in->scans,
+		 (unsigned long long)k->pages_to_scan,
+		 (unsigned long long)k->sleep_ms, k->smart_scan, in->scans,
 		 in->seconds, when);
 	w->note(t);
 }
@@ -245,12 +245,12 @@ void summary_sentences(const struct report_setup *rs,
 		headline(w, &rows[i]);
 		other_settings(w, &rows[i], &cfg->ksm);
 		if (cfg->nalgos == 1)
-			checksum_line(w, &rows[i], cfg->algos[0]);
+			checksum_line(w, &rows[i], cfg->algos[KSM_CHECKSUM]);
 	}
 	/* The rows: the inputs, "*" if there are several, then the groups;
 	 * or a series' one row. */
 	if (n && rows[0].nsnaps)
-		over_time(w, &rows[0], cfg->series);
+		over_time(w, &rows[0], &cfg->ksm, rs->series->interval);
 	else if (cfg->ninputs > 1 && n > cfg->ninputs)
 		across(w, rows, cfg->ninputs);
 	if (any_process(cfg) && !(n && rows[0].nsnaps))

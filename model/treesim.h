@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef KSMSCAN_TREE_H
-#define KSMSCAN_TREE_H
+#ifndef KSMSCAN_TREESIM_H
+#define KSMSCAN_TREESIM_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -25,16 +25,13 @@
 #include <string.h>
 
 #include "../util/util.h"
+#include "ksm.h"
 #include "rbtree.h"
 #include "replay.h"
-#include "tree.h"
 
-
-/* The size of struct ksm_rmap_item on 64-bit: general_profit's unit. */
-#define RMAP_ITEM_BYTES 64
 
 /* What ksmd knows of one address (its rmap_item, its mapping). */
-struct slot {
+struct rmap {
 	uint32_t id;		/* the content there now, or NO_ID (no page) */
 	uint32_t oldsum;	/* rmap_item->oldchecksum */
 	uint32_t dup;		/* the KSM page whose rmap list holds it, or NO_ID */
@@ -66,13 +63,13 @@ struct chain {
 struct replay {
 	const struct series *sr;
 	const struct replay_params *p;
-	struct slot *s;
+	struct rmap *s;
 	struct dup *d;
 	size_t nd, dcap;
 	struct chain *c;	/* at the stable tree's node indexes */
 	size_t ccap;
 	struct rb_tree stable, unstable;
-	uint32_t *uslot;	/* the unstable tree's nodes: their slot */
+	uint32_t *uaddr;	/* the unstable tree's nodes: the address they stand for */
 	uint8_t *udead;		/* ... merged since (erased by the kernel) */
 	size_t ucap;
 	size_t snap;		/* the snapshot in force */
@@ -85,7 +82,7 @@ struct replay {
 };
 
 /* remove_rmap_item_from_tree(): the address leaves whichever tree holds it. */
-static void leave_trees(struct replay *r, struct slot *s)
+static void leave_trees(struct replay *r, struct rmap *s)
 {
 	if (s->dup != NO_ID) {
 		struct dup *d = &r->d[s->dup];
@@ -118,7 +115,7 @@ static void dup_free(struct replay *r, uint32_t k)
 }
 
 /* The address was written (or unmapped): copy-on-write of what KSM mapped. */
-static void slot_written(struct replay *r, struct slot *s, uint32_t id)
+static void rmap_written(struct replay *r, struct rmap *s, uint32_t id)
 {
 	if (s->map != NO_ID) {
 		if (--r->d[s->map].mapped == 0)
@@ -142,14 +139,14 @@ static void snap_apply(struct replay *r, size_t k)
 	size_t i = 0, j = 0;
 
 	while (i < a->n || j < b->n) {
-		if (j == b->n || (i < a->n && a->slot[i] < b->slot[j])) {
-			slot_written(r, &r->s[a->slot[i++]], NO_ID);	/* gone */
+		if (j == b->n || (i < a->n && a->addr_no[i] < b->addr_no[j])) {
+			rmap_written(r, &r->s[a->addr_no[i++]], NO_ID);	/* gone */
 			continue;
 		}
-		if (i < a->n && a->slot[i] == b->slot[j])
+		if (i < a->n && a->addr_no[i] == b->addr_no[j])
 			i++;
-		if (r->s[b->slot[j]].id != b->id[j])
-			slot_written(r, &r->s[b->slot[j]], b->id[j]);
+		if (r->s[b->addr_no[j]].id != b->id[j])
+			rmap_written(r, &r->s[b->addr_no[j]], b->id[j]);
 		j++;
 	}
 	r->snap = k;
@@ -162,8 +159,8 @@ static void wake(struct replay *r)
 	size_t k;
 
 	r->batch++;
-	r->budget = r->p->pages_to_scan;
-	t = (double)r->batch * (double)r->p->sleep_ms / 1000.0;
+	r->budget = r->p->ksm.pages_to_scan;
+	t = (double)r->batch * (double)r->p->ksm.sleep_ms / 1000.0;
 	k = (size_t)(t / r->p->interval + 1e-9);
 	if (k >= r->sr->nsnaps)
 		k = r->sr->nsnaps - 1;
@@ -237,7 +234,7 @@ static uint32_t stable_search(struct replay *r, uint32_t id)
 	for (uint32_t k = r->c[n].first; k != NO_ID; k = r->d[k].next) {
 		const struct dup *d = &r->d[k];
 
-		if (d->alive && d->len && d->len < r->p->max_page_sharing &&
+		if (d->alive && d->len && d->len < r->p->ksm.max_page_sharing &&
 		    (best == NO_ID || d->len > r->d[best].len))
 			best = k;
 	}
@@ -271,7 +268,7 @@ static uint32_t stable_insert(struct replay *r, uint32_t id)
 }
 
 /* stable_tree_append(): address @s now maps KSM page @k. */
-static void dup_append(struct replay *r, struct slot *s, uint32_t k)
+static void dup_append(struct replay *r, struct rmap *s, uint32_t k)
 {
 	struct dup *d = &r->d[k];
 
@@ -284,8 +281,8 @@ static void dup_append(struct replay *r, struct slot *s, uint32_t k)
 }
 
 /*
- * unstable_tree_search_insert(): the slot of an equal page in this scan's
- * unstable tree, or NO_ID after inserting slot @i (or, as the kernel does when
+ * unstable_tree_search_insert(): the address of an equal page in this scan's
+ * unstable tree, or NO_ID after inserting address @i (or, as the kernel does when
  * a page on the way has gone, inserting nothing).
  */
 static uint32_t unstable_search_insert(struct replay *r, uint32_t i)
@@ -294,24 +291,24 @@ static uint32_t unstable_search_insert(struct replay *r, uint32_t i)
 	int c = 0;
 
 	while (cur != NO_ID) {
-		const struct slot *t = &r->s[r->uslot[cur]];
+		const struct rmap *t = &r->s[r->uaddr[cur]];
 
 		if (t->id == NO_ID || t->zero)
 			return NO_ID;	/* get_mergeable_page() found none */
 		c = r->udead[cur] ? route_cmp(r, id, t->id) :
 		    content_cmp(r, id, t->id);
 		if (c == 0 && !r->udead[cur])
-			return r->uslot[cur];
+			return r->uaddr[cur];
 		parent = cur;
 		cur = r->unstable.l[cur].child[c >= 0];
 	}
 	cur = rb_insert(&r->unstable, parent, c >= 0);
 	if (r->ucap < r->unstable.cap) {
 		r->ucap = r->unstable.cap;
-		r->uslot = xreallocarray(r->uslot, r->ucap, sizeof(*r->uslot));
+		r->uaddr = xreallocarray(r->uaddr, r->ucap, sizeof(*r->uaddr));
 		r->udead = xreallocarray(r->udead, r->ucap, sizeof(*r->udead));
 	}
-	r->uslot[cur] = i;
+	r->uaddr[cur] = i;
 	r->udead[cur] = 0;
 	r->s[i].unstable = 1;
 	r->s[i].unode = cur;
@@ -319,10 +316,10 @@ static uint32_t unstable_search_insert(struct replay *r, uint32_t i)
 	return NO_ID;
 }
 
-/* cmp_and_merge_page() for the page at slot @i. */
+/* cmp_and_merge_page() for the page at address @i. */
 static void cmp_and_merge(struct replay *r, uint32_t i)
 {
-	struct slot *s = &r->s[i];
+	struct rmap *s = &r->s[i];
 	uint32_t sum = r->sr->sum[s->id], k, j;
 
 	if (s->map != NO_ID)
@@ -333,7 +330,7 @@ static void cmp_and_merge(struct replay *r, uint32_t i)
 		s->oldsum = sum;	/* changed since the last visit */
 		return;
 	}
-	if (r->p->use_zero_pages && sum == r->sr->zero_sum &&
+	if (r->p->ksm.use_zero_pages && sum == r->sr->zero_sum &&
 	    s->id == r->sr->zero_id) {
 		s->zero = 1;	/* try_to_merge_with_zero_page() */
 		r->zero++;
@@ -360,11 +357,11 @@ static unsigned skip_age(unsigned age)
 }
 
 /* should_skip_rmap_item(): smart_scan passes over pages that do not merge. */
-static int should_skip(struct replay *r, struct slot *s)
+static int should_skip(struct replay *r, struct rmap *s)
 {
 	unsigned age = s->age;
 
-	if (!r->p->smart_scan || s->map != NO_ID)
+	if (!r->p->ksm.smart_scan || s->map != NO_ID)
 		return 0;
 	if (s->age != UINT8_MAX)
 		s->age++;
@@ -380,16 +377,16 @@ static int should_skip(struct replay *r, struct slot *s)
 	return 1;
 }
 
-/* scan_get_next_rmap_item() at slot @i, then the visit if it is one. */
+/* scan_get_next_rmap_item() at address @i, then the visit if it is one. */
 static void step(struct replay *r, uint32_t i)
 {
-	struct slot *s = &r->s[i];
+	struct rmap *s = &r->s[i];
 
 	if (s->id == NO_ID || s->zero) {
 		/* No anonymous page here: get_next_rmap_item() frees the item. */
 		if (s->rmap) {
 			leave_trees(r, s);
-			*s = (struct slot){ .id = s->id, .dup = NO_ID, .map = s->map,
+			*s = (struct rmap){ .id = s->id, .dup = NO_ID, .map = s->map,
 					    .zero = s->zero };
 			r->rmap_items--;
 		}
@@ -427,13 +424,13 @@ static struct timeline_row counters(const struct replay *r, uint64_t scan,
 	uint64_t merged = r->shared + r->sharing + r->unshared;
 	struct timeline_row row = {
 		.scan = scan,
-		.seconds = (double)r->batch * (double)r->p->sleep_ms / 1000.0,
+		.seconds = (double)r->batch * (double)r->p->ksm.sleep_ms / 1000.0,
 		.pages_shared = r->shared, .pages_sharing = r->sharing,
 		.pages_unshared = r->unshared,
 		.pages_volatile = r->rmap_items > merged ? r->rmap_items - merged : 0,
 		.pages_skipped = r->skipped, .ksm_zero_pages = r->zero,
-		.general_profit = (int64_t)((r->sharing + r->zero) * 4096) -
-				  (int64_t)(r->rmap_items * RMAP_ITEM_BYTES),
+		.general_profit = ksm_general_profit(r->sharing + r->zero,
+						     r->rmap_items),
 		.zero_sharing = zero_sharing(r),
 		.visited = r->visited, .hashed = r->hashed,
 		.memcmp_bytes = r->memcmp_bytes,
@@ -441,7 +438,7 @@ static struct timeline_row counters(const struct replay *r, uint64_t scan,
 	};
 	double cpu = ((double)row.hashed * r->p->ns_per_page +
 		      (double)row.memcmp_bytes * r->p->ns_per_byte) * 1e-9;
-	double wall = (double)row.wakeups * (double)r->p->sleep_ms / 1000.0;
+	double wall = (double)row.wakeups * (double)r->p->ksm.sleep_ms / 1000.0;
 
 	row.cpu_percent = wall > 0 ? 100.0 * cpu / wall : 0.0;
 	return row;
@@ -454,7 +451,7 @@ static struct timeline_row full_scan(struct replay *r, uint64_t scan)
 
 	rb_clear(&r->unstable);	/* root_unstable_tree = RB_ROOT */
 	r->visited = r->hashed = r->memcmp_bytes = 0;
-	for (size_t i = 0; i < r->sr->nslots; i++) {
+	for (size_t i = 0; i < r->sr->naddr; i++) {
 		if (!r->budget)
 			wake(r);
 		step(r, (uint32_t)i);
@@ -483,7 +480,7 @@ static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 	if (r->p->scans)
 		return n >= r->p->scans;
 	if (n >= REPLAY_SCANS_MAX ||
-	    (uint64_t)n * (r->sr->nslots + 1) >= REPLAY_WORK_MAX)
+	    (uint64_t)n * (r->sr->naddr + 1) >= REPLAY_WORK_MAX)
 		return r->cut = 1;
 	if (rows[n - 1].seconds < end)
 		return 0;
@@ -494,13 +491,13 @@ static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 size_t replay_run(const struct series *sr, const struct replay_params *p,
 		  struct timeline_row **rows, int *cut)
 {
-	struct replay r = { .sr = sr, .p = p, .budget = p->pages_to_scan };
+	struct replay r = { .sr = sr, .p = p, .budget = p->ksm.pages_to_scan };
 	size_t n = 0, cap = 16;
 
 	*rows = xcalloc(cap, sizeof(**rows));
-	r.s = xcalloc(sr->nslots ? sr->nslots : 1, sizeof(*r.s));
-	for (size_t i = 0; i < sr->nslots; i++)
-		r.s[i] = (struct slot){ .id = NO_ID, .dup = NO_ID, .map = NO_ID };
+	r.s = xcalloc(sr->naddr ? sr->naddr : 1, sizeof(*r.s));
+	for (size_t i = 0; i < sr->naddr; i++)
+		r.s[i] = (struct rmap){ .id = NO_ID, .dup = NO_ID, .map = NO_ID };
 	rb_init(&r.stable);
 	rb_init(&r.unstable);
 	snap_apply(&r, 0);
@@ -514,7 +511,7 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 	free(r.s);
 	free(r.d);
 	free(r.c);
-	free(r.uslot);
+	free(r.uaddr);
 	free(r.udead);
 	rb_free(&r.stable);
 	rb_free(&r.unstable);

@@ -6,9 +6,10 @@
 #include <stdint.h>
 
 #include "../util/page.h"
+#include "ksm.h"
 
 /*
- * The ksmd replay (SPEC section 8): Linux 6.18's mm/ksm.c scanner run over a
+ * The ksmd replay (docs/over-time.md): Linux 6.18's mm/ksm.c scanner run over a
  * series of snapshots of one memory. It knows pages only as content ids (the
  * index's, byte-exact within the run) and reads contents' bytes only to
  * order its trees as KSM does (memcmp).
@@ -17,7 +18,7 @@
 /* One snapshot: the addresses it has a page at, and their contents. */
 struct snapshot {
 	size_t n;			/* its pages */
-	uint32_t *slot;			/* each page's address, as an index of
+	uint32_t *addr_no;		/* each page's address, as an index of
 					 * series.addr, ascending */
 	uint32_t *id;			/* each page's content id */
 };
@@ -25,8 +26,8 @@ struct snapshot {
 /* The memory over time: what each address held in each snapshot. Memory is
  * linear in the pages of all snapshots. */
 struct series {
-	size_t nslots;			/* addresses present in any snapshot */
-	const uint64_t *addr;		/* nslots addresses, ascending */
+	size_t naddr;			/* addresses present in any snapshot */
+	const uint64_t *addr;		/* naddr addresses, ascending */
 	size_t nsnaps;			/* snapshots, oldest first */
 	const struct snapshot *snaps;
 	const uint32_t *sum;		/* per content id: KSM's checksum of it */
@@ -41,11 +42,7 @@ struct series {
 
 /* ksmd's settings and the series' timing. */
 struct replay_params {
-	uint64_t pages_to_scan;		/* pages per wake-up, at least 1 */
-	uint64_t sleep_ms;		/* between wake-ups */
-	int smart_scan;			/* skip pages that did not merge */
-	uint64_t max_page_sharing;	/* at least 2 */
-	int use_zero_pages;		/* merge zero pages with the zero page */
+	struct ksm_params ksm;		/* KSM's settings (sleep_ms at least 1) */
 	uint64_t scans;			/* full scans to run; 0: until the time
 					 * of the last snapshot plus one
 					 * interval, and until the counters stop

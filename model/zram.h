@@ -24,7 +24,7 @@ struct zram_tally {
 	uint64_t same_pages;		/* same-filled: mm_stat same_pages */
 	uint64_t huge_pages;		/* stored whole: mm_stat huge_pages */
 	uint64_t compr_bytes;		/* mm_stat compr_data_size */
-	uint64_t objects[ZRAM_CLASSES];	/* per merged class (zram_class()) */
+	uint64_t objects[ZRAM_CLASSES];	/* per merged size class (zram.c: class_of()) */
 };
 
 /**

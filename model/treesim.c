@@ -8,7 +8,7 @@
 
 #include "../util/util.h"
 #include "rbtree.h"
-#include "tree.h"
+#include "treesim.h"
 
 /*
  * Bytes of a content a node keeps itself: most comparisons end within them,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The KSM model (README, "What the figures mean"): what KSM's counters would read in steady
- * state if every page were mergeable and unchanging, and the collision counts.
+ * The static figures (docs/model.md): what KSM's counters would read in steady
+ * state if every page were mergeable and unchanging, counted from the index
+ * with KSM's arithmetic (model/ksm.c), and the collision counts.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -9,7 +10,7 @@
 #include <string.h>
 
 #include "../util/util.h"
-#include "ksm.h"
+#include "tally.h"
 
 /*
  * Sort keys of @width bytes (4, 8 or 16; little-endian numbers, low half
@@ -88,32 +89,6 @@ static uint64_t count_collisions(const struct index *ix, int current_input,
 	return m - distinct;
 }
 
-void ksm_group(uint64_t c, uint64_t M, uint64_t *shared, uint64_t *sharing)
-{
-	/*
-	 * A KSM page takes at most M mappings (stable_node chains): c pages
-	 * fill c / M of them. Pages left over merge only with each other, in
-	 * the unstable tree, so r >= 2 leftovers make one more KSM page and a
-	 * single one stays unmerged (measured on Linux 6.18, see README).
-	 */
-	uint64_t full = c / M, rest = c % M;
-
-	*shared = full + (rest >= 2);
-	*sharing = full * (M - 1) + (rest >= 2 ? rest - 1 : 0);
-}
-
-uint64_t ksm_saved_pages(uint64_t c, int is_zero, const struct ksm_params *p)
-{
-	uint64_t shared, sharing;
-
-	if (is_zero && p->use_zero_pages)
-		return c;
-	if (c < 2)
-		return 0;
-	ksm_group(c, p->max_page_sharing, &shared, &sharing);
-	return sharing;
-}
-
 /* Each algorithm's collisions among the distinct contents, and chance's. */
 static void tally_collisions(struct figures *f, const struct index *ix,
 			     int current_input, const uint32_t *counts,
@@ -145,12 +120,12 @@ void ksm_tally_counts(struct figures *f, const struct index *ix,
 	size_t n = index_size(ix);
 	uint64_t M = p->max_page_sharing;
 
-	uint64_t zero_shared = 0, zero_sharing = 0, unlimited_sharing = 0;
+	uint64_t zero_sharing = 0, unlimited_sharing = 0;
 
 	f->ksm_zero_if_z = 0;
 	f->zero_pages = f->distinct_pages = 0;
 	f->pages_shared = f->pages_sharing = f->ksm_zero_pages = 0;
-	memset(f->hist_groups, 0, sizeof(f->hist_groups));
+	memset(f->hist_contents, 0, sizeof(f->hist_contents));
 	memset(f->hist_pages, 0, sizeof(f->hist_pages));
 	for (size_t id = 0; id < n; id++) {
 		uint64_t c = content_count(ix, current_input, counts, id);
@@ -160,12 +135,11 @@ void ksm_tally_counts(struct figures *f, const struct index *ix,
 		f->distinct_pages++;
 		int b = 63 - __builtin_clzll(c);
 
-		f->hist_groups[b]++;
+		f->hist_contents[b]++;
 		f->hist_pages[b] += c;
 		if (index_is_zero(ix, id)) {
 			f->ksm_zero_if_z = c;
-			if (c >= 2)
-				ksm_group(c, M, &zero_shared, &zero_sharing);
+			zero_sharing = ksm_saved_pages(c, 0, p);
 		}
 		if (c >= 2)
 			unlimited_sharing += c - 1;
@@ -180,7 +154,7 @@ void ksm_tally_counts(struct figures *f, const struct index *ix,
 		if (c >= 2) {
 			uint64_t shared, sharing;
 
-			ksm_group(c, M, &shared, &sharing);
+			ksm_content(c, M, &shared, &sharing);
 			f->pages_shared += shared;
 			f->pages_sharing += sharing;
 		}
@@ -198,17 +172,13 @@ void ksm_tally_counts(struct figures *f, const struct index *ix,
 	if (p->use_zero_pages && f->ksm_zero_if_z >= 2)
 		unlimited_sharing -= f->ksm_zero_if_z - 1;
 	f->saved_bytes_unlimited = (unlimited_sharing + f->ksm_zero_pages) * PAGE_BYTES;
-	(void)zero_shared;
-	/*
-	 * The kernel charges a 64-byte rmap_item per page it tracks; a page
-	 * merged with the zero page (use_zero_pages) is no longer tracked.
-	 */
-	f->general_profit = (int64_t)f->saved_bytes -
-			    (int64_t)((f->pages - f->ksm_zero_pages) * 64);
+	/* A page merged with the zero page (use_zero_pages) is no longer tracked. */
+	f->general_profit = ksm_general_profit(f->pages_sharing + f->ksm_zero_pages,
+					       f->pages - f->ksm_zero_pages);
 	f->duplicate_ratio = f->pages ?
 		(double)(f->pages - f->distinct_pages) / (double)f->pages : 0.0;
-	f->saved_percent = f->pages ?
-		100.0 * (double)f->saved_bytes / ((double)f->pages * PAGE_BYTES) : 0.0;
+	f->saved_percent = ksm_saved_percent(f->pages_sharing + f->ksm_zero_pages,
+					     f->pages);
 
 	tally_collisions(f, ix, current_input, counts, algos, nalgos);
 }

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef KSMSCAN_KSM_H
-#define KSMSCAN_KSM_H
+#ifndef KSMSCAN_TALLY_H
+#define KSMSCAN_TALLY_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../hash/hash.h"
+#include "../model/ksm.h"
 #include "index.h"
 
 /* The KSM figures (see the README and ksmscan(1)) for one input, or for all
@@ -28,7 +29,7 @@ struct figures {
 	uint64_t hashed_pages;		/* pages hashed: contents new to the input */
 
 	/* Histogram like zdb -S: contents seen c times fall in bucket floor(log2 c). */
-	uint64_t hist_groups[64];	/* contents per bucket */
+	uint64_t hist_contents[64];	/* contents per bucket */
 	uint64_t hist_pages[64];	/* their pages */
 
 	/* What the other KSM settings would give, for the table's advice. */
@@ -37,24 +38,6 @@ struct figures {
 	uint64_t ksm_zero_if_z;		/* ksm_zero_pages with -z */
 };
 
-/* How KSM is configured for the model. */
-struct ksm_params {
-	uint64_t max_page_sharing;	/* M, at least 2 */
-	int use_zero_pages;		/* zero pages go to ksm_zero_pages */
-};
-
-/**
- * ksm_group() - what KSM makes of c pages with one content, in steady state.
- * @c: the pages, at least 2
- * @M: max_page_sharing, at least 2
- * @shared: KSM pages (pages_shared)
- * @sharing: further mappings of them (pages_sharing)
- *
- * c = k * M + r: k full KSM pages; r >= 2 leftovers make one more; a single
- * leftover is not merged at all (it needs a partner in the unstable tree).
- */
-void ksm_group(uint64_t c, uint64_t M, uint64_t *shared, uint64_t *sharing);
-
 /**
  * ksm_tally() - compute the figures from the index.
  * @f: filled in; pages and seconds must already be set by the caller
@@ -62,7 +45,7 @@ void ksm_group(uint64_t c, uint64_t M, uint64_t *shared, uint64_t *sharing);
  * @current_input: count only the current input (index_count()), else all inputs
  * @algos: the selected algorithms, in the index's order
  * @nalgos: how many
- * @p: the KSM parameters
+ * @p: the KSM settings
  */
 void ksm_tally(struct figures *f, const struct index *ix, int current_input,
 	       const struct algo *const *algos, size_t nalgos,
@@ -78,20 +61,11 @@ void ksm_tally(struct figures *f, const struct index *ix, int current_input,
  *	inputs) use the one KSM arithmetic.
  * @algos: the selected algorithms, in the index's order
  * @nalgos: how many
- * @p: the KSM parameters
+ * @p: the KSM settings
  */
 void ksm_tally_counts(struct figures *f, const struct index *ix,
 		      int current_input, const uint32_t *counts,
 		      const struct algo *const *algos, size_t nalgos,
 		      const struct ksm_params *p);
-
-/**
- * ksm_saved_pages() - the pages KSM frees of one content with @c pages:
- * its pages_sharing, or with use_zero_pages every zero page.
- * @c: the content's pages (0 and 1 save nothing)
- * @is_zero: whether it is the all-zero page
- * @p: the KSM parameters
- */
-uint64_t ksm_saved_pages(uint64_t c, int is_zero, const struct ksm_params *p);
 
 #endif

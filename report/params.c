@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* The run's parameters, for JSON's "parameters": what the figures depend on. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../model/zram.h"
+#include "report.h"
+
+/* The names of @n table entries, comma-separated, into @buf. */
+static void names(char *buf, size_t len, const char *const *v, size_t n)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s",
+			 i ? "," : "", v[i]);
+}
+
+void params_report(const struct report_setup *rs)
+{
+	static const struct column cols[] = {
+		{ "version", 0, 0 }, { "algorithms", 0, 0 },
+		{ "max_page_sharing", 0, 0 }, { "use_zero_pages", 0, 0 },
+		{ "compressors", 0, 0 }, { "zram_huge_size", 0, 0 },
+		/* a series' */
+		{ "interval", 0, 0 }, { "pages_to_scan", 0, 0 }, { "sleep_ms", 0, 0 },
+		{ "smart_scan", 0, 0 }, { "scans", 0, 0 },
+	};
+	const struct scan_config *cfg = rs->scan;
+	const struct ksm_params *k = &cfg->ksm;
+	const char *an[ALGO_MAX], *cn[COMPRESS_MAX];
+	char algos[ALGO_MAX * 16], comps[COMPRESS_MAX * 16];
+	double interval = rs->series ? rs->series->interval : 0;
+	uint64_t scans = rs->series ? rs->series->scans : 0;
+
+	for (size_t i = 0; i < cfg->nalgos; i++)
+		an[i] = cfg->algos[i]->name;
+	for (size_t i = 0; i < rs->ncompressors; i++)
+		cn[i] = rs->compressors[i]->name;
+	names(algos, sizeof(algos), an, cfg->nalgos);
+	names(comps, sizeof(comps), cn, rs->ncompressors);
+	struct cell cells[] = {
+		cell_str(rs->version), cell_str(algos),
+		cell_uint(k->max_page_sharing),
+		cell_uint((uint64_t)k->use_zero_pages), cell_str(comps),
+		cell_uint(zram_huge_size()),
+		cell_real(interval, -1), cell_uint(k->pages_to_scan),
+		cell_uint(k->sleep_ms), cell_uint((uint64_t)k->smart_scan),
+		cell_uint(scans),
+	};
+
+	rs->out->params(cols, cells, rs->series ? sizeof(cols) / sizeof(cols[0]) : 6);
+}

@@ -1,0 +1,139 @@
+#!/usr/bin/python3
+"""The architecture as the README's table draws it, checked from the code's
+own #include lines (no compiler involved, so this cannot agree with itself):
+
+- every folder includes only from itself and the folders below it, in the
+  order util, hash, dump, compress, model, scan, then report and cli (which
+  do not include each other), then ksmscan.c on top;
+- no two headers or sources include each other in a cycle;
+- every quoted include names a file that exists;
+- no comment or document in the repository cites a file it does not hold
+  (the project's contract lives outside it; docs/ says everything itself;
+  the optional large fixture may be looked for beside the clone, no more).
+
+Closing line: N passed, N failed.
+"""
+import os
+import re
+import subprocess
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+top = os.path.dirname(here)
+sys.path.insert(0, here)
+import ksmtest  # noqa: E402
+
+RANK = {"util": 0, "hash": 1, "dump": 2, "compress": 3, "model": 4,
+        "scan": 5, "report": 6, "cli": 6, ".": 7}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+passed = failed = 0
+
+
+def check(ok, what, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL %s%s" % (what, ": " + detail if detail else ""))
+
+
+def product_files():
+    """The shipped C files: every folder of RANK, ksmscan.c at the top."""
+    files = []
+    for folder in RANK:
+        d = os.path.join(top, folder)
+        for name in sorted(os.listdir(d)):
+            if name.endswith((".c", ".h")) and (folder != "." or name == "ksmscan.c"):
+                files.append(os.path.normpath(os.path.join(folder, name)))
+    return files
+
+
+def folder_of(path):
+    return os.path.dirname(path) or "."
+
+
+def includes(path):
+    with open(os.path.join(top, path)) as f:
+        text = f.read()
+    out = []
+    for inc in INCLUDE.findall(text):
+        out.append(os.path.normpath(os.path.join(folder_of(path), inc)))
+    return out
+
+
+def test_layers(files, graph):
+    for f in files:
+        for inc in graph[f]:
+            check(os.path.exists(os.path.join(top, inc)),
+                  "%s includes %s, which exists" % (f, inc))
+            a, b = folder_of(f), folder_of(inc)
+            if a == b:
+                continue
+            ok = b in RANK and RANK[b] < RANK[a]
+            check(ok, "%s (%s) may include %s (%s)" % (f, a, inc, b),
+                  "a folder includes only from the folders below it")
+
+
+def test_cycles(files, graph):
+    """Depth-first search for a back edge among the files."""
+    state = {}
+    cycle = []
+
+    def visit(f, path):
+        state[f] = 1
+        for g in graph.get(f, []):
+            if state.get(g) == 1:
+                cycle.append(" -> ".join(path + [f, g]))
+            elif g in graph and not state.get(g):
+                visit(g, path + [f])
+        state[f] = 2
+
+    for f in files:
+        if not state.get(f):
+            visit(f, [])
+    check(not cycle, "no include cycle among the files", "; ".join(cycle[:3]))
+    # Folders: an edge a -> b where b also reaches a is a cycle.
+    edges = {(folder_of(f), folder_of(g)) for f in files for g in graph[f]
+             if folder_of(f) != folder_of(g)}
+    back = [(a, b) for (a, b) in edges if (b, a) in edges]
+    check(not back, "no include cycle among the folders", repr(sorted(back)))
+
+
+def test_no_outside_citations():
+    """Nothing tracked names a file the repository does not have."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=top, text=True,
+                             stdout=subprocess.PIPE).stdout.split()
+    if not tracked:
+        check(True, "no git checkout: citations not checked")
+        return
+    bad = []
+    for path in tracked:
+        if path.startswith("tests/fixtures/") or path.startswith("tests/corpus/") \
+                or path == os.path.relpath(__file__, top):
+            continue
+        try:
+            with open(os.path.join(top, path), encoding="utf-8") as f:
+                text = f.read()
+        except (UnicodeDecodeError, OSError):
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            if re.search(r"\bSPEC\b|SPEC\.md|DESIGN\.md", line):
+                bad.append("%s:%d" % (path, n))
+    check(not bad, "no file cites the outside contract (SPEC, DESIGN)",
+          ", ".join(bad[:12]) + (" (+%d more)" % (len(bad) - 12) if len(bad) > 12 else ""))
+
+
+def main():
+    files = product_files()
+    graph = {f: includes(f) for f in files}
+    test_layers(files, graph)
+    test_cycles(files, graph)
+    test_no_outside_citations()
+    print(ksmtest.closing_line(passed, failed, 0))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
