@@ -637,6 +637,22 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 	p->cfg.ninputs = p->ninputs;
 }
 
+/*
+ * An output file (--svg) must never replace an input, nor a file that is not
+ * an earlier picture: "--svg a.img b.img" takes a.img as the picture's name,
+ * and must not turn that dump into a picture.
+ */
+static void check_outputs(const struct prefs *p)
+{
+	for (size_t i = 0; p->svg && i < p->ninputs; i++)
+		if (p->inputs[i].path && same_file(p->svg, p->inputs[i].path))
+			usage_error("--svg %s would replace an input: name another "
+				    "file for the picture", p->svg);
+	if (p->svg && !out_replaceable(p->svg, "<?xml"))
+		usage_error("--svg %s: that file exists and is not a picture "
+			    "ksmscan wrote: remove it or name another file", p->svg);
+}
+
 /* --group values, once every input is known; two groups may not share a name. */
 static void parse_groups(struct prefs *p)
 {
@@ -828,6 +844,7 @@ int main(int argc, char **argv)
 			p.inputs[i].name = p.label;
 	p.cfg.inputs = p.inputs;
 	p.cfg.ninputs = p.ninputs;
+	check_outputs(&p);
 	parse_groups(&p);
 	if (!p.reports)
 		default_reports(&p);

@@ -86,9 +86,9 @@ void dump_read_error(struct dump *d)
 	dump_error(d, d->src.pos, "%s", d->src.err[0] ? d->src.err : "read error");
 }
 
-int dump_map(struct dump *d)
+int dump_map(struct dump *d, uint64_t limit)
 {
-	int rc = source_map(&d->src);
+	int rc = source_map(&d->src, limit);
 
 	if (rc < 0) {
 		dump_fail(d, "%s", d->src.err);
@@ -266,8 +266,10 @@ struct dump *dump_open(const struct input *in, const struct dump_options *opt,
 		d->pid = in->pid;
 		d->reader = &proc_reader;
 	} else {
-		if (source_open(&d->src, in->path, in->name,
-				opt->stream_only ? SOURCE_STREAM : 0) < 0) {
+		unsigned flags = (opt->stream_only ? SOURCE_STREAM : 0) |
+				 (strcmp(opt->format, "raw") == 0 ? SOURCE_RAW : 0);
+
+		if (source_open(&d->src, in->path, in->name, flags) < 0) {
 			/* A compression layer's fault has a place; opening's has not. */
 			if (d->src.nlayers)
 				dump_error(d, 0, "%s", d->src.err);

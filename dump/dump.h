@@ -263,11 +263,12 @@ int dump_skip_to(struct dump *d, uint64_t off, unsigned char **buf);
  * dump_map() - make the input random-access (source_map()), reporting what
  * goes wrong.
  * @d: the dump
+ * @limit: the most bytes its headers declare, or UINT64_MAX
  *
  * Return: 0 if the input is mapped (maybe only the part read before an
  * error, which is then reported), -1 if it could not be mapped (reported).
  */
-int dump_map(struct dump *d);
+int dump_map(struct dump *d, uint64_t limit);
 
 /* Bytes from an input's start that refuse_kind() looks at (ISO 9660's magic). */
 #define REFUSE_PEEK 32774

@@ -90,7 +90,7 @@ static void svg_series(struct sink *sk, const struct series_result *r)
 	s->nrows = r->nrows;
 }
 
-/* Text in SVG: &, < and > escaped, controls as '?'. */
+/* Text and attribute values in SVG: & < > " ' escaped, controls as '?'. */
 static void svg_text(FILE *f, const char *s)
 {
 	char clean[512];
@@ -102,6 +102,10 @@ static void svg_text(FILE *f, const char *s)
 			fputs("&lt;", f);
 		else if (*p == '>')
 			fputs("&gt;", f);
+		else if (*p == '"')
+			fputs("&quot;", f);
+		else if (*p == '\'')
+			fputs("&#39;", f);
 		else
 			fputc(*p, f);
 }
@@ -283,13 +287,15 @@ static void svg_print(struct sink *sk)
 	size_t first = s->rows && s->npics ? s->npics - 1 : 0;
 	int height = 30 + (int)(s->npics - first) * 330 +
 		     16 * svg_extra(s->r.rs->bars) + (s->rows ? CURVE_H + 80 : 0), y = 10;
-	FILE *f = fopen(s->r.rs->svg, "w");
+	struct out_file out;
+	FILE *f;
 
-	if (!f) {
+	if (out_open(&out, s->r.rs->svg) < 0) {
 		error("%s: cannot write the picture: %s", s->r.rs->svg, strerror(errno));
 		*s->r.rs->failed = 1;
 		return;
 	}
+	f = out.f;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\">\n<style>text{font-family:sans-serif;font-size:"
@@ -315,8 +321,8 @@ static void svg_print(struct sink *sk)
 		fputs("</g>\n", f);
 	}
 	fputs("</svg>\n", f);
-	if (ferror(f) | fclose(f)) {
-		error("%s: cannot write the picture", s->r.rs->svg);
+	if (out_close(&out, 1) < 0) {
+		error("%s: cannot write the picture: %s", s->r.rs->svg, strerror(errno));
 		*s->r.rs->failed = 1;
 	}
 }

@@ -1,0 +1,330 @@
+#!/usr/bin/python3
+"""Nothing a file does can hurt the host or bend a figure: each case an attack
+that once worked, kept as a regression. The oracles are this file's own
+pages and counts, Python's XML and CSV parsers, and, where installed,
+LibreOffice and headless Chromium reading what ksmscan wrote.
+
+- FIFOs, sockets and character devices named as inputs (a symbolic link to
+  /dev/zero in a dump folder) are refused before any read: no hang, no
+  endless read; standard input may still be a pipe;
+- --svg never replaces an input, nor a file that is not an earlier picture
+  ("--svg a.img b.img"), and replaces a symbolic link rather than its target;
+- names with quotes cannot inject attributes into the SVG; names a
+  spreadsheet would evaluate (= + - @) are defused in CSV;
+- -f raw reads the bytes as they are, even when they begin with a
+  compression magic;
+- a streamed kdump whose header is forged is refused before it is copied;
+  a flattened one with a huge record stops at the temporary file system's
+  reserve.
+"""
+import csv, io, os, shutil, socket, stat, subprocess, sys, tempfile
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ksmtest import PAGE, Skip, check, eq, run, run_suite, test, tmp  # noqa: E402
+
+
+def write_pages(path, pages):
+    with open(path, "wb") as f:
+        for p in pages:
+            f.write(p)
+    return path
+
+
+def pages_of(n, seed=1):
+    """n pages: two contents repeated, and distinct ones."""
+    import random
+    rnd = random.Random(seed)
+    a, b = rnd.randbytes(PAGE), rnd.randbytes(PAGE)
+    return [a, b, a, a] + [rnd.randbytes(PAGE) for _ in range(n - 4)]
+
+
+def summary_rows(r):
+    return list(csv.DictReader(io.StringIO(r.out)))
+
+
+def one_line_naming(err, name, what):
+    lines = [l for l in err.splitlines() if l.startswith("ksmscan: ")]
+    check(len(lines) == 1 and name in lines[0], "%s: one error line naming %s" % (what, name),
+          repr(err[-400:]))
+
+
+@test("inputs")
+def fifo_refused_without_blocking():
+    fifo = tmp("fifo")
+    os.mkfifo(fifo)
+    r = run([fifo], timeout=20)
+    eq(r.rc, 1, "a FIFO with no writer: exit 1 at once, not a hang")
+    check("FIFO" in r.err, "the error says it is a FIFO", r.err)
+    one_line_naming(r.err, fifo, "FIFO")
+
+
+@test("inputs")
+def character_device_refused():
+    good = write_pages(tmp("good.img"), pages_of(8))
+    link = tmp("zero.img")
+    os.symlink("/dev/zero", link)
+    r = run([good, link], timeout=20)
+    eq(r.rc, 1, "a link to /dev/zero among dumps: exit 1, not an endless read")
+    check("character device" in r.err, "the error says what it is", r.err)
+    rows = {x["input"]: x for x in summary_rows(run(["--csv", good, link], timeout=20))}
+    eq(rows.get(good, {}).get("pages"), "8", "the good dump is still counted")
+    eq(rows.get(link, {}).get("status"), "failed", "the device's row is failed")
+    r = run(["--series", "--scans=2", good, link], timeout=20)
+    check(r.rc == 1 and r.rc != "timeout", "--series with /dev/zero: refused, no memory growth",
+          r.brief())
+
+
+@test("inputs")
+def socket_refused():
+    path = tmp("sock")
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.bind(path)
+        r = run([path], timeout=20)
+    finally:
+        s.close()
+    eq(r.rc, 1, "a socket: exit 1")
+    check(stat.S_ISSOCK(os.lstat(path).st_mode) and "not a regular file" in r.err,
+          "the error says it is no file", r.err)
+
+
+@test("inputs")
+def stdin_pipe_still_read():
+    pages = pages_of(6)
+    r = run(["--csv", "-"], input=b"".join(pages))
+    eq(summary_rows(r)[0]["pages"], "6", "standard input as a pipe is read")
+
+
+@test("svg")
+def svg_never_replaces_a_dump():
+    a = write_pages(tmp("a.img"), pages_of(8, 2))
+    b = write_pages(tmp("b.img"), pages_of(8, 3))
+    with open(a, "rb") as f:
+        before = f.read()
+    r = run(["--svg", a, b])
+    eq(r.rc, 2, "--svg a.img b.img (a.img a dump, not a picture): usage error")
+    with open(a, "rb") as f:
+        eq(f.read() == before, True, "a.img is unchanged")
+    r = run(["--svg", b, b])
+    eq(r.rc, 2, "--svg naming an input: usage error")
+    hard = tmp("hard.img")
+    os.link(b, hard)
+    r = run(["--svg=" + hard, b])
+    eq(r.rc, 2, "--svg naming a hard link to an input: usage error")
+
+
+@test("svg")
+def svg_replaces_link_not_target():
+    b = write_pages(tmp("c.img"), pages_of(8, 4))
+    target, link = tmp("target.txt"), tmp("pic.svg")
+    with open(target, "w") as f:
+        f.write("keep me\n")
+    os.symlink(target, link)
+    r = run(["--svg=" + link, b])
+    eq(r.rc, 0, "--svg over a symbolic link: written")
+    with open(target) as f:
+        eq(f.read(), "keep me\n", "the link's target is untouched")
+    check(not os.path.islink(link) and open(link).read().startswith("<?xml"),
+          "the link itself was replaced by the picture")
+    r = run(["--svg=" + link, b])
+    eq(r.rc, 0, "an earlier picture is replaced")
+    leftovers = [n for n in os.listdir(os.path.dirname(link)) if n.startswith(".pic.svg.")]
+    eq(leftovers, [], "no temporary file is left beside the picture")
+
+
+def hostile(name):
+    d = tmp("names")
+    os.makedirs(d, exist_ok=True)
+    return write_pages(os.path.join(d, name), pages_of(6, 5))
+
+
+@test("svg")
+def svg_attribute_injection():
+    name = 'x" onmouseover="alert(1)\' y=\'1 <b>&'
+    path = hostile(name)
+    out = tmp("inject.svg")
+    r = run(["--svg=" + out, path])
+    eq(r.rc, 0, "a hostile name: the picture is written")
+    root = ET.parse(out).getroot()     # a parse error fails the test
+    attrs = [(el.tag, k) for el in root.iter() for k in el.attrib]
+    check(not any("onmouseover" in k for _, k in attrs),
+          "no element gained an onmouseover attribute", repr(attrs[:20]))
+    inputs = [el.attrib.get("data-input") for el in root.iter() if "data-input" in el.attrib]
+    eq(inputs, [path], "data-input holds the whole name, as text")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        raise Skip("Chromium not installed: only the XML parser checked the picture")
+    home = tmp("chromium-home")
+    p = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                        "--user-data-dir=" + home, "--dump-dom", "file://" + out],
+                       capture_output=True, text=True, timeout=120)
+    from html.parser import HTMLParser
+
+    class Attrs(HTMLParser):
+        names, inputs = [], []
+
+        def handle_starttag(self, tag, attrs):
+            for k, v in attrs:
+                self.names.append(k)
+                if k == "data-input":
+                    self.inputs.append(v)
+    a = Attrs()
+    a.feed(p.stdout)
+    check(a.inputs and "onmouseover" not in a.names,
+          "Chromium's DOM of the picture has no onmouseover attribute", repr(a.names[:20]))
+    eq(a.inputs, [path], "Chromium reads data-input as the whole name")
+
+
+@test("csv")
+def csv_formula_injection():
+    names = ['=HYPERLINK("x","y").img', "+1+1.img", "@SUM(1).img", "-2+3.img"]
+    paths = [hostile(n) for n in names]
+    r = run(["--csv"] + paths)
+    rows = summary_rows(r)
+    got = [x["input"] for x in rows if x["input"] != "*"]
+    for p, g in zip(paths, got):
+        # The paths are absolute: their first character is '/', no formula.
+        eq(g, p, "an absolute path is not prefixed")
+    from ksmtest import KSMSCAN
+    exe = [os.path.abspath(KSMSCAN[0])] + KSMSCAN[1:]
+    p = subprocess.run(exe + ["--csv", "--"] + names, cwd=os.path.dirname(paths[0]),
+                       capture_output=True, text=True, timeout=60)
+    got = [x["input"] for x in csv.DictReader(io.StringIO(p.stdout)) if x["input"] != "*"]
+    eq(got, ["'" + n for n in names], "a name a spreadsheet would evaluate gets a leading '")
+    r = run(["--csv", "-"], input=b"".join(pages_of(4)))
+    eq(summary_rows(r)[0]["input"], "-", "standard input's '-' stays as it is")
+    import random
+    two = random.Random(9).randbytes(2 * PAGE)
+    eq(summary_rows(run(["--csv", "-"], input=two))[0]["general_profit"], "-128",
+       "a negative number is still a number (two distinct pages: -2 * 64)")
+    libreoffice_reads_text(r_csv=run(["--csv"] + paths).out)
+
+
+def libreoffice_reads_text(r_csv):
+    soffice = shutil.which("soffice") or shutil.which("libreoffice")
+    if not soffice:
+        raise Skip("LibreOffice not installed (Debian's libreoffice-calc-nogui)")
+    d = tmp("lo-inject")
+    os.makedirs(d, exist_ok=True)
+    src = os.path.join(d, "inject.csv")
+    names = ['=1+1', '+2+2', '@SUM(1)', '-3+3']
+    lines = ["input,pages"] + ["'%s,1" % n for n in names]
+    with open(src, "w") as f:
+        f.write("\r\n".join(lines) + "\r\n")
+    out = os.path.join(d, "out")
+    os.makedirs(out, exist_ok=True)
+    subprocess.run([soffice, "--headless", "--convert-to", "csv", "--outdir", out, src],
+                   capture_output=True, timeout=180, env=dict(os.environ, HOME=tmp("lo-home")))
+    back = os.path.join(out, "inject.csv")
+    if not check(os.path.exists(back), "LibreOffice converted the CSV"):
+        return
+    with open(back, newline="") as f:
+        cells = [row[0] for row in csv.reader(f)][1:]
+    eq(cells, ["'" + n for n in names],
+       "LibreOffice keeps each defused cell as text, not the formula's value")
+
+
+@test("raw")
+def raw_means_raw():
+    import random
+    rnd = random.Random(7)
+    for magic in (b"BZh9", b"\x1f\x8b\x08", b"\x50\x2a\x4d\x18", b"\x28\xb5\x2f\xfd"):
+        pages = [magic + rnd.randbytes(PAGE - len(magic)), rnd.randbytes(PAGE)]
+        pages.append(pages[1])
+        path = write_pages(tmp("magic.img"), pages)
+        r = run(["-f", "raw", "--csv", path])
+        row = summary_rows(r)[0] if r.out else {}
+        eq((r.rc, row.get("pages"), row.get("distinct_pages")), (0, "3", "2"),
+           "-f raw of an image beginning with %r: its pages as they are" % magic)
+        r = run(["-f", "raw", "--csv", "-"], input=b"".join(pages))
+        row = summary_rows(r)[0] if r.out else {}
+        eq((r.rc, row.get("pages")), (0, "3"), "the same through a pipe (%r)" % magic)
+
+
+def zstd(data):
+    import zstandard
+    return zstandard.ZstdCompressor().compress(data)
+
+
+@test("tmpdir")
+def forged_kdump_header_not_copied():
+    # "KDUMP   " then 1 GiB of 0x01 compresses to a few KB: read as a stream
+    # it would be copied whole before its header was looked at.
+    import zstandard
+    path = tmp("bomb.kdump.zst")
+    c = zstandard.ZstdCompressor(level=3)
+    with open(path, "wb") as f, c.stream_writer(f) as w:
+        w.write(b"KDUMP   ")
+        block = b"\x01" * (1 << 20)
+        for _ in range(1024):
+            w.write(block)
+    check(os.path.getsize(path) < (1 << 20), "the bomb is small", str(os.path.getsize(path)))
+    d = tmp("tmpdir")
+    os.makedirs(d, exist_ok=True)
+    env_tmp = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = d
+    try:
+        r = run(["-f", "kdump", path], timeout=60)
+    finally:
+        if env_tmp is None:
+            del os.environ["TMPDIR"]
+        else:
+            os.environ["TMPDIR"] = env_tmp
+    eq(r.rc, 1, "a forged kdump header: exit 1")
+    check("block size" in r.err, "the header's fault is named before any copy", r.err)
+
+
+@test("tmpdir")
+def flattened_record_stops_at_reserve():
+    if os.geteuid() != 0:
+        raise Skip("needs root to mount a 64 MiB tmpfs")
+    import struct
+    d = tempfile.mkdtemp(prefix="ksmscan-tmpfs-")
+    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", d],
+                       capture_output=True, text=True)
+    if m.returncode:
+        os.rmdir(d)
+        raise Skip("cannot mount a tmpfs: %s" % m.stderr.strip())
+    try:
+        head = b"makedumpfile".ljust(16, b"\0") + struct.pack(">qq", 1, 1)
+        head = head.ljust(4096, b"\0")
+        size = 256 << 20        # one record of 256 MiB of non-zero bytes
+        rec = struct.pack(">qq", 0, size)
+
+        def feed():
+            yield head + rec
+            chunk = b"\x01" * (1 << 20)
+            for _ in range(size >> 20):
+                yield chunk
+        env = dict(os.environ, TMPDIR=d)
+        from ksmtest import KSMSCAN
+        p = subprocess.Popen(KSMSCAN + ["-f", "kdump", "-"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        least = [1 << 62]
+        try:
+            for piece in feed():
+                st = os.statvfs(d)
+                least[0] = min(least[0], st.f_bavail * st.f_frsize)
+                p.stdin.write(piece)
+        except BrokenPipeError:
+            pass
+        try:
+            p.stdin.close()
+        except BrokenPipeError:
+            pass
+        err = p.stderr.read()
+        p.stdout.read()
+        p.wait(timeout=120)
+        st = os.statvfs(d)
+        keep = (st.f_blocks * st.f_frsize) // 100 * 5
+        eq(p.returncode, 1, "a flattened record larger than the tmpfs: exit 1")
+        check(b"less than 5%" in err, "the error names the reserve", err[-300:].decode())
+        check(least[0] >= keep - (1 << 20), "the tmpfs kept its 5%% (least %d)" % least[0])
+    finally:
+        subprocess.run(["umount", d])
+        os.rmdir(d)
+
+
+if __name__ == "__main__":
+    sys.exit(run_suite("ksmscan-hardening-"))
