@@ -44,6 +44,10 @@ enum {
 	OPT_SMART_SCAN, OPT_SCANS,
 };
 
+/* Limits of --interval, in seconds. */
+#define INTERVAL_MIN 0.001
+#define INTERVAL_MAX 3600000.0
+
 /* Limits of --count and of ksmd's settings. */
 #define COUNT_MAX 100000
 #define KSMD_MAX 100000000
@@ -446,9 +450,12 @@ static int series_value(struct prefs *p, int c, char **argv)
 	switch (c) {
 	case OPT_SERIES: p->series_on = 1; return 0;
 	case OPT_INTERVAL:
-		if (parse_duration(optarg, &sp->interval) < 0 || sp->interval <= 0)
-			usage_error("--interval wants a duration such as 60s, 0.5s "
-				    "or 2m, not '%s'", optarg);
+		/* ksmd sleeps at least 1 ms: a shorter interval means nothing,
+		 * and a tiny one would overflow the replay's arithmetic. */
+		if (parse_duration(optarg, &sp->interval) < 0 ||
+		    !(sp->interval >= INTERVAL_MIN && sp->interval <= INTERVAL_MAX))
+			usage_error("--interval wants a duration from 1ms to 1000h, "
+				    "such as 60s, 0.5s or 2m, not '%s'", optarg);
 		break;
 	case OPT_COUNT:
 		p->count = (size_t)number(optarg, 2, COUNT_MAX,

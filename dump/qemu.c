@@ -7,7 +7,10 @@
  * big-endian 64-bit word holding the page's offset in its block and flags,
  * the block's name unless the record continues the previous block, then
  * either the page (4096 bytes) or one fill byte for a page of that byte.
- * Each block is a region; a page's address is its offset in its block.
+ * Each block is a region. Its pages' addresses are their offsets in the
+ * block plus the block's base, the sum of the lengths of the blocks listed
+ * before it (as QEMU lays its RAM blocks out one after another), so that
+ * pages of two blocks never share an address: a series pairs pages by it.
  * Device state follows the RAM; it cannot be skipped without knowing every
  * device, so reading stops at the first device section once the RAM is
  * complete. `virsh save` puts libvirt's header and the domain's XML first:
@@ -48,7 +51,9 @@ enum {
 #define MAX_BLOCKS 4096
 
 struct qblock {
-	struct region region;	/* name: the block's id, start 0, end its length */
+	struct region region;	/* name: the block's id; from its base to its
+				 * base plus its length */
+	uint64_t length;	/* its bytes */
 	char id[256];
 };
 
@@ -65,6 +70,7 @@ struct qemu {
 	struct qblock **blocks;
 	size_t nblocks, cap;
 	struct qblock *cur;	/* the block a CONTINUE record means */
+	uint64_t next_base;	/* where the next listed block begins */
 	uint32_t ram_id;	/* the RAM section's id */
 	int ram_started;	/* its START section was read */
 	int in_ram;		/* inside a RAM section's records */
@@ -240,7 +246,11 @@ static int qemu_blocks(struct dump *d, struct qemu *q, uint64_t total)
 		b = q->blocks[q->nblocks++] = xcalloc(1, sizeof(*b));
 		memcpy(b->id, id, sizeof(id));
 		b->region.name = b->id;
-		b->region.end = length;
+		b->length = length;
+		b->region.start = q->next_base;
+		b->region.end = q->next_base + length;
+		/* Page-aligned, so that a base never splits a page. */
+		q->next_base += (length + PAGE_BYTES - 1) & ~(uint64_t)(PAGE_BYTES - 1);
 	}
 	return 0;
 }
@@ -293,10 +303,10 @@ static int qemu_record(struct dump *d, struct qemu *q, struct qrec *r)
 		return -1;
 	}
 	r->block = q->cur;
-	if (off > r->block->region.end || r->block->region.end - off < PAGE_BYTES) {
+	if (off > r->block->length || r->block->length - off < PAGE_BYTES) {
 		dump_error(d, r->at, "page at 0x%llx lies outside RAM block \"%s\" "
 			   "(%llu bytes)", (unsigned long long)off, r->block->id,
-			   (unsigned long long)r->block->region.end);
+			   (unsigned long long)r->block->length);
 		return -1;
 	}
 	if (flags & RAM_ZERO) {
@@ -344,7 +354,7 @@ static int qemu_fill_run(struct dump *d, struct qemu *q, struct qrec *r,
 	/* Not stable: the engine copies the pages before the next call. */
 	pr->data = q->fill;
 	pr->npages = n;
-	pr->address = r->word & ~(uint64_t)RAM_FLAGS;
+	pr->address = r->block->region.start + (r->word & ~(uint64_t)RAM_FLAGS);
 	pr->region = &r->block->region;
 	return 1;
 }
@@ -363,7 +373,7 @@ static int qemu_page(struct dump *d, struct qemu *q, struct qrec *r,
 			dump_error(d, r->at, "QEMU stream truncated in a page");
 		return -1;
 	}
-	pr->address = r->word & ~(uint64_t)RAM_FLAGS;
+	pr->address = r->block->region.start + (r->word & ~(uint64_t)RAM_FLAGS);
 	pr->region = &r->block->region;
 	return 1;
 }

@@ -160,10 +160,10 @@ static void wake(struct replay *r)
 
 	r->batch++;
 	r->budget = r->p->ksm.pages_to_scan;
-	t = (double)r->batch * (double)r->p->ksm.sleep_ms / 1000.0;
-	k = (size_t)(t / r->p->interval + 1e-9);
-	if (k >= r->sr->nsnaps)
-		k = r->sr->nsnaps - 1;
+	t = (double)r->batch * (double)r->p->ksm.sleep_ms / 1000.0 /
+	    r->p->interval + 1e-9;
+	/* Compared as a double: a tiny interval must not overflow a size_t. */
+	k = t >= (double)(r->sr->nsnaps - 1) ? r->sr->nsnaps - 1 : (size_t)t;
 	while (r->snap < k)
 		snap_apply(r, r->snap + 1);
 }
@@ -423,7 +423,7 @@ static struct timeline_row counters(const struct replay *r, uint64_t scan,
 {
 	uint64_t merged = r->shared + r->sharing + r->unshared;
 	struct timeline_row row = {
-		.scan = scan,
+		.scan = scan, .snapshot = r->snap,
 		.seconds = (double)r->batch * (double)r->p->ksm.sleep_ms / 1000.0,
 		.pages_shared = r->shared, .pages_sharing = r->sharing,
 		.pages_unshared = r->unshared,

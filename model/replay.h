@@ -63,6 +63,8 @@ struct replay_params {
 /* /sys/kernel/mm/ksm at the end of one full scan. */
 struct timeline_row {
 	uint64_t scan;			/* 1 for the first full scan */
+	size_t snapshot;		/* the snapshot in force when it ended,
+					 * from 0 */
 	double seconds;			/* when it ended, from the first snapshot */
 	uint64_t pages_shared;
 	uint64_t pages_sharing;

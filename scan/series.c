@@ -40,8 +40,10 @@ struct collect {
 	uint32_t zero_id, zero_sum;
 	double hash_seconds;		/* the checksum's time, all snapshots */
 	uint64_t hashed;		/* pages it hashed */
-	struct figures last;		/* the last snapshot's figures */
-	struct scope last_sc;
+	struct figures *figs;		/* each snapshot's figures */
+	struct scope last_sc;		/* the last snapshot's scope */
+	int cut;			/* the replay stopped at a bound */
+	char why[160];			/* what the series row lacks */
 	const struct index *ix;
 };
 
@@ -207,10 +209,15 @@ static struct replay_params replay_params(const struct collect *c)
 	};
 }
 
-/* The last snapshot's scope, its KSM figures those of the last full scan. */
+/*
+ * The series row: the snapshot in force at the last full scan (the last one,
+ * unless the replay stopped earlier), its name and pages, and the KSM figures
+ * of that scan. A replay cut short by a bound makes the row partial.
+ */
 static struct scope last_scope(struct collect *c, const struct timeline_row *t)
 {
-	struct figures *f = &c->last;
+	size_t k = t->snapshot, n = c->cfg->ninputs;
+	struct figures *f = &c->figs[k];
 	struct scope sc = c->last_sc;
 	uint64_t saved = t->pages_sharing + t->ksm_zero_pages;
 
@@ -222,7 +229,18 @@ static struct scope last_scope(struct collect *c, const struct timeline_row *t)
 	f->general_profit = t->general_profit;
 	f->saved_percent = ksm_saved_percent(saved, f->pages);
 	sc.f = f;
-	sc.name = c->cfg->inputs[0].name;
+	sc.name = c->cfg->inputs[k].name;
+	sc.input_no = k;
+	if (c->cut) {
+		snprintf(c->why, sizeof(c->why), "the replay stopped at a bound in "
+			 "snapshot %zu of %zu: snapshots %zu to %zu were not "
+			 "replayed", k + 1, n, k + 2, n);
+		if (k + 1 == n)
+			snprintf(c->why, sizeof(c->why), "the replay stopped at a "
+				 "bound before the counters settled");
+		sc.status = sc.status == SCOPE_FAILED ? SCOPE_FAILED : SCOPE_PARTIAL;
+		sc.why = c->why;
+	}
 	return sc;
 }
 
@@ -249,11 +267,13 @@ static void collect_finish(struct collect *c)
 		vol[s - 1].to = s + 1;
 	}
 	nrows = replay_run(&sr, &rp, &rows, &cut);
+	c->cut = cut;
 	if (cut)
-		warn("%s: the replay stopped after %zu full scans (%.0f s), before "
-		     "the series' end: give --scans, or more --pages-to-scan or "
-		     "--sleep-ms", c->cfg->inputs[0].name, nrows,
-		     rows[nrows - 1].seconds);
+		error("%s: the replay stopped after %zu full scans (%.0f s, in "
+		      "snapshot %zu of %zu), before the series' end: give --scans, "
+		      "or more --pages-to-scan or --sleep-ms",
+		      c->cfg->inputs[rows[nrows - 1].snapshot].name, nrows,
+		      rows[nrows - 1].seconds, rows[nrows - 1].snapshot + 1, ns);
 	struct scope sc = last_scope(c, &rows[nrows - 1]);
 	struct series_result res = { sc.name, &sc, rows, nrows, vol, ns - 1, ns,
 				     seconds_to_90(rows, nrows), &rp };
@@ -279,7 +299,7 @@ static void collect_scope(struct sink *sk, const struct scope *sc)
 	if (!sc->all) {
 		c->hash_seconds += sc->f->seconds[KSM_CHECKSUM];
 		c->hashed += sc->f->hashed_pages;
-		c->last = *sc->f;
+		c->figs[sc->input_no] = *sc->f;
 		c->last_sc = *sc;
 		c->ix = sc->ix;
 	}
@@ -296,6 +316,7 @@ static void collect_free(struct collect *c)
 	for (size_t s = 0; s < c->cfg->ninputs; s++)
 		free(c->snaps[s].p);
 	free(c->snaps);
+	free(c->figs);
 	free(c->sum);
 	free(c->head);
 	free(c->to);
@@ -334,6 +355,7 @@ int series_run(const struct scan_config *cfg, const struct series_params *sp)
 		.sink.ops = &collect_ops, .cfg = cfg, .sp = sp, .zero_id = NO_ID,
 		.t0 = now_seconds(),
 		.snaps = xcalloc(cfg->ninputs ? cfg->ninputs : 1, sizeof(*c.snaps)),
+		.figs = xcalloc(cfg->ninputs ? cfg->ninputs : 1, sizeof(*c.figs)),
 		.to = xcalloc(cfg->nsinks + 1, sizeof(*c.to)),
 	};
 	struct sink **sinks = xcalloc(cfg->nsinks + 1, sizeof(*sinks));
@@ -353,7 +375,7 @@ int series_run(const struct scan_config *cfg, const struct series_params *sp)
 	sub.sinks = sinks;
 	sub.before_input = wait_turn;
 	sub.arg = &c;
-	status = scan_run(&sub);
+	status = scan_run(&sub) | c.cut;
 	collect_free(&c);
 	free(sinks);
 	return status;

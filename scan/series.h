@@ -35,8 +35,9 @@ struct volatility_row {
 
 /* A replayed series, for the sinks' series() hooks. */
 struct series_result {
-	const char *name;		/* the series' name: its first snapshot's */
-	const struct scope *last;	/* the last snapshot, its KSM figures those
+	const char *name;		/* the series' name: that of the snapshot
+					 * whose figures its row carries */
+	const struct scope *last;	/* the row's snapshot, its KSM figures those
 					 * at the last full scan of the replay */
 	const struct timeline_row *rows;	/* one per full scan */
 	size_t nrows;

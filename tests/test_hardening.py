@@ -326,5 +326,89 @@ def flattened_record_stops_at_reserve():
         os.rmdir(d)
 
 
+def ram_stream(records, blocks):
+    """A migration stream written from the format (QEMU's migration/ram.c):
+    header, RAM START with the block list, one PART with @records, RAM END,
+    then a device section."""
+    be = lambda n, v: v.to_bytes(n, "big")  # noqa: E731
+    total = sum(l for _, l in blocks)
+    out = b"QEVM" + be(4, 3) + b"\x07" + be(4, 4) + b"pc-x"
+    out += b"\x01" + be(4, 2) + b"\x03ram" + be(4, 0) + be(4, 4) + be(8, total | 4)
+    for n, l in blocks:
+        out += bytes([len(n)]) + n + be(8, l)
+    out += be(8, 0x10) + b"\x7e" + be(4, 2) + b"\x02" + be(4, 2) + records + be(8, 0x10)
+    out += b"\x7e" + be(4, 2) + b"\x03" + be(4, 2) + be(8, 0x10) + b"\x7e" + be(4, 2)
+    return out + b"\x04" + be(4, 3) + b"\x05timer" + be(4, 0) + be(4, 2) + bytes(40)
+
+
+def two_block_save(pages_a, pages_b):
+    """pc.ram and vga.vram of 64 pages each, every page sent once."""
+    be = lambda n, v: v.to_bytes(n, "big")  # noqa: E731
+    recs = b""
+    for name, pages in ((b"pc.ram", pages_a), (b"vga.vram", pages_b)):
+        for i, p in enumerate(pages):
+            flags = 0x08 | (0x20 if i else 0)
+            recs += be(8, i * PAGE | flags) + (b"" if i else bytes([len(name)]) + name) + p
+    return ram_stream(recs, ((b"pc.ram", 64 * PAGE), (b"vga.vram", 64 * PAGE)))
+
+
+@test("qemu")
+def qemu_blocks_keep_their_pages_apart():
+    import random
+    rnd = random.Random(11)
+    a = [rnd.randbytes(PAGE) for _ in range(64)]
+    b = [rnd.randbytes(PAGE) for _ in range(64)]
+    b[:8] = a[:8]           # 8 pages of vga.vram equal 8 of pc.ram
+    path = tmp("two-blocks.mig")
+    with open(path, "wb") as f:
+        f.write(two_block_save(a, b))
+    copy = tmp("two-blocks-again.mig")
+    shutil.copy(path, copy)
+    pages = a + b
+    want_sharing = len(pages) - len(set(pages))
+    static = summary_rows(run(["--csv", "-l", path]))[0]
+    eq((static["pages"], static["pages_sharing"]), ("128", str(want_sharing)),
+       "a two-block save: every page counted, the blocks' common pages shared")
+    r = run(["--csv", "-r", "timeline", "--series", "--interval=1s", path, copy])
+    rows = list(csv.DictReader(io.StringIO(r.out)))
+    last = rows[-1] if rows else {}
+    eq((r.rc, last.get("pages_sharing")), (0, str(want_sharing)),
+       "a series of two identical two-block saves ends at the static figure "
+       "(pages of two blocks no longer share an address)")
+    check(int(last.get("general_profit", "-1")) > 0, "general_profit is positive",
+          repr(last))
+    regions = list(csv.DictReader(io.StringIO(run(["--csv", "-r", "regions", path]).out)))
+    spans = sorted((int(x["start"], 16), int(x["end"], 16)) for x in regions)
+    check(len(spans) == 2 and spans[0][1] <= spans[1][0],
+          "the regions of the two blocks do not overlap", repr(regions))
+
+
+@test("series")
+def capped_replay_is_partial():
+    import random
+    rnd = random.Random(12)
+    a = write_pages(tmp("mix.raw"), [rnd.randbytes(PAGE) for _ in range(100)] + [bytes(PAGE)] * 50)
+    b = write_pages(tmp("u1.raw"), [rnd.randbytes(PAGE) for _ in range(150)])
+    r = run(["--csv", "-r", "summary", "--series", "--interval=200h", a, b], timeout=600)
+    eq(r.rc, 1, "a replay cut short by its bound: exit 1")
+    row = summary_rows(r)[0] if r.out else {}
+    eq((row.get("input"), row.get("status")), (a, "partial"),
+       "the row is named by the snapshot whose figures it carries, and partial")
+    eq(row.get("pages"), "150", "its pages are that snapshot's")
+    zero_saved = 50 - 1      # 50 zero pages: one KSM page, 49 mappings
+    eq(row.get("pages_sharing"), str(zero_saved), "and its figures that snapshot's")
+    check("snapshot 1 of 2" in r.err, "the error says where the replay stopped", r.err)
+
+
+@test("series")
+def interval_bounds():
+    a = write_pages(tmp("i.raw"), pages_of(6))
+    for bad in ("1e-22", "0.0005", "0", "1001h", "nan", "inf"):
+        r = run(["--series", "--interval=" + bad, a, a])
+        eq(r.rc, 2, "--interval=%s: usage error" % bad)
+    r = run(["--series", "--interval=1ms", "--scans=3", a, a])
+    eq(r.rc, 0, "--interval=1ms is the least accepted")
+
+
 if __name__ == "__main__":
     sys.exit(run_suite("ksmscan-hardening-"))

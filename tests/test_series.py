@@ -232,7 +232,8 @@ def two_snapshots():
                   "the test changes duplicates, removes and adds pages", repr(exp))
         eq(ints(row, VOLATILITY[3:]), exp, "snapshot %d to %d" % (k, k + 1))
         eq((as_int(row["from"]), as_int(row["to"])), (k, k + 1), "from and to")
-        eq(row["input"], paths[0], "the series is named by its first snapshot")
+        eq(row["input"], paths[-1], "the series is named by the snapshot whose "
+           "figures its summary row carries: the last")
 
 
 @test("volatility")
