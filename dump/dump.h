@@ -122,6 +122,7 @@ struct dump {
 	struct proc_stats proc;	/* a live process's KSM state (procfs.h) */
 	char why[256];		/* the first error said of it, as printed
 				 * (without "ksmscan: "), or "" */
+	int bomb_said;		/* it was said to decompress to much more */
 };
 
 /**

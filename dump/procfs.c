@@ -332,3 +332,39 @@ long procs_list(const char *regex, struct input **inputs, size_t *n,
 		regfree(&re);
 	return added;
 }
+
+uint64_t mem_available(void)
+{
+	const char *env = getenv("KSMSCAN_MEM_AVAILABLE");
+	char line[256];
+	unsigned long long kib;
+	uint64_t avail = UINT64_MAX;
+	FILE *f;
+
+	if (env && *env)
+		return strtoull(env, NULL, 0);
+	if (!(f = fopen("/proc/meminfo", "re")))
+		return UINT64_MAX;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+			avail = (uint64_t)kib * 1024;
+			break;
+		}
+	fclose(f);
+	return avail;
+}
+
+uint64_t proc_resident_pages(int pid)
+{
+	char path[64];
+	unsigned long long size, resident;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	n = fscanf(f, "%llu %llu", &size, &resident);
+	fclose(f);
+	return n == 2 ? (uint64_t)resident : 0;
+}

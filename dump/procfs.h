@@ -80,4 +80,19 @@ const char *proc_why_unreadable(int pid, int err);
 long procs_list(const char *regex, struct input **inputs, size_t *n,
 		size_t *cap, char *why, size_t len);
 
+/**
+ * mem_available() - the memory this machine can give a new task without
+ * swapping: MemAvailable of /proc/meminfo, in bytes (UINT64_MAX when it
+ * does not say). $KSMSCAN_MEM_AVAILABLE, in bytes, stands in for it (tests).
+ */
+uint64_t mem_available(void);
+
+/**
+ * proc_resident_pages() - a process's resident pages (/proc/PID/statm).
+ * @pid: the process
+ *
+ * Return: the pages, or 0 if it cannot be read.
+ */
+uint64_t proc_resident_pages(int pid);
+
 #endif

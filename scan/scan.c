@@ -85,9 +85,12 @@ struct scan {
 	unsigned needs;			/* what the sinks need: SINK_* bits */
 	struct index *ix;
 	struct figures *fig;		/* per input, then one for all inputs */
-	struct dump **dumps;		/* kept open: the index points into them */
+	struct dump **dumps;		/* mapped ones kept open: the index
+					 * points into them */
+	const char **format;		/* each input's reader, NULL if not opened */
 	size_t input;			/* the input being read */
 	int stopped;			/* counting failed: the input ends here */
+	int halted;			/* a sink stopped the run: no more input */
 	struct pool pool;
 	struct batch *ring;		/* batches in flight, in scan order */
 	size_t ring_cap, ring_head, ring_len;
@@ -395,6 +398,25 @@ static int batch_fail(struct scan *s, struct batch *b, size_t i)
 	return -1;
 }
 
+/*
+ * Whether a sink asked the run to stop at page @i of a batch: then it is
+ * said once, at that page, and no more is read of this input or any other.
+ */
+static int sinks_stop(struct scan *s, struct batch *b, size_t i)
+{
+	for (size_t k = 0; k < s->cfg->nsinks; k++) {
+		const char *why = s->cfg->sinks[k]->stop;
+
+		if (why) {
+			dump_error(b->dump, b->offset + i * (uint64_t)PAGE_BYTES,
+				   "%s", why);
+			s->stopped = s->halted = 1;
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Count a hashed batch in the index, and hand its pages to the sinks. */
 static int batch_count(struct scan *s, struct figures *f, struct batch *b)
 {
@@ -434,6 +456,8 @@ static int batch_count(struct scan *s, struct figures *f, struct batch *b)
 		pg.digests = b->dg[i];
 		pg.zero = b->zero[i];
 		sinks_page(s, b, i, &pg);
+		if (sinks_stop(s, b, i) < 0)
+			return -1;
 	}
 	/* Pages for the spool are read from the batch: write them now. */
 	if (index_flush(s->ix) < 0)
@@ -574,6 +598,7 @@ static int scan_input(struct scan *s, size_t k)
 	s->why[0] = '\0';
 	d = dump_open(in, &cfg->dump, s->why, sizeof(s->why));
 	s->dumps[k] = d;
+	s->format[k] = d ? d->reader->name : NULL;
 	s->input = k;
 	s->stopped = 0;
 	if (!d)
@@ -623,7 +648,7 @@ static void scan_scope(struct scan *s, size_t k, const char *name,
 /* The format of input @k for the reports: its reader, or "-" if not opened. */
 static const char *input_format(const struct scan *s, size_t k)
 {
-	return s->dumps[k] ? s->dumps[k]->reader->name : "-";
+	return s->format[k] ? s->format[k] : "-";
 }
 
 /* Add input @k's own figures to the running total of all inputs. */
@@ -640,7 +665,7 @@ static void scan_total(struct scan *s, size_t k)
 /* How input @k was read, from scan_input()'s status. */
 static enum scope_status input_status(const struct scan *s, size_t k, int failed)
 {
-	if (!s->dumps[k] || (failed && !s->fig[k].pages))
+	if (!s->format[k] || (failed && !s->fig[k].pages))
 		return SCOPE_FAILED;
 	return failed ? SCOPE_PARTIAL : SCOPE_OK;
 }
@@ -726,6 +751,7 @@ static void scan_start(struct scan *s, const struct scan_config *cfg)
 	s->ix = index_new(cfg->algos, cfg->nalgos, n > 1);
 	s->fig = xcalloc(n + 1, sizeof(*s->fig));
 	s->dumps = xcalloc(n, sizeof(*s->dumps));
+	s->format = xcalloc(n, sizeof(*s->format));
 	s->ring_cap = cfg->threads > 1 ? 2 * (size_t)cfg->threads + 2 : 1;
 	s->ring = xcalloc(s->ring_cap, sizeof(*s->ring));
 	pool_start(&s->pool, cfg, s->ring_cap, s->ix);
@@ -752,7 +778,22 @@ static void scan_stop(struct scan *s)
 	index_free(s->ix);
 	group_counts_free(s->groups);
 	free(s->dumps);
+	free(s->format);
 	free(s->fig);
+}
+
+/*
+ * Close input @k once its scope is handed out, unless the index points into
+ * it (a mapped file). A stream's contents are in the spool already, and a
+ * series of many live snapshots must not keep every reader's buffers (a
+ * megabyte each) to the end.
+ */
+static void scan_release(struct scan *s, size_t k)
+{
+	if (s->dumps[k] && !s->dumps[k]->src.map) {
+		dump_close(s->dumps[k]);
+		s->dumps[k] = NULL;
+	}
 }
 
 int scan_run(const struct scan_config *cfg)
@@ -766,10 +807,18 @@ int scan_run(const struct scan_config *cfg)
 	for (size_t k = 0; k < cfg->ninputs; k++) {
 		int failed;
 
-		failed = scan_input(&s, k);
+		if (s.halted) {
+			snprintf(s.why, sizeof(s.why), "%s: not read: the run "
+				 "stopped before it", cfg->inputs[k].name);
+			error("%s", s.why);
+			failed = 1;
+		} else {
+			failed = scan_input(&s, k);
+		}
 		status |= failed;
 		st[k] = input_status(&s, k, failed);
 		scan_scope(&s, k, cfg->inputs[k].name, input_format(&s, k), st[k]);
+		scan_release(&s, k);
 		group_counts_input(s.groups, s.ix, k);
 		index_end_input(s.ix);
 		scan_total(&s, k);

@@ -9,11 +9,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../hash/measure.h"
 #include "../util/util.h"
 #include "index.h"
 #include "series.h"
+
+/*
+ * What a series keeps per page of every snapshot at its peak: the page's
+ * (address, id, place) while it is read, then (address index, id), and the
+ * addresses' union. A series stops before it needs more than the memory
+ * the machine has available.
+ */
+#define SERIES_PAGE_BYTES 32
 
 /* One snapshot's pages: (address, content id), sorted by address at the end. */
 struct snap {
@@ -43,6 +52,8 @@ struct collect {
 	struct figures *figs;		/* each snapshot's figures */
 	struct scope last_sc;		/* the last snapshot's scope */
 	int cut;			/* the replay stopped at a bound */
+	uint64_t pages, budget;		/* pages collected; the most allowed */
+	char stop[200];			/* why the run was stopped */
 	char why[160];			/* what the series row lacks */
 	const struct index *ix;
 };
@@ -59,6 +70,16 @@ static void collect_page(struct sink *sk, const struct page_event *pg)
 	}
 	s->p[s->n] = (struct page_ref){ pg->address, pg->id, (uint32_t)s->n };
 	s->n++;
+	if (++c->pages >= c->budget && !c->sink.stop) {
+		/* Stopped now, as it grows: a small file may decompress to
+		 * far more pages than its size suggests. */
+		snprintf(c->stop, sizeof(c->stop), "the series' snapshots would "
+			 "need more than the %llu MiB of memory there are (%d bytes "
+			 "a page): take fewer snapshots or give --range",
+			 (unsigned long long)(c->budget * SERIES_PAGE_BYTES >> 20),
+			 SERIES_PAGE_BYTES);
+		c->sink.stop = c->stop;
+	}
 	if (pg->id >= c->nsum) {
 		size_t n = c->nsum;
 
@@ -106,7 +127,7 @@ static uint64_t *union_addresses(const struct collect *c, size_t *n)
 
 	for (size_t s = 0; s < c->cfg->ninputs; s++)
 		total += c->snaps[s].n;
-	/* Slots are 32-bit indexes: 16 TiB of snapshots is past any use. */
+	/* Address indexes are 32-bit: series_budget() keeps below this. */
 	if (total >= UINT32_MAX) {
 		error("a series of more than %u pages", UINT32_MAX - 1);
 		exit(1);
@@ -349,6 +370,46 @@ static const struct sink_ops collect_ops = {
 	.page = collect_page, .scope = collect_scope,
 };
 
+/* The pages an input will have, as far as can be known before reading it:
+ * a file's size, a process's resident pages. */
+static uint64_t expected_pages(const struct input *in)
+{
+	struct stat st;
+
+	if (!in->path)
+		return proc_resident_pages(in->pid);
+	if (strcmp(in->path, "-") == 0 || stat(in->path, &st) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return 0;
+	return (uint64_t)st.st_size / PAGE_BYTES;
+}
+
+/* The most pages a series may collect: those that fit in the memory
+ * available, and fewer than 2^32 (addresses are 32-bit indexes). */
+static uint64_t series_budget(void)
+{
+	uint64_t budget = mem_available() / SERIES_PAGE_BYTES;
+
+	return budget > UINT32_MAX - 1 ? UINT32_MAX - 1 : budget;
+}
+
+int series_fits(const struct scan_config *cfg)
+{
+	uint64_t want = 0, budget = series_budget();
+
+	for (size_t k = 0; k < cfg->ninputs; k++)
+		want += expected_pages(&cfg->inputs[k]);
+	if (want <= budget)
+		return 0;
+	error("the series would need about %llu MiB for %zu snapshots of %llu "
+	      "pages in all (%d bytes a page), more than the %llu MiB available: "
+	      "take fewer snapshots (--count) or give --range",
+	      (unsigned long long)(want * SERIES_PAGE_BYTES >> 20), cfg->ninputs,
+	      (unsigned long long)want, SERIES_PAGE_BYTES,
+	      (unsigned long long)(mem_available() >> 20));
+	return -1;
+}
+
 int series_run(const struct scan_config *cfg, const struct series_params *sp)
 {
 	struct collect c = {
@@ -362,6 +423,7 @@ int series_run(const struct scan_config *cfg, const struct series_params *sp)
 	struct scan_config sub = *cfg;
 	int status;
 
+	c.budget = series_budget();
 	sinks[sub.nsinks = 0] = &c.sink;
 	sub.nsinks++;
 	for (size_t i = 0; i < cfg->nsinks; i++) {

@@ -60,4 +60,16 @@ struct series_result {
  */
 int series_run(const struct scan_config *cfg, const struct series_params *sp);
 
+/**
+ * series_fits() - whether a series of these inputs fits in the memory the
+ * machine has available, as far as their sizes say before they are read
+ * (files: their size; processes: their resident pages); if not, says so
+ * with the estimate and what lowers it. A series that grows past it while
+ * it is read (a small file that decompresses to much more) stops then.
+ * @cfg: the run's settings
+ *
+ * Return: 0, or -1 (said).
+ */
+int series_fits(const struct scan_config *cfg);
+
 #endif

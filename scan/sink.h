@@ -117,6 +117,10 @@ struct sink_ops {
 /* A sink: a report's state begins with one (container_of style). */
 struct sink {
 	const struct sink_ops *ops;
+	/* Set by page() to stop the run: what would go wrong if it went on
+	 * (a bound of the sink's own memory). The engine reports it at the
+	 * page it came at, reads no further, and the run's status is 1. */
+	const char *stop;
 };
 
 #endif

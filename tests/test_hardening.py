@@ -383,6 +383,67 @@ def qemu_blocks_keep_their_pages_apart():
           "the regions of the two blocks do not overlap", repr(regions))
 
 
+def resent_save(first, again, changed, tail=None):
+    """One 256-page block: every page sent, then pages @again sent again
+    unchanged and pages @changed sent again with new bytes (the last copy is
+    the guest's memory). Returns (stream, the memory at the end)."""
+    import random
+    rnd = random.Random(13)
+    be = lambda n, v: v.to_bytes(n, "big")  # noqa: E731
+    mem = [rnd.randbytes(PAGE) for _ in range(256)] if first is None else list(first)
+    recs = b""
+    for i, p in enumerate(mem):
+        recs += be(8, i * PAGE | 0x08 | (0x20 if i else 0)) + (b"" if i else b"\x06pc.ram") + p
+    for i in again:
+        recs += be(8, i * PAGE | 0x28) + mem[i]
+    for i in changed:
+        mem[i] = rnd.randbytes(PAGE)
+        recs += be(8, i * PAGE | 0x28) + mem[i]
+    if tail:
+        recs += tail(mem)
+    return ram_stream(recs, ((b"pc.ram", 256 * PAGE),)), mem
+
+
+@test("qemu")
+def qemu_resent_pages_count_once():
+    stream, mem = resent_save(None, range(0, 256, 2), [])
+    path = tmp("resent.mig")
+    with open(path, "wb") as f:
+        f.write(stream)
+    r = run(["--csv", "-l", path])
+    row = summary_rows(r)[0] if r.out else {}
+    eq((row.get("pages"), row.get("pages_sharing"), row.get("saved_percent")),
+       ("256", "0", "0.0000"), "128 pages sent twice, unchanged: 256 pages, nothing saved")
+    lines = [l for l in r.err.splitlines() if "replaced by a later record" in l]
+    check(len(lines) == 1 and "128 page records" in lines[0],
+          "one warning counts the pages sent again", r.err)
+    # Pages 0..7 later rewritten with the content of page 8: the last copy counts.
+    be = lambda n, v: v.to_bytes(n, "big")  # noqa: E731
+
+    def copies_of_8(mem):
+        out = b"".join(be(8, i * PAGE | 0x28) + mem[8] for i in range(8))
+        mem[:8] = [mem[8]] * 8
+        return out
+    stream, mem = resent_save(None, [], range(16, 24), tail=copies_of_8)
+    path2 = tmp("rewritten.mig")
+    with open(path2, "wb") as f:
+        f.write(stream)
+    row = summary_rows(run(["--csv", "-l", path2]))[0]
+    eq((row["pages"], row["distinct_pages"], row["pages_sharing"]),
+       ("256", str(len(set(mem))), str(256 - len(set(mem)))),
+       "pages rewritten later: the figures are those of the memory at the end")
+    # The same through a pipe and zstd.
+    r = run(["--csv", "-l", "-"], input=zstd(stream))
+    row = summary_rows(r)[0] if r.out else {}
+    eq((row.get("pages"), row.get("distinct_pages")), ("256", str(len(set(mem)))),
+       "through zstd and a pipe alike")
+    # A series of the first save and the rewritten one: the last copy wins.
+    r = run(["--csv", "-r", "volatility", "--series", path, path2])
+    vol = list(csv.DictReader(io.StringIO(r.out)))
+    eq(vol[0]["changed_pages"] if vol else None, str(16),
+       "a series pairs each page's last copy (8 made equal to page 8, 8 rewritten)")
+
+
 @test("series")
 def capped_replay_is_partial():
     import random
@@ -408,6 +469,92 @@ def interval_bounds():
         eq(r.rc, 2, "--interval=%s: usage error" % bad)
     r = run(["--series", "--interval=1ms", "--scans=3", a, a])
     eq(r.rc, 0, "--interval=1ms is the least accepted")
+
+
+def peak_kib(args, env=None):
+    """ksmscan's peak resident set (GNU time's %M), in KiB."""
+    from ksmtest import KSMSCAN
+    if not os.path.exists("/usr/bin/time"):
+        raise Skip("GNU time (/usr/bin/time) not installed")
+    p = subprocess.run(["/usr/bin/time", "-f", "%M"] + KSMSCAN + args, capture_output=True,
+                       text=True, timeout=600, env=env)
+    return p.returncode, int(p.stderr.strip().splitlines()[-1])
+
+
+@test("memory")
+def live_count_costs_per_page():
+    # 8192 pages of distinct random bytes in a child that sleeps.
+    child = subprocess.Popen([sys.executable, "-c", "import os, time; b = os.urandom("
+                              "32 << 20); print(1, flush=True); time.sleep(120)"],
+                             stdout=subprocess.PIPE)
+    child.stdout.readline()
+    try:
+        base = ["-p", str(child.pid), "--interval=1ms", "--scans=1", "--csv", "-r", "timeline"]
+        rc1, few = peak_kib(base + ["--count=20"])
+        rc2, many = peak_kib(base + ["--count=80"])
+    finally:
+        child.kill()
+        child.wait()
+    eq((rc1, rc2), (0, 0), "both series ran")
+    pages = 8192
+    per = (many - few) * 1024 / (60 * pages)
+    check(per <= 40, "a live snapshot costs at most 40 bytes a page (a file "
+          "series about 18; it was 80): %.1f" % per)
+
+
+@test("memory")
+def series_known_too_big_at_start():
+    path = write_pages(tmp("m.img"), pages_of(2048))
+    env = dict(os.environ, KSMSCAN_MEM_AVAILABLE=str(100 * 1024))
+    from ksmtest import KSMSCAN
+    p = subprocess.run(KSMSCAN + ["--series", path, path], capture_output=True, text=True,
+                       env=env, timeout=60)
+    eq((p.returncode, p.stdout), (1, ""), "a series larger than the memory available: "
+       "exit 1 before anything is read or printed")
+    check("4096 pages" in p.stderr and "--count" in p.stderr,
+          "the error gives the estimate and the option that lowers it", p.stderr)
+
+
+@test("memory")
+def series_bomb_stops_as_it_grows():
+    import zstandard
+    bomb = tmp("bomb.zst")
+    with open(bomb, "wb") as f:
+        f.write(zstandard.ZstdCompressor().compress(bytes(64 << 20)))   # 16384 pages
+    small = write_pages(tmp("small.img"), pages_of(64))
+    # 8192 pages' worth of memory: the bomb's size (a few KB) says nothing.
+    env = dict(os.environ, KSMSCAN_MEM_AVAILABLE=str(8192 * 32))
+    from ksmtest import KSMSCAN
+    p = subprocess.run(KSMSCAN + ["--series", "--scans=2", "--csv", "-r", "summary",
+                                  small, bomb, small], capture_output=True, text=True,
+                       env=env, timeout=120)
+    eq(p.returncode, 1, "a small file that decompresses past the memory: exit 1")
+    lines = [l for l in p.stderr.splitlines() if bomb in l]
+    check(lines and "at offset" in lines[0] and "memory" in lines[0],
+          "one line naming the bomb, where it stopped, and why", p.stderr)
+    check(any("not read" in l for l in p.stderr.splitlines()),
+          "the snapshot after it is said not to be read", p.stderr)
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    eq([r["status"] for r in rows], ["partial"], "the series row is partial")
+
+
+@test("bomb")
+def bomb_is_said():
+    import zstandard
+    bomb = tmp("zeros.zst")
+    c = zstandard.ZstdCompressor(level=3)
+    with open(bomb, "wb") as f, c.stream_writer(f) as w:
+        chunk = bytes(1 << 20)
+        for _ in range(1100):           # 1100 MiB of zeros in a few KB
+            w.write(chunk)
+    r = run(["--csv", bomb], timeout=300)
+    lines = [l for l in r.err.splitlines() if "decompresses to more than" in l]
+    eq(len(lines), 1, "one warning that the input decompresses to far more")
+    row = summary_rows(r)[0] if r.out else {}
+    eq((r.rc, row.get("pages"), row.get("zero_pages")), (0, str(1100 * 256), str(1100 * 256)),
+       "and it is still read whole")
+    r = run(["-q", "--csv", bomb], timeout=300)
+    eq(r.err, "", "-q silences the warning")
 
 
 if __name__ == "__main__":
