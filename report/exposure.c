@@ -156,6 +156,16 @@ static void exposure_draw(FILE *f, int y, int width, const void *arg)
 	fprintf(f, "<g class=\"exposure\">\n<text x=\"20\" y=\"%d\" "
 		"class=\"title\">High-entropy pages KSM would merge across trust "
 		"domains (most: %llu)</text>\n", y + 20, (unsigned long long)most);
+	/* Columns in the rows' order, labelled above as far as room allows. */
+	for (size_t b = 0; side >= 24 && b < n; b++) {
+		char buf[64];
+
+		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
+			"class=\"tick\">", x0 + (int)b * side + side / 2, y0 - 4);
+		xml_text(f, text_shorten(domain_name(&e->d, b), side / 7, buf,
+					 sizeof(buf)));
+		fputs("</text>\n", f);
+	}
 	for (size_t a = 0; a < n; a++) {
 		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" "
 			"class=\"tick\">", x0 - 4, y0 + (int)a * side + side / 2 + 4);
