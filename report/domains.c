@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../dump/source.h"
+#include "../model/zram.h"
 #include "../util/util.h"
 #include "domains.h"
 
@@ -157,7 +158,8 @@ static unsigned char *known_contents(struct domains *d, const struct index *ix)
 	return known;
 }
 
-/* Class each content: read the bytes of those that cross domains. */
+/* Class each content: read the bytes of those that cross domains; with
+ * @want, every kind, else only zero and same-filled. */
 static void domains_class(struct domains *d, const struct index *ix, int want)
 {
 	unsigned char *known = want && d->rs->nknown ? known_contents(d, ix) : NULL;
@@ -177,6 +179,10 @@ static void domains_class(struct domains *d, const struct index *ix, int want)
 			continue;
 		/* The index keeps every content readable to the end of the scan. */
 		bytes = index_entry(ix, id)->bytes;
+		if (!want) {	/* the rules tell only same-filled pages apart */
+			d->kind[id] = zram_same_filled(bytes) ? KIND_SAME : KIND_LOW;
+			continue;
+		}
 		d->kind[id] = (unsigned char)page_kind_of(bytes,
 			known && known[id], &bits);
 		d->band[id] = (unsigned char)entropy_band(bits);
@@ -184,7 +190,7 @@ static void domains_class(struct domains *d, const struct index *ix, int want)
 	free(known);
 }
 
-void domains_scope(struct domains *d, const struct scope *sc, int known)
+void domains_scope(struct domains *d, const struct scope *sc, int full)
 {
 	if (sc->group)
 		return;
@@ -194,7 +200,7 @@ void domains_scope(struct domains *d, const struct scope *sc, int known)
 	}
 	d->size = index_size(sc->ix);
 	domains_regroup(d);
-	domains_class(d, sc->ix, known);
+	domains_class(d, sc->ix, full);
 	d->built = 1;
 }
 

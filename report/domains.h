@@ -15,7 +15,7 @@
  * at "*" they are regrouped by content: the domains holding each content
  * and its pages in each. A content in two domains or more "crosses": its
  * bytes are read once, from the index, to class it (zero, same-filled,
- * known, low or high entropy).
+ * known, low or high entropy; for the mitigations only the first two).
  *
  * Memory: 8 bytes per content of each input while the inputs are read,
  * then 8 bytes per (content, domain), 8 per distinct content and 2 bytes
@@ -39,8 +39,10 @@ struct domains {
 	size_t *start;			/* content id's domains: by[start[id] ..
 					 * start[id + 1]), domains ascending */
 	struct domain_pages *by;
-	unsigned char *kind;		/* per content: enum page_kind (exact for
-					 * contents that cross; the others are
+	unsigned char *kind;		/* per content: enum page_kind (for the
+					 * contents that cross; the others, and
+					 * without a full class any content
+					 * neither zero nor same-filled, are
 					 * KIND_ZERO or KIND_LOW) */
 	unsigned char *band;		/* per content that crosses, of kind LOW or
 					 * HIGH: its entropy band */
@@ -58,11 +60,12 @@ void domains_init(struct domains *d, const struct report_setup *rs);
  * "*", regroup them by content and class the contents that cross.
  * @d: the domains
  * @sc: the scope
- * @known: with --known, whether to read the known files (the exposure
- *	report); a file that cannot be read is an error line and makes the
- *	run fail (exit status 1)
+ * @full: whether to class the contents that cross fully (the exposure
+ *	report: known files and entropy too) or only as zero, same-filled or
+ *	other (the mitigations); a --known file that cannot be read is an
+ *	error line and makes the run fail (exit status 1)
  */
-void domains_scope(struct domains *d, const struct scope *sc, int known);
+void domains_scope(struct domains *d, const struct scope *sc, int full);
 
 /**
  * domain_name() - a domain's name: its group's, without "group:".
