@@ -14,6 +14,8 @@ import os, random, struct, subprocess, sys, time
 
 import zstandard
 
+from series_bench import best  # best of three, interleaved
+
 KSMSCAN = os.path.abspath(os.environ.get("KSMSCAN", "./ksmscan"))
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIR = os.path.join(os.environ.get("KSMSCAN_BENCH_DIR", "/tmp/ksmscan-bench"), "exposure")
@@ -51,16 +53,6 @@ def guests():
             f.write(data)
         os.rename(path + ".tmp", path)
     return a, b
-
-
-def best(cmds, rounds=3):
-    times = [float("inf")] * len(cmds)
-    for _ in range(rounds):
-        for i, c in enumerate(cmds):
-            t = time.perf_counter()
-            subprocess.run(c, stdout=subprocess.DEVNULL, check=True)
-            times[i] = min(times[i], time.perf_counter() - t)
-    return times
 
 
 def main():

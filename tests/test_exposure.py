@@ -32,8 +32,8 @@ import sys
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import (PAGE, ZERO, as_int, check, eq, fixture, ksm_group,  # noqa: E402
-                     parse_csv, run, run_suite, test, tmp)
+from ksmtest import (PAGE, ZERO, as_int, check, elf_pages, eq, fixture,  # noqa: E402
+                     ksm_group, parse_csv, run, run_suite, test, tmp)
 import zstandard  # noqa: E402
 
 EXPOSURE = ["domain_a", "domain_b", "pages_crossing", "zero_pages",
@@ -376,20 +376,6 @@ def fixture_two_ways():
                    for r in rows}
             eq(got, {rule: rule_oracle(rule, inputs, domains, 256, 0) for rule in RULES},
                "fixture %s: mitigations, the brute-force model" % label)
-
-
-def elf_pages(elf):
-    """{file offset: page} of the PT_LOAD data of an ELF64 core (whole pages)."""
-    phoff, = struct.unpack_from("<Q", elf, 32)
-    phentsize, phnum = struct.unpack_from("<HH", elf, 54)
-    out = {}
-    for i in range(phnum):
-        (ptype, _, off, _, _, filesz, _, _) = struct.unpack_from(
-            "<IIQQQQQQ", elf, phoff + i * phentsize)
-        if ptype == 1:
-            for k in range(0, filesz - filesz % PAGE, PAGE):
-                out[off + k] = elf[off + k:off + k + PAGE]
-    return out
 
 
 @test("cli")
