@@ -83,26 +83,6 @@ static void exposure_pairs(struct exposure *e)
 	}
 }
 
-/*
- * Text for SVG, in elements and in attributes alike: controls and what
- * would drive a terminal as '?' (text_clean()), and the five characters XML
- * gives a meaning escaped.
- */
-static void xml_text(FILE *f, const char *s)
-{
-	char clean[512];
-
-	for (const char *p = text_clean(s, clean, sizeof(clean)); *p; p++)
-		switch (*p) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default: fputc(*p, f);
-		}
-}
-
 /* The side of a cell of the picture's matrix, for @n domains. */
 static int svg_cell(size_t n, int width)
 {
@@ -121,17 +101,17 @@ static void svg_pair(FILE *f, const struct exposure *e, size_t a, size_t b,
 	int shade = most ? (int)(255 - 255 * high / most) : 255;
 
 	fputs("<rect class=\"pair\" data-domain-a=\"", f);
-	xml_text(f, domain_name(&e->d, a));
+	svg_text(f, domain_name(&e->d, a));
 	fputs("\" data-domain-b=\"", f);
-	xml_text(f, domain_name(&e->d, b));
+	svg_text(f, domain_name(&e->d, b));
 	fprintf(f, "\" data-pages-crossing=\"%llu\" data-high-entropy-pages="
 		"\"%llu\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
 		"fill=\"rgb(255,%d,%d)\" stroke=\"#999\"><title>",
 		(unsigned long long)q->crossing, (unsigned long long)high,
 		x, y, side, side, shade, shade);
-	xml_text(f, domain_name(&e->d, a));
+	svg_text(f, domain_name(&e->d, a));
 	fputs(" / ", f);
-	xml_text(f, domain_name(&e->d, b));
+	svg_text(f, domain_name(&e->d, b));
 	fprintf(f, ": %llu pages crossing, %llu of high entropy</title></rect>\n",
 		(unsigned long long)q->crossing, (unsigned long long)high);
 	/* The figure itself, where the cell has room for it. */
@@ -162,14 +142,14 @@ static void exposure_draw(FILE *f, int y, int width, const void *arg)
 
 		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
 			"class=\"tick\">", x0 + (int)b * side + side / 2, y0 - 4);
-		xml_text(f, text_shorten(domain_name(&e->d, b), side / 7, buf,
+		svg_text(f, text_shorten(domain_name(&e->d, b), side / 7, buf,
 					 sizeof(buf)));
 		fputs("</text>\n", f);
 	}
 	for (size_t a = 0; a < n; a++) {
 		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" "
 			"class=\"tick\">", x0 - 4, y0 + (int)a * side + side / 2 + 4);
-		xml_text(f, domain_name(&e->d, a));
+		svg_text(f, domain_name(&e->d, a));
 		fputs("</text>\n", f);
 		for (size_t b = 0; b < n; b++)
 			if (a == b)

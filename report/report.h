@@ -154,6 +154,14 @@ struct svg_bars {
 };
 
 /**
+ * svg_text() - write text for an SVG element or attribute value: & < > " '
+ * escaped, controls and what would drive a terminal as '?' (text_clean()).
+ * @f: the picture
+ * @s: the text
+ */
+void svg_text(FILE *f, const char *s);
+
+/**
  * svg_drawing_add() - add a drawing to the --svg picture (from a report's
  * scope(), before the picture is printed).
  * @bars: the list

@@ -90,8 +90,7 @@ static void svg_series(struct sink *sk, const struct series_result *r)
 	s->nrows = r->nrows;
 }
 
-/* Text and attribute values in SVG: & < > " ' escaped, controls as '?'. */
-static void svg_text(FILE *f, const char *s)
+void svg_text(FILE *f, const char *s)
 {
 	char clean[512];
 
