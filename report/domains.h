@@ -18,8 +18,9 @@
  * known, low or high entropy; for the mitigations only the first two).
  *
  * Memory: 8 bytes per content of each input while the inputs are read,
- * then 8 bytes per (content, domain), 8 per distinct content and 2 bytes
- * per content for its kind and entropy band.
+ * then as much again to regroup them by content (the inputs of one domain
+ * add up in one entry), 8 bytes per distinct content and 2 bytes per
+ * content for its kind and entropy band.
  */
 
 /* A content in one domain: its pages there. */
