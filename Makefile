@@ -40,7 +40,8 @@ SRCS = ksmscan.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
        report/compress.c report/summary_people.c report/svg.c report/params.c \
        scan/group.c cli/groups.c dump/procfs.c report/matrix.c report/contents.c \
-       report/timeline.c report/volatility.c
+       report/timeline.c report/volatility.c \
+       model/exposure.c report/domains.c report/exposure.c report/mitigations.c
 
 OBJS = $(SRCS:%.c=build/%.o)
 CHECK_OBJS = $(SRCS:%.c=build-check/%.o)
@@ -134,6 +135,7 @@ bench: ksmscan build/bench/floor
 	KSMSCAN=./ksmscan KSMSCAN_FLOOR=build/bench/floor $(PYTHON) bench/scan_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/fleet_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/series_bench.py
+	KSMSCAN=./ksmscan $(PYTHON) bench/exposure_bench.py
 
 # Fuzzing: libFuzzer harnesses with ASan and UBSan, FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 20

@@ -39,6 +39,7 @@
 /* Long options without a short form, beyond every character. */
 enum {
 	OPT_PROGRESS = 256, OPT_ALL_PROCESSES, OPT_GROUP, OPT_SKETCH_SIZE,
+	OPT_KNOWN,
 	/* --series and ksmd's settings */
 	OPT_SERIES, OPT_INTERVAL, OPT_COUNT, OPT_PAGES_TO_SCAN, OPT_SLEEP_MS,
 	OPT_SMART_SCAN, OPT_SCANS,
@@ -63,7 +64,8 @@ static const char usage_line[] =
 	"               [-j threads] [-m max_page_sharing] [-o format] [-p pid]\n"
 	"               [-P regex] [-r reports]\n"
 	"               [--all-mappings] [--all-processes] [--csv] [--json]\n"
-	"               [--group=name=input,...] [--label=name] [--[no-]progress]\n"
+	"               [--group=name=input,...] [--known=file,...] [--label=name]\n"
+	"               [--[no-]progress]\n"
 	"               [--range=start-end] [--sketch-size=k] [--svg=file] [--top=n]\n"
 	"               [file ...]\n"
 	"       ksmscan --series [--interval=d] [--pages-to-scan=n] [--sleep-ms=n]\n"
@@ -91,7 +93,10 @@ static const char help_head[] =
 	"                              extended regular expression, as pid:PID inputs\n"
 	"      --all-processes         every process (not kernel threads)\n"
 	"      --group=NAME=INPUT,...  also the inputs' sharing within this group\n"
-	"                              only (repeatable): summary rows group:NAME\n"
+	"                              only (repeatable): summary rows group:NAME;\n"
+	"                              the trust domains of -r exposure\n"
+	"      --known=FILE,...        with -r exposure: pages equal to a page of\n"
+	"                              these files (a kernel image, a library)\n"
 	"      --series                the inputs are snapshots of one memory, oldest\n"
 	"                              first: replay KSM's scanner over them\n"
 	"      --interval=D            between snapshots: seconds, or with s, ms, m, h\n"
@@ -174,6 +179,8 @@ struct prefs {
 	size_t ninputs, cap;
 	const char **groups;		/* --group values, parsed at the end */
 	size_t ngroups;
+	const char **known;		/* --known files */
+	size_t nknown;
 	size_t sketch_size;		/* --sketch-size */
 	const char *output;		/* the writer's name */
 	const char *label;		/* --label: standard input's name */
@@ -306,6 +313,19 @@ static void report_name(struct prefs *p, const char *name, size_t len)
 			p->reports |= UINT64_C(1) << i;
 }
 
+/* One file of --known (a copy of the name: the list is split at commas). */
+static void known_name(struct prefs *p, const char *name, size_t len)
+{
+	char *path = xmalloc(len + 1);
+
+	memcpy(path, name, len);
+	path[len] = '\0';
+	if (strcmp(path, "-") == 0)
+		usage_error("%s", "--known wants files, not standard input");
+	p->known = xreallocarray(p->known, p->nknown + 1, sizeof(*p->known));
+	p->known[p->nknown++] = path;
+}
+
 /* -r LIST */
 static void parse_reports(struct prefs *p, const char *list)
 {
@@ -418,6 +438,7 @@ static int set_value(struct prefs *p, int c)
 	case 'q': msg_quiet = 1; break;
 	case 'l': p->long_table = 1; break;
 	case OPT_GROUP: p->groups[p->ngroups++] = optarg; break;
+	case OPT_KNOWN: for_each_name(p, optarg, known_name); break;
 	case OPT_SKETCH_SIZE:
 		p->sketch_size = (size_t)number(optarg, 1, SKETCH_MAX,
 			"--sketch-size wants 1 to 268435455, not '%s'");
@@ -609,6 +630,7 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 		{ "process", required_argument, NULL, 'P' },
 		{ "all-processes", no_argument, NULL, OPT_ALL_PROCESSES },
 		{ "group", required_argument, NULL, OPT_GROUP },
+		{ "known", required_argument, NULL, OPT_KNOWN },
 		{ "sketch-size", required_argument, NULL, OPT_SKETCH_SIZE },
 		{ "series", no_argument, NULL, OPT_SERIES },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
@@ -682,7 +704,8 @@ static void parse_groups(struct prefs *p)
 static const char *series_report(const struct prefs *p)
 {
 	for (size_t i = 0; i < report_count(); i++)
-		if ((p->reports & UINT64_C(1) << i) && report_get(i)->series)
+		if ((p->reports & UINT64_C(1) << i) &&
+		    (report_get(i)->needs & REPORT_SERIES))
 			return report_get(i)->name;
 	return NULL;
 }
@@ -730,6 +753,38 @@ static void setup_series(struct prefs *p)
 		usage_error("%s", "--group does not apply to a series");
 }
 
+/*
+ * The reports of trust domains (exposure, mitigations) need the groups to
+ * be domains; -r exposure brings the mitigations with it, except in CSV,
+ * which holds one report. --known is for the exposure report.
+ */
+static void setup_domains(struct prefs *p)
+{
+	size_t exposure = 0, needs = 0;
+	char why[256], msg[300];
+
+	for (size_t i = 0; i < report_count(); i++) {
+		if (!(p->reports & UINT64_C(1) << i))
+			continue;
+		if (strcmp(report_get(i)->name, "exposure") == 0)
+			exposure = i + 1;
+		if ((report_get(i)->needs & REPORT_DOMAINS) && !needs)
+			needs = i + 1;
+	}
+	if (p->nknown && !exposure)
+		usage_error("%s", "--known applies to -r exposure");
+	if (!needs)
+		return;
+	if (groups_domains(p->cfg.groups, p->cfg.ngroups, p->inputs, p->ninputs,
+			   why, sizeof(why)) < 0) {
+		snprintf(msg, sizeof(msg), "-r %s: %s", report_get(needs - 1)->name,
+			 why);
+		usage_error("%s", msg);
+	}
+	if (exposure && strcmp(p->output, "csv") != 0)
+		report_name(p, "mitigations", 11);
+}
+
 /* The reports without -r: the summary; a series adds its timeline (CSV,
  * which holds one report, has the timeline alone). */
 static void default_reports(struct prefs *p)
@@ -756,7 +811,7 @@ static unsigned online_cpus(void)
 static int run_scan(struct prefs *p, const struct writer *w)
 {
 	int status, failed = 0;
-	struct svg_bars bars = { NULL, 0 };
+	struct svg_bars bars = { 0 };
 	struct report_setup rs = {
 		.scan = &p->cfg, .out = w, .top = p->top,
 		.compressors = p->compressors,
@@ -765,6 +820,7 @@ static int run_scan(struct prefs *p, const struct writer *w)
 		.failed = &failed, .sketch_size = p->sketch_size,
 		.series = p->series_on || p->count ? &p->series : NULL,
 		.version = KSMSCAN_VERSION,
+		.known = p->known, .nknown = p->nknown,
 	};
 	struct sink *sinks[REPORTS_MAX + 1];	/* and the picture's */
 
@@ -784,6 +840,7 @@ static int run_scan(struct prefs *p, const struct writer *w)
 	for (size_t i = 0; i < p->cfg.nsinks; i++)
 		sinks[i]->ops->free(sinks[i]);
 	free(bars.v);
+	free(bars.drawings);
 	return status | failed;
 }
 
@@ -811,6 +868,9 @@ static void prefs_free(struct prefs *p)
 		group_free((struct group *)&p->cfg.groups[g]);
 	free((void *)p->cfg.groups);
 	free(p->groups);
+	for (size_t i = 0; i < p->nknown; i++)
+		free((void *)p->known[i]);
+	free(p->known);
 }
 
 int main(int argc, char **argv)
@@ -858,6 +918,7 @@ int main(int argc, char **argv)
 	if (!p.reports)
 		default_reports(&p);
 	setup_series(&p);
+	setup_domains(&p);
 	if (p.compress)
 		report_name(&p, "compress", 8);
 	if (!p.ncompressors)

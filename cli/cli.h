@@ -33,4 +33,19 @@ int group_parse(const char *spec, const struct input *inputs, size_t ninputs,
  */
 void group_free(struct group *g);
 
+/**
+ * groups_domains() - check that groups can be trust domains: two or more,
+ * and every input in exactly one of them.
+ * @g: the groups
+ * @n: how many
+ * @inputs: the run's inputs
+ * @ninputs: how many
+ * @why: on failure, what is wrong and how to name domains (at most @len bytes)
+ * @len: size of @why
+ *
+ * Return: 0, or -1.
+ */
+int groups_domains(const struct group *g, size_t n, const struct input *inputs,
+		   size_t ninputs, char *why, size_t len);
+
 #endif

@@ -35,6 +35,12 @@ _ksmscan()
 		[[ $cur == *,* ]] && head=${cur%,*},
 		COMPREPLY=($(compgen -P "$head" -W "$names" -- "${cur##*,}"))
 		return ;;
+	--known)
+		# A comma list of files: complete the last one.
+		head=
+		[[ $cur == *,* ]] && head=${cur%,*},
+		COMPREPLY=($(compgen -P "$head" -f -- "${cur##*,}"))
+		return ;;
 	-p|--pid)
 		COMPREPLY=($(compgen -W "$(cd /proc && echo [0-9]*)" -- "$cur"))
 		return ;;

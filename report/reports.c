@@ -22,8 +22,10 @@ static const struct report reports[] = {
 	{ "matrix", matrix_create, 0 },
 	{ "contents", contents_create, 0 },
 	{ "sketch", sketch_create, 0 },
-	{ "timeline", timeline_create, 1 },
-	{ "volatility", volatility_create, 1 },
+	{ "exposure", exposure_create, REPORT_DOMAINS },
+	{ "mitigations", mitigations_create, REPORT_DOMAINS },
+	{ "timeline", timeline_create, REPORT_SERIES },
+	{ "volatility", volatility_create, REPORT_SERIES },
 };
 _Static_assert(sizeof(reports) / sizeof(reports[0]) <= REPORTS_MAX,
 	       "more reports than REPORTS_MAX: widen the selection's bit mask");

@@ -201,6 +201,20 @@ def hexdigest(algo, page):
     return "%0*x" % (BITS[algo] // 4, ORACLE[algo](page))
 
 
+def elf_pages(elf):
+    """{file offset: page} of the PT_LOAD data of an ELF64 core (whole pages)."""
+    phoff, = struct.unpack_from("<Q", elf, 32)
+    phentsize, phnum = struct.unpack_from("<HH", elf, 54)
+    out = {}
+    for i in range(phnum):
+        (ptype, _, off, _, _, filesz, _, _) = struct.unpack_from(
+            "<IIQQQQQQ", elf, phoff + i * phentsize)
+        if ptype == 1:
+            for k in range(0, filesz - filesz % PAGE, PAGE):
+                out[off + k] = elf[off + k:off + k + PAGE]
+    return out
+
+
 def ksm_group(c, m):
     """(pages_shared, pages_sharing) of c identical pages at max_page_sharing m:
     the KSM model's ceil(c/m) and c - ceil(c/m), except that, as measured on

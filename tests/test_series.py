@@ -23,12 +23,11 @@ import json
 import os
 import random
 import re
-import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import (PAGE, ZERO, as_int, check, eq, fixture, ksm_group,  # noqa: E402
-                     parse_csv, run, run_suite, test, tmp)
+from ksmtest import (PAGE, ZERO, as_int, check, elf_pages, eq, fixture,  # noqa: E402
+                     ksm_group, parse_csv, run, run_suite, test, tmp)
 import xxhash  # noqa: E402
 import zstandard  # noqa: E402
 
@@ -260,20 +259,6 @@ def guest_ten_percent():
     rows = csv_rows(["--series", a, b, "-r", "volatility"], "guest +10%", VOLATILITY)
     if rows and eq(len(rows), 1, "guest +10%: one row"):
         eq(ints(rows[0], VOLATILITY[3:]), exp, "guest +10%: the test's count")
-
-
-def elf_pages(elf):
-    """{file offset: page} of the PT_LOAD data of an ELF64 core (whole pages)."""
-    phoff, = struct.unpack_from("<Q", elf, 32)
-    phentsize, phnum = struct.unpack_from("<HH", elf, 54)
-    out = {}
-    for i in range(phnum):
-        (ptype, _, off, _, _, filesz, _, _) = struct.unpack_from(
-            "<IIQQQQQQ", elf, phoff + i * phentsize)
-        if ptype == 1:
-            for k in range(0, filesz - filesz % PAGE, PAGE):
-                out[off + k] = elf[off + k:off + k + PAGE]
-    return out
 
 
 @test("static")
