@@ -21,7 +21,7 @@ import csv, io, os, shutil, socket, stat, subprocess, sys, tempfile
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import PAGE, Skip, check, eq, run, run_suite, test, tmp  # noqa: E402
+from ksmtest import PAGE, Skip, check, eq, ram_stream, run, run_suite, test, tmp  # noqa: E402
 
 
 def write_pages(path, pages):
@@ -324,21 +324,6 @@ def flattened_record_stops_at_reserve():
     finally:
         subprocess.run(["umount", d])
         os.rmdir(d)
-
-
-def ram_stream(records, blocks):
-    """A migration stream written from the format (QEMU's migration/ram.c):
-    header, RAM START with the block list, one PART with @records, RAM END,
-    then a device section."""
-    be = lambda n, v: v.to_bytes(n, "big")  # noqa: E731
-    total = sum(l for _, l in blocks)
-    out = b"QEVM" + be(4, 3) + b"\x07" + be(4, 4) + b"pc-x"
-    out += b"\x01" + be(4, 2) + b"\x03ram" + be(4, 0) + be(4, 4) + be(8, total | 4)
-    for n, l in blocks:
-        out += bytes([len(n)]) + n + be(8, l)
-    out += be(8, 0x10) + b"\x7e" + be(4, 2) + b"\x02" + be(4, 2) + records + be(8, 0x10)
-    out += b"\x7e" + be(4, 2) + b"\x03" + be(4, 2) + be(8, 0x10) + b"\x7e" + be(4, 2)
-    return out + b"\x04" + be(4, 3) + b"\x05timer" + be(4, 0) + be(4, 2) + bytes(40)
 
 
 def two_block_save(pages_a, pages_b):
