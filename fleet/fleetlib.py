@@ -196,15 +196,19 @@ def cell(v, as_csv):
 class Writer:
     """Rows to stdout as they come, CSV or a table; a table's columns are as
     wide as the header and the first batch of rows need."""
+    started = False
 
     def __init__(self, cols, as_csv):
         self.cols, self.csv, self.width, self.num = cols, as_csv, None, None
         if as_csv:
             self.out = csv.writer(sys.stdout, lineterminator="\r\n")
-            self.out.writerow(cols)
 
     def rows(self, rows):
+        Writer.started = True
         if self.csv:
+            if self.width is None:
+                self.width = True
+                self.out.writerow(self.cols)
             self.out.writerows([[cell(v, True) for v in r] for r in rows])
             return
         text = [[cell(v, False) for v in r] for r in rows]
@@ -222,7 +226,7 @@ class Writer:
                         for i, c in enumerate(r)).rstrip())
 
     def close(self, note=None):
-        if not self.csv and self.width is None:
+        if self.width is None:
             self.rows([])
         if note and not self.csv:
             print()
@@ -345,33 +349,48 @@ def partner_gains(f, kind, hosts, a):
     return gain
 
 
+def best_bin(h, pages, gain, where, used, free, capacity):
+    """The bin with room where host @h gains most with its partners there
+    (ties: the fullest, then the first); with no gain, the fullest bin with
+    room; None for a new one."""
+    g = {}
+    for p, s in gain.get(h, {}).items():
+        if p in where:
+            g[where[p]] = g.get(where[p], 0) + s
+    best = max(((s, used[b], -b) for b, s in g.items()
+                if s > 0 and used[b] + pages[h] <= capacity), default=None)
+    if best is not None:
+        return -best[2]
+    i = bisect.bisect_right(free, (capacity - pages[h], 0)) - 1
+    return -free[i][1] if i >= 0 else None
+
+
 def greedy_bins(pages, gain, capacity):
-    """Hosts in decreasing size go to the bin with room where they gain most
-    (savings with their partners there); ties to the fullest bin, then the
-    first; a new bin when none has room. Return [bin of each host]."""
-    used, members, where = [], [], {}
-    free = []                      # (used, -bin), sorted: the fullest bins last
-    for h in sorted(range(len(pages)), key=lambda i: (-pages[i], i)):
-        g = {}
-        for p, s in gain.get(h, {}).items():
-            if p in where:
-                g[where[p]] = g.get(where[p], 0) + s
-        best = max(((s, used[b], -b) for b, s in g.items()
-                    if s > 0 and used[b] + pages[h] <= capacity), default=None)
-        if best is None:           # no gain: the fullest bin with room
-            i = bisect.bisect_right(free, (capacity - pages[h], 0)) - 1
-            best = (0,) + free[i] if i >= 0 else None
-        if best is None:
+    """Hosts in decreasing size go to their best bin (best_bin); then their
+    partners not placed yet follow them there, the best first, while it has
+    room: a host's partners are known, the rest of the fleet is not.
+    Return [bin of each host]."""
+    used, where = [], {}
+    free = []                      # (used, -bin), sorted: the fullest last
+
+    def put(h, b):
+        if b is None:
             used.append(0)
-            members.append([])
-            best = (0, 0, -(len(used) - 1))
+            b = len(used) - 1
         else:
-            free.remove((used[-best[2]], best[2]))
-        b = -best[2]
+            free.remove((used[b], -b))
         used[b] += pages[h]
-        members[b].append(h)
         where[h] = b
         bisect.insort(free, (used[b], -b))
+        return b
+
+    for h in sorted(range(len(pages)), key=lambda i: (-pages[i], i)):
+        if h in where:
+            continue
+        b = put(h, best_bin(h, pages, gain, where, used, free, capacity))
+        for p, s in sorted(gain.get(h, {}).items(), key=lambda x: (-x[1], x[0])):
+            if p not in where and s > 0 and used[b] + pages[p] <= capacity:
+                put(p, b)
     return [where[i] for i in range(len(pages))]
 
 
@@ -413,16 +432,28 @@ def report_placement(f, kind, hosts, a):
 
 # --- running -------------------------------------------------------------------------
 
+MODULES = (ksmmodel, fleetread, fleetpairs, sys.modules[__name__])
+
+
 def start_client(a):
     """A distributed client: the scheduler given, or a LocalCluster."""
     import cloudpickle
     from distributed import Client, LocalCluster
-    # Workers of a real cluster need not have these modules installed.
-    for mod in (ksmmodel, fleetread, fleetpairs, sys.modules[__name__]):
+    for mod in MODULES:        # functions given to dask travel by value
         cloudpickle.register_pickle_by_value(mod)
     if a.scheduler:
-        client = Client(a.scheduler, timeout=30)
-        client.wait_for_workers(1, timeout=60)
+        try:
+            client = Client(a.scheduler, timeout=30)
+            client.wait_for_workers(1, timeout=60)
+        except (OSError, TimeoutError) as e:
+            raise Failure("%s: no scheduler with a worker there: %s"
+                          % (a.scheduler, str(e).splitlines()[0] if str(e) else
+                             type(e).__name__), 1)
+        # dask pickles some tasks (blockwise ones) with plain pickle, which
+        # names functions by module: the workers, those there now and those
+        # that join later, get the modules (they need not have them installed).
+        for mod in MODULES:
+            client.upload_file(mod.__file__)
         return client, None
     n = a.workers or os.cpu_count() or 1
     cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
@@ -454,7 +485,10 @@ def run_here_if_lost(a):
         run(a)
     except (Failure, ValueError, OSError, pd.errors.ParserError):
         raise
-    except Exception:  # the cluster's, not the data's: the answer is the same
+    except Exception as e:  # the cluster's, not the data's: the answer is the same
+        if Writer.started:    # rows written cannot be taken back
+            raise Failure("the cluster failed after the first rows were written (%s)"
+                          % (str(e).splitlines()[0][:200] if str(e) else type(e).__name__), 1)
         with dask.config.set(scheduler="synchronous"):
             run(a)
 
