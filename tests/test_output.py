@@ -334,7 +334,11 @@ def bash_and_zsh_completion():
 def make_deb():
     if not shutil.which("dpkg-deb"):
         raise Skip("no dpkg-deb")
-    r = subprocess.run(["make", "-s", "-C", ROOT, "deb"], capture_output=True, text=True)
+    # Under umask 077, as a careful builder has it: the package must still
+    # hold documents everyone may read (Debian policy: 0644, programs and
+    # folders 0755), so the script sets every mode itself.
+    r = subprocess.run(["make", "-s", "-C", ROOT, "deb"], capture_output=True, text=True,
+                       preexec_fn=lambda: os.umask(0o077))
     debs = [f for f in os.listdir(ROOT) if f.startswith("ksmscan_") and f.endswith(".deb")]
     if not check(r.returncode == 0 and debs, "make deb builds a package", r.stderr[-300:]):
         return
@@ -344,6 +348,21 @@ def make_deb():
               "./usr/share/bash-completion/completions/ksmscan",
               "./usr/share/zsh/vendor-completions/_ksmscan", "./usr/share/doc/ksmscan/copyright"):
         check(f in files, "the package holds %s" % f)
+    check("./usr/bin/ksmfleet -> " in files and "ksmfleet/fleetlib.py" not in files
+          and "/usr/share/ksmscan/fleet/fleetlib.py" in files, "the package holds ksmfleet")
+    programs = ("./usr/bin/ksmscan", "./usr/share/ksmscan/fleet/ksmfleet")
+    bad = []
+    for line in files.splitlines():
+        mode, path = line.split()[0], line.split()[5]
+        want = "drwxr-xr-x" if mode[0] == "d" else "lrwxrwxrwx" if mode[0] == "l" else \
+            "-rwxr-xr-x" if path in programs else "-rw-r--r--"
+        if mode != want:
+            bad.append((path, mode))
+    eq(bad, [], "under umask 077 every file is 0644, programs and folders 0755")
+    info = subprocess.run(["dpkg-deb", "-f", deb], capture_output=True, text=True).stdout
+    check("example." not in info and "Homepage" not in info and
+          re.search(r"^Maintainer: \S.* <\S+@\S+>$", info, re.M),
+          "no placeholder fields: a real maintainer, no made-up homepage", info)
     root = tmp("deb-root")
     subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
     r = subprocess.run([os.path.join(root, "usr/bin/ksmscan"), "-V"], capture_output=True, text=True)
