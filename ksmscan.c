@@ -75,9 +75,11 @@ static const char help_head[] =
 	"                              crc32c and xxhash here) or 'help' (default xxhash)\n"
 	"      --bench                 measure the checksums instead of reading inputs\n"
 	"  -c, --compress=LIST         zram's compressors: lz4, lzo, lzo-rle, zstd or\n"
-	"                              'all'; selects the compress report too\n"
-	"  -f, --format=FMT            auto, raw, elf, kdump, lime, qemu-save\n"
-	"                              (default auto: by magic)\n"
+	"                              'all'; selects the compress report too\n";
+
+/* --help after the formats of -f (from the readers' table). */
+static const char help_formats[] =
+	"\n                              (default auto: by magic)\n"
 	"  -m, --max-page-sharing=N    KSM's max_page_sharing, N >= 2 (default 256)\n"
 	"  -o, --output=FMT            table, csv or json (default table)\n"
 	"      --csv, --json           short for -o csv, -o json\n"
@@ -355,6 +357,10 @@ static int print_help(void)
 {
 	fputs(usage_line, stdout);
 	fputs(help_head, stdout);
+	fputs("  -f, --format=FMT            ", stdout);
+	for (size_t i = 0; dump_format_name(i); i++)
+		printf("%s%s", i ? ", " : "", dump_format_name(i));
+	fputs(help_formats, stdout);
 	size_t col = 30;
 
 	fputs("  -r, --report=LIST           ", stdout);
@@ -517,10 +523,16 @@ static void expand_processes(struct prefs *p)
 		else if ((found = procs_list(old[i].name, &p->inputs, &p->ninputs,
 					     &p->cap, why, sizeof(why))) < 0)
 			usage_error("%s", why);
-		else if (!found)
+		else if (!found && n > 1)
 			warn("%s%s%s: no process to read", old[i].name ? "-P '" : "",
 			     old[i].name ? old[i].name : "--all-processes",
 			     old[i].name ? "'" : "");
+		else if (!found)
+			/* The only input: finding no process is the run's
+			 * failure, not a usage mistake (main() exits 1). */
+			error("%s%s%s: no process to read", old[i].name ? "-P '" : "",
+			      old[i].name ? old[i].name : "--all-processes",
+			      old[i].name ? "'" : "");
 	}
 	free(old);
 }
@@ -851,6 +863,8 @@ int main(int argc, char **argv)
 		if (!p.algos_given)
 			parse_algos(&p, "all");
 		status = run_bench(&p, w);
+	} else if (p.ninputs == 0 && listed) {
+		status = EXIT_INPUT;	/* expand_processes() said why */
 	} else {
 		if (p.ninputs == 0)
 			usage_error("%s", "no input file or process");

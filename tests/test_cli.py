@@ -130,6 +130,13 @@ def options_documented():
     r = subprocess.run(["groff", "-mandoc", "-ww", "-z", os.path.join(ROOT, "man", "ksmscan.1")],
                        capture_output=True, text=True)
     eq((r.returncode, r.stderr), (0, ""), "man page renders without warnings")
+    # Quotes pair up as rendered: no quote opens inside another (mdoc's
+    # '.Pq Sq a , Sq b' nests the second in the first).
+    r = subprocess.run(["groff", "-mandoc", "-Tutf8", os.path.join(ROOT, "man", "ksmscan.1")],
+                       capture_output=True, text=True)
+    text = re.sub(r".\x08", "", r.stdout)
+    nested = [m.group(0) for m in re.finditer(r"\u2018[^\u2019]{0,60}\u2018", text)]
+    eq(nested, [], "the rendered man page nests no quotes")
 
 
 @test("install")

@@ -369,6 +369,21 @@ def process_regex():
         r = ksmscan("-P", bad)
         check(r.rc == 2 and r.err.startswith("ksmscan: bad regular expression"),
               "-P %r: usage error naming the regex" % bad, "exit %d, %r" % (r.rc, r.err[:100]))
+    # A regex that matches no command name (checked against /proc here):
+    # finding no process is the run's failure, exit 1, said in one line.
+    none = "^kfnone%d$" % os.getpid()
+    comms = set()
+    for d in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/comm" % d) as f:
+                comms.add(f.read().strip())
+        except OSError:
+            pass
+    check(not any(re.search(none, c) for c in comms), "no process is named %s" % none)
+    for q in ([], ["-q"]):
+        r = ksmscan(*q, "-P", none)
+        eq((r.rc, r.out, r.err), (1, "", "ksmscan: -P '%s': no process to read\n" % none),
+           "-P with no match %s: exit 1, one line" % " ".join(q))
 
 
 @test("processes")

@@ -324,6 +324,19 @@ def bash_and_zsh_completion():
     eq(lines[1].split() if len(lines) > 1 else None, [a for a in algos if a.startswith("x")],
        "ksmscan -a x<TAB>: every algorithm starting with x")
     eq(lines[2] if len(lines) > 2 else None, "sum,histogram", "a comma list completes its last name")
+    # -f completes from the readers' table (through --help): every name it
+    # offers is one ksmscan takes, and the formats the man page lists are there.
+    prog = 'source %s; COMP_WORDS=(%s -f ""); COMP_CWORD=2; _ksmscan; echo "${COMPREPLY[*]}"' % (
+        script, exe)
+    offered = subprocess.run(["bash", "-c", prog], capture_output=True, text=True).stdout.split()
+    with open(os.path.join(ROOT, "man", "ksmscan.1")) as f:
+        man = f.read()
+    listed = re.findall(r"^\.Cm ([a-z-]+)", man.split(".It Fl f ", 1)[1].split(".It ", 1)[0], re.M)
+    check("qemu-save" in offered and set(listed) <= set(offered), "ksmscan -f <TAB>: every format",
+          "%s, man page %s" % (offered, listed))
+    for name in offered:
+        r = ksm(["-f", name, fixture("vectors.img")])
+        check(r.returncode != 2, "-f %s (offered by completion) is no usage error" % name, r.stderr)
     if shutil.which("zsh"):
         r = subprocess.run(["zsh", "-n", os.path.join(ROOT, "completions", "_ksmscan")],
                            capture_output=True, text=True)
