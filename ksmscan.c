@@ -849,6 +849,7 @@ int main(int argc, char **argv)
 	if (!p.ncompressors)
 		compressor_name(&p, "all", 3);
 	w = writer_lookup(p.output);
+	table_fit(p.long_table ? 0 : 80);
 	if (!w)
 		usage_error("unknown output format '%s'", p.output);
 	if (w == writer_lookup("csv") && (p.reports & (p.reports - 1)))
