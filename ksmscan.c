@@ -71,8 +71,9 @@ static const char usage_line[] =
 static const char help_head[] =
 	"Estimate what Linux KSM (Kernel Samepage Merging) would save on memory dumps.\n"
 	"\n"
-	"  -a, --algo=LIST             checksums: comma list, 'all', 'auto' (the faster of\n"
-	"                              crc32c and xxhash here) or 'help' (default xxhash)\n"
+	"  -a, --algo=LIST             checksums: comma list, 'all', 'auto' (the faster\n"
+	"                              of crc32c and xxhash here) or 'help' (default\n"
+	"                              xxhash)\n"
 	"      --bench                 measure the checksums instead of reading inputs\n"
 	"  -c, --compress=LIST         zram's compressors: lz4, lzo, lzo-rle, zstd or\n"
 	"                              'all'; selects the compress report too\n";
@@ -383,22 +384,47 @@ static int print_help(void)
 	return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
 }
 
+/* Print @word after a space, or on a new line indented by two when the line
+ * would pass 80 columns; *@col is the current line's width. */
+static void put_word(const char *word, int *col)
+{
+	int len = (int)strlen(word);
+
+	if (*col && *col + 1 + len > 80) {
+		fputs("\n ", stdout);
+		*col = 1;
+	}
+	printf("%s%s", *col ? " " : "", word);
+	*col += (*col ? 1 : 0) + len;
+}
+
 /* -V: the version, what it was built with, and the checksum paths this CPU
- * runs (as -a help's impl column). */
+ * runs (as -a help's impl column), within 80 columns. */
 static int print_version(void)
 {
+	char line[512], *save = NULL;
+	int col = 0;
+
 	printf("ksmscan %s\n", KSMSCAN_VERSION);
-	printf("built with %s %s, musl; xxHash %d.%d.%d, zstd %s, zlib %s, lz4 %s\n",
+	snprintf(line, sizeof(line),
+		 "built with %s %s, musl; xxHash %d.%d.%d, zstd %s, zlib %s, lz4 %s",
 #ifdef __clang__
-	       "clang",
+		 "clang",
 #else
-	       "gcc",
+		 "gcc",
 #endif
-	       __VERSION__, XXH_VERSION_MAJOR, XXH_VERSION_MINOR, XXH_VERSION_RELEASE,
-	       ZSTD_VERSION_STRING, ZLIB_VERSION, LZ4_VERSION_STRING);
-	fputs("checksums on this CPU:", stdout);
-	for (size_t i = 0; i < hash_count(); i++)
-		printf(" %s=%s", hash_get(i)->name, hash_get(i)->impl);
+		 __VERSION__, XXH_VERSION_MAJOR, XXH_VERSION_MINOR, XXH_VERSION_RELEASE,
+		 ZSTD_VERSION_STRING, ZLIB_VERSION, LZ4_VERSION_STRING);
+	for (char *w = strtok_r(line, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		put_word(w, &col);
+	putchar('\n');
+	col = 0;
+	put_word("checksums on this CPU:", &col);
+	for (size_t i = 0; i < hash_count(); i++) {
+		snprintf(line, sizeof(line), "%s=%s", hash_get(i)->name,
+			 hash_get(i)->impl);
+		put_word(line, &col);
+	}
 	putchar('\n');
 	return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
 }

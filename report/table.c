@@ -30,6 +30,7 @@ static size_t tab_nnotes;
 static int tab_fit_cols;	/* tables for people fit this width; 0: -l */
 static char *tab_hide;		/* per column: left out to fit tab_fit_cols */
 static int *tab_need;		/* per column: its width before fitting */
+static int *tab_stream_width;	/* a streamed report's widths, fitted */
 
 /* A text column is shortened to no fewer columns than this (or its name). */
 #define TAB_MIN_TEXT 12
@@ -234,16 +235,26 @@ static void tab_begin(const char *report, const struct column *cols,
 	free(tab_left);
 	tab_left = xcalloc(ncols, sizeof(*tab_left));
 	if (stream) {
-		int *width = xcalloc(ncols, sizeof(*width));
 		const char **names = xcalloc(ncols, sizeof(*names));
+		int total = -2;
 
+		tab_stream_width = xcalloc(ncols, sizeof(*tab_stream_width));
+		tab_hide = xcalloc(ncols, sizeof(*tab_hide));
+		tab_need = xcalloc(ncols, sizeof(*tab_need));
 		for (size_t i = 0; i < ncols; i++) {
-			width[i] = cols[i].width;
+			tab_need[i] = tab_stream_width[i] = cols[i].width;
 			names[i] = cols[i].name;
 			tab_left[i] = i == 0;
+			total += cols[i].width + 2;
 		}
-		tab_line(names, width);
-		free(width);
+		/* Streamed rows are printed at once: only the input's name
+		 * can give way, to no fewer than TAB_MIN_TEXT columns. */
+		if (tab_fit_cols && total > tab_fit_cols) {
+			int w = tab_stream_width[0] - (total - tab_fit_cols);
+
+			tab_stream_width[0] = w > TAB_MIN_TEXT ? w : TAB_MIN_TEXT;
+		}
+		tab_line(names, tab_stream_width);
 		free((void *)names);
 	}
 }
@@ -260,7 +271,7 @@ static void tab_row(const struct cell *cells)
 
 		for (size_t i = 0; i < tab_ncols; i++) {
 			ptr[i] = tab_cell(&cells[i], text[i], sizeof(text[i]));
-			width[i] = tab_cols[i].width;
+			width[i] = tab_stream_width[i];
 		}
 		tab_line(ptr, width);
 		return;
@@ -288,6 +299,28 @@ static void tab_total(const struct cell *cells)
 	tab_row(cells);
 }
 
+/* The columns of @s before @end. */
+static int text_width_n(const char *s, const char *end)
+{
+	int w = 0, bad;
+
+	while (s < end && *s) {
+		s += text_char(s, &bad);
+		w++;
+	}
+	return w;
+}
+
+/* @s after its first @cols columns. */
+static char *text_skip(char *s, int cols)
+{
+	int bad;
+
+	while (cols-- > 0 && *s)
+		s += text_char(s, &bad);
+	return s;
+}
+
 /*
  * A note for people, wrapped at spaces to fit WRAP columns; lines after the
  * first are indented, so that each note reads as one block.
@@ -312,12 +345,23 @@ static void tab_wrap(const char *text)
 		}
 		if (!*p && text_width(line) <= room)
 			cut = NULL;
+		if (cut && text_width_n(line, cut) > room)
+			cut = NULL;	/* a word wider than the line: cut it */
+		int hard = !cut && text_width(line) > room;
+		char *end = hard ? text_skip(line, room) : NULL, keep = 0;
+
 		if (cut)
 			*cut = '\0';
+		if (hard) {
+			keep = *end;
+			*end = '\0';
+		}
 		printf("%*s", first ? 0 : indent, "");
 		tab_text(line, 0, 1);
 		putchar('\n');
-		line = cut ? cut + 1 : line + strlen(line);
+		if (hard)
+			*end = keep;
+		line = cut ? cut + 1 : hard ? end : line + strlen(line);
 		first = 0;
 	}
 	free(s);
@@ -353,8 +397,15 @@ static void tab_end(void)
 	int *width, hidden;
 	const char **names;
 
-	if (tab_stream)
+	if (tab_stream) {
+		free(tab_stream_width);
+		free(tab_hide);
+		free(tab_need);
+		tab_stream_width = NULL;
+		tab_hide = NULL;
+		tab_need = NULL;
 		goto notes;
+	}
 	width = xcalloc(tab_ncols, sizeof(*width));
 	names = xcalloc(tab_ncols, sizeof(*names));
 	tab_hide = xcalloc(tab_ncols, sizeof(*tab_hide));
