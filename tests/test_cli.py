@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """The command line's promises that are not about figures: the progress line,
-`make install`, and that --help, the man page and the README name the same
+`make install`, and that --help, the man page and the documentation (README.md, docs/) name the same
 options (the oracle for documentation is the option table of ksmscan.c's
 getopt_long, read from the source).
 """
-import os, re, shutil, subprocess, sys, time
+import glob, os, re, shutil, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import KSMSCAN, check, eq, run_suite, skip, test, tmp  # noqa: E402
@@ -114,7 +114,10 @@ def options_documented():
     help_text = subprocess.run(KSMSCAN + ["--help"], capture_output=True,
                                text=True).stdout
     man = open(os.path.join(ROOT, "man", "ksmscan.1")).read().replace("\\-", "-")
-    readme = open(os.path.join(ROOT, "README.md")).read()
+    # README.md and docs/*.md: the README is short and links the pages that
+    # explain the options.
+    readme = "".join(open(f).read() for f in [os.path.join(ROOT, "README.md")] + sorted(
+        glob.glob(os.path.join(ROOT, "docs", "*.md"))))
     opts = long_options()
     check(len(opts) >= 15, "ksmscan.c has the long options of the man page's SYNOPSIS", repr(opts))
     for o in opts:
@@ -122,7 +125,7 @@ def options_documented():
               "--help names --%s" % o)
         check(re.search(r"Fl (\\-)?-?%s\b" % re.escape(o), man) or "-" + o in man,
               "the man page names --%s" % o)
-        check("--" + o in readme, "README names --%s" % o)
+        check("--" + o in readme, "README.md or docs/ names --%s" % o)
     # The usage line of --help is the man page's SYNOPSIS, option for option.
     usage = help_text.split("\n\n")[0]
     for short in re.findall(r"-([a-zA-Z]) ", usage):

@@ -124,9 +124,13 @@ def text_pages_in_top():
     path = tmp("text.img")
     with open(path, "wb") as f:
         f.write(text[:PAGE] * 3)
-    r = ksm(["-r", "top", path])
+    # -l: the description on one line (in 80 columns it may wrap).
+    r = ksm(["-l", "-r", "top", path])
     check('text "the same text page, kept by many process..."' in r.stdout,
           "a text page is described as text", r.stdout)
+    r = ksm(["-r", "top", path])
+    check('text "the same text page, kept by many process..."' in
+          re.sub(r"\n +", " ", r.stdout), "and so it is in 80 columns, wrapped", r.stdout)
 
 
 @test("machine")
