@@ -661,8 +661,9 @@ def histogram_generated():
             check(all(set(x) == set(HIST_COLS) for x in rows),
                   "histogram --json: keys are exactly the six columns (no bar, no total)",
                   repr(rows[:1]))
-    # table: bar chart and total rows with the oracle's totals
-    r = run_ok(["-r", "histogram", ia, ib], "histogram table")
+    # table (-l: every column, names whole): bar chart and total rows with
+    # the oracle's totals
+    r = run_ok(["-l", "-r", "histogram", ia, ib], "histogram table")
     if r:
         check("#" in r.out, "histogram table has a bar chart ('#')", r.out[:300])
         totals = {t[0]: t[2:6] for t in table_rows(r.out) if len(t) >= 6 and t[1] == "total"}
@@ -944,7 +945,7 @@ def tree_generated():
                  r.out[:300]):
             check_tree_rows([{k: str(v) for k, v in x.items()} for x in jr], ia, a,
                             ["crc32c"], "tree --json")
-    r = run_ok(["-r", "tree", ia], "tree table")
+    r = run_ok(["-l", "-r", "tree", ia], "tree table")
     if r:
         check(any(t[:3] == [ia, "memcmp", "-"] for t in table_rows(r.out)),
               "tree table: a memcmp row for the input", r.out[:300])
