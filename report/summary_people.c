@@ -291,7 +291,14 @@ void summary_people(const struct report_setup *rs, const struct scope_copy *rows
 	const struct writer *w = rs->out;
 
 	int procs = any_process(rs->scan) && !(n && rows[0].nsnaps);
+	size_t failed = 0;
 
+	/* Nothing was read: standard error has said why, once per input, and
+	 * a table of zeros with sentences about KSM would only repeat it. */
+	for (size_t i = 0; i < n; i++)
+		failed += rows[i].status == SCOPE_FAILED;
+	if (n && failed == n)
+		return;
 	if (procs)
 		w->begin("summary", process_cols, NPROCESS, 0);
 	else

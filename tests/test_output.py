@@ -133,6 +133,22 @@ def text_pages_in_top():
           re.sub(r"\n +", " ", r.stdout), "and so it is in 80 columns, wrapped", r.stdout)
 
 
+@test("people")
+def nothing_read_is_said_once():
+    """When no input could be read, people get the reason once, on standard
+    error: no table of zeros, no sentences about KSM (CSV still has a row per
+    input, for scripts)."""
+    missing = tmp("no-such-dump.img")
+    r = ksm([missing])
+    eq((r.returncode, r.stdout, r.stderr.count("\n")), (1, "", 1),
+       "the only input missing: exit 1, nothing on stdout, one line on stderr")
+    r = ksm(["--csv", missing])
+    check(r.stdout.count("\n") == 2 and "failed" in r.stdout, "CSV keeps its row", r.stdout)
+    r = ksm(["-o", "yaml", fixture("vectors.img")])
+    check(r.returncode == 2 and "(table, csv or json)" in r.stderr.splitlines()[0],
+          "-o yaml names the formats there are", r.stderr[:200])
+
+
 @test("machine")
 def csv_json_columns_and_status():
     good, missing = fixture("vectors.img"), tmp("no-such.img")

@@ -114,8 +114,8 @@ def failed_rows_and_groups_fit():
     empty = tmp("an-empty-file-where-a-long-memory-dump-should-have-been.img")
     open(empty, "w").close()
     fits(run(ins + [missing, notdump, empty]), "summary with failed inputs")
-    fits(run(["-r", "summary,histogram,top,regions"] + [missing, notdump]),
-         "only failed inputs")
+    fits(run(["-r", "summary,histogram,top,regions"] + [missing, notdump, ins[2]]),
+         "failed inputs and one read")
     fits(run(["--group=a-trust-group-with-a-long-name=%s,%s" % (ins[0], ins[1])] + ins),
          "summary with a --group")
 
