@@ -805,7 +805,8 @@ static int run_bench(const struct prefs *p, const struct writer *w)
 {
 	struct hash_speed *rows = xcalloc(p->cfg.nalgos, sizeof(*rows));
 	const struct algo *autopick;
-	size_t stream = hash_measure(p->cfg.algos, p->cfg.nalgos, rows, &autopick);
+	size_t stream = hash_measure(p->cfg.algos, p->cfg.nalgos, rows, &autopick,
+				     p->cfg.progress);
 
 	bench_report(w, rows, p->cfg.nalgos, autopick, stream);
 	w->finish();

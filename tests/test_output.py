@@ -249,6 +249,68 @@ def png_pixels(path):
     return w, h, rows
 
 
+@test("svg")
+def svg_histogram_axis_values_gaps():
+    """The histogram as a person reads it, rendered by rsvg-convert: a bar per
+    bucket of sharing from the first with pages to the last, the pages
+    written on each, an empty bucket keeping its place (a gap, white where a
+    bar would be), and a log axis of powers of ten. The oracle: the counts
+    the test chose (6 contents once, 2 twice, one 9 times, one 70 times:
+    buckets 1, 2, 8, 64; 4, 16 and 32 empty)."""
+    rnd = __import__("random").Random(4)
+    counts = [1] * 6 + [2] * 2 + [9] + [70]
+    pages = []
+    for c in counts:
+        pages += [rnd.randbytes(PAGE)] * c
+    img = tmp("hist.img")
+    with open(img, "wb") as f:
+        f.write(b"".join(pages))
+    svg = tmp("hist.svg")
+    r = ksm(["--svg=" + svg, img])
+    if not check(r.returncode == 0 and os.path.exists(svg), "--svg writes the picture", r.stderr):
+        return
+    expect = {}
+    for c in counts:
+        b = 1 << (c.bit_length() - 1)
+        expect[b] = expect.get(b, 0) + c
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    root = ET.parse(svg).getroot()
+    bars = root.findall(".//s:rect[@class='bar']", ns)
+    got = {int(b.get("data-bucket")): int(b.get("data-pages")) for b in bars}
+    eq(got, expect, "a bar per bucket with pages, its pages as in the input")
+    values = sorted(int(t.text) for t in root.findall(".//s:text[@class='value']", ns))
+    eq(values, sorted(expect.values()), "each bar has its pages written on it")
+    ticks = [int(t.text) for t in root.findall(".//s:text[@class='bucket']", ns)]
+    eq(ticks, [1, 2, 4, 8, 16, 32, 64], "a place for every bucket from the first to the last")
+    xs = {int(b.get("data-bucket")): float(b.get("x")) for b in bars}
+    slot = xs[2] - xs[1]
+    check(slot > 0 and xs[8] - xs[1] == 3 * slot and xs[64] - xs[1] == 6 * slot,
+          "empty buckets keep their places: bars at equal steps of the bucket's log",
+          repr(xs))
+    axis = [int(t.text) for t in root.findall(".//s:text[@class='axis']", ns)]
+    eq(axis, [1, 10], "an axis of the powers of ten up to the most pages (70)")
+    if not shutil.which("rsvg-convert"):
+        raise Skip("no rsvg-convert to render the picture")
+    png = tmp("hist.png")
+    rr = subprocess.run(["rsvg-convert", svg, "-o", png], capture_output=True, text=True)
+    if not check(rr.returncode == 0, "rsvg-convert renders it", rr.stderr[-300:]):
+        return
+    w, h, px = png_pixels(png)
+    bar8 = next(b for b in bars if b.get("data-bucket") == "8")
+    base = int(float(bar8.get("y")) + float(bar8.get("height"))) - 2
+    mid = lambda x: int(x + float(bar8.get("width")) / 2)
+    eq(px[base][mid(xs[8])], (0x1f, 0x77, 0xb4), "the bar of bucket 8 is drawn (blue)")
+    for b in (4, 16, 32):
+        x = mid(xs[1] + slot * (b.bit_length() - 1))
+        eq(px[base][x], (255, 255, 255), "bucket %d, empty: a gap (white)" % b)
+    # Heights follow the axis: the bar of 9 pages reaches between 1 and 10.
+    lines = {int(t.text): float(t.get("y")) - 4 for t in
+             root.findall(".//s:text[@class='axis']", ns)}
+    top = float(bar8.get("y"))
+    check(lines[10] <= top <= lines[1], "the 9-page bar ends between the axis' 1 and 10",
+          "%r, top %r" % (lines, top))
+
+
 def svg_input():
     """Pages with known sharing: 5 unique, 3 contents twice, one 8 times,
     4 zero pages, in an order the address map can be checked against."""

@@ -51,6 +51,21 @@ void progress_update(struct progress *p, uint64_t bytes, uint64_t pages)
 	msg_line_drawn = 1;
 }
 
+void progress_note(struct progress *p, const char *text)
+{
+	double now;
+
+	if (!p)
+		return;
+	now = now_seconds();
+	if (now - p->last < REFRESH)
+		return;
+	p->last = now;
+	fprintf(stderr, "\rksmscan: %s, %.0f s\033[K", text, now - p->start);
+	p->drawn = 1;
+	msg_line_drawn = 1;
+}
+
 void progress_end(struct progress *p)
 {
 	if (!p)
