@@ -183,6 +183,8 @@ fuzz: fuzz-build
 
 COMPDIR_BASH ?= $(PREFIX)/share/bash-completion/completions
 COMPDIR_ZSH ?= $(PREFIX)/share/zsh/vendor-completions
+# ksmfleet's Python files, with a link to it in BINDIR.
+FLEETDIR ?= $(PREFIX)/share/ksmscan/fleet
 
 install: ksmscan
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
@@ -191,6 +193,10 @@ install: ksmscan
 	install -m 644 man/ksmscan.1 $(DESTDIR)$(MANDIR)/man1/ksmscan.1
 	install -m 644 completions/ksmscan.bash $(DESTDIR)$(COMPDIR_BASH)/ksmscan
 	install -m 644 completions/_ksmscan $(DESTDIR)$(COMPDIR_ZSH)/_ksmscan
+	install -d $(DESTDIR)$(FLEETDIR)
+	install -m 755 fleet/ksmfleet $(DESTDIR)$(FLEETDIR)/ksmfleet
+	install -m 644 fleet/fleetlib.py fleet/ksmmodel.py $(DESTDIR)$(FLEETDIR)/
+	ln -sfr $(DESTDIR)$(FLEETDIR)/ksmfleet $(DESTDIR)$(BINDIR)/ksmfleet
 
 # A Debian package of what install puts in place (scripts/make-deb).
 VERSION = $(shell sed -n 's/^\#define KSMSCAN_VERSION "\(.*\)"/\1/p' ksmscan.c)

@@ -77,13 +77,16 @@ static const char usage_line[] =
 static const char help_head[] =
 	"Estimate what Linux KSM (Kernel Samepage Merging) would save on memory dumps.\n"
 	"\n"
-	"  -a, --algo=LIST             checksums: comma list, 'all', 'auto' (the faster of\n"
-	"                              crc32c and xxhash here) or 'help' (default xxhash)\n"
+	"  -a, --algo=LIST             checksums: comma list, 'all', 'auto' (the faster\n"
+	"                              of crc32c and xxhash here) or 'help' (default\n"
+	"                              xxhash)\n"
 	"      --bench                 measure the checksums instead of reading inputs\n"
 	"  -c, --compress=LIST         zram's compressors: lz4, lzo, lzo-rle, zstd or\n"
-	"                              'all'; selects the compress report too\n"
-	"  -f, --format=FMT            auto, raw, elf, kdump, lime, qemu-save\n"
-	"                              (default auto: by magic)\n"
+	"                              'all'; selects the compress report too\n";
+
+/* --help after the formats of -f (from the readers' table). */
+static const char help_formats[] =
+	"\n                              (default auto: by magic)\n"
 	"  -m, --max-page-sharing=N    KSM's max_page_sharing, N >= 2 (default 256)\n"
 	"  -o, --output=FMT            table, csv or json (default table)\n"
 	"      --csv, --json           short for -o csv, -o json\n"
@@ -379,6 +382,10 @@ static int print_help(void)
 {
 	fputs(usage_line, stdout);
 	fputs(help_head, stdout);
+	fputs("  -f, --format=FMT            ", stdout);
+	for (size_t i = 0; dump_format_name(i); i++)
+		printf("%s%s", i ? ", " : "", dump_format_name(i));
+	fputs(help_formats, stdout);
 	size_t col = 30;
 
 	fputs("  -r, --report=LIST           ", stdout);
@@ -401,22 +408,47 @@ static int print_help(void)
 	return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
 }
 
+/* Print @word after a space, or on a new line indented by two when the line
+ * would pass 80 columns; *@col is the current line's width. */
+static void put_word(const char *word, int *col)
+{
+	int len = (int)strlen(word);
+
+	if (*col && *col + 1 + len > 80) {
+		fputs("\n ", stdout);
+		*col = 1;
+	}
+	printf("%s%s", *col ? " " : "", word);
+	*col += (*col ? 1 : 0) + len;
+}
+
 /* -V: the version, what it was built with, and the checksum paths this CPU
- * runs (as -a help's impl column). */
+ * runs (as -a help's impl column), within 80 columns. */
 static int print_version(void)
 {
+	char line[512], *save = NULL;
+	int col = 0;
+
 	printf("ksmscan %s\n", KSMSCAN_VERSION);
-	printf("built with %s %s, musl; xxHash %d.%d.%d, zstd %s, zlib %s, lz4 %s\n",
+	snprintf(line, sizeof(line),
+		 "built with %s %s, musl; xxHash %d.%d.%d, zstd %s, zlib %s, lz4 %s",
 #ifdef __clang__
-	       "clang",
+		 "clang",
 #else
-	       "gcc",
+		 "gcc",
 #endif
-	       __VERSION__, XXH_VERSION_MAJOR, XXH_VERSION_MINOR, XXH_VERSION_RELEASE,
-	       ZSTD_VERSION_STRING, ZLIB_VERSION, LZ4_VERSION_STRING);
-	fputs("checksums on this CPU:", stdout);
-	for (size_t i = 0; i < hash_count(); i++)
-		printf(" %s=%s", hash_get(i)->name, hash_get(i)->impl);
+		 __VERSION__, XXH_VERSION_MAJOR, XXH_VERSION_MINOR, XXH_VERSION_RELEASE,
+		 ZSTD_VERSION_STRING, ZLIB_VERSION, LZ4_VERSION_STRING);
+	for (char *w = strtok_r(line, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		put_word(w, &col);
+	putchar('\n');
+	col = 0;
+	put_word("checksums on this CPU:", &col);
+	for (size_t i = 0; i < hash_count(); i++) {
+		snprintf(line, sizeof(line), "%s=%s", hash_get(i)->name,
+			 hash_get(i)->impl);
+		put_word(line, &col);
+	}
 	putchar('\n');
 	return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
 }
@@ -545,10 +577,16 @@ static void expand_processes(struct prefs *p)
 		else if ((found = procs_list(old[i].name, &p->inputs, &p->ninputs,
 					     &p->cap, why, sizeof(why))) < 0)
 			usage_error("%s", why);
-		else if (!found)
+		else if (!found && n > 1)
 			warn("%s%s%s: no process to read", old[i].name ? "-P '" : "",
 			     old[i].name ? old[i].name : "--all-processes",
 			     old[i].name ? "'" : "");
+		else if (!found)
+			/* The only input: finding no process is the run's
+			 * failure, not a usage mistake (main() exits 1). */
+			error("%s%s%s: no process to read", old[i].name ? "-P '" : "",
+			      old[i].name ? old[i].name : "--all-processes",
+			      old[i].name ? "'" : "");
 	}
 	free(old);
 }
@@ -849,7 +887,8 @@ static int run_bench(const struct prefs *p, const struct writer *w)
 {
 	struct hash_speed *rows = xcalloc(p->cfg.nalgos, sizeof(*rows));
 	const struct algo *autopick;
-	size_t stream = hash_measure(p->cfg.algos, p->cfg.nalgos, rows, &autopick);
+	size_t stream = hash_measure(p->cfg.algos, p->cfg.nalgos, rows, &autopick,
+				     p->cfg.progress);
 
 	bench_report(w, rows, p->cfg.nalgos, autopick, stream);
 	w->finish();
@@ -924,8 +963,10 @@ int main(int argc, char **argv)
 	if (!p.ncompressors)
 		compressor_name(&p, "all", 3);
 	w = writer_lookup(p.output);
+	table_fit(p.long_table ? 0 : 80);
 	if (!w)
-		usage_error("unknown output format '%s'", p.output);
+		usage_error("unknown output format '%s' (table, csv or json)",
+			    p.output);
 	if (w == writer_lookup("csv") && (p.reports & (p.reports - 1)))
 		usage_error("%s", "--csv takes exactly one report");
 	if (p.algos_help) {
@@ -938,6 +979,8 @@ int main(int argc, char **argv)
 		if (!p.algos_given)
 			parse_algos(&p, "all");
 		status = run_bench(&p, w);
+	} else if (p.ninputs == 0 && listed) {
+		status = EXIT_INPUT;	/* expand_processes() said why */
 	} else {
 		if (p.ninputs == 0)
 			usage_error("%s", "no input file or process");

@@ -8,7 +8,8 @@ _ksmscan_names()
 	-a|--algo) "${COMP_WORDS[0]}" -a help --csv 2>/dev/null |
 		sed -n '2,$s/,.*//p'; echo all auto help ;;
 	-c|--compress) echo lz4 lzo lzo-rle zstd all ;;
-	-f|--format) echo auto raw elf kdump lime ;;
+	-f|--format) "${COMP_WORDS[0]}" --help 2>/dev/null |
+		sed -n 's/^  -f, --format=FMT *//p' | tr -d ',' ;;
 	-o|--output) echo table csv json ;;
 	-r|--report) "${COMP_WORDS[0]}" --help 2>/dev/null |
 		sed -n '/^  -r, --report=LIST/,/(default/{s/^  -r, --report=LIST//;/(default/d;p}' |

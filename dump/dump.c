@@ -203,6 +203,20 @@ int dump_format_known(const char *format)
 	return 0;
 }
 
+const char *dump_format_name(size_t i)
+{
+	if (i == 0)
+		return "auto";
+	/* Count each name once: kdump's two layouts share theirs. */
+	for (size_t r = 0, seen = 1; r < NREADERS; r++) {
+		if (r && strcmp(readers[r]->name, readers[r - 1]->name) == 0)
+			continue;
+		if (seen++ == i)
+			return readers[r]->name;
+	}
+	return NULL;
+}
+
 /*
  * The reader for -f FORMAT, or by magic bytes for auto. Several readers may
  * share a format name (kdump's assembled and flattened layouts): -f then

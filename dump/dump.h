@@ -165,6 +165,14 @@ void dump_close(struct dump *d);
 int dump_format_known(const char *format);
 
 /**
+ * dump_format_name() - the names -f takes, for --help and completion.
+ * @i: 0 for "auto", then each reader's format once
+ *
+ * Return: the name, or NULL past the last.
+ */
+const char *dump_format_name(size_t i);
+
+/**
  * dump_error() - report a problem with an input and mark it failed.
  * @d: the dump
  * @offset: byte offset in the input where the problem is

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/progress.h"
 #include "../util/util.h"
 #include "measure.h"
 
@@ -86,19 +87,25 @@ static int cmp_double(const void *a, const void *b)
 
 /*
  * The best seconds per page of runs of at least RUN_SECONDS, repeated until
- * the three best agree within STABLE or MAX_RUNS is reached.
+ * the three best agree within STABLE or MAX_RUNS is reached; *@spread is how
+ * much slower the third best run (or the last, with fewer) was than the best.
+ * @what: shown on the progress line @pr, with the run's number.
  */
 static double measure(const struct algo *a, const unsigned char *buf,
-		      size_t npages)
+		      size_t npages, double *spread, struct progress *pr,
+		      const char *what)
 {
 	double runs[MAX_RUNS], sorted[MAX_RUNS];
 	size_t reps = 1, n = 0;
+	char text[128];
 
 	/* Calibrate: enough repetitions for one run to last RUN_SECONDS. */
 	while (time_pages(a, buf, npages, reps) * (double)(npages * reps) <
 	       RUN_SECONDS && reps < (1u << 24))
 		reps *= 2;
 	while (n < MAX_RUNS) {
+		snprintf(text, sizeof(text), "%s, run %zu", what, n + 1);
+		progress_note(pr, text);
 		runs[n++] = time_pages(a, buf, npages, reps);
 		if (n < 3)
 			continue;
@@ -109,6 +116,7 @@ static double measure(const struct algo *a, const unsigned char *buf,
 	}
 	memcpy(sorted, runs, n * sizeof(*runs));
 	qsort(sorted, n, sizeof(*sorted), cmp_double);
+	*spread = sorted[0] > 0 ? sorted[n < 3 ? n - 1 : 2] / sorted[0] - 1 : 0;
 	return sorted[0];
 }
 
@@ -143,10 +151,13 @@ const struct algo *hash_auto(double *seconds)
 }
 
 size_t hash_measure(const struct algo *const *algos, size_t nalgos,
-		    struct hash_speed *rows, const struct algo **autopick)
+		    struct hash_speed *rows, const struct algo **autopick,
+		    int progress)
 {
 	size_t stream = 4 * llc_bytes();
+	struct progress *pr = progress_start(progress, 0);
 	unsigned char *buf;
+	char what[96];
 
 	*autopick = hash_auto(NULL);
 	if (stream < STREAM_MIN)
@@ -157,10 +168,17 @@ size_t hash_measure(const struct algo *const *algos, size_t nalgos,
 	fill_random(buf, stream);
 	for (size_t i = 0; i < nalgos; i++) {
 		rows[i].algo = algos[i];
-		rows[i].hot = measure(algos[i], buf, 1);
-		rows[i].stream = measure(algos[i], buf, stream / PAGE_BYTES);
+		snprintf(what, sizeof(what), "measuring %s (%zu of %zu), hot page",
+			 algos[i]->name, i + 1, nalgos);
+		rows[i].hot = measure(algos[i], buf, 1, &rows[i].hot_spread, pr,
+				      what);
+		snprintf(what, sizeof(what), "measuring %s (%zu of %zu), streamed",
+			 algos[i]->name, i + 1, nalgos);
+		rows[i].stream = measure(algos[i], buf, stream / PAGE_BYTES,
+					 &rows[i].stream_spread, pr, what);
 		rows[i].is_auto = algos[i] == *autopick;
 	}
+	progress_end(pr);
 	free(buf);
 	return stream;
 }

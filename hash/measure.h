@@ -11,6 +11,9 @@ struct hash_speed {
 	const struct algo *algo;
 	double hot;		/* seconds per page, one cache-resident page */
 	double stream;		/* seconds per page, streamed from memory */
+	double hot_spread;	/* the third best run's time over the best's,
+				 * less 1: how much the best runs differ */
+	double stream_spread;
 	int is_auto;		/* -a auto would choose it */
 };
 
@@ -20,15 +23,18 @@ struct hash_speed {
  * @nalgos: how many
  * @rows: filled in, one per algorithm, in order
  * @autopick: set to the algorithm -a auto chooses here
+ * @progress: as progress_start()'s mode: a line saying which is measured
  *
  * Each algorithm is timed on one cache-resident page (like the kernel's
  * boot-time test) and on pages streamed from a buffer larger than the
- * last-level cache, repeated until the three best runs agree within 3%.
+ * last-level cache, repeated until the three best runs agree within 3% (or
+ * 20 runs); the spread of the three best is kept with the best.
  *
  * Return: the size of the streaming buffer, in bytes.
  */
 size_t hash_measure(const struct algo *const *algos, size_t nalgos,
-		    struct hash_speed *rows, const struct algo **autopick);
+		    struct hash_speed *rows, const struct algo **autopick,
+		    int progress);
 
 /**
  * hash_auto() - the algorithm -a auto uses: the fastest KSM candidate here.

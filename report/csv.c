@@ -61,7 +61,7 @@ static void csv_begin(const char *report, const struct column *cols,
 	csv_cols = cols;
 	csv_ncols = ncols;
 	for (size_t i = 0; i < ncols; i++)
-		if (!cols[i].table_only)
+		if (!(cols[i].flags & COL_TABLE_ONLY))
 			csv_field(cols[i].name, i == 0, 0);
 	fputs("\r\n", stdout);
 }
@@ -71,7 +71,7 @@ static void csv_row(const struct cell *cells)
 	char buf[128];
 
 	for (size_t i = 0; i < csv_ncols; i++) {
-		if (csv_cols[i].table_only)
+		if (csv_cols[i].flags & COL_TABLE_ONLY)
 			continue;
 		if (cells[i].kind == CELL_STR) {
 			csv_field(cells[i].s, i == 0, 1);

@@ -13,8 +13,8 @@
 
 static const struct column hist_cols[] = {
 	{ "input", 0, 0 }, { "bucket", 0, 0 }, { "groups", 0, 0 },
-	{ "pages", 0, 0 }, { "allocated_bytes", 0, 0 },
-	{ "referenced_bytes", 0, 0 }, { "pages_bar", 0, 1 },
+	{ "pages", 0, 0 }, { "allocated_bytes", 0, COL_DROP },
+	{ "referenced_bytes", 0, COL_DROP }, { "pages_bar", 0, 1 },
 };
 
 #define NCOLS (sizeof(hist_cols) / sizeof(hist_cols[0]))

@@ -90,7 +90,7 @@ static void json_members(const struct column *cols, const struct cell *cells,
 	int first = 1;
 
 	for (size_t i = 0; i < ncols; i++) {
-		if (cols[i].table_only)
+		if (cols[i].flags & COL_TABLE_ONLY)
 			continue;
 		if (!first)
 			fputs(", ", stdout);

@@ -21,7 +21,7 @@
 
 static const struct column matrix_cols[] = {
 	{ "input_a", 0, 0 }, { "input_b", 0, 0 }, { "shared_contents", 0, 0 },
-	{ "pages_a", 0, 0 }, { "pages_b", 0, 0 }, { "saved_together_bytes", 0, 0 },
+	{ "pages_a", 0, COL_DROP }, { "pages_b", 0, COL_DROP }, { "saved_together_bytes", 0, 0 },
 };
 
 #define NCOLS (sizeof(matrix_cols) / sizeof(matrix_cols[0]))

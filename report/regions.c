@@ -7,7 +7,7 @@
 
 static const struct column regions_cols[] = {
 	{ "input", 0, 0 }, { "region", 0, 0 }, { "start", 0, 0 }, { "end", 0, 0 },
-	{ "pages", 0, 0 }, { "zero_pages", 0, 0 }, { "redundant_pages", 0, 0 },
+	{ "pages", 0, 0 }, { "zero_pages", 0, COL_DROP }, { "redundant_pages", 0, 0 },
 };
 
 #define NCOLS (sizeof(regions_cols) / sizeof(regions_cols[0]))

@@ -43,8 +43,14 @@ struct cell {
 struct column {
 	const char *name;
 	int width;		/* table width for streamed rows; 0: measure the rows */
-	int table_only;		/* for people only (a bar chart): not in CSV or JSON */
+	int flags;		/* COL_TABLE_ONLY, COL_DROP */
 };
+
+/* For people only (a bar chart): not in CSV or JSON. */
+#define COL_TABLE_ONLY 1
+/* A table for people may leave it out to fit 80 columns (a note names it;
+ * -l shows it). */
+#define COL_DROP 2
 
 /* An output format. Exactly one is chosen per run. */
 struct writer {
@@ -308,6 +314,14 @@ int any_process(const struct scan_config *cfg);
 
 /** scope_status_name() - "ok", "partial" or "failed". */
 const char *scope_status_name(enum scope_status st);
+
+/**
+ * table_fit() - the width tables for people fit (80), or 0 for no limit (-l):
+ * the table writer then shortens long names, wraps the last column's text,
+ * scales bars and leaves out the columns marked drop, saying which.
+ * @cols: the width in columns, or 0
+ */
+void table_fit(int cols);
 
 /**
  * for_people() - whether a report is printed for people: a table without

@@ -22,7 +22,19 @@ static const struct column algo_cols[] = {
 	{ "expected", 0, 0 }, { "MiB/s", 0, 0 }, { "ns/page", 0, 0 },
 };
 
+/* With live processes, what each one is: its command name. */
+static const struct column process_cols[] = {
+	{ "input", 0, 0 }, { "command", 0, 0 }, { "memory", 0, 0 },
+	{ "zero", 0, 0 }, { "saved", 0, 0 }, { "saved%", 0, 0 },
+	{ "status", 0, 0 },
+};
+
+/* More inputs than this: sentences for "*" and the groups only, so that a
+ * whole host reads as one paragraph under its table. */
+#define SENTENCES_MAX 3
+
 #define NPEOPLE (sizeof(people_cols) / sizeof(people_cols[0]))
+#define NPROCESS (sizeof(process_cols) / sizeof(process_cols[0]))
 #define NALGO (sizeof(algo_cols) / sizeof(algo_cols[0]))
 
 /* @name in at most NAME_COLS columns. */
@@ -139,9 +151,8 @@ static void across(const struct writer *w, const struct scope_copy *rows,
  * ksm_merging_pages: pages_shared + pages_sharing).
  */
 static void host(const struct writer *w, const struct scope_copy *rows,
-		 size_t ninputs)
+		 size_t ninputs, const struct scope_copy *all)
 {
-	const struct scope_copy *all = &rows[ninputs > 1 ? ninputs : 0];
 	uint64_t merging = 0, mergeable = 0;
 	char t[512];
 
@@ -184,8 +195,10 @@ static void over_time(const struct writer *w, const struct scope_copy *in,
 	w->note(t);
 }
 
-/* One input's line of the table; a failed input says why instead. */
-static void people_row(const struct writer *w, const struct scope_copy *in)
+/* One input's line of the table; a failed input says why instead. With
+ * @procs, the command column follows the input's name. */
+static void people_row(const struct writer *w, const struct scope_copy *in,
+		       int procs)
 {
 	char name[128], status[300];
 	const struct figures *f = &in->f;
@@ -203,8 +216,14 @@ static void people_row(const struct writer *w, const struct scope_copy *in)
 		cell_bytes(f->saved_bytes), cell_real(f->saved_percent, 1),
 		cell_str(status),
 	};
+	struct cell prow[NPROCESS] = { row[0], cell_str(in->proc.command) };
 
-	w->row(row);
+	if (!procs) {
+		w->row(row);
+		return;
+	}
+	memcpy(prow + 2, row + 1, (NPEOPLE - 1) * sizeof(*row));
+	w->row(prow);
 }
 
 /* The checksums apart: one line per input and algorithm. */
@@ -238,9 +257,15 @@ void summary_sentences(const struct report_setup *rs,
 {
 	const struct writer *w = rs->out;
 	const struct scan_config *cfg = rs->scan;
+	size_t nin = 0;		/* the inputs' rows (a process that exited
+				 * before its turn has none), then "*" */
 
+	while (nin < n && !rows[nin].all)
+		nin++;
 	for (size_t i = 0; i < n; i++) {
 		if (rows[i].status == SCOPE_FAILED)
+			continue;
+		if (cfg->ninputs > SENTENCES_MAX && !rows[i].all && !rows[i].group)
 			continue;
 		headline(w, &rows[i]);
 		other_settings(w, &rows[i], &cfg->ksm);
@@ -251,10 +276,10 @@ void summary_sentences(const struct report_setup *rs,
 	 * or a series' one row. */
 	if (n && rows[0].nsnaps)
 		over_time(w, &rows[0], &cfg->ksm, rs->series->interval);
-	else if (cfg->ninputs > 1 && n > cfg->ninputs)
-		across(w, rows, cfg->ninputs);
-	if (any_process(cfg) && !(n && rows[0].nsnaps))
-		host(w, rows, cfg->ninputs);
+	else if (nin < n && rows[nin].all && !rows[nin].group)
+		across(w, rows, nin);
+	if (any_process(cfg) && !(n && rows[0].nsnaps) && nin)
+		host(w, rows, nin, nin < n && rows[nin].all ? &rows[nin] : &rows[0]);
 	w->note("KSM merges only memory that is marked MADV_MERGEABLE, or all of "
 		"a process after prctl(PR_SET_MEMORY_MERGE): these savings are "
 		"upper bounds. -l shows every figure.");
@@ -265,9 +290,21 @@ void summary_people(const struct report_setup *rs, const struct scope_copy *rows
 {
 	const struct writer *w = rs->out;
 
-	w->begin("summary", people_cols, NPEOPLE, 0);
+	int procs = any_process(rs->scan) && !(n && rows[0].nsnaps);
+	size_t failed = 0;
+
+	/* Nothing was read: standard error has said why, once per input, and
+	 * a table of zeros with sentences about KSM would only repeat it. */
 	for (size_t i = 0; i < n; i++)
-		people_row(w, &rows[i]);
+		failed += rows[i].status == SCOPE_FAILED;
+	if (n && failed == n)
+		return;
+	if (procs)
+		w->begin("summary", process_cols, NPROCESS, 0);
+	else
+		w->begin("summary", people_cols, NPEOPLE, 0);
+	for (size_t i = 0; i < n; i++)
+		people_row(w, &rows[i], procs);
 	summary_sentences(rs, rows, n);
 	w->end();
 	if (rs->scan->nalgos > 1)

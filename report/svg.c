@@ -109,30 +109,73 @@ void svg_text(FILE *f, const char *s)
 			fputc(*p, f);
 }
 
-/* The histogram: a bar per bucket, its height log-scaled to its pages. */
+/* A bar's height for @n pages when the tallest has @most: log-scaled, so
+ * that 1 page and 100000 both show; the axis says what the heights mean. */
+static int bar_height(uint64_t n, uint64_t most)
+{
+	return n ? (int)lround(BAR_H * log1p((double)n) / log1p((double)most)) : 0;
+}
+
+/* The histogram's axis: a line, and the powers of ten up to @most, each with
+ * a faint line across the bars so that heights read as page counts. */
+static void svg_hist_axis(FILE *f, uint64_t most, int y, int right)
+{
+	fprintf(f, "<line class=\"axis\" x1=\"56\" y1=\"%d\" x2=\"56\" y2=\"%d\" "
+		"stroke=\"#000000\"/>\n", y, y + BAR_H);
+	for (uint64_t v = 1; v <= most; v *= 10) {
+		int ty = y + BAR_H - bar_height(v, most);
+
+		fprintf(f, "<line x1=\"52\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+			"stroke=\"#dddddd\"/>\n<text x=\"50\" y=\"%d\" "
+			"class=\"axis\" text-anchor=\"end\" data-pages=\"%llu\">%llu"
+			"</text>\n", ty, right, ty, ty + 4, (unsigned long long)v,
+			(unsigned long long)v);
+		if (v > UINT64_MAX / 10)
+			break;
+	}
+}
+
+/*
+ * The histogram: a bar per bucket of sharing from the first bucket with
+ * pages to the last, its pages written on it; an empty bucket between them
+ * keeps its place, so that a gap shows where no content is shared that many
+ * times.
+ */
 static int svg_histogram(FILE *f, const struct figures *fig, int y)
 {
 	uint64_t most = 1;
-	int x = 60;
+	int first = -1, last = -1, slot, x = 60;
 
-	for (int b = 0; b < 64; b++)
+	for (int b = 0; b < 64; b++) {
 		if (fig->hist_pages[b] > most)
 			most = fig->hist_pages[b];
+		if (fig->hist_contents[b]) {
+			last = b;
+			first = first < 0 ? b : first;
+		}
+	}
 	fprintf(f, "<text x=\"20\" y=\"%d\" class=\"label\">pages by how many share "
-		"their content (log scale)</text>\n", y + 14);
-	y += 24;
-	for (int b = 0; b < 64; b++) {
+		"their content (pages, log scale)</text>\n", y + 14);
+	y += 34;	/* room for the values above the tallest bar */
+	slot = first < 0 ? 40 : (WIDTH - 80) / (last - first + 1);
+	slot = slot > 40 ? 40 : slot < 8 ? 8 : slot;
+	svg_hist_axis(f, most, y, first < 0 ? 100 : 60 + slot * (last - first + 1));
+	for (int b = first; b >= 0 && b <= last; b++, x += slot) {
 		uint64_t n = fig->hist_pages[b];
-		int h = n ? (int)lround(BAR_H * log1p((double)n) / log1p((double)most)) : 0;
+		int h = bar_height(n, most);
 
+		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"bucket\" text-anchor="
+			"\"middle\">%llu</text>\n", x + slot * 3 / 8, y + BAR_H + 14,
+			1ULL << b);
 		if (!fig->hist_contents[b])
 			continue;
-		fprintf(f, "<rect class=\"bar\" x=\"%d\" y=\"%d\" width=\"30\" height=\"%d\" "
-			"fill=\"#1f77b4\" data-bucket=\"%llu\" data-pages=\"%llu\"/>\n"
-			"<text x=\"%d\" y=\"%d\" class=\"tick\">%llu</text>\n",
-			x, y + BAR_H - h, h, 1ULL << b, (unsigned long long)n,
-			x, y + BAR_H + 14, 1ULL << b);
-		x += 40;
+		fprintf(f, "<rect class=\"bar\" x=\"%d\" y=\"%d\" width=\"%d\" "
+			"height=\"%d\" fill=\"#1f77b4\" data-bucket=\"%llu\" "
+			"data-pages=\"%llu\"/>\n<text x=\"%d\" y=\"%d\" "
+			"class=\"value\" text-anchor=\"middle\">%llu</text>\n",
+			x, y + BAR_H - h, slot * 3 / 4, h, 1ULL << b,
+			(unsigned long long)n, x + slot * 3 / 8, y + BAR_H - h - 3,
+			(unsigned long long)n);
 	}
 	return y + BAR_H + 30;
 }
@@ -301,7 +344,7 @@ static void svg_print(struct sink *sk)
 	struct svg_sink *s = (struct svg_sink *)sk;
 	/* A series shows its last snapshot only. */
 	size_t first = s->rows && s->npics ? s->npics - 1 : 0;
-	int height = 30 + (int)(s->npics - first) * 330 +
+	int height = 30 + (int)(s->npics - first) * 340 +
 		     16 * svg_extra(s->r.rs->bars) + (s->rows ? CURVE_H + 80 : 0) +
 		     svg_drawings_height(s->r.rs->bars), y = 10;
 	struct out_file out;
@@ -316,7 +359,7 @@ static void svg_print(struct sink *sk)
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\">\n<style>text{font-family:sans-serif;font-size:"
-		"12px}.title{font-size:15px;font-weight:bold}.tick{font-size:10px}"
+		"12px}.title{font-size:15px;font-weight:bold}.tick,.bucket,.value,.axis{font-size:10px}"
 		"</style>\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
 		WIDTH, height, WIDTH, height);
 	if (s->rows && s->nrows)

@@ -44,6 +44,7 @@ struct timeline {
 	size_t nrows;
 	double to_90;
 	struct replay_params params;
+	size_t nsnaps;
 };
 
 static void timeline_series(struct sink *sk, const struct series_result *r)
@@ -56,6 +57,31 @@ static void timeline_series(struct sink *sk, const struct series_result *r)
 	t->nrows = r->nrows;
 	t->to_90 = r->seconds_to_90;
 	t->params = *r->params;
+	t->nsnaps = r->nsnaps;
+}
+
+/*
+ * Snapshots closer together than one full scan of ksmd: the replay's ksmd
+ * reads each page from the snapshot of its time, so some snapshots are never
+ * scanned whole, and there are fewer scans than snapshots; say so, or a
+ * person counts the rows and wonders where the snapshots went.
+ */
+static void denser_than_scans(const struct timeline *t, const struct writer *w)
+{
+	const struct timeline_row *last = &t->rows[t->nrows - 1];
+	double scan = last->scan ? last->seconds / (double)last->scan : 0;
+	char text[400];
+
+	if (t->nsnaps < 2 || !(t->params.interval < scan))
+		return;
+	snprintf(text, sizeof(text), "The %zu snapshots came every %g s, more often "
+		 "than ksmd's full scan (%.1f s at %llu pages every %llu ms): "
+		 "ksmd reads each page from the snapshot of its time, so some "
+		 "snapshots were never scanned whole.", t->nsnaps,
+		 t->params.interval, scan,
+		 (unsigned long long)t->params.ksm.pages_to_scan,
+		 (unsigned long long)t->params.ksm.sleep_ms);
+	w->note(text);
 }
 
 static void timeline_row(const struct writer *w, const char *name,
@@ -212,6 +238,7 @@ static void timeline_print(struct sink *sk)
 			"machine's speed, a lower bound: ksmd also walks page "
 			"tables and remaps pages (ksmscan(1), OVER TIME).");
 		timeline_sentences(t, w);
+		denser_than_scans(t, w);
 	}
 	w->end();
 	free(pick);

@@ -12,9 +12,9 @@
 
 static const struct column tree_cols[] = {
 	{ "input", 0, 0 }, { "strategy", 0, 0 }, { "algo", 0, 0 },
-	{ "inserts", 0, 0 }, { "matches", 0, 0 }, { "avg_depth", 0, 0 },
-	{ "max_depth", 0, 0 }, { "node_visits", 0, 0 }, { "memcmp_calls", 0, 0 },
-	{ "memcmp_bytes", 0, 0 }, { "checksum_compares", 0, 0 },
+	{ "inserts", 0, COL_DROP }, { "matches", 0, COL_DROP }, { "avg_depth", 0, 0 },
+	{ "max_depth", 0, COL_DROP }, { "node_visits", 0, COL_DROP }, { "memcmp_calls", 0, 0 },
+	{ "memcmp_bytes", 0, COL_DROP }, { "checksum_compares", 0, COL_DROP },
 	{ "seconds", 0, 0 },
 };
 

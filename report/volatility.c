@@ -12,8 +12,8 @@
 
 static const struct column volatility_cols[] = {
 	{ "input", 0, 0 }, { "from", 0, 0 }, { "to", 0, 0 }, { "pages", 0, 0 },
-	{ "unchanged_pages", 0, 0 }, { "changed_pages", 0, 0 },
-	{ "new_pages", 0, 0 }, { "gone_pages", 0, 0 }, { "merges_broken", 0, 0 },
+	{ "unchanged_pages", 0, COL_DROP }, { "changed_pages", 0, 0 },
+	{ "new_pages", 0, 0 }, { "gone_pages", 0, COL_DROP }, { "merges_broken", 0, 0 },
 };
 
 #define NCOLS (sizeof(volatility_cols) / sizeof(volatility_cols[0]))

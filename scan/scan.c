@@ -577,7 +577,21 @@ static int scan_range(struct scan *s, struct figures *f, struct dump *d,
 	return 0;
 }
 
-/* Read input number @k to its end, or to its first error. */
+/* scan_input()'s status for a process -P or --all-processes listed that
+ * exited before it could be read: left out of the reports, not an error. */
+#define INPUT_GONE 2
+
+/* Whether input @k is a listed process that has exited since, and whose
+ * failure (@status 1) is that alone. */
+static int input_gone(const struct scan *s, size_t k, int status)
+{
+	const struct input *in = &s->cfg->inputs[k];
+
+	return in->listed && status && !s->fig[k].pages && proc_exited(in->pid);
+}
+
+/* Read input number @k to its end, or to its first error; INPUT_GONE for a
+ * listed process that exited before it could be read. */
 static int scan_input(struct scan *s, size_t k)
 {
 	const struct scan_config *cfg = s->cfg;
@@ -589,10 +603,8 @@ static int scan_input(struct scan *s, size_t k)
 	size_t first = index_size(s->ix);	/* contents before this input */
 
 	/* A process -P listed may have exited since: not an error. */
-	if (in->listed && proc_exited(in->pid)) {
-		warn("%s: exited before its turn, skipped", in->name);
-		return 0;
-	}
+	if (in->listed && proc_exited(in->pid))
+		return INPUT_GONE;
 	if (cfg->before_input)
 		cfg->before_input(cfg->arg, k);
 	s->why[0] = '\0';
@@ -602,7 +614,7 @@ static int scan_input(struct scan *s, size_t k)
 	s->input = k;
 	s->stopped = 0;
 	if (!d)
-		return 1;
+		return input_gone(s, k, 1) ? INPUT_GONE : 1;
 	if (d->src.map)
 		index_add_mapping(s->ix, d->src.map, (size_t)d->src.size, d->src.fd, 0);
 	while ((rc = dump_next(d, &r)) > 0)
@@ -622,7 +634,7 @@ static int scan_input(struct scan *s, size_t k)
 	if (d->failed)
 		status = 1;
 	memcpy(s->why, d->why, sizeof(s->why));
-	return status;
+	return input_gone(s, k, status) ? INPUT_GONE : status;
 }
 
 /* Compute a scope's figures and hand it to every sink. */
@@ -674,19 +686,25 @@ static enum scope_status input_status(const struct scan *s, size_t k, int failed
  * The scope of all inputs together: its format is theirs, or "mixed"; it
  * failed if they all did, and is partial if any had a problem.
  */
-static void scan_scope_all(struct scan *s, const enum scope_status *st)
+static void scan_scope_all(struct scan *s, const enum scope_status *st,
+			   const char *gone)
 {
-	size_t n = s->cfg->ninputs, failed = 0, ok = 0;
-	const char *fmt = input_format(s, 0);
+	size_t n = s->cfg->ninputs, failed = 0, ok = 0, read = 0;
+	const char *fmt = NULL;
 
 	for (size_t k = 0; k < n; k++) {
-		if (k && strcmp(input_format(s, k), fmt) != 0)
+		if (gone[k])	/* processes that exited count for nothing */
+			continue;
+		if (fmt && strcmp(input_format(s, k), fmt) != 0)
 			fmt = "mixed";
+		else if (!fmt)
+			fmt = input_format(s, k);
+		read++;
 		failed += st[k] == SCOPE_FAILED;
 		ok += st[k] == SCOPE_OK;
 	}
-	scan_scope(s, n, "*", fmt, failed == n ? SCOPE_FAILED :
-		   ok == n ? SCOPE_OK : SCOPE_PARTIAL);
+	scan_scope(s, n, "*", fmt ? fmt : "-", read && failed == read ?
+		   SCOPE_FAILED : ok == read ? SCOPE_OK : SCOPE_PARTIAL);
 }
 
 /*
@@ -800,6 +818,8 @@ int scan_run(const struct scan_config *cfg)
 {
 	struct scan s = { 0 };
 	enum scope_status *st;
+	char *gone = xcalloc(cfg->ninputs ? cfg->ninputs : 1, 1);
+	size_t ngone = 0;
 	int status = 0;
 
 	st = xcalloc(cfg->ninputs, sizeof(*st));
@@ -815,17 +835,27 @@ int scan_run(const struct scan_config *cfg)
 		} else {
 			failed = scan_input(&s, k);
 		}
+		gone[k] = failed == INPUT_GONE;
+		ngone += gone[k];
+		failed = gone[k] ? 0 : failed;
 		status |= failed;
 		st[k] = input_status(&s, k, failed);
-		scan_scope(&s, k, cfg->inputs[k].name, input_format(&s, k), st[k]);
+		if (!gone[k])
+			scan_scope(&s, k, cfg->inputs[k].name,
+				   input_format(&s, k), st[k]);
 		scan_release(&s, k);
 		group_counts_input(s.groups, s.ix, k);
 		index_end_input(s.ix);
 		scan_total(&s, k);
 	}
 	progress_end(s.progress);
+	/* Processes come and go on a live host: one line for all of them. */
+	if (ngone)
+		warn("%zu of the processes listed exited before they could be "
+		     "read: left out", ngone);
 	if (cfg->ninputs > 1)
-		scan_scope_all(&s, st);
+		scan_scope_all(&s, st, gone);
+	free(gone);
 	for (size_t g = 0; g < cfg->ngroups; g++)
 		scan_scope_group(&s, g);
 	scan_stop(&s);

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """The command line's promises that are not about figures: the progress line,
-`make install`, and that --help, the man page and the README name the same
+`make install`, and that --help, the man page and the documentation (README.md, docs/) name the same
 options (the oracle for documentation is the option table of ksmscan.c's
 getopt_long, read from the source).
 """
-import os, re, shutil, subprocess, sys, time
+import glob, os, re, shutil, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import KSMSCAN, check, eq, run_suite, skip, test, tmp  # noqa: E402
@@ -114,7 +114,10 @@ def options_documented():
     help_text = subprocess.run(KSMSCAN + ["--help"], capture_output=True,
                                text=True).stdout
     man = open(os.path.join(ROOT, "man", "ksmscan.1")).read().replace("\\-", "-")
-    readme = open(os.path.join(ROOT, "README.md")).read()
+    # README.md and docs/*.md: the README is short and links the pages that
+    # explain the options.
+    readme = "".join(open(f).read() for f in [os.path.join(ROOT, "README.md")] + sorted(
+        glob.glob(os.path.join(ROOT, "docs", "*.md"))))
     opts = long_options()
     check(len(opts) >= 15, "ksmscan.c has the long options of the man page's SYNOPSIS", repr(opts))
     for o in opts:
@@ -122,7 +125,7 @@ def options_documented():
               "--help names --%s" % o)
         check(re.search(r"Fl (\\-)?-?%s\b" % re.escape(o), man) or "-" + o in man,
               "the man page names --%s" % o)
-        check("--" + o in readme, "README names --%s" % o)
+        check("--" + o in readme, "README.md or docs/ names --%s" % o)
     # The usage line of --help is the man page's SYNOPSIS, option for option.
     usage = help_text.split("\n\n")[0]
     for short in re.findall(r"-([a-zA-Z]) ", usage):
@@ -130,6 +133,33 @@ def options_documented():
     r = subprocess.run(["groff", "-mandoc", "-ww", "-z", os.path.join(ROOT, "man", "ksmscan.1")],
                        capture_output=True, text=True)
     eq((r.returncode, r.stderr), (0, ""), "man page renders without warnings")
+    # Quotes pair up as rendered: no quote opens inside another (mdoc's
+    # '.Pq Sq a , Sq b' nests the second in the first).
+    r = subprocess.run(["groff", "-mandoc", "-Tutf8", os.path.join(ROOT, "man", "ksmscan.1")],
+                       capture_output=True, text=True)
+    text = re.sub(r".\x08", "", r.stdout)
+    nested = [m.group(0) for m in re.finditer(r"\u2018[^\u2019]{0,60}\u2018", text)]
+    eq(nested, [], "the rendered man page nests no quotes")
+
+
+@test("docs")
+def readme_short_and_links_every_page():
+    """The README reads in five minutes and is the way in: under 300 lines,
+    linking every page of docs/; the docs' pages link back to it."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    check(readme.count("\n") < 300, "README.md is under 300 lines", "%d" % readme.count("\n"))
+    pages = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
+    check(len(pages) >= 8, "docs/ has a page per topic", repr(pages))
+    eq([p for p in pages if "](docs/%s)" % p not in readme], [], "README.md links every docs/ page")
+    for p in pages:
+        with open(os.path.join(ROOT, "docs", p)) as f:
+            text = f.read()
+        check(text.startswith("# "), "docs/%s starts with its title" % p)
+        for target in re.findall(r"\]\(([^)#:]+\.md)\)", text):
+            if target != "fleet.md":        # fleet/ksmfleet's page, written apart
+                check(os.path.exists(os.path.join(ROOT, "docs", target)),
+                      "docs/%s links %s, which exists" % (p, target))
 
 
 @test("install")

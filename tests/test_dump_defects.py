@@ -12,7 +12,7 @@ never taken from an earlier run of ksmscan.
 - a truncated .zst: every page the decoder gives before the error counts;
 - `ksmscan -` starts where standard input stands, and a second `-` finds it
   at its end;
-- `-p` of a kernel thread, a zombie, and a permission problem as root: the
+- `-p` of a kernel thread, a zombie (also as nobody, through setpriv), and a permission problem as root: the
   message says which.
 """
 import os, shutil, struct, subprocess, sys, tempfile, time
@@ -432,6 +432,52 @@ def pid_zombie():
                        "-p of a zombie")
     finally:
         child.wait()
+
+
+@test("pid")
+def pid_kernel_thread_and_zombie_as_normal_user():
+    """A normal user gets the same causes as root: the state is named before
+    permission is considered (run as root, this drops to nobody; as a normal
+    user, the two tests above are this test)."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or not setpriv:
+        skip("needs root and setpriv (util-linux) to become nobody")
+        return
+    nobody = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    exe = [os.path.abspath(KSMSCAN[0])] + KSMSCAN[1:]
+    r = subprocess.run(nobody + exe + ["-V"], capture_output=True)
+    if r.returncode != 0:
+        skip("nobody cannot run %s (a folder above it is closed)" % exe[0])
+        return
+    kthreads = [int(p) for p in os.listdir("/proc") if p.isdigit()
+                and (stat_fields(int(p)) or ("", 0))[1] & 0x00200000]
+    if kthreads:
+        cmd = nobody + exe + ["-p", str(min(kthreads))]
+        one_error_line(Run(cmd, subprocess.run(cmd, capture_output=True, timeout=TIMEOUT)),
+                       ["kernel thread, has no user memory"], "as nobody, -p of a kernel thread")
+    # nobody's own zombie: a parent run as nobody that never waits for its child.
+    parent = subprocess.Popen(nobody + [sys.executable, "-c",
+                              "import subprocess, sys, time\n"
+                              "c = subprocess.Popen(['true'])\n"
+                              "print(c.pid, flush=True)\ntime.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(parent.stdout.readline())
+        for _ in range(200):
+            st = stat_fields(pid)
+            if st and st[0] == "Z":
+                break
+            time.sleep(0.01)
+        if not check(st and st[0] == "Z", "nobody's child became a zombie", repr(st)):
+            return
+        cmd = nobody + exe + ["-p", str(pid)]
+        r = Run(cmd, subprocess.run(cmd, capture_output=True, timeout=TIMEOUT))
+        one_error_line(r, ["zombie process, has no memory"], "as nobody, -p of its own zombie")
+        check("permission" not in r.err, "as nobody, a zombie is not 'permission denied'",
+              repr(r.err))
+    finally:
+        parent.kill()
+        parent.wait()
 
 
 @test("pid")

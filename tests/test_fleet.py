@@ -14,8 +14,8 @@ import collections, csv, ctypes, io, itertools, os, random, re, signal, \
     subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import KSMSCAN, PAGE, ZERO, Skip, check, eq, ksm_group, live_session, run_suite, \
-    skip, test, tmp  # noqa: E402
+from ksmtest import KSMSCAN, PAGE, ZERO, Run, Skip, check, eq, fixture, ksm_group, live_session, \
+    run_suite, skip, test, tmp  # noqa: E402
 import live  # noqa: E402
 import xxhash  # noqa: E402
 import zstandard  # noqa: E402
@@ -369,6 +369,56 @@ def process_regex():
         r = ksmscan("-P", bad)
         check(r.rc == 2 and r.err.startswith("ksmscan: bad regular expression"),
               "-P %r: usage error naming the regex" % bad, "exit %d, %r" % (r.rc, r.err[:100]))
+    # A regex that matches no command name (checked against /proc here):
+    # finding no process is the run's failure, exit 1, said in one line.
+    none = "^kfnone%d$" % os.getpid()
+    comms = set()
+    for d in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/comm" % d) as f:
+                comms.add(f.read().strip())
+        except OSError:
+            pass
+    check(not any(re.search(none, c) for c in comms), "no process is named %s" % none)
+    for q in ([], ["-q"]):
+        r = ksmscan(*q, "-P", none)
+        eq((r.rc, r.out, r.err), (1, "", "ksmscan: -P '%s': no process to read\n" % none),
+           "-P with no match %s: exit 1, one line" % " ".join(q))
+
+
+@test("processes")
+def processes_that_exit_are_left_out():
+    """-P processes that exit after they were listed and before their turn:
+    no row, one line saying how many, the '*' row not partial, exit 0, and
+    the people's summary names each process's command. The turn is made
+    certain with a FIFO as the first input: ksmscan has listed the processes
+    when it opens the FIFO, and waits there while the test ends them."""
+    tag = "kfg%d" % os.getpid()
+    kids = [start_child("%s_%d" % (tag, i), 4) for i in range(3)]
+    fifo = tmp("first.fifo")
+    os.mkfifo(fifo)
+    try:
+        p = subprocess.Popen(KSMSCAN + ["--csv", fifo, "-P", "^%s_[01]$" % tag],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        with open(fifo, "wb") as f:      # returns once ksmscan has opened it
+            stop(kids[:2])
+            f.write(page(tag, 99) * 2)
+        out, err = p.communicate(timeout=120)
+        r = Run(p.args, p.returncode, out, err)
+        got = rows(r)
+        eq([(x["input"], x["pages"], x["status"]) for x in got],
+           [(fifo, "2", "ok"), ("*", "2", "ok")],
+           "the two processes that exited have no row; '*' is the FIFO's, not partial")
+        eq(r.err, "ksmscan: 2 of the processes listed exited before they could be read: "
+           "left out\n", "one line says how many")
+        eq(r.rc, 0, "exit 0")
+        t = ksmscan("-P", "^%s_2$" % tag, fixture("vectors.img"))
+        head = t.out.splitlines()[0].split() if t.out else []
+        line = [l for l in t.out.splitlines() if l.startswith("pid:%d " % kids[2].pid)]
+        check(head[:2] == ["input", "command"] and line and line[0].split()[1] == "%s_2" % tag,
+              "the people's summary has the command of each process", t.out[:300])
+    finally:
+        stop(kids)
 
 
 @test("processes")

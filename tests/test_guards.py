@@ -86,6 +86,11 @@ def snapshot(d):
     for name in sorted(os.listdir(d)):
         path = os.path.join(d, name)
         st = os.stat(path)
+        # reset is write-only, as in sysfs: a normal user cannot read it,
+        # so its size and mtime stand for its bytes.
+        if not os.access(path, os.R_OK):
+            out[name] = (st.st_size, st.st_mtime_ns)
+            continue
         with open(path, "rb") as f:
             out[name] = (f.read(), st.st_mtime_ns)
     return out

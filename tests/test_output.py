@@ -124,9 +124,29 @@ def text_pages_in_top():
     path = tmp("text.img")
     with open(path, "wb") as f:
         f.write(text[:PAGE] * 3)
-    r = ksm(["-r", "top", path])
+    # -l: the description on one line (in 80 columns it may wrap).
+    r = ksm(["-l", "-r", "top", path])
     check('text "the same text page, kept by many process..."' in r.stdout,
           "a text page is described as text", r.stdout)
+    r = ksm(["-r", "top", path])
+    check('text "the same text page, kept by many process..."' in
+          re.sub(r"\n +", " ", r.stdout), "and so it is in 80 columns, wrapped", r.stdout)
+
+
+@test("people")
+def nothing_read_is_said_once():
+    """When no input could be read, people get the reason once, on standard
+    error: no table of zeros, no sentences about KSM (CSV still has a row per
+    input, for scripts)."""
+    missing = tmp("no-such-dump.img")
+    r = ksm([missing])
+    eq((r.returncode, r.stdout, r.stderr.count("\n")), (1, "", 1),
+       "the only input missing: exit 1, nothing on stdout, one line on stderr")
+    r = ksm(["--csv", missing])
+    check(r.stdout.count("\n") == 2 and "failed" in r.stdout, "CSV keeps its row", r.stdout)
+    r = ksm(["-o", "yaml", fixture("vectors.img")])
+    check(r.returncode == 2 and "(table, csv or json)" in r.stderr.splitlines()[0],
+          "-o yaml names the formats there are", r.stderr[:200])
 
 
 @test("machine")
@@ -229,6 +249,68 @@ def png_pixels(path):
     return w, h, rows
 
 
+@test("svg")
+def svg_histogram_axis_values_gaps():
+    """The histogram as a person reads it, rendered by rsvg-convert: a bar per
+    bucket of sharing from the first with pages to the last, the pages
+    written on each, an empty bucket keeping its place (a gap, white where a
+    bar would be), and a log axis of powers of ten. The oracle: the counts
+    the test chose (6 contents once, 2 twice, one 9 times, one 70 times:
+    buckets 1, 2, 8, 64; 4, 16 and 32 empty)."""
+    rnd = __import__("random").Random(4)
+    counts = [1] * 6 + [2] * 2 + [9] + [70]
+    pages = []
+    for c in counts:
+        pages += [rnd.randbytes(PAGE)] * c
+    img = tmp("hist.img")
+    with open(img, "wb") as f:
+        f.write(b"".join(pages))
+    svg = tmp("hist.svg")
+    r = ksm(["--svg=" + svg, img])
+    if not check(r.returncode == 0 and os.path.exists(svg), "--svg writes the picture", r.stderr):
+        return
+    expect = {}
+    for c in counts:
+        b = 1 << (c.bit_length() - 1)
+        expect[b] = expect.get(b, 0) + c
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    root = ET.parse(svg).getroot()
+    bars = root.findall(".//s:rect[@class='bar']", ns)
+    got = {int(b.get("data-bucket")): int(b.get("data-pages")) for b in bars}
+    eq(got, expect, "a bar per bucket with pages, its pages as in the input")
+    values = sorted(int(t.text) for t in root.findall(".//s:text[@class='value']", ns))
+    eq(values, sorted(expect.values()), "each bar has its pages written on it")
+    ticks = [int(t.text) for t in root.findall(".//s:text[@class='bucket']", ns)]
+    eq(ticks, [1, 2, 4, 8, 16, 32, 64], "a place for every bucket from the first to the last")
+    xs = {int(b.get("data-bucket")): float(b.get("x")) for b in bars}
+    slot = xs[2] - xs[1]
+    check(slot > 0 and xs[8] - xs[1] == 3 * slot and xs[64] - xs[1] == 6 * slot,
+          "empty buckets keep their places: bars at equal steps of the bucket's log",
+          repr(xs))
+    axis = [int(t.text) for t in root.findall(".//s:text[@class='axis']", ns)]
+    eq(axis, [1, 10], "an axis of the powers of ten up to the most pages (70)")
+    if not shutil.which("rsvg-convert"):
+        raise Skip("no rsvg-convert to render the picture")
+    png = tmp("hist.png")
+    rr = subprocess.run(["rsvg-convert", svg, "-o", png], capture_output=True, text=True)
+    if not check(rr.returncode == 0, "rsvg-convert renders it", rr.stderr[-300:]):
+        return
+    w, h, px = png_pixels(png)
+    bar8 = next(b for b in bars if b.get("data-bucket") == "8")
+    base = int(float(bar8.get("y")) + float(bar8.get("height"))) - 2
+    mid = lambda x: int(x + float(bar8.get("width")) / 2)
+    eq(px[base][mid(xs[8])], (0x1f, 0x77, 0xb4), "the bar of bucket 8 is drawn (blue)")
+    for b in (4, 16, 32):
+        x = mid(xs[1] + slot * (b.bit_length() - 1))
+        eq(px[base][x], (255, 255, 255), "bucket %d, empty: a gap (white)" % b)
+    # Heights follow the axis: the bar of 9 pages reaches between 1 and 10.
+    lines = {int(t.text): float(t.get("y")) - 4 for t in
+             root.findall(".//s:text[@class='axis']", ns)}
+    top = float(bar8.get("y"))
+    check(lines[10] <= top <= lines[1], "the 9-page bar ends between the axis' 1 and 10",
+          "%r, top %r" % (lines, top))
+
+
 def svg_input():
     """Pages with known sharing: 5 unique, 3 contents twice, one 8 times,
     4 zero pages, in an order the address map can be checked against."""
@@ -324,6 +406,19 @@ def bash_and_zsh_completion():
     eq(lines[1].split() if len(lines) > 1 else None, [a for a in algos if a.startswith("x")],
        "ksmscan -a x<TAB>: every algorithm starting with x")
     eq(lines[2] if len(lines) > 2 else None, "sum,histogram", "a comma list completes its last name")
+    # -f completes from the readers' table (through --help): every name it
+    # offers is one ksmscan takes, and the formats the man page lists are there.
+    prog = 'source %s; COMP_WORDS=(%s -f ""); COMP_CWORD=2; _ksmscan; echo "${COMPREPLY[*]}"' % (
+        script, exe)
+    offered = subprocess.run(["bash", "-c", prog], capture_output=True, text=True).stdout.split()
+    with open(os.path.join(ROOT, "man", "ksmscan.1")) as f:
+        man = f.read()
+    listed = re.findall(r"^\.Cm ([a-z-]+)", man.split(".It Fl f ", 1)[1].split(".It ", 1)[0], re.M)
+    check("qemu-save" in offered and set(listed) <= set(offered), "ksmscan -f <TAB>: every format",
+          "%s, man page %s" % (offered, listed))
+    for name in offered:
+        r = ksm(["-f", name, fixture("vectors.img")])
+        check(r.returncode != 2, "-f %s (offered by completion) is no usage error" % name, r.stderr)
     if shutil.which("zsh"):
         r = subprocess.run(["zsh", "-n", os.path.join(ROOT, "completions", "_ksmscan")],
                            capture_output=True, text=True)
@@ -334,7 +429,11 @@ def bash_and_zsh_completion():
 def make_deb():
     if not shutil.which("dpkg-deb"):
         raise Skip("no dpkg-deb")
-    r = subprocess.run(["make", "-s", "-C", ROOT, "deb"], capture_output=True, text=True)
+    # Under umask 077, as a careful builder has it: the package must still
+    # hold documents everyone may read (Debian policy: 0644, programs and
+    # folders 0755), so the script sets every mode itself.
+    r = subprocess.run(["make", "-s", "-C", ROOT, "deb"], capture_output=True, text=True,
+                       preexec_fn=lambda: os.umask(0o077))
     debs = [f for f in os.listdir(ROOT) if f.startswith("ksmscan_") and f.endswith(".deb")]
     if not check(r.returncode == 0 and debs, "make deb builds a package", r.stderr[-300:]):
         return
@@ -344,6 +443,21 @@ def make_deb():
               "./usr/share/bash-completion/completions/ksmscan",
               "./usr/share/zsh/vendor-completions/_ksmscan", "./usr/share/doc/ksmscan/copyright"):
         check(f in files, "the package holds %s" % f)
+    check("./usr/bin/ksmfleet -> " in files and "ksmfleet/fleetlib.py" not in files
+          and "/usr/share/ksmscan/fleet/fleetlib.py" in files, "the package holds ksmfleet")
+    programs = ("./usr/bin/ksmscan", "./usr/share/ksmscan/fleet/ksmfleet")
+    bad = []
+    for line in files.splitlines():
+        mode, path = line.split()[0], line.split()[5]
+        want = "drwxr-xr-x" if mode[0] == "d" else "lrwxrwxrwx" if mode[0] == "l" else \
+            "-rwxr-xr-x" if path in programs else "-rw-r--r--"
+        if mode != want:
+            bad.append((path, mode))
+    eq(bad, [], "under umask 077 every file is 0644, programs and folders 0755")
+    info = subprocess.run(["dpkg-deb", "-f", deb], capture_output=True, text=True).stdout
+    check("example." not in info and "Homepage" not in info and
+          re.search(r"^Maintainer: \S.* <\S+@\S+>$", info, re.M),
+          "no placeholder fields: a real maintainer, no made-up homepage", info)
     root = tmp("deb-root")
     subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
     r = subprocess.run([os.path.join(root, "usr/bin/ksmscan"), "-V"], capture_output=True, text=True)

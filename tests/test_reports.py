@@ -18,6 +18,7 @@ exit 1 if anything failed.
 
 import collections
 import csv
+import io
 import json
 import math
 import os
@@ -597,6 +598,19 @@ def bench_json_and_errors():
                       repr(x))
             eq(sum(1 for x in rows if x.get("auto") in (1, True)), 1,
                "--bench --json: exactly one auto row")
+    # The spread of the best runs: the third best's time over the best's,
+    # less 1, in percent; never negative. And a progress line when asked.
+    r = run_ok(["--bench", "--csv", "-a", "xxhash", "--progress"], "--bench --progress")
+    if r:
+        rows = list(csv.DictReader(io.StringIO(r.out)))
+        check(rows and list(rows[0])[-2:] == ["hot_spread_percent", "stream_spread_percent"]
+              and all(float(rows[0][c]) >= 0 for c in list(rows[0])[-2:]),
+              "--bench: the spread of the best runs after the fixed columns", r.out[:300])
+        check("measuring xxhash (1 of 1)" in r.err, "--bench --progress says what it measures",
+              repr(r.err[:200]))
+    r = run_ok(["--bench", "--csv", "-a", "xxhash"], "--bench without a terminal")
+    if r:
+        eq(r.err, "", "--bench without a terminal: no progress line")
     img = write_image("bench-input.img", [ZERO])
     r = run(["--bench", img])
     eq(r.rc, 2, "`ksmscan --bench FILE`: exit status 2")
@@ -661,8 +675,9 @@ def histogram_generated():
             check(all(set(x) == set(HIST_COLS) for x in rows),
                   "histogram --json: keys are exactly the six columns (no bar, no total)",
                   repr(rows[:1]))
-    # table: bar chart and total rows with the oracle's totals
-    r = run_ok(["-r", "histogram", ia, ib], "histogram table")
+    # table (-l: every column, names whole): bar chart and total rows with
+    # the oracle's totals
+    r = run_ok(["-l", "-r", "histogram", ia, ib], "histogram table")
     if r:
         check("#" in r.out, "histogram table has a bar chart ('#')", r.out[:300])
         totals = {t[0]: t[2:6] for t in table_rows(r.out) if len(t) >= 6 and t[1] == "total"}
@@ -944,7 +959,7 @@ def tree_generated():
                  r.out[:300]):
             check_tree_rows([{k: str(v) for k, v in x.items()} for x in jr], ia, a,
                             ["crc32c"], "tree --json")
-    r = run_ok(["-r", "tree", ia], "tree table")
+    r = run_ok(["-l", "-r", "tree", ia], "tree table")
     if r:
         check(any(t[:3] == [ia, "memcmp", "-"] for t in table_rows(r.out)),
               "tree table: a memcmp row for the input", r.out[:300])

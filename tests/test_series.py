@@ -385,6 +385,30 @@ def people_table():
 
 
 @test("cli")
+def snapshots_denser_than_scans():
+    """Snapshots closer than one full scan: the timeline says so. A full scan
+    of N pages takes ceil(N / pages_to_scan) wake-ups, sleep_ms apart (the
+    oracle, from ksmd's loop); 2000 pages at 100 pages every 20 ms: 0.4 s."""
+    rng = random.Random(12)
+    pages = [rng.randbytes(PAGE) for _ in range(2000)]
+    snaps = []
+    for i in range(4):
+        p = tmp("dense-%d.raw" % i)
+        write_raw(p, pages)
+        snaps.append(p)
+    scan = -(-2000 // 100) * 20 / 1000.0
+    for interval, said in (("100ms", True), ("1s", False)):
+        r = run(["--series", "--interval=" + interval, "-r", "timeline"] + snaps)
+        text = re.sub(r"\n +", " ", r.out)
+        m = re.search(r"The 4 snapshots came every ([\d.]+) s, more often than ksmd's full "
+                      r"scan \(([\d.]+) s at 100 pages every 20 ms\)", text)
+        check(r.rc == 0 and bool(m) == said and (not m or (
+              float(m.group(1)) == 0.1 and float(m.group(2)) == scan)),
+              "--interval=%s, full scans of %.1f s: %s" % (
+                  interval, scan, "said" if said else "nothing said"), r.out[-600:])
+
+
+@test("cli")
 def missing_snapshot():
     snap = tmp("ok.raw")
     write_raw(snap, [b"q" * PAGE, b"q" * PAGE])

@@ -27,16 +27,27 @@ struct progress *progress_start(int mode, uint64_t total)
 	return p;
 }
 
+/* Whether the line is to be redrawn now (and so it is counted as drawn);
+ * *@now is the time. */
+static int redraw(struct progress *p, double *now)
+{
+	if (!p)
+		return 0;
+	*now = now_seconds();
+	if (*now - p->last < REFRESH)
+		return 0;
+	p->last = *now;
+	p->drawn = 1;
+	msg_line_drawn = 1;
+	return 1;
+}
+
 void progress_update(struct progress *p, uint64_t bytes, uint64_t pages)
 {
 	double now, rate, el;
 
-	if (!p)
+	if (!redraw(p, &now))
 		return;
-	now = now_seconds();
-	if (now - p->last < REFRESH)
-		return;
-	p->last = now;
 	el = now - p->start;
 	rate = el > 0 ? (double)bytes / el : 0;
 	fprintf(stderr, "\rksmscan: %.1f MiB, %.0f pages/s",
@@ -47,8 +58,15 @@ void progress_update(struct progress *p, uint64_t bytes, uint64_t pages)
 			(double)(p->total - bytes) / rate);
 	fprintf(stderr, " (%llu pages in this input)\033[K",
 		(unsigned long long)pages);
-	p->drawn = 1;
-	msg_line_drawn = 1;
+}
+
+void progress_note(struct progress *p, const char *text)
+{
+	double now;
+
+	if (redraw(p, &now))
+		fprintf(stderr, "\rksmscan: %s, %.0f s\033[K", text,
+			now - p->start);
 }
 
 void progress_end(struct progress *p)

@@ -30,6 +30,14 @@ struct progress *progress_start(int mode, uint64_t total);
 void progress_update(struct progress *p, uint64_t bytes, uint64_t pages);
 
 /**
+ * progress_note() - show a line of text as the progress, for work measured in
+ * steps rather than bytes (--bench); redraws when it is time.
+ * @p: the state, or NULL
+ * @text: what is being done
+ */
+void progress_note(struct progress *p, const char *text);
+
+/**
  * progress_end() - erase the progress line and free the state.
  * @p: the state, or NULL
  */
