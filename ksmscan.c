@@ -692,10 +692,21 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 	int c;
 
 	opterr = 0;
-	/* A leading '-' keeps files and -p in command-line order. */
-	while ((c = getopt_long(argc, argv, "-:a:c:f:j:m:o:p:P:r:zqlhV", longopts,
-				NULL)) != -1)
-		parse_option(p, c, argv);
+	/*
+	 * A leading '-' keeps files and -p in command-line order. musl's
+	 * getopt stops at a lone "-" (standard input): take it as a file
+	 * and go on, so that options may follow it.
+	 */
+	for (;;) {
+		c = getopt_long(argc, argv, "-:a:c:f:j:m:o:p:P:r:zqlhV", longopts, NULL);
+		if (c == -1 && optind < argc && strcmp(argv[optind], "-") == 0 &&
+		    strcmp(argv[optind - 1], "--") != 0)
+			add_input(p, (struct input){ .name = "-", .path = argv[optind++] });
+		else if (c == -1)
+			break;
+		else
+			parse_option(p, c, argv);
+	}
 	/* Operands after "--" are files too. */
 	for (; optind < argc; optind++)
 		add_input(p, (struct input){ .name = argv[optind],

@@ -96,6 +96,16 @@ def stdin_pipe_still_read():
     eq(summary_rows(r)[0]["pages"], "6", "standard input as a pipe is read")
 
 
+@test("inputs")
+def options_after_standard_input():
+    # musl's getopt stops at a lone "-": options after it were taken as files.
+    r = run(["--csv", "-", "--label=mine", "-j", "1"], input=b"".join(pages_of(4)))
+    eq([(x["input"], x["pages"]) for x in summary_rows(r)], [("mine", "4")],
+       "options after '-' are options, not file names")
+    r = run(["--csv", "--", "-"], input=b"".join(pages_of(4)))
+    eq([x["input"] for x in summary_rows(r)], ["-"], "'--' then '-': standard input")
+
+
 @test("svg")
 def svg_never_replaces_a_dump():
     a = write_pages(tmp("a.img"), pages_of(8, 2))
