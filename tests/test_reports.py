@@ -603,7 +603,7 @@ def bench_json_and_errors():
     r = run_ok(["--bench", "--csv", "-a", "xxhash", "--progress"], "--bench --progress")
     if r:
         rows = list(csv.DictReader(io.StringIO(r.out)))
-        check(rows and list(rows[0])[-2:] == ["hot_spread_percent", "stream_spread_percent"]
+        check(rows and list(rows[0])[-2:] == ["hot_spread_pct", "stream_spread_pct"]
               and all(float(rows[0][c]) >= 0 for c in list(rows[0])[-2:]),
               "--bench: the spread of the best runs after the fixed columns", r.out[:300])
         check("measuring xxhash (1 of 1)" in r.err, "--bench --progress says what it measures",
