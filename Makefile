@@ -39,7 +39,7 @@ SRCS = ksmscan.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
        report/compress.c report/summary_people.c report/svg.c report/params.c \
-       scan/group.c cli/groups.c dump/procfs.c dump/units.c report/matrix.c report/contents.c \
+       scan/group.c cli/groups.c dump/procfs.c dump/units.c cli/units.c report/matrix.c report/contents.c \
        report/timeline.c report/volatility.c
 
 OBJS = $(SRCS:%.c=build/%.o)

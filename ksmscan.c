@@ -39,6 +39,7 @@
 /* Long options without a short form, beyond every character. */
 enum {
 	OPT_PROGRESS = 256, OPT_ALL_PROCESSES, OPT_GROUP, OPT_SKETCH_SIZE,
+	OPT_BY, OPT_ENABLE,
 	/* --series and ksmd's settings */
 	OPT_SERIES, OPT_INTERVAL, OPT_COUNT, OPT_PAGES_TO_SCAN, OPT_SLEEP_MS,
 	OPT_SMART_SCAN, OPT_SCANS,
@@ -58,8 +59,9 @@ static const char usage_line[] =
 	"usage: ksmscan [-hlqVz] [-a algos] [-c compressors] [-f format]\n"
 	"               [-j threads] [-m max_page_sharing] [-o format] [-p pid]\n"
 	"               [-P regex] [-r reports]\n"
-	"               [--all-mappings] [--all-processes] [--csv] [--json]\n"
-	"               [--group=name=input,...] [--label=name] [--[no-]progress]\n"
+	"               [--all-mappings] [--all-processes] [--by=kind] [--csv]\n"
+	"               [--enable=unit,...] [--group=name=input,...] [--json]\n"
+	"               [--label=name] [--[no-]progress]\n"
 	"               [--range=start-end] [--sketch-size=k] [--svg=file] [--top=n]\n"
 	"               [file ...]\n"
 	"       ksmscan --series [--interval=d] [--pages-to-scan=n] [--sleep-ms=n]\n"
@@ -88,6 +90,11 @@ static const char help_head[] =
 	"      --all-processes         every process (not kernel threads)\n"
 	"      --group=NAME=INPUT,...  also the inputs' sharing within this group\n"
 	"                              only (repeatable): summary rows group:NAME\n"
+	"      --by=KIND               live processes also counted by unit, cgroup,\n"
+	"                              container or vm (comma list; process: only\n"
+	"                              the processes' rows): rows KIND:NAME\n"
+	"      --enable=NAME,...       the saving if only these --by rows' processes\n"
+	"                              and their children had KSM on: row enable:...\n"
 	"      --series                the inputs are snapshots of one memory, oldest\n"
 	"                              first: replay KSM's scanner over them\n"
 	"      --interval=D            between snapshots: seconds, or with s, ms, m, h\n"
@@ -170,6 +177,8 @@ struct prefs {
 	size_t ninputs, cap;
 	const char **groups;		/* --group values, parsed at the end */
 	size_t ngroups;
+	unsigned by;			/* --by: a bit per enum unit_kind */
+	const char *enable;		/* --enable's list, or NULL */
 	size_t sketch_size;		/* --sketch-size */
 	const char *output;		/* the writer's name */
 	const char *label;		/* --label: standard input's name */
@@ -414,6 +423,7 @@ static int set_value(struct prefs *p, int c)
 	case 'q': msg_quiet = 1; break;
 	case 'l': p->long_table = 1; break;
 	case OPT_GROUP: p->groups[p->ngroups++] = optarg; break;
+	case OPT_ENABLE: p->enable = optarg; break;
 	case OPT_SKETCH_SIZE:
 		p->sketch_size = (size_t)number(optarg, 1, SKETCH_MAX,
 			"--sketch-size wants 1 to 268435455, not '%s'");
@@ -528,6 +538,8 @@ static void expand_processes(struct prefs *p)
 /* One option of getopt_long(); returns only if the run goes on. */
 static void parse_option(struct prefs *p, int c, char **argv)
 {
+	char why[256];
+
 	if (set_value(p, c) == 0 || series_value(p, c, argv) == 0)
 		return;
 	switch (c) {
@@ -543,6 +555,10 @@ static void parse_option(struct prefs *p, int c, char **argv)
 		break;
 	case OPT_ALL_PROCESSES:
 		add_input(p, (struct input){ .pid = PID_LIST, .listed = 1 });
+		break;
+	case OPT_BY:
+		if (units_by_parse(optarg, &p->by, why, sizeof(why)) < 0)
+			usage_error("%s", why);
 		break;
 	case 'R':
 		if (parse_range(optarg, &p->cfg.dump.range_start,
@@ -602,6 +618,8 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 		{ "process", required_argument, NULL, 'P' },
 		{ "all-processes", no_argument, NULL, OPT_ALL_PROCESSES },
 		{ "group", required_argument, NULL, OPT_GROUP },
+		{ "by", required_argument, NULL, OPT_BY },
+		{ "enable", required_argument, NULL, OPT_ENABLE },
 		{ "sketch-size", required_argument, NULL, OPT_SKETCH_SIZE },
 		{ "series", no_argument, NULL, OPT_SERIES },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
@@ -651,8 +669,13 @@ static void parse_groups(struct prefs *p)
 			if (strcmp(g[j].name, g[i].name) == 0)
 				usage_error("--group %s given twice", g[i].name + 6);
 	}
-	p->cfg.groups = g;
 	p->cfg.ngroups = p->ngroups;
+	/* --by and --enable need the processes alive: read them now. */
+	if (!p->series_on && !p->count &&
+	    units_groups(p->by, p->enable, p->inputs, p->ninputs, &g,
+			 &p->cfg.ngroups, why, sizeof(why)) < 0)
+		usage_error("%s", why);
+	p->cfg.groups = g;
 }
 
 /* Whether a report that needs --series is selected: its name, or NULL. */
@@ -703,8 +726,9 @@ static void setup_series(struct prefs *p)
 				    "-p PID --count=N, not --series");
 	if (p->ninputs == 0)
 		usage_error("%s", "--series wants snapshot files");
-	if (p->ngroups)
-		usage_error("%s", "--group does not apply to a series");
+	if (p->ngroups || p->by || p->enable)
+		usage_error("%s", p->ngroups ? "--group does not apply to a series" :
+			    "--by and --enable do not apply to a series");
 }
 
 /* The reports without -r: the summary; a series adds its timeline (CSV,

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -665,6 +666,32 @@ static void scan_scope_all(struct scan *s, const enum scope_status *st)
 }
 
 /*
+ * The kernel's figures of a group's live processes, summed (as a cgroup's
+ * would be, had it any); valid 0 if none is a live process.
+ */
+static void group_proc(const struct scan *s, const struct group *gr,
+		       struct proc_stats *sum)
+{
+	size_t procs = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	for (size_t i = 0; i < gr->ninputs; i++) {
+		const struct dump *d = s->dumps[gr->inputs[i]];
+
+		if (!d || !d->pid || !d->proc.valid)
+			continue;
+		procs++;
+		sum->mergeable_pages += d->proc.mergeable_pages;
+		sum->thp_pages += d->proc.thp_pages;
+		sum->ksm_merging_pages += d->proc.ksm_merging_pages;
+		sum->ksm_rmap_items += d->proc.ksm_rmap_items;
+	}
+	sum->valid = procs > 0;
+	snprintf(sum->command, sizeof(sum->command), "%zu %s", procs,
+		 procs == 1 ? "process" : "processes");
+}
+
+/*
  * The scope of --group number @g: its inputs' pages on one KSM host, after
  * "*", for the sinks that ask for groups.
  */
@@ -674,8 +701,12 @@ static void scan_scope_group(struct scan *s, size_t g)
 	const struct group *gr = &cfg->groups[g];
 	const char *fmt = input_format(s, gr->inputs[0]);
 	struct figures f = { 0 };
+	struct proc_stats procs;
 	struct scope sc = { .name = gr->name, .input_no = cfg->ninputs, .all = 1,
 			    .f = &f, .ix = s->ix, .group = 1 };
+
+	group_proc(s, gr, &procs);
+	sc.proc = procs.valid ? &procs : NULL;
 
 	for (size_t i = 0; i < gr->ninputs; i++) {
 		const struct figures *in = &s->fig[gr->inputs[i]];

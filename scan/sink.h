@@ -81,8 +81,10 @@ struct scope {
 					 * "group:NAME", all is 1, and only f
 					 * holds its figures (the index counts
 					 * no group) */
-	const struct proc_stats *proc;	/* a live process's KSM state now, or
-					 * NULL (files, "*", groups) */
+	const struct proc_stats *proc;	/* a live process's KSM state now;
+					 * a group's: its processes' summed;
+					 * NULL for files, "*" and groups of
+					 * no live process */
 };
 
 struct sink;
