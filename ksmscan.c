@@ -81,7 +81,7 @@ static const char help_head[] =
 	"  -f, --format=FMT            auto, raw, elf, kdump, lime, qemu-save\n"
 	"                              (default auto: by magic)\n"
 	"  -m, --max-page-sharing=N    KSM's max_page_sharing, N >= 2 (default 256)\n"
-	"  -o, --output=FMT            table, csv or json (default table)\n"
+	"  -o, --output=FMT            table, csv, json or openmetrics (default table)\n"
 	"      --csv, --json           short for -o csv, -o json\n"
 	"  -p, --pid=PID               a live process as input (repeatable)\n"
 	"      --all-mappings          with -p: also file-backed and shared memory\n"
