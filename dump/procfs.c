@@ -211,6 +211,101 @@ void proc_stats_read(int pid, struct proc_stats *st)
 	st->ksm_rmap_items = proc_number(pid, "ksm_stat", "ksm_rmap_items");
 }
 
+int ksm_run_value(void)
+{
+	int run = -1;
+	FILE *f = fopen("/sys/kernel/mm/ksm/run", "re");
+
+	if (f) {
+		if (fscanf(f, "%d", &run) != 1)
+			run = -1;
+		fclose(f);
+	}
+	return run;
+}
+
+/* One smaps area's figures, in kB, until its VmFlags line. */
+struct smaps_area {
+	char path[256];
+	unsigned long long rss, anon, thp, hugetlb;
+};
+
+/* Whether an area's file is shared anonymous memory (shmem, memfd, SysV,
+ * /dev/zero, a deleted tmpfs file) rather than a file's own pages. */
+static int shmem_like(const char *path)
+{
+	return !path[0] || strncmp(path, "/memfd:", 7) == 0 ||
+	       strncmp(path, "/dev/zero", 9) == 0 || strncmp(path, "/SYSV", 5) == 0 ||
+	       strncmp(path, "/dev/shm/", 9) == 0 || strstr(path, " (deleted)") ||
+	       strncmp(path, "[anon_shmem", 11) == 0;
+}
+
+/* Count one area under its reason, once its VmFlags line is read. */
+static void doctor_area(const struct smaps_area *a, const char *flags,
+			int ksm_running, struct proc_doctor *d)
+{
+	int shared = vmflag(flags, "sh") || (vmflag(flags, "ms") && shmem_like(a->path));
+
+	if (vmflag(flags, "io") || vmflag(flags, "pf"))
+		d->pages[DOCTOR_IO_MAPPING] += a->rss / 4;
+	else if (vmflag(flags, "ht"))
+		d->pages[DOCTOR_HUGETLB] += a->hugetlb / 4;
+	else if (shared) {
+		d->pages[DOCTOR_SHARED_MAPPING] += a->rss / 4;
+		if (a->rss && shmem_like(a->path))
+			d->shared_memfd = 1;
+	} else if (!vmflag(flags, "mg"))
+		d->pages[DOCTOR_NOT_MERGEABLE] += a->anon / 4;
+	else {
+		d->pages[DOCTOR_THP] += a->thp / 4;
+		if (!ksm_running)
+			d->pages[DOCTOR_KSM_NOT_RUNNING] += (a->anon - a->thp) / 4;
+	}
+}
+
+int proc_doctor_read(int pid, int ksm_running, struct proc_doctor *d)
+{
+	char path[64], line[1024];
+	struct smaps_area a = { "", 0, 0, 0, 0 };
+	unsigned long long kb;
+	FILE *f;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		size_t word = strcspn(line, " ");
+
+		line[strcspn(line, "\n")] = '\0';
+		/* An area's first line: "start-end perms offset dev inode path";
+		 * the others are "Key: value". */
+		if (memchr(line, '-', word) && !memchr(line, ':', word)) {
+			const char *p = line;
+
+			memset(&a, 0, sizeof(a));
+			for (int field = 0; field < 5; field++) {
+				p += strcspn(p, " ");
+				p += strspn(p, " ");
+			}
+			snprintf(a.path, sizeof(a.path), "%s", p);
+		} else if (sscanf(line, "Rss: %llu kB", &kb) == 1)
+			a.rss = kb;
+		else if (sscanf(line, "Anonymous: %llu kB", &kb) == 1)
+			a.anon = kb;
+		else if (sscanf(line, "AnonHugePages: %llu kB", &kb) == 1)
+			a.thp = kb;
+		else if (sscanf(line, "Shared_Hugetlb: %llu kB", &kb) == 1 ||
+			 sscanf(line, "Private_Hugetlb: %llu kB", &kb) == 1)
+			a.hugetlb += kb;
+		else if (strncmp(line, "VmFlags:", 8) == 0)
+			doctor_area(&a, line, ksm_running, d);
+	}
+	fclose(f);
+	return 0;
+}
+
 /* A process's command name; 0, or -1 if it is gone. */
 static int proc_comm(int pid, char *buf, size_t len)
 {

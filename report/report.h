@@ -329,5 +329,7 @@ struct sink *contents_create(const struct report_setup *rs);
 struct sink *sketch_create(const struct report_setup *rs);
 /** matrix_create() - what every pair of inputs shares, byte-exact. */
 struct sink *matrix_create(const struct report_setup *rs);
+/** doctor_create() - why live processes' memory will not merge, per reason. */
+struct sink *doctor_create(const struct report_setup *rs);
 
 #endif

@@ -22,6 +22,7 @@ static const struct report reports[] = {
 	{ "matrix", matrix_create, 0 },
 	{ "contents", contents_create, 0 },
 	{ "sketch", sketch_create, 0 },
+	{ "doctor", doctor_create, 0 },
 	{ "timeline", timeline_create, 1 },
 	{ "volatility", volatility_create, 1 },
 };
