@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../util/util.h"
@@ -426,4 +427,120 @@ long procs_list(const char *regex, struct input **inputs, size_t *n,
 	if (regex)
 		regfree(&re);
 	return added;
+}
+
+/* KSMSCAN_TEST_NODES: a fake host of that many nodes (tests only); 0 unset. */
+static int test_nodes(void)
+{
+	const char *v = getenv("KSMSCAN_TEST_NODES");
+	int n = v ? atoi(v) : 0;
+
+	return n > 0 && n <= 1024 ? n : 0;
+}
+
+int numa_host_nodes(void)
+{
+	char buf[256];
+	int nodes = 0, a, b, used;
+	FILE *f;
+
+	if (test_nodes())
+		return test_nodes();
+	f = fopen("/sys/devices/system/node/online", "re");
+	if (!f)
+		return 1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	/* A list of ranges: "0", "0-3", "0,2-3". */
+	for (const char *p = buf; sscanf(p, "%d%n", &a, &used) == 1; ) {
+		p += used;
+		b = a;
+		if (*p == '-' && sscanf(p + 1, "%d%n", &b, &used) == 1)
+			p += 1 + used;
+		nodes += b >= a ? b - a + 1 : 1;
+		if (*p != ',')
+			break;
+		p++;
+	}
+	return nodes ? nodes : 1;
+}
+
+/* Pages per move_pages() query. */
+#define NODE_BATCH 1024
+
+int proc_page_nodes(int pid, const uint64_t *addrs, size_t n, int *nodes)
+{
+	void *pages[NODE_BATCH];
+	int fake = test_nodes();
+
+	for (size_t i = 0; i < n; i += NODE_BATCH) {
+		size_t m = n - i < NODE_BATCH ? n - i : NODE_BATCH;
+
+		if (fake) {
+			for (size_t j = 0; j < m; j++)
+				nodes[i + j] = (int)(addrs[i + j] / 4096 % (uint64_t)fake);
+			continue;
+		}
+		for (size_t j = 0; j < m; j++)
+			pages[j] = (void *)(uintptr_t)addrs[i + j];
+		/* No target nodes: a query; each status is a node or -errno. */
+		if (syscall(SYS_move_pages, pid, (unsigned long)m, pages, NULL,
+			    nodes + i, 0) < 0)
+			return -1;
+		for (size_t j = 0; j < m; j++)
+			if (nodes[i + j] < 0)
+				nodes[i + j] = -1;
+	}
+	return 0;
+}
+
+/* pagemap: bit 63 present, bits 0-54 the frame (zero unless root). */
+#define PM_PRESENT (1ull << 63)
+#define PM_PFN_MASK ((1ull << 55) - 1)
+/* /proc/kpageflags: the page is part of a transparent huge page. */
+#define KPF_THP (1ull << 22)
+
+/* Whether frame @pfn is in a transparent huge page; -1 on a read error. */
+static int pfn_thp(int kpf, uint64_t pfn)
+{
+	uint64_t flags;
+
+	if (pread(kpf, &flags, sizeof(flags), (off_t)(pfn * sizeof(flags))) !=
+	    (ssize_t)sizeof(flags))
+		return -1;
+	return (flags & KPF_THP) != 0;
+}
+
+int proc_page_thp(int pid, const uint64_t *addrs, size_t n, unsigned char *thp)
+{
+	char path[64];
+	uint64_t pm[512];
+	int fd, kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+
+	if (kpf < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		close(kpf);
+		return -1;
+	}
+	for (size_t i = 0; i < n; ) {
+		size_t run = 1;
+
+		/* One read for a run of consecutive pages. */
+		while (i + run < n && run < 512 && addrs[i + run] == addrs[i] + run * 4096)
+			run++;
+		if (pread(fd, pm, run * sizeof(*pm), (off_t)(addrs[i] / 4096 * 8)) !=
+		    (ssize_t)(run * sizeof(*pm)))
+			memset(pm, 0, sizeof(pm));
+		for (size_t j = 0; j < run; j++)
+			thp[i + j] = (pm[j] & PM_PRESENT) && (pm[j] & PM_PFN_MASK) &&
+				     pfn_thp(kpf, pm[j] & PM_PFN_MASK) == 1;
+		i += run;
+	}
+	close(fd);
+	close(kpf);
+	return 0;
 }

@@ -124,4 +124,39 @@ const char *proc_why_unreadable(int pid, int err);
 long procs_list(const char *regex, struct input **inputs, size_t *n,
 		size_t *cap, char *why, size_t len);
 
+/**
+ * numa_host_nodes() - how many NUMA nodes this host has online
+ * (/sys/devices/system/node/online); 1 if that cannot be read. With
+ * KSMSCAN_TEST_NODES=N in the environment (for tests only) it is N.
+ */
+int numa_host_nodes(void);
+
+/**
+ * proc_page_nodes() - the NUMA node of each page of a process, from
+ * move_pages(2) with no target nodes, which moves nothing and answers
+ * where each page is. With KSMSCAN_TEST_NODES=N (for tests only) the
+ * answer is (address / 4096) % N instead, a fake N-node host.
+ * @pid: the process
+ * @addrs: the pages' addresses
+ * @n: how many
+ * @nodes: set to each page's node, or -1 (not present, or no answer)
+ *
+ * Return: 0, or -1 (errno set) if the kernel refused the query.
+ */
+int proc_page_nodes(int pid, const uint64_t *addrs, size_t n, int *nodes);
+
+/**
+ * proc_page_thp() - whether each page of a process is part of a
+ * transparent huge page: its frame from /proc/PID/pagemap, then the
+ * frame's KPF_THP bit in /proc/kpageflags, which only root may read
+ * (others see no frame numbers).
+ * @pid: the process
+ * @addrs: the pages' addresses, ascending runs preferred
+ * @n: how many
+ * @thp: set to 1 for a page in a transparent huge page, else 0
+ *
+ * Return: 0, or -1 with errno (EACCES or EPERM: not root).
+ */
+int proc_page_thp(int pid, const uint64_t *addrs, size_t n, unsigned char *thp);
+
 #endif

@@ -78,22 +78,12 @@ static void add(struct doctor_row *to, const struct doctor_row *from)
 	to->vmm |= from->vmm;
 }
 
-/* The group named @name of the run, or NULL. */
-static const struct group *group_named(const struct scan_config *cfg,
-				       const char *name)
-{
-	for (size_t g = 0; g < cfg->ngroups; g++)
-		if (strcmp(cfg->groups[g].name, name) == 0)
-			return &cfg->groups[g];
-	return NULL;
-}
-
 static void doctor_scope(struct sink *sk, const struct scope *sc)
 {
 	struct doctor *s = (struct doctor *)sk;
 	const struct scan_config *cfg = s->r.rs->scan;
 	struct doctor_row row = { .name = sc->name };
-	const struct group *g = sc->group ? group_named(cfg, sc->name) : NULL;
+	const struct group *g = scope_group(cfg, sc);
 	int any = 0;
 
 	if (!sc->all) {

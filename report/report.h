@@ -259,6 +259,16 @@ void scope_sink_series(struct sink *s, const struct series_result *r);
 /** scope_sink_free() - the free() hook of a scope sink. */
 void scope_sink_free(struct sink *s);
 
+/**
+ * scope_group() - the group (--group, --by, --enable) a scope counts.
+ * @cfg: the run
+ * @sc: the scope
+ *
+ * Return: the group, or NULL for an input's scope or "*".
+ */
+const struct group *scope_group(const struct scan_config *cfg,
+				const struct scope *sc);
+
 /** any_process() - whether any input of the run is a live process. */
 int any_process(const struct scan_config *cfg);
 
@@ -331,5 +341,9 @@ struct sink *sketch_create(const struct report_setup *rs);
 struct sink *matrix_create(const struct report_setup *rs);
 /** doctor_create() - why live processes' memory will not merge, per reason. */
 struct sink *doctor_create(const struct report_setup *rs);
+/** numa_create() - the saving with merge_across_nodes 1 and 0. */
+struct sink *numa_create(const struct report_setup *rs);
+/** thp_create() - the huge pages a merge would split, and the saving without. */
+struct sink *thp_create(const struct report_setup *rs);
 
 #endif

@@ -23,6 +23,8 @@ static const struct report reports[] = {
 	{ "contents", contents_create, 0 },
 	{ "sketch", sketch_create, 0 },
 	{ "doctor", doctor_create, 0 },
+	{ "thp", thp_create, 0 },
+	{ "numa", numa_create, 0 },
 	{ "timeline", timeline_create, 1 },
 	{ "volatility", volatility_create, 1 },
 };
@@ -117,4 +119,13 @@ int any_process(const struct scan_config *cfg)
 		if (!cfg->inputs[i].path)
 			return 1;
 	return 0;
+}
+
+const struct group *scope_group(const struct scan_config *cfg,
+				const struct scope *sc)
+{
+	for (size_t g = 0; sc->group && g < cfg->ngroups; g++)
+		if (strcmp(cfg->groups[g].name, sc->name) == 0)
+			return &cfg->groups[g];
+	return NULL;
 }
