@@ -128,8 +128,11 @@ static void doctor_print(struct sink *sk)
 	for (size_t i = 0; i < s->nrows; i++)
 		for (int k = 0; k < DOCTOR_REASONS; k++) {
 			const struct doctor_row *row = &s->rows[i];
+			char name[128];
 			struct cell c[NCOLS] = {
-				cell_str(row->name), cell_str(reason_names[k]),
+				cell_str(people_name(s->r.rs, row->name, name,
+						     sizeof(name))),
+				cell_str(reason_names[k]),
 				cell_uint(row->d.pages[k]),
 				cell_bytes(row->d.pages[k] * PAGE_BYTES),
 				cell_str(fix_of(row, k)),

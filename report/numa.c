@@ -24,6 +24,12 @@ static const struct column numa_cols[] = {
 
 #define NCOLS (sizeof(numa_cols) / sizeof(numa_cols[0]))
 
+/* The same for people, within 80 columns. */
+static const struct column people_cols[] = {
+	{ "input", 0, 0 }, { "nodes", 0, 0 }, { "saved_across_nodes", 0, 0 },
+	{ "saved_within_nodes", 0, 0 },
+};
+
 struct numa_row {
 	const char *name;
 	uint64_t nodes, across, within;
@@ -128,10 +134,13 @@ static void numa_print(struct sink *sk)
 	struct numa *s = (struct numa *)sk;
 	const struct writer *w = s->r.rs->out;
 
-	w->begin("numa", numa_cols, NCOLS, 0);
+	w->begin("numa", for_people(s->r.rs) ? people_cols : numa_cols, NCOLS, 0);
 	for (size_t i = 0; i < s->nrows; i++) {
+		char name[128];
 		struct cell c[NCOLS] = {
-			cell_str(s->rows[i].name), cell_uint(s->rows[i].nodes),
+			cell_str(people_name(s->r.rs, s->rows[i].name, name,
+					     sizeof(name))),
+			cell_uint(s->rows[i].nodes),
 			cell_bytes(s->rows[i].across), cell_bytes(s->rows[i].within),
 		};
 

@@ -283,6 +283,17 @@ const char *scope_status_name(enum scope_status st);
 int for_people(const struct report_setup *rs);
 
 /**
+ * people_name() - a row's input name as a report prints it: for people
+ * (for_people()) shortened from the left to NAME_COLS columns, else whole.
+ * @rs: the report's setup
+ * @name: the name
+ * @buf: room for the shortened name
+ * @len: size of @buf
+ */
+const char *people_name(const struct report_setup *rs, const char *name,
+			char *buf, size_t len);
+
+/**
  * summary_people() - the summary as people read it: one line per input
  * that fits 80 columns, the checksums apart when there are several, and
  * sentences that say what the figures mean (summary_people.c).

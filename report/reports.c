@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/text.h"
 #include "../util/util.h"
 #include "report.h"
 
@@ -128,4 +129,10 @@ const struct group *scope_group(const struct scan_config *cfg,
 		if (strcmp(cfg->groups[g].name, sc->name) == 0)
 			return &cfg->groups[g];
 	return NULL;
+}
+
+const char *people_name(const struct report_setup *rs, const char *name,
+			char *buf, size_t len)
+{
+	return for_people(rs) ? text_shorten(name, NAME_COLS, buf, len) : name;
 }

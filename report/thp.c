@@ -27,6 +27,12 @@ static const struct column thp_cols[] = {
 
 #define NCOLS (sizeof(thp_cols) / sizeof(thp_cols[0]))
 
+/* The same for people, within 80 columns. */
+static const struct column people_cols[] = {
+	{ "input", 0, 0 }, { "huge_pages", 0, 0 }, { "split", 0, 0 },
+	{ "saved", 0, 0 }, { "saved_no_split", 0, 0 },
+};
+
 struct thp_row {
 	const char *name;
 	uint64_t huge, split, saved, without;
@@ -155,11 +161,13 @@ static void thp_print(struct sink *sk)
 	struct thp *s = (struct thp *)sk;
 	const struct writer *w = s->r.rs->out;
 
-	w->begin("thp", thp_cols, NCOLS, 0);
+	w->begin("thp", for_people(s->r.rs) ? people_cols : thp_cols, NCOLS, 0);
 	for (size_t i = 0; i < s->nrows; i++) {
 		const struct thp_row *r = &s->rows[i];
+		char name[128];
 		struct cell c[NCOLS] = {
-			cell_str(r->name), cell_uint(r->huge),
+			cell_str(people_name(s->r.rs, r->name, name, sizeof(name))),
+			cell_uint(r->huge),
 			r->known ? cell_uint(r->split) : cell_str(""),
 			cell_bytes(r->saved),
 			r->known ? cell_bytes(r->without) : cell_str(""),
