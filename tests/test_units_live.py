@@ -21,7 +21,8 @@ same with systemd-run; this test uses cgroups, which need no systemd.)
   in all. ksmd runs until its counters settle; then the kernel's page
   tables (pagemap, kpageflags' KSM bit) give the KSM pages of those pages
   and their further mappings, which equal the --enable row's pages_shared
-  and pages_sharing; none of B1's is merged.
+  and pages_sharing; none of B1's is merged. A2's pages are mlocked: KSM
+  merges them all the same (which is why the doctor has no "locked" reason).
 """
 import atexit
 import csv
@@ -67,6 +68,8 @@ pool = [random.Random(26 + i).randbytes(4096) for i in range(40)]
 rng = random.Random(seed)
 for i in range(n):
     ctypes.memmove(addr + i * 4096, pool[rng.randrange(40)], 4096)
+if len(sys.argv) > 7 and libc.mlock(ctypes.c_void_p(addr), ctypes.c_size_t(n * 4096)):
+    out["error"] = "mlock: " + os.strerror(ctypes.get_errno())
 if spawn:
     p = subprocess.Popen([sys.executable, "-c", sys.argv[4], "0", "0",
                           str(seed + 100), sys.argv[4], sys.argv[5], sys.argv[6]],
@@ -159,10 +162,10 @@ class Cgroups:
             signal.signal(s, h)
 
 
-def start(cg, merge, spawn, seed):
+def start(cg, merge, spawn, seed, lock=False):
     p = subprocess.Popen([sys.executable, "-c", CHILD, "1" if merge else "0",
                           "1" if spawn else "0", str(seed), CHILD, str(ADDR),
-                          str(NPAGES)],
+                          str(NPAGES)] + (["mlock"] if lock else []),
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     cg.children.append(p)
     ready, _, _ = select.select([p.stdout], [], [], 30)
@@ -234,6 +237,9 @@ def ksm_checks(ks, procs, en):
         ksm = [f for f in present if flags[f] & kl.KPF_KSM]
         if p == b1:
             eq(ksm, [], "B1's pages: none merged")
+        if p == a2:
+            check(len(ksm) > NPAGES // 2, "A2's mlocked pages are merged too",
+                  "%d of %d" % (len(ksm), NPAGES))
         frames |= set(ksm)
         mappings += len(ksm)
     eq(len(frames), int(en["pages_shared"]),
@@ -249,7 +255,7 @@ def run_children(root, ks):
         # Without the session KSM may be someone else's: no prctl then.
         a1, info = start(cg, ks is not None, True, 1)
         d = info["spawned"]
-        a2, _ = start(cg, ks is not None, False, 2)
+        a2, _ = start(cg, ks is not None, False, 2, lock=True)
         b1, _ = start(cg, False, False, 3)
         for p, n in ((a1, "a"), (a2, "a"), (b1, "b"), (d, "b")):
             cg.move(p, n)
