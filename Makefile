@@ -135,6 +135,7 @@ bench: ksmscan build/bench/floor
 	KSMSCAN=./ksmscan KSMSCAN_FLOOR=build/bench/floor $(PYTHON) bench/scan_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/fleet_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/series_bench.py
+	KSMSCAN=./ksmscan $(PYTHON) bench/units_bench.py
 
 # Fuzzing: libFuzzer harnesses with ASan and UBSan, FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 20
