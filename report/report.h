@@ -203,6 +203,8 @@ struct scope_copy {
 	char *why;			/* its first error, or NULL */
 	struct figures f;
 	int group;			/* a --group's scope */
+	uint64_t shared_bytes;		/* a group's: saved only together with
+					 * the other inputs (struct scope) */
 	struct proc_stats proc;		/* a live process's KSM state (valid 0
 					 * for files, "*" and groups) */
 	double seconds_to_90;		/* a series' row: when pages_sharing

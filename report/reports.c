@@ -75,7 +75,7 @@ void scope_sink_scope(struct sink *sk, const struct scope *sc)
 	s->rows[s->nrows++] = (struct scope_copy){
 		.name = sc->name, .format = sc->format, .all = sc->all,
 		.status = sc->status, .why = sc->why ? xstrdup(sc->why) : NULL,
-		.f = *sc->f, .group = sc->group,
+		.f = *sc->f, .group = sc->group, .shared_bytes = sc->shared_bytes,
 	};
 	if (sc->proc)
 		s->rows[s->nrows - 1].proc = *sc->proc;

@@ -187,6 +187,27 @@ static void enable_how(const struct writer *w, const char *name, size_t len)
 }
 
 /*
+ * Each group's sharing with the other inputs: what its processes save only
+ * on one host with the rest, beside what they save on their own.
+ */
+static void group_sharing(const struct writer *w, const struct scope_copy *rows,
+			  size_t n)
+{
+	char t[400], a[32], b[32], name[128];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].group || strncmp(rows[i].name, "enable:", 7) == 0)
+			continue;
+		snprintf(t, sizeof(t), "%s: saves %s on its own and %s more together "
+			 "with the other inputs (what it shares with them).",
+			 shorten(rows[i].name, name, sizeof(name)),
+			 human_bytes(rows[i].f.saved_bytes, a, sizeof(a)),
+			 human_bytes(rows[i].shared_bytes, b, sizeof(b)));
+		w->note(t);
+	}
+}
+
+/*
  * --enable's row: its saving against every process mergeable ("*") and
  * against what the kernel merges now, and how to apply it.
  */
@@ -320,6 +341,8 @@ void summary_sentences(const struct report_setup *rs,
 		across(w, rows, cfg->ninputs);
 	if (any_process(cfg) && !(n && rows[0].nsnaps))
 		host(w, rows, cfg->ninputs);
+	if (cfg->ninputs > 1 && n > cfg->ninputs)
+		group_sharing(w, rows, n);
 	if (any_process(cfg) && !(n && rows[0].nsnaps))
 		enable_notes(w, rows, n, cfg->ninputs);
 	w->note("KSM merges only memory that is marked MADV_MERGEABLE, or all of "

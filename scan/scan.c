@@ -666,6 +666,33 @@ static void scan_scope_all(struct scan *s, const enum scope_status *st)
 }
 
 /*
+ * What a group shares with the other inputs: the saving of all of them
+ * ("*") less the group's own (@f) and that of the others on a host of
+ * their own, counted from the index's counts less the group's.
+ */
+static uint64_t group_shared(struct scan *s, const struct figures *f,
+			     const uint32_t *counts)
+{
+	const struct scan_config *cfg = s->cfg;
+	const struct figures *all = &s->fig[cfg->ninputs];
+	size_t size = index_size(s->ix);
+	uint32_t *rest = xcalloc(size ? size : 1, sizeof(*rest));
+	struct figures rf = { 0 };
+
+	if (cfg->ninputs < 2) {
+		free(rest);
+		return 0;
+	}
+	for (size_t id = 0; id < size; id++)
+		rest[id] = index_count(s->ix, id, 0) - counts[id];
+	rf.pages = all->pages - f->pages;
+	ksm_tally_counts(&rf, s->ix, 0, rest, cfg->algos, cfg->nalgos, &cfg->ksm);
+	free(rest);
+	return all->saved_bytes > f->saved_bytes + rf.saved_bytes ?
+	       all->saved_bytes - f->saved_bytes - rf.saved_bytes : 0;
+}
+
+/*
  * The kernel's figures of a group's live processes, summed (as a cgroup's
  * would be, had it any); valid 0 if none is a live process.
  */
@@ -702,6 +729,7 @@ static void scan_scope_group(struct scan *s, size_t g)
 	const char *fmt = input_format(s, gr->inputs[0]);
 	struct figures f = { 0 };
 	struct proc_stats procs;
+	const uint32_t *counts;
 	struct scope sc = { .name = gr->name, .input_no = cfg->ninputs, .all = 1,
 			    .f = &f, .ix = s->ix, .group = 1 };
 
@@ -719,9 +747,9 @@ static void scan_scope_group(struct scan *s, size_t g)
 			fmt = "mixed";
 	}
 	sc.format = fmt;
-	ksm_tally_counts(&f, s->ix, 0,
-			 group_counts_get(s->groups, g, index_size(s->ix)),
-			 cfg->algos, cfg->nalgos, &cfg->ksm);
+	counts = group_counts_get(s->groups, g, index_size(s->ix));
+	ksm_tally_counts(&f, s->ix, 0, counts, cfg->algos, cfg->nalgos, &cfg->ksm);
+	sc.shared_bytes = group_shared(s, &f, counts);
 	for (size_t i = 0; i < cfg->nsinks; i++)
 		if (cfg->sinks[i]->ops->scope &&
 		    (cfg->sinks[i]->ops->needs & SINK_GROUPS))

@@ -81,6 +81,9 @@ struct scope {
 					 * "group:NAME", all is 1, and only f
 					 * holds its figures (the index counts
 					 * no group) */
+	uint64_t shared_bytes;		/* a group: what it saves only together
+					 * with the other inputs: the saving of
+					 * all, less its own and theirs */
 	const struct proc_stats *proc;	/* a live process's KSM state now;
 					 * a group's: its processes' summed;
 					 * NULL for files, "*" and groups of

@@ -250,6 +250,38 @@ def by_table_fits():
         c.close()
 
 
+@test("by")
+def group_sharing():
+    """A group's sharing with the other inputs, in the table's sentence."""
+    rng = random.Random(3)
+    pool = [rng.randbytes(PAGE) for _ in range(30)]
+    files = []
+    for k in range(3):
+        pages = [pool[rng.randrange(30)] for _ in range(100)]
+        path = tmp("share%d.img" % k)
+        with open(path, "wb") as f:
+            f.write(b"".join(pages))
+        files.append((path, pages))
+    grp = files[0][1] + files[1][1]
+    rest = files[2][1]
+    exp = saved(grp + rest) - saved(grp) - saved(rest)
+    r = run([p for p, _ in files] + ["--group=g=%s,%s" % (files[0][0], files[1][0])])
+    eq(r.rc, 0, "three files, a group: exit 0")
+    text = " ".join(r.out.split())
+    want = "group:g: saves %s on its own and %s more together" % (
+        human(saved(grp)), human(exp))
+    check(want in text, "the group's sharing with the others", "%r not in %r" % (
+        want, text[-600:]))
+
+
+def human(n):
+    """A size as tables print it (units of 1024, one decimal)."""
+    for unit in ("", "K", "M", "G"):
+        if n < 1024 or unit == "G":
+            return "%d" % n if not unit else "%.1f%s" % (n, unit)
+        n /= 1024.0
+
+
 # --- doctor ----------------------------------------------------------------------
 def smaps_areas(pid):
     """[(start, path, {key: kB}, flags)] of /proc/PID/smaps."""
