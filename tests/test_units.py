@@ -37,7 +37,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import (KSMSCAN, PAGE, Skip, as_int, check, eq,  # noqa: E402
-                     ksm_group, parse_csv, run, run_suite, test, tmp)
+                     ksm_group, parse_csv, run, run_suite, skip, test, tmp)
 
 HUGE = 2 << 20
 M = 256
@@ -359,10 +359,10 @@ def doctor_kinds():
         if thp_kb and thp_kb[0]:
             check(got.get("thp", 0) >= 512, "the MADV_HUGEPAGE area is thp", repr(got))
         else:
-            print("SKIP [doctor] thp: the kernel gave the MADV_HUGEPAGE area no huge page")
+            skip("thp: the kernel gave the MADV_HUGEPAGE area no huge page")
         if "hugetlb_error" in c.info:
-            print("SKIP [doctor] hugetlb: MAP_HUGETLB failed (%s; vm.nr_hugepages is %s)"
-                  % (c.info["hugetlb_error"], open("/proc/sys/vm/nr_hugepages").read().strip()))
+            skip("hugetlb: MAP_HUGETLB failed (%s; vm.nr_hugepages is %s)"
+                 % (c.info["hugetlb_error"], open("/proc/sys/vm/nr_hugepages").read().strip()))
         else:
             eq(got.get("hugetlb"), 512, "the hugetlb page (2 MiB) is hugetlb")
     finally:
