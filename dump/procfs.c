@@ -61,18 +61,24 @@ static int proc_have_ptrace_cap(void)
 	return caps >> CAP_SYS_PTRACE_BIT & 1;
 }
 
+/* The number a one-number file (a sysctl, a sysfs knob) holds, or -1. */
+static int read_int(const char *path)
+{
+	int v = -1;
+	FILE *f = fopen(path, "re");
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 /* kernel.yama.ptrace_scope, or -1 without Yama. */
 static int proc_yama_scope(void)
 {
-	int scope = -1;
-	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
-
-	if (f) {
-		if (fscanf(f, "%d", &scope) != 1)
-			scope = -1;
-		fclose(f);
-	}
-	return scope;
+	return read_int("/proc/sys/kernel/yama/ptrace_scope");
 }
 
 static const char *proc_why_denied(void)
@@ -214,15 +220,7 @@ void proc_stats_read(int pid, struct proc_stats *st)
 
 int ksm_run_value(void)
 {
-	int run = -1;
-	FILE *f = fopen("/sys/kernel/mm/ksm/run", "re");
-
-	if (f) {
-		if (fscanf(f, "%d", &run) != 1)
-			run = -1;
-		fclose(f);
-	}
-	return run;
+	return read_int("/sys/kernel/mm/ksm/run");
 }
 
 /* One smaps area's figures, in kB, until its VmFlags line. */

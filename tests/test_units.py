@@ -26,9 +26,7 @@ nothing here writes to /sys, and KSM need not run. The oracles:
   with quote, backslash and newline come back unchanged.
 """
 import collections
-import ctypes
 import json
-import mmap
 import os
 import random
 import select
@@ -36,6 +34,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_ksm_live import stop_child  # noqa: E402
 from ksmtest import (KSMSCAN, PAGE, Skip, as_int, check, eq,  # noqa: E402
                      ksm_group, parse_csv, run, run_suite, skip, test, tmp)
 
@@ -138,15 +137,7 @@ class Child:
         self.info = json.loads(line)
 
     def close(self):
-        try:
-            self.p.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
+        stop_child(self.p)
 
 
 def csv_rows(args, what, cols):
@@ -326,14 +317,31 @@ def doctor_oracle(pid, ksm_runs):
 DOCTOR = ["input", "reason", "pages", "bytes", "fix"]
 
 
+def ksm_run():
+    try:
+        return open("/sys/kernel/mm/ksm/run").read().strip()
+    except OSError:
+        return "missing"
+
+
 @test("doctor")
 def doctor_kinds():
-    c = Child({"doctor": ["shared", "memfd", "hugetlb", "mlock", "thp", "private"]},
-              argv0="qemu-system-x86_64", extra=["-name", "doc"])
+    # Mergeable areas only while KSM is stopped: a running ksmd (someone
+    # else's) would merge them, and its owner's counters would move. While
+    # the child has them, tests/live.py's guards keep others from starting it.
+    run0 = ksm_run()
+    kinds = ["shared", "memfd", "hugetlb", "private"]
+    if run0 == "0":
+        kinds += ["mlock", "thp"]
+    else:
+        skip("KSM's run is %s: no mergeable area (mlock, thp) made" % run0)
+    c = Child({"doctor": kinds}, argv0="qemu-system-x86_64", extra=["-name", "doc"])
     try:
         rows = csv_rows(["-p", str(c.pid), "-r", "doctor"], "doctor", DOCTOR)
-        ksm_runs = open("/sys/kernel/mm/ksm/run").read().strip() == "1"
-        exp = doctor_oracle(c.pid, ksm_runs)
+        exp = doctor_oracle(c.pid, ksm_run() == "1")
+        if ksm_run() != run0:
+            raise Skip("KSM's run changed during the check (%s, then %s)"
+                       % (run0, ksm_run()))
         if rows is None:
             return
         got = {r["reason"]: as_int(r["pages"]) for r in rows if r["input"] == "pid:%d" % c.pid}
@@ -343,28 +351,29 @@ def doctor_kinds():
         check(got.get("shared_mapping", 0) >= 14,
               "MAP_SHARED (8) and memfd (6) pages are shared_mapping", repr(got))
         check(got.get("not_mergeable", 0) >= 7, "private unmarked pages", repr(got))
+        shared = [r for r in rows if r["reason"] == "shared_mapping"]
+        check(shared and "share=on" in shared[0]["fix"] and "memfd" in shared[0]["fix"],
+              "a VMM's shared memory names the guest options", repr(shared[:1]))
+        if "hugetlb_error" in c.info:
+            skip("hugetlb: MAP_HUGETLB failed (%s; vm.nr_hugepages is %s)"
+                 % (c.info["hugetlb_error"], open("/proc/sys/vm/nr_hugepages").read().strip()))
+        else:
+            eq(got.get("hugetlb"), 512, "the hugetlb page (2 MiB) is hugetlb")
+        if run0 != "0":
+            return
         if "mlock_error" in c.info:
             raise Skip("mlock: %s" % c.info["mlock_error"])
         # KSM merges mlocked pages (it moves the lock to the KSM page), so
         # mlock is no reason: the 5 pages are mergeable like the others.
         check("locked" not in got, "no 'locked' row: mlocked pages merge", repr(got))
-        if not ksm_runs:
-            check(got.get("ksm_not_running", 0) >= 5,
-                  "mergeable pages (mlocked ones too) while ksmd is stopped", repr(got))
-        shared = [r for r in rows if r["reason"] == "shared_mapping"]
-        check(shared and "share=on" in shared[0]["fix"] and "memfd" in shared[0]["fix"],
-              "a VMM's shared memory names the guest options", repr(shared[:1]))
+        check(got.get("ksm_not_running", 0) >= 5,
+              "mergeable pages (mlocked ones too) while ksmd is stopped", repr(got))
         thp_kb = [kb.get("AnonHugePages", 0) for s, _, kb, _ in smaps_areas(c.pid)
                   if s <= c.info["thp"] < s + (4 << 20)]
         if thp_kb and thp_kb[0]:
             check(got.get("thp", 0) >= 512, "the MADV_HUGEPAGE area is thp", repr(got))
         else:
             skip("thp: the kernel gave the MADV_HUGEPAGE area no huge page")
-        if "hugetlb_error" in c.info:
-            skip("hugetlb: MAP_HUGETLB failed (%s; vm.nr_hugepages is %s)"
-                 % (c.info["hugetlb_error"], open("/proc/sys/vm/nr_hugepages").read().strip()))
-        else:
-            eq(got.get("hugetlb"), 512, "the hugetlb page (2 MiB) is hugetlb")
     finally:
         c.close()
 

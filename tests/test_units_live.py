@@ -38,9 +38,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import live  # noqa: E402
 import test_ksm_live as kl  # noqa: E402
-from ksmtest import KSMSCAN, closing_line  # noqa: E402
+from ksmtest import KSMSCAN  # noqa: E402
+from test_ksm_live import check, eq, finish, skip  # noqa: E402
 
-STATE = {"passed": 0, "failed": 0, "skipped": 0}
 M = 256
 
 # The known pages sit at the same address in every child, so that one
@@ -82,24 +82,6 @@ sys.stdin.buffer.read()
 """
 
 
-def check(cond, what, detail=""):
-    if cond:
-        STATE["passed"] += 1
-    else:
-        STATE["failed"] += 1
-        print("FAIL %s%s" % (what, (": " + detail) if detail else ""), flush=True)
-    return bool(cond)
-
-
-def eq(got, exp, what):
-    return check(got == exp, what, "expected %r, got %r" % (exp, got))
-
-
-def skip(why):
-    STATE["skipped"] += 1
-    print("SKIP %s" % why, flush=True)
-
-
 def cgroup2_root():
     for root in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
         if os.path.exists(os.path.join(root, "cgroup.procs")) and \
@@ -135,16 +117,7 @@ class Cgroups:
 
     def leave(self):
         for p in self.children:
-            try:
-                p.stdin.close()
-            except OSError:
-                pass
-        for p in self.children:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+            kl.stop_child(p)
         self.children = []
         for rel in list(self.paths.values()):
             path = self.root + rel
@@ -293,5 +266,4 @@ if __name__ == "__main__":
         main()
     except (OSError, RuntimeError) as e:
         check(False, "test ran to the end", "%s: %s" % (type(e).__name__, e))
-    print(closing_line(STATE["passed"], STATE["failed"], STATE["skipped"]), flush=True)
-    sys.exit(1 if STATE["failed"] else 0)
+    finish()

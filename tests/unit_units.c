@@ -27,19 +27,19 @@ static void eq(const char *got, const char *exp, const char *what)
 static void cgroup_case(const char *what, const char *text, const char *cg,
 			const char *unit, const char *container, const char *vm)
 {
+	const char *exp[UNIT_KINDS] = {
+		[UNIT_CGROUP] = cg, [UNIT_UNIT] = unit,
+		[UNIT_CONTAINER] = container, [UNIT_VM] = vm,
+	};
 	struct proc_unit u;
 	char w[128];
 
 	memset(&u, 0x55, sizeof(u));	/* every name must be set */
 	unit_parse_cgroup(text, &u);
-	snprintf(w, sizeof(w), "%s: cgroup", what);
-	eq(u.name[UNIT_CGROUP], cg, w);
-	snprintf(w, sizeof(w), "%s: unit", what);
-	eq(u.name[UNIT_UNIT], unit, w);
-	snprintf(w, sizeof(w), "%s: container", what);
-	eq(u.name[UNIT_CONTAINER], container, w);
-	snprintf(w, sizeof(w), "%s: vm", what);
-	eq(u.name[UNIT_VM], vm, w);
+	for (int k = 0; k < UNIT_KINDS; k++) {
+		snprintf(w, sizeof(w), "%s: %s", what, unit_kind_name(k));
+		eq(u.name[k], exp[k], w);
+	}
 }
 
 static void cmdline_case(const char *what, const char *args, size_t len,
