@@ -36,33 +36,24 @@ struct numa_row {
 };
 
 struct numa {
-	struct report_sink r;
-	struct page_recs recs;
+	struct recs_sink b;		/* first: its sink, setup and pages */
 	struct numa_row *rows;
 	size_t nrows;
 	int failed;		/* a query was refused: said once */
 };
 
-static void numa_page(struct sink *sk, const struct page_event *pg)
-{
-	struct numa *s = (struct numa *)sk;
-
-	if (!s->r.rs->scan->inputs[pg->input_no].path)
-		page_recs_add(&s->recs, pg);
-}
-
 /* Tag the input's pages with their nodes, now that it is read. */
 static void numa_nodes(struct numa *s, const struct scope *sc)
 {
-	const struct input *in = &s->r.rs->scan->inputs[sc->input_no];
+	const struct input *in = &s->b.r.rs->scan->inputs[sc->input_no];
 	size_t n;
-	struct page_rec *v = page_recs_current(&s->recs, sc->input_no, &n);
+	struct page_rec *v = page_recs_current(&s->b.recs, sc->input_no, &n);
 	int *nodes;
 
 	if (!n)
 		return;
 	nodes = xcalloc(n, sizeof(*nodes));
-	if (proc_page_nodes(in->pid, s->recs.addr, n, nodes) < 0 && !s->failed++)
+	if (proc_page_nodes(in->pid, s->b.recs.addr, n, nodes) < 0 && !s->failed++)
 		warn("%s: move_pages: %s; its pages count as one node", in->name,
 		     strerror(errno));
 	/* A page the kernel gives no node for (the shared zero page mapped
@@ -86,14 +77,14 @@ static uint64_t distinct_nodes(const struct page_rec *v, size_t n)
 static void numa_scope(struct sink *sk, const struct scope *sc)
 {
 	struct numa *s = (struct numa *)sk;
-	const struct ksm_params *p = &s->r.rs->scan->ksm;
+	const struct ksm_params *p = &s->b.r.rs->scan->ksm;
 	struct numa_row row = { .name = sc->name };
 	struct page_rec *v;
 	size_t n;
 
 	if (!sc->all)
 		numa_nodes(s, sc);
-	v = page_recs_scope(&s->recs, sc, s->r.rs->scan, &n);
+	v = page_recs_scope(&s->b.recs, sc, s->b.r.rs->scan, &n);
 	if (!v)
 		return;
 	row.across = page_recs_saved(v, n, 0, p) * PAGE_BYTES;
@@ -132,13 +123,13 @@ static void numa_notes(const struct writer *w, const struct numa *s)
 static void numa_print(struct sink *sk)
 {
 	struct numa *s = (struct numa *)sk;
-	const struct writer *w = s->r.rs->out;
+	const struct writer *w = s->b.r.rs->out;
 
-	w->begin("numa", for_people(s->r.rs) ? people_cols : numa_cols, NCOLS, 0);
+	w->begin("numa", for_people(s->b.r.rs) ? people_cols : numa_cols, NCOLS, 0);
 	for (size_t i = 0; i < s->nrows; i++) {
 		char name[128];
 		struct cell c[NCOLS] = {
-			cell_str(people_name(s->r.rs, s->rows[i].name, name,
+			cell_str(people_name(s->b.r.rs, s->rows[i].name, name,
 					     sizeof(name))),
 			cell_uint(s->rows[i].nodes),
 			cell_bytes(s->rows[i].across), cell_bytes(s->rows[i].within),
@@ -146,7 +137,7 @@ static void numa_print(struct sink *sk)
 
 		w->row(c);
 	}
-	if (!any_process(s->r.rs->scan))
+	if (!any_process(s->b.r.rs->scan))
 		w->note("numa: only live processes (-p, -P, --all-processes) have "
 			"nodes; files get no row.");
 	else
@@ -158,14 +149,14 @@ static void numa_free(struct sink *sk)
 {
 	struct numa *s = (struct numa *)sk;
 
-	page_recs_free(&s->recs);
+	page_recs_free(&s->b.recs);
 	free(s->rows);
 	free(s);
 }
 
 static const struct sink_ops numa_ops = {
 	.needs = SINK_PAGES | SINK_GROUPS,
-	.page = numa_page, .scope = numa_scope,
+	.page = recs_sink_page, .scope = numa_scope,
 	.print = numa_print, .free = numa_free,
 };
 

@@ -28,6 +28,14 @@ void page_recs_add(struct page_recs *r, const struct page_event *pg)
 		.id = pg->id, .tag = -1, .zero = (uint32_t)pg->zero };
 }
 
+void recs_sink_page(struct sink *sk, const struct page_event *pg)
+{
+	struct recs_sink *s = (struct recs_sink *)sk;
+
+	if (!s->r.rs->scan->inputs[pg->input_no].path)
+		page_recs_add(&s->recs, pg);
+}
+
 struct page_rec *page_recs_current(struct page_recs *r, size_t input, size_t *n)
 {
 	*n = r->v && r->input == input ? r->n - r->first : 0;

@@ -31,6 +31,19 @@ struct page_recs {
 	size_t input;		/* its number */
 };
 
+/* The first members of the thp and numa reports' states. */
+struct recs_sink {
+	struct report_sink r;
+	struct page_recs recs;
+};
+
+/**
+ * recs_sink_page() - their page() hook: record each page of a live process.
+ * @s: the sink, whose state begins with a struct recs_sink
+ * @pg: the page
+ */
+void recs_sink_page(struct sink *s, const struct page_event *pg);
+
 /**
  * page_recs_add() - record a page of a live process; a page of a new input
  * starts that input's addresses afresh.

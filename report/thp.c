@@ -40,37 +40,28 @@ struct thp_row {
 };
 
 struct thp {
-	struct report_sink r;
-	struct page_recs recs;
+	struct recs_sink b;		/* first: its sink, setup and pages */
 	struct thp_row *rows;
 	size_t nrows;
 	int unreadable;		/* /proc/kpageflags refused: said once */
 };
 
-static void thp_page(struct sink *sk, const struct page_event *pg)
-{
-	struct thp *s = (struct thp *)sk;
-
-	if (!s->r.rs->scan->inputs[pg->input_no].path)
-		page_recs_add(&s->recs, pg);
-}
-
 /* Tag the input's pages in huge pages with their huge page; 0, or -1 if
  * the kernel would not say (not root). */
 static int thp_tag(struct thp *s, const struct scope *sc)
 {
-	const struct input *in = &s->r.rs->scan->inputs[sc->input_no];
+	const struct input *in = &s->b.r.rs->scan->inputs[sc->input_no];
 	size_t n;
-	struct page_rec *v = page_recs_current(&s->recs, sc->input_no, &n);
+	struct page_rec *v = page_recs_current(&s->b.recs, sc->input_no, &n);
 	unsigned char *thp;
 	int rc;
 
 	if (!n)
 		return 0;
 	thp = xcalloc(n, 1);
-	rc = proc_page_thp(in->pid, s->recs.addr, n, thp);
+	rc = proc_page_thp(in->pid, s->b.recs.addr, n, thp);
 	for (size_t i = 0; i < n; i++)
-		v[i].tag = !rc && thp[i] ? (int32_t)(s->recs.addr[i] >> HUGE_SHIFT) : -1;
+		v[i].tag = !rc && thp[i] ? (int32_t)(s->b.recs.addr[i] >> HUGE_SHIFT) : -1;
 	free(thp);
 	/* A process gone since its scan has no huge pages left to split. */
 	return rc < 0 && (errno == EACCES || errno == EPERM) ? -1 : 0;
@@ -126,7 +117,7 @@ static void count_huge(struct thp_row *row, const struct page_rec *v, size_t n,
 static void thp_scope(struct sink *sk, const struct scope *sc)
 {
 	struct thp *s = (struct thp *)sk;
-	const struct ksm_params *p = &s->r.rs->scan->ksm;
+	const struct ksm_params *p = &s->b.r.rs->scan->ksm;
 	struct thp_row row = { .name = sc->name, .known = 1 };
 	struct page_rec *v;
 	size_t n, kept = 0;
@@ -139,7 +130,7 @@ static void thp_scope(struct sink *sk, const struct scope *sc)
 		row.known = 0;
 		row.huge = sc->proc ? sc->proc->thp_pages / 512 : 0;
 	}
-	v = page_recs_scope(&s->recs, sc, s->r.rs->scan, &n);
+	v = page_recs_scope(&s->b.recs, sc, s->b.r.rs->scan, &n);
 	if (!v)
 		return;
 	row.saved = page_recs_saved(v, n, 0, p) * PAGE_BYTES;
@@ -159,14 +150,14 @@ static void thp_scope(struct sink *sk, const struct scope *sc)
 static void thp_print(struct sink *sk)
 {
 	struct thp *s = (struct thp *)sk;
-	const struct writer *w = s->r.rs->out;
+	const struct writer *w = s->b.r.rs->out;
 
-	w->begin("thp", for_people(s->r.rs) ? people_cols : thp_cols, NCOLS, 0);
+	w->begin("thp", for_people(s->b.r.rs) ? people_cols : thp_cols, NCOLS, 0);
 	for (size_t i = 0; i < s->nrows; i++) {
 		const struct thp_row *r = &s->rows[i];
 		char name[128];
 		struct cell c[NCOLS] = {
-			cell_str(people_name(s->r.rs, r->name, name, sizeof(name))),
+			cell_str(people_name(s->b.r.rs, r->name, name, sizeof(name))),
 			cell_uint(r->huge),
 			r->known ? cell_uint(r->split) : cell_str(""),
 			cell_bytes(r->saved),
@@ -175,7 +166,7 @@ static void thp_print(struct sink *sk)
 
 		w->row(c);
 	}
-	if (!any_process(s->r.rs->scan))
+	if (!any_process(s->b.r.rs->scan))
 		w->note("thp: only live processes (-p, -P, --all-processes) have "
 			"huge pages; files get no row.");
 	else
@@ -189,14 +180,14 @@ static void thp_free(struct sink *sk)
 {
 	struct thp *s = (struct thp *)sk;
 
-	page_recs_free(&s->recs);
+	page_recs_free(&s->b.recs);
 	free(s->rows);
 	free(s);
 }
 
 static const struct sink_ops thp_ops = {
 	.needs = SINK_PAGES | SINK_GROUPS,
-	.page = thp_page, .scope = thp_scope,
+	.page = recs_sink_page, .scope = thp_scope,
 	.print = thp_print, .free = thp_free,
 };
 
