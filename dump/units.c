@@ -254,7 +254,8 @@ void unit_parse_cmdline(const char *args, size_t len, struct proc_unit *u)
 {
 	const char *end = args + len, *prog = args, *base;
 
-	if (!len)
+	/* Every argument ends with a NUL before @end, or none is read. */
+	if (!len || args[len - 1] != '\0')
 		return;
 	base = strrchr(prog, '/');
 	base = base ? base + 1 : prog;

@@ -59,7 +59,7 @@ void unit_parse_cgroup(const char *text, struct proc_unit *u);
  * comma, as in QEMU's options). A process whose program is not QEMU is
  * left as it is.
  * @args: the NUL-separated arguments of /proc/PID/cmdline
- * @len: their bytes
+ * @len: their bytes, the last a NUL (else nothing is read)
  * @u: vmm and the vm name are set for QEMU
  */
 void unit_parse_cmdline(const char *args, size_t len, struct proc_unit *u);
