@@ -20,9 +20,12 @@ void page_recs_add(struct page_recs *r, const struct page_event *pg)
 	if (r->n == r->cap) {
 		r->cap = 2 * r->cap + 4096;
 		r->v = xreallocarray(r->v, r->cap, sizeof(*r->v));
-		r->addr = xreallocarray(r->addr, r->cap, sizeof(*r->addr));
 	}
-	/* An input's addresses start at r->addr[0]; records keep growing. */
+	/* Addresses only of the current input, from r->addr[0]. */
+	if (r->n - r->first == r->addr_cap) {
+		r->addr_cap = 2 * r->addr_cap + 4096;
+		r->addr = xreallocarray(r->addr, r->addr_cap, sizeof(*r->addr));
+	}
 	r->addr[r->n - r->first] = pg->address;
 	r->v[r->n++] = (struct page_rec){ .input = (uint32_t)pg->input_no,
 		.id = pg->id, .tag = -1, .zero = (uint32_t)pg->zero };

@@ -11,7 +11,8 @@
  * The pages of live processes as the thp and numa reports keep them: each
  * page's content and a tag the report gives it (a NUMA node, a huge page),
  * so that every scope (a process, all of them, a --by row) is counted from
- * the same records with KSM's arithmetic (model/ksm.h). 16 bytes a page.
+ * the same records with KSM's arithmetic (model/ksm.h). 16 bytes a page,
+ * and 8 more per page of the largest process for its addresses.
  */
 
 /* One page. */
@@ -27,6 +28,7 @@ struct page_recs {
 	struct page_rec *v;
 	size_t n, cap;
 	uint64_t *addr;		/* addresses of the current input's pages */
+	size_t addr_cap;
 	size_t first;		/* its first record */
 	size_t input;		/* its number */
 };

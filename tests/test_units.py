@@ -65,8 +65,8 @@ def aligned(name, size):
     out[name] = addr(m) + off
     return m, off
 for what in spec.get("doctor", []):
-    if what == "shared":
-        touch(area("shared", 8 * 4096, mmap.MAP_SHARED | mmap.MAP_ANONYMOUS), 8, 1)
+    if what == "map_shared":
+        touch(area("map_shared", 8 * 4096, mmap.MAP_SHARED | mmap.MAP_ANONYMOUS), 8, 1)
     elif what == "memfd":
         fd = os.memfd_create("ksmscan-test")
         os.ftruncate(fd, 6 * 4096)
@@ -168,7 +168,7 @@ PROC = ["mergeable_pages", "thp_pages", "ksm_merging_pages", "ksm_rmap_items"]
 @test("by")
 def by_rows():
     a = Child({"doctor": ["private"]})
-    b = Child({"doctor": ["shared"], "spawn": True}, argv0="qemu-system-x86_64",
+    b = Child({"doctor": ["map_shared"], "spawn": True}, argv0="qemu-system-x86_64",
               extra=["-name", "guest=web-01,debug-threads=on"])
     try:
         g = b.info["spawned"]
@@ -330,7 +330,7 @@ def doctor_kinds():
     # else's) would merge them, and its owner's counters would move. While
     # the child has them, tests/live.py's guards keep others from starting it.
     run0 = ksm_run()
-    kinds = ["shared", "memfd", "hugetlb", "private"]
+    kinds = ["map_shared", "memfd", "hugetlb", "private"]
     if run0 == "0":
         kinds += ["mlock", "thp"]
     else:
