@@ -113,10 +113,15 @@ sys.stdin.buffer.read()
 """
 
 
+def as_nobody():
+    os.setgid(65534)
+    os.setuid(65534)
+
+
 class Child:
     """A child process; .pid, .info (its addresses); close() ends it."""
 
-    def __init__(self, spec, data=b"", argv0=None, extra=()):
+    def __init__(self, spec, data=b"", argv0=None, extra=(), nobody=False):
         prog = sys.executable
         if argv0:
             prog = tmp(argv0)
@@ -124,7 +129,8 @@ class Child:
                 os.symlink(sys.executable, prog)
         self.p = subprocess.Popen([prog, "-c", CHILD, "--spec", json.dumps(spec)]
                                   + list(extra), stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE)
+                                  stdout=subprocess.PIPE,
+                                  preexec_fn=as_nobody if nobody else None)
         self.pid = self.p.pid
         if data:
             self.p.stdin.write(data)
@@ -422,6 +428,33 @@ def thp_split():
         eq(as_int(row["saved_bytes"]), saved(pages), "saved_bytes")
         eq(as_int(row["saved_bytes_without_split"]), saved(pages[3 * 512:]),
            "saved_bytes_without_split: only the small pages")
+    finally:
+        c.close()
+
+
+@test("thp")
+def thp_not_root():
+    """Without root, /proc/kpageflags is closed: one warning, smaps' count."""
+    if os.geteuid() != 0:
+        raise Skip("needs root to run the child and ksmscan as nobody")
+    rng = random.Random(4)
+    pages = [rng.randbytes(PAGE) for _ in range(512)]
+    c = Child({"pages": len(pages), "huge": 1}, b"".join(pages), nobody=True)
+    try:
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+                           + KSMSCAN + ["--csv", "-r", "thp", "-p", str(c.pid)],
+                           capture_output=True, text=True, timeout=300)
+        kb = sum(k.get("AnonHugePages", 0) for _, _, k, _ in smaps_areas(c.pid))
+        if not kb:
+            raise Skip("the kernel gave the MADV_HUGEPAGE area no huge page")
+        eq(r.returncode, 0, "thp as nobody: exit 0")
+        warns = [ln for ln in r.stderr.splitlines() if "kpageflags" in ln and "root" in ln]
+        eq(len(warns), 1, "one warning: which pages are huge needs root")
+        rows = list(__import__("csv").DictReader(r.stdout.splitlines()))
+        if check(len(rows) == 1, "one row (no *, which would sum unknowns)", r.stdout):
+            eq(as_int(rows[0]["huge_pages"]), kb // 2048, "huge_pages: smaps' AnonHugePages")
+            eq((rows[0]["huge_pages_split"], rows[0]["saved_bytes_without_split"]),
+               ("", ""), "what needs the frames is empty")
     finally:
         c.close()
 
