@@ -39,8 +39,9 @@ SRCS = ksmscan.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
        report/compress.c report/summary_people.c report/svg.c report/params.c \
-       scan/group.c cli/groups.c dump/procfs.c report/matrix.c report/contents.c \
-       report/timeline.c report/volatility.c \
+       scan/group.c cli/groups.c dump/procfs.c dump/units.c cli/units.c report/matrix.c report/contents.c \
+       report/timeline.c report/volatility.c report/openmetrics.c report/doctor.c \
+       report/pagerec.c report/numa.c report/thp.c \
        model/exposure.c report/domains.c report/exposure.c report/mitigations.c
 
 OBJS = $(SRCS:%.c=build/%.o)
@@ -136,6 +137,7 @@ bench: ksmscan build/bench/floor
 	KSMSCAN=./ksmscan $(PYTHON) bench/fleet_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/series_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/exposure_bench.py
+	KSMSCAN=./ksmscan $(PYTHON) bench/units_bench.py
 
 # Fuzzing: libFuzzer harnesses with ASan and UBSan, FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 20

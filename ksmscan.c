@@ -39,7 +39,7 @@
 /* Long options without a short form, beyond every character. */
 enum {
 	OPT_PROGRESS = 256, OPT_ALL_PROCESSES, OPT_GROUP, OPT_SKETCH_SIZE,
-	OPT_KNOWN,
+	OPT_KNOWN, OPT_BY, OPT_ENABLE,
 	/* --series and ksmd's settings */
 	OPT_SERIES, OPT_INTERVAL, OPT_COUNT, OPT_PAGES_TO_SCAN, OPT_SLEEP_MS,
 	OPT_SMART_SCAN, OPT_SCANS,
@@ -63,9 +63,9 @@ static const char usage_line[] =
 	"usage: ksmscan [-hlqVz] [-a algos] [-c compressors] [-f format]\n"
 	"               [-j threads] [-m max_page_sharing] [-o format] [-p pid]\n"
 	"               [-P regex] [-r reports]\n"
-	"               [--all-mappings] [--all-processes] [--csv] [--json]\n"
-	"               [--group=name=input,...] [--known=file,...] [--label=name]\n"
-	"               [--[no-]progress]\n"
+	"               [--all-mappings] [--all-processes] [--by=kind] [--csv]\n"
+	"               [--enable=unit,...] [--group=name=input,...] [--json]\n"
+	"               [--known=file,...] [--label=name] [--[no-]progress]\n"
 	"               [--range=start-end] [--sketch-size=k] [--svg=file] [--top=n]\n"
 	"               [file ...]\n"
 	"       ksmscan --series [--interval=d] [--pages-to-scan=n] [--sleep-ms=n]\n"
@@ -88,7 +88,7 @@ static const char help_head[] =
 static const char help_formats[] =
 	"\n                              (default auto: by magic)\n"
 	"  -m, --max-page-sharing=N    KSM's max_page_sharing, N >= 2 (default 256)\n"
-	"  -o, --output=FMT            table, csv or json (default table)\n"
+	"  -o, --output=FMT            table, csv, json or openmetrics (default table)\n"
 	"      --csv, --json           short for -o csv, -o json\n"
 	"  -p, --pid=PID               a live process as input (repeatable)\n"
 	"      --all-mappings          with -p: also file-backed and shared memory\n"
@@ -100,6 +100,11 @@ static const char help_formats[] =
 	"                              the trust domains of -r exposure\n"
 	"      --known=FILE,...        with -r exposure: pages equal to a page of\n"
 	"                              these files (a kernel image, a library)\n"
+	"      --by=KIND               live processes also counted by unit, cgroup,\n"
+	"                              container or vm (comma list; process: only\n"
+	"                              the processes' rows): rows KIND:NAME\n"
+	"      --enable=NAME,...       the saving if only these --by rows' processes\n"
+	"                              and their children had KSM on: row enable:...\n"
 	"      --series                the inputs are snapshots of one memory, oldest\n"
 	"                              first: replay KSM's scanner over them\n"
 	"      --interval=D            between snapshots: seconds, or with s, ms, m, h\n"
@@ -184,6 +189,8 @@ struct prefs {
 	size_t ngroups;
 	const char **known;		/* --known files */
 	size_t nknown;
+	unsigned by;			/* --by: a bit per enum unit_kind */
+	const char *enable;		/* --enable's list, or NULL */
 	size_t sketch_size;		/* --sketch-size */
 	const char *output;		/* the writer's name */
 	const char *label;		/* --label: standard input's name */
@@ -471,6 +478,7 @@ static int set_value(struct prefs *p, int c)
 	case 'l': p->long_table = 1; break;
 	case OPT_GROUP: p->groups[p->ngroups++] = optarg; break;
 	case OPT_KNOWN: for_each_name(p, optarg, known_name); break;
+	case OPT_ENABLE: p->enable = optarg; break;
 	case OPT_SKETCH_SIZE:
 		p->sketch_size = (size_t)number(optarg, 1, SKETCH_MAX,
 			"--sketch-size wants 1 to 268435455, not '%s'");
@@ -594,6 +602,8 @@ static void expand_processes(struct prefs *p)
 /* One option of getopt_long(); returns only if the run goes on. */
 static void parse_option(struct prefs *p, int c, char **argv)
 {
+	char why[256];
+
 	if (set_value(p, c) == 0 || series_value(p, c, argv) == 0)
 		return;
 	switch (c) {
@@ -609,6 +619,10 @@ static void parse_option(struct prefs *p, int c, char **argv)
 		break;
 	case OPT_ALL_PROCESSES:
 		add_input(p, (struct input){ .pid = PID_LIST, .listed = 1 });
+		break;
+	case OPT_BY:
+		if (units_by_parse(optarg, &p->by, why, sizeof(why)) < 0)
+			usage_error("%s", why);
 		break;
 	case 'R':
 		if (parse_range(optarg, &p->cfg.dump.range_start,
@@ -669,6 +683,8 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 		{ "all-processes", no_argument, NULL, OPT_ALL_PROCESSES },
 		{ "group", required_argument, NULL, OPT_GROUP },
 		{ "known", required_argument, NULL, OPT_KNOWN },
+		{ "by", required_argument, NULL, OPT_BY },
+		{ "enable", required_argument, NULL, OPT_ENABLE },
 		{ "sketch-size", required_argument, NULL, OPT_SKETCH_SIZE },
 		{ "series", no_argument, NULL, OPT_SERIES },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
@@ -745,8 +761,13 @@ static void parse_groups(struct prefs *p)
 			if (strcmp(g[j].name, g[i].name) == 0)
 				usage_error("--group %s given twice", g[i].name + 6);
 	}
-	p->cfg.groups = g;
 	p->cfg.ngroups = p->ngroups;
+	/* --by and --enable need the processes alive: read them now. */
+	if (!p->series_on && !p->count &&
+	    units_groups(p->by, p->enable, p->inputs, p->ninputs, &g,
+			 &p->cfg.ngroups, why, sizeof(why)) < 0)
+		usage_error("%s", why);
+	p->cfg.groups = g;
 }
 
 /* Whether a report that needs --series is selected: its name, or NULL. */
@@ -798,8 +819,9 @@ static void setup_series(struct prefs *p)
 				    "-p PID --count=N, not --series");
 	if (p->ninputs == 0)
 		usage_error("%s", "--series wants snapshot files");
-	if (p->ngroups)
-		usage_error("%s", "--group does not apply to a series");
+	if (p->ngroups || p->by || p->enable)
+		usage_error("%s", p->ngroups ? "--group does not apply to a series" :
+			    "--by and --enable do not apply to a series");
 }
 
 /*

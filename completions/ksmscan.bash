@@ -1,5 +1,5 @@
-# bash completion for ksmscan(1): options, and the names that -a, -c, -f, -o
-# and -r take (comma lists too), read from the ksmscan being completed so
+# bash completion for ksmscan(1): options, and the names that -a, -c, -f, -o,
+# -r and --by take (comma lists too), read from the ksmscan being completed so
 # that they never differ from its tables; files otherwise.
 _ksmscan_names()
 {
@@ -10,7 +10,8 @@ _ksmscan_names()
 	-c|--compress) echo lz4 lzo lzo-rle zstd all ;;
 	-f|--format) "${COMP_WORDS[0]}" --help 2>/dev/null |
 		sed -n 's/^  -f, --format=FMT *//p' | tr -d ',' ;;
-	-o|--output) echo table csv json ;;
+	-o|--output) echo table csv json openmetrics ;;
+	--by) echo unit cgroup container vm process ;;
 	-r|--report) "${COMP_WORDS[0]}" --help 2>/dev/null |
 		sed -n '/^  -r, --report=LIST/,/(default/{s/^  -r, --report=LIST//;/(default/d;p}' |
 		tr -d ',' ;;
@@ -29,7 +30,8 @@ _ksmscan()
 		cur=${cur#*=}
 	fi
 	case $opt in
-	-a|--algo|-c|--compress|-f|--format|-o|--output|-r|--report|--smart-scan)
+	-a|--algo|-c|--compress|-f|--format|-o|--output|-r|--report|--smart-scan|\
+	--by)
 		names=$(_ksmscan_names "$opt")
 		# In a comma list, complete the last name.
 		head=
@@ -46,7 +48,7 @@ _ksmscan()
 		COMPREPLY=($(compgen -W "$(cd /proc && echo [0-9]*)" -- "$cur"))
 		return ;;
 	-j|--threads|-m|--max-page-sharing|--top|--range|--label|--interval|\
-	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size)
+	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size|--enable)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../util/util.h"
@@ -60,18 +61,24 @@ static int proc_have_ptrace_cap(void)
 	return caps >> CAP_SYS_PTRACE_BIT & 1;
 }
 
+/* The number a one-number file (a sysctl, a sysfs knob) holds, or -1. */
+static int read_int(const char *path)
+{
+	int v = -1;
+	FILE *f = fopen(path, "re");
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 /* kernel.yama.ptrace_scope, or -1 without Yama. */
 static int proc_yama_scope(void)
 {
-	int scope = -1;
-	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
-
-	if (f) {
-		if (fscanf(f, "%d", &scope) != 1)
-			scope = -1;
-		fclose(f);
-	}
-	return scope;
+	return read_int("/proc/sys/kernel/yama/ptrace_scope");
 }
 
 static const char *proc_why_denied(void)
@@ -209,6 +216,93 @@ void proc_stats_read(int pid, struct proc_stats *st)
 	proc_smaps(pid, st);
 	st->ksm_merging_pages = proc_number(pid, "ksm_merging_pages", "");
 	st->ksm_rmap_items = proc_number(pid, "ksm_stat", "ksm_rmap_items");
+}
+
+int ksm_run_value(void)
+{
+	return read_int("/sys/kernel/mm/ksm/run");
+}
+
+/* One smaps area's figures, in kB, until its VmFlags line. */
+struct smaps_area {
+	char path[256];
+	unsigned long long rss, anon, thp, hugetlb;
+};
+
+/* Whether an area's file is shared anonymous memory (shmem, memfd, SysV,
+ * /dev/zero, a deleted tmpfs file) rather than a file's own pages. */
+static int shmem_like(const char *path)
+{
+	return !path[0] || strncmp(path, "/memfd:", 7) == 0 ||
+	       strncmp(path, "/dev/zero", 9) == 0 || strncmp(path, "/SYSV", 5) == 0 ||
+	       strncmp(path, "/dev/shm/", 9) == 0 || strstr(path, " (deleted)") ||
+	       strncmp(path, "[anon_shmem", 11) == 0;
+}
+
+/* Count one area under its reason, once its VmFlags line is read. */
+static void doctor_area(const struct smaps_area *a, const char *flags,
+			int ksm_running, struct proc_doctor *d)
+{
+	int shared = vmflag(flags, "sh") || (vmflag(flags, "ms") && shmem_like(a->path));
+
+	if (vmflag(flags, "io") || vmflag(flags, "pf"))
+		d->pages[DOCTOR_IO_MAPPING] += a->rss / 4;
+	else if (vmflag(flags, "ht"))
+		d->pages[DOCTOR_HUGETLB] += a->hugetlb / 4;
+	else if (shared) {
+		d->pages[DOCTOR_SHARED_MAPPING] += a->rss / 4;
+		if (a->rss && shmem_like(a->path))
+			d->shared_memfd = 1;
+	} else if (!vmflag(flags, "mg"))
+		d->pages[DOCTOR_NOT_MERGEABLE] += a->anon / 4;
+	else {
+		d->pages[DOCTOR_THP] += a->thp / 4;
+		if (!ksm_running)
+			d->pages[DOCTOR_KSM_NOT_RUNNING] += (a->anon - a->thp) / 4;
+	}
+}
+
+int proc_doctor_read(int pid, int ksm_running, struct proc_doctor *d)
+{
+	char path[64], line[1024];
+	struct smaps_area a = { "", 0, 0, 0, 0 };
+	unsigned long long kb;
+	FILE *f;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		size_t word = strcspn(line, " ");
+
+		line[strcspn(line, "\n")] = '\0';
+		/* An area's first line: "start-end perms offset dev inode path";
+		 * the others are "Key: value". */
+		if (memchr(line, '-', word) && !memchr(line, ':', word)) {
+			const char *p = line;
+
+			memset(&a, 0, sizeof(a));
+			for (int field = 0; field < 5; field++) {
+				p += strcspn(p, " ");
+				p += strspn(p, " ");
+			}
+			snprintf(a.path, sizeof(a.path), "%s", p);
+		} else if (sscanf(line, "Rss: %llu kB", &kb) == 1)
+			a.rss = kb;
+		else if (sscanf(line, "Anonymous: %llu kB", &kb) == 1)
+			a.anon = kb;
+		else if (sscanf(line, "AnonHugePages: %llu kB", &kb) == 1)
+			a.thp = kb;
+		else if (sscanf(line, "Shared_Hugetlb: %llu kB", &kb) == 1 ||
+			 sscanf(line, "Private_Hugetlb: %llu kB", &kb) == 1)
+			a.hugetlb += kb;
+		else if (strncmp(line, "VmFlags:", 8) == 0)
+			doctor_area(&a, line, ksm_running, d);
+	}
+	fclose(f);
+	return 0;
 }
 
 /* A process's command name; 0, or -1 if it is gone. */
@@ -367,4 +461,120 @@ uint64_t proc_resident_pages(int pid)
 	n = fscanf(f, "%llu %llu", &size, &resident);
 	fclose(f);
 	return n == 2 ? (uint64_t)resident : 0;
+}
+
+/* KSMSCAN_TEST_NODES: a fake host of that many nodes (tests only); 0 unset. */
+static int test_nodes(void)
+{
+	const char *v = getenv("KSMSCAN_TEST_NODES");
+	int n = v ? atoi(v) : 0;
+
+	return n > 0 && n <= 1024 ? n : 0;
+}
+
+int numa_host_nodes(void)
+{
+	char buf[256];
+	int nodes = 0, a, b, used;
+	FILE *f;
+
+	if (test_nodes())
+		return test_nodes();
+	f = fopen("/sys/devices/system/node/online", "re");
+	if (!f)
+		return 1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	/* A list of ranges: "0", "0-3", "0,2-3". */
+	for (const char *p = buf; sscanf(p, "%d%n", &a, &used) == 1; ) {
+		p += used;
+		b = a;
+		if (*p == '-' && sscanf(p + 1, "%d%n", &b, &used) == 1)
+			p += 1 + used;
+		nodes += b >= a ? b - a + 1 : 1;
+		if (*p != ',')
+			break;
+		p++;
+	}
+	return nodes ? nodes : 1;
+}
+
+/* Pages per move_pages() query. */
+#define NODE_BATCH 1024
+
+int proc_page_nodes(int pid, const uint64_t *addrs, size_t n, int *nodes)
+{
+	void *pages[NODE_BATCH];
+	int fake = test_nodes();
+
+	for (size_t i = 0; i < n; i += NODE_BATCH) {
+		size_t m = n - i < NODE_BATCH ? n - i : NODE_BATCH;
+
+		if (fake) {
+			for (size_t j = 0; j < m; j++)
+				nodes[i + j] = (int)(addrs[i + j] / 4096 % (uint64_t)fake);
+			continue;
+		}
+		for (size_t j = 0; j < m; j++)
+			pages[j] = (void *)(uintptr_t)addrs[i + j];
+		/* No target nodes: a query; each status is a node or -errno. */
+		if (syscall(SYS_move_pages, pid, (unsigned long)m, pages, NULL,
+			    nodes + i, 0) < 0)
+			return -1;
+		for (size_t j = 0; j < m; j++)
+			if (nodes[i + j] < 0)
+				nodes[i + j] = -1;
+	}
+	return 0;
+}
+
+/* pagemap: bit 63 present, bits 0-54 the frame (zero unless root). */
+#define PM_PRESENT (1ull << 63)
+#define PM_PFN_MASK ((1ull << 55) - 1)
+/* /proc/kpageflags: the page is part of a transparent huge page. */
+#define KPF_THP (1ull << 22)
+
+/* Whether frame @pfn is in a transparent huge page; -1 on a read error. */
+static int pfn_thp(int kpf, uint64_t pfn)
+{
+	uint64_t flags;
+
+	if (pread(kpf, &flags, sizeof(flags), (off_t)(pfn * sizeof(flags))) !=
+	    (ssize_t)sizeof(flags))
+		return -1;
+	return (flags & KPF_THP) != 0;
+}
+
+int proc_page_thp(int pid, const uint64_t *addrs, size_t n, unsigned char *thp)
+{
+	char path[64];
+	uint64_t pm[512];
+	int fd, kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+
+	if (kpf < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		close(kpf);
+		return -1;
+	}
+	for (size_t i = 0; i < n; ) {
+		size_t run = 1;
+
+		/* One read for a run of consecutive pages. */
+		while (i + run < n && run < 512 && addrs[i + run] == addrs[i] + run * 4096)
+			run++;
+		if (pread(fd, pm, run * sizeof(*pm), (off_t)(addrs[i] / 4096 * 8)) !=
+		    (ssize_t)(run * sizeof(*pm)))
+			memset(pm, 0, sizeof(pm));
+		for (size_t j = 0; j < run; j++)
+			thp[i + j] = (pm[j] & PM_PRESENT) && (pm[j] & PM_PFN_MASK) &&
+				     pfn_thp(kpf, pm[j] & PM_PFN_MASK) == 1;
+		i += run;
+	}
+	close(fd);
+	close(kpf);
+	return 0;
 }

@@ -27,6 +27,50 @@ struct proc_stats {
 
 struct input;
 
+/*
+ * Why memory of a live process that looks mergeable will not merge (the
+ * doctor report): each area of /proc/PID/smaps counted once, under the
+ * first reason that holds, in this order.
+ */
+enum doctor_reason {
+	DOCTOR_IO_MAPPING,	/* VM_IO or VM_PFNMAP ("io", "pf"): device memory */
+	DOCTOR_HUGETLB,		/* hugetlbfs ("ht"): KSM skips it */
+	DOCTOR_SHARED_MAPPING,	/* MAP_SHARED ("sh", or "ms" of shmem and
+				 * memfd): KSM never merges shared memory */
+	DOCTOR_NOT_MERGEABLE,	/* private anonymous pages outside areas
+				 * marked mergeable ("mg") */
+	DOCTOR_THP,		/* mergeable, in transparent huge pages: a
+				 * merge splits the huge page */
+	DOCTOR_KSM_NOT_RUNNING,	/* mergeable, but ksmd is not running */
+	DOCTOR_REASONS,
+};
+
+/* A process's pages per reason, from its smaps. */
+struct proc_doctor {
+	uint64_t pages[DOCTOR_REASONS];	/* present 4 KiB pages */
+	int shared_memfd;		/* some shared pages are memfd or shmem */
+};
+
+/**
+ * ksm_run_value() - /sys/kernel/mm/ksm/run: 1 ksmd runs, 0 stopped, 2
+ * unmerging; -1 if the kernel has no KSM.
+ */
+int ksm_run_value(void);
+
+/**
+ * proc_doctor_read() - count a process's present pages that will not merge,
+ * by reason, from /proc/PID/smaps (every area, also those the pid reader
+ * skips). Private areas count their anonymous pages (smaps Anonymous),
+ * shared ones their resident pages (Rss), hugetlbfs its huge pages.
+ * @pid: the process
+ * @ksm_running: whether ksmd runs (ksm_run_value() == 1): if not, the
+ *	mergeable pages count as DOCTOR_KSM_NOT_RUNNING
+ * @d: filled in
+ *
+ * Return: 0, or -1 if smaps could not be read.
+ */
+int proc_doctor_read(int pid, int ksm_running, struct proc_doctor *d);
+
 /**
  * proc_stats_read() - read a process's KSM state. Files this kernel lacks
  * (ksm_stat before Linux 6.1) leave their figures 0.
@@ -94,5 +138,40 @@ uint64_t mem_available(void);
  * Return: the pages, or 0 if it cannot be read.
  */
 uint64_t proc_resident_pages(int pid);
+
+/**
+ * numa_host_nodes() - how many NUMA nodes this host has online
+ * (/sys/devices/system/node/online); 1 if that cannot be read. With
+ * KSMSCAN_TEST_NODES=N in the environment (for tests only) it is N.
+ */
+int numa_host_nodes(void);
+
+/**
+ * proc_page_nodes() - the NUMA node of each page of a process, from
+ * move_pages(2) with no target nodes, which moves nothing and answers
+ * where each page is. With KSMSCAN_TEST_NODES=N (for tests only) the
+ * answer is (address / 4096) % N instead, a fake N-node host.
+ * @pid: the process
+ * @addrs: the pages' addresses
+ * @n: how many
+ * @nodes: set to each page's node, or -1 (not present, or no answer)
+ *
+ * Return: 0, or -1 (errno set) if the kernel refused the query.
+ */
+int proc_page_nodes(int pid, const uint64_t *addrs, size_t n, int *nodes);
+
+/**
+ * proc_page_thp() - whether each page of a process is part of a
+ * transparent huge page: its frame from /proc/PID/pagemap, then the
+ * frame's KPF_THP bit in /proc/kpageflags, which only root may read
+ * (others see no frame numbers).
+ * @pid: the process
+ * @addrs: the pages' addresses, ascending runs preferred
+ * @n: how many
+ * @thp: set to 1 for a page in a transparent huge page, else 0
+ *
+ * Return: 0, or -1 with errno (EACCES or EPERM: not root).
+ */
+int proc_page_thp(int pid, const uint64_t *addrs, size_t n, unsigned char *thp);
 
 #endif

@@ -253,6 +253,8 @@ struct scope_copy {
 	char *why;			/* its first error, or NULL */
 	struct figures f;
 	int group;			/* a --group's scope */
+	uint64_t shared_bytes;		/* a group's: saved only together with
+					 * the other inputs (struct scope) */
 	struct proc_stats proc;		/* a live process's KSM state (valid 0
 					 * for files, "*" and groups) */
 	double seconds_to_90;		/* a series' row: when pages_sharing
@@ -309,6 +311,16 @@ void scope_sink_series(struct sink *s, const struct series_result *r);
 /** scope_sink_free() - the free() hook of a scope sink. */
 void scope_sink_free(struct sink *s);
 
+/**
+ * scope_group() - the group (--group, --by, --enable) a scope counts.
+ * @cfg: the run
+ * @sc: the scope
+ *
+ * Return: the group, or NULL for an input's scope or "*".
+ */
+const struct group *scope_group(const struct scan_config *cfg,
+				const struct scope *sc);
+
 /** any_process() - whether any input of the run is a live process. */
 int any_process(const struct scan_config *cfg);
 
@@ -329,6 +341,17 @@ void table_fit(int cols);
  * @rs: the report's setup
  */
 int for_people(const struct report_setup *rs);
+
+/**
+ * people_name() - a row's input name as a report prints it: for people
+ * (for_people()) shortened from the left to NAME_COLS columns, else whole.
+ * @rs: the report's setup
+ * @name: the name
+ * @buf: room for the shortened name
+ * @len: size of @buf
+ */
+const char *people_name(const struct report_setup *rs, const char *name,
+			char *buf, size_t len);
 
 /**
  * summary_people() - the summary as people read it: one line per input
@@ -391,5 +414,11 @@ struct sink *matrix_create(const struct report_setup *rs);
 struct sink *exposure_create(const struct report_setup *rs);
 /** mitigations_create() - the saving under rules that limit that merging. */
 struct sink *mitigations_create(const struct report_setup *rs);
+/** doctor_create() - why live processes' memory will not merge, per reason. */
+struct sink *doctor_create(const struct report_setup *rs);
+/** numa_create() - the saving with merge_across_nodes 1 and 0. */
+struct sink *numa_create(const struct report_setup *rs);
+/** thp_create() - the huge pages a merge would split, and the saving without. */
+struct sink *thp_create(const struct report_setup *rs);
 
 #endif

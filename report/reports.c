@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/text.h"
 #include "../util/util.h"
 #include "report.h"
 
@@ -24,6 +25,9 @@ static const struct report reports[] = {
 	{ "sketch", sketch_create, 0 },
 	{ "exposure", exposure_create, REPORT_DOMAINS },
 	{ "mitigations", mitigations_create, REPORT_DOMAINS },
+	{ "doctor", doctor_create, 0 },
+	{ "thp", thp_create, 0 },
+	{ "numa", numa_create, 0 },
 	{ "timeline", timeline_create, REPORT_SERIES },
 	{ "volatility", volatility_create, REPORT_SERIES },
 };
@@ -73,7 +77,7 @@ void scope_sink_scope(struct sink *sk, const struct scope *sc)
 	s->rows[s->nrows++] = (struct scope_copy){
 		.name = sc->name, .format = sc->format, .all = sc->all,
 		.status = sc->status, .why = sc->why ? xstrdup(sc->why) : NULL,
-		.f = *sc->f, .group = sc->group,
+		.f = *sc->f, .group = sc->group, .shared_bytes = sc->shared_bytes,
 	};
 	if (sc->proc)
 		s->rows[s->nrows - 1].proc = *sc->proc;
@@ -118,4 +122,19 @@ int any_process(const struct scan_config *cfg)
 		if (!cfg->inputs[i].path)
 			return 1;
 	return 0;
+}
+
+const struct group *scope_group(const struct scan_config *cfg,
+				const struct scope *sc)
+{
+	for (size_t g = 0; sc->group && g < cfg->ngroups; g++)
+		if (strcmp(cfg->groups[g].name, sc->name) == 0)
+			return &cfg->groups[g];
+	return NULL;
+}
+
+const char *people_name(const struct report_setup *rs, const char *name,
+			char *buf, size_t len)
+{
+	return for_people(rs) ? text_shorten(name, NAME_COLS, buf, len) : name;
 }

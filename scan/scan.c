@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -708,6 +709,59 @@ static void scan_scope_all(struct scan *s, const enum scope_status *st,
 }
 
 /*
+ * What a group shares with the other inputs: the saving of all of them
+ * ("*") less the group's own (@f) and that of the others on a host of
+ * their own, counted from the index's counts less the group's.
+ */
+static uint64_t group_shared(struct scan *s, const struct figures *f,
+			     const uint32_t *counts)
+{
+	const struct scan_config *cfg = s->cfg;
+	const struct figures *all = &s->fig[cfg->ninputs];
+	size_t size = index_size(s->ix);
+	uint32_t *rest = xcalloc(size ? size : 1, sizeof(*rest));
+	struct figures rf = { 0 };
+
+	if (cfg->ninputs < 2) {
+		free(rest);
+		return 0;
+	}
+	for (size_t id = 0; id < size; id++)
+		rest[id] = index_count(s->ix, id, 0) - counts[id];
+	rf.pages = all->pages - f->pages;
+	ksm_tally_counts(&rf, s->ix, 0, rest, cfg->algos, cfg->nalgos, &cfg->ksm);
+	free(rest);
+	return all->saved_bytes > f->saved_bytes + rf.saved_bytes ?
+	       all->saved_bytes - f->saved_bytes - rf.saved_bytes : 0;
+}
+
+/*
+ * The kernel's figures of a group's live processes, summed (as a cgroup's
+ * would be, had it any); valid 0 if none is a live process.
+ */
+static void group_proc(const struct scan *s, const struct group *gr,
+		       struct proc_stats *sum)
+{
+	size_t procs = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	for (size_t i = 0; i < gr->ninputs; i++) {
+		const struct dump *d = s->dumps[gr->inputs[i]];
+
+		if (!d || !d->pid || !d->proc.valid)
+			continue;
+		procs++;
+		sum->mergeable_pages += d->proc.mergeable_pages;
+		sum->thp_pages += d->proc.thp_pages;
+		sum->ksm_merging_pages += d->proc.ksm_merging_pages;
+		sum->ksm_rmap_items += d->proc.ksm_rmap_items;
+	}
+	sum->valid = procs > 0;
+	snprintf(sum->command, sizeof(sum->command), "%zu %s", procs,
+		 procs == 1 ? "process" : "processes");
+}
+
+/*
  * The scope of --group number @g: its inputs' pages on one KSM host, after
  * "*", for the sinks that ask for groups.
  */
@@ -717,8 +771,13 @@ static void scan_scope_group(struct scan *s, size_t g)
 	const struct group *gr = &cfg->groups[g];
 	const char *fmt = input_format(s, gr->inputs[0]);
 	struct figures f = { 0 };
+	struct proc_stats procs;
+	const uint32_t *counts;
 	struct scope sc = { .name = gr->name, .input_no = cfg->ninputs, .all = 1,
 			    .f = &f, .ix = s->ix, .group = 1 };
+
+	group_proc(s, gr, &procs);
+	sc.proc = procs.valid ? &procs : NULL;
 
 	for (size_t i = 0; i < gr->ninputs; i++) {
 		const struct figures *in = &s->fig[gr->inputs[i]];
@@ -731,9 +790,9 @@ static void scan_scope_group(struct scan *s, size_t g)
 			fmt = "mixed";
 	}
 	sc.format = fmt;
-	ksm_tally_counts(&f, s->ix, 0,
-			 group_counts_get(s->groups, g, index_size(s->ix)),
-			 cfg->algos, cfg->nalgos, &cfg->ksm);
+	counts = group_counts_get(s->groups, g, index_size(s->ix));
+	ksm_tally_counts(&f, s->ix, 0, counts, cfg->algos, cfg->nalgos, &cfg->ksm);
+	sc.shared_bytes = group_shared(s, &f, counts);
 	for (size_t i = 0; i < cfg->nsinks; i++)
 		if (cfg->sinks[i]->ops->scope &&
 		    (cfg->sinks[i]->ops->needs & SINK_GROUPS))

@@ -81,8 +81,13 @@ struct scope {
 					 * "group:NAME", all is 1, and only f
 					 * holds its figures (the index counts
 					 * no group) */
-	const struct proc_stats *proc;	/* a live process's KSM state now, or
-					 * NULL (files, "*", groups) */
+	uint64_t shared_bytes;		/* a group: what it saves only together
+					 * with the other inputs: the saving of
+					 * all, less its own and theirs */
+	const struct proc_stats *proc;	/* a live process's KSM state now;
+					 * a group's: its processes' summed;
+					 * NULL for files, "*" and groups of
+					 * no live process */
 };
 
 struct sink;
