@@ -89,6 +89,7 @@ struct scan {
 	struct dump **dumps;		/* mapped ones kept open: the index
 					 * points into them */
 	const char **format;		/* each input's reader, NULL if not opened */
+	struct proc_stats *proc;	/* each live input's kernel figures */
 	size_t input;			/* the input being read */
 	int stopped;			/* counting failed: the input ends here */
 	int halted;			/* a sink stopped the run: no more input */
@@ -746,15 +747,15 @@ static void group_proc(const struct scan *s, const struct group *gr,
 
 	memset(sum, 0, sizeof(*sum));
 	for (size_t i = 0; i < gr->ninputs; i++) {
-		const struct dump *d = s->dumps[gr->inputs[i]];
+		const struct proc_stats *p = &s->proc[gr->inputs[i]];
 
-		if (!d || !d->pid || !d->proc.valid)
+		if (!p->valid)
 			continue;
 		procs++;
-		sum->mergeable_pages += d->proc.mergeable_pages;
-		sum->thp_pages += d->proc.thp_pages;
-		sum->ksm_merging_pages += d->proc.ksm_merging_pages;
-		sum->ksm_rmap_items += d->proc.ksm_rmap_items;
+		sum->mergeable_pages += p->mergeable_pages;
+		sum->thp_pages += p->thp_pages;
+		sum->ksm_merging_pages += p->ksm_merging_pages;
+		sum->ksm_rmap_items += p->ksm_rmap_items;
 	}
 	sum->valid = procs > 0;
 	snprintf(sum->command, sizeof(sum->command), "%zu %s", procs,
@@ -829,6 +830,7 @@ static void scan_start(struct scan *s, const struct scan_config *cfg)
 	s->fig = xcalloc(n + 1, sizeof(*s->fig));
 	s->dumps = xcalloc(n, sizeof(*s->dumps));
 	s->format = xcalloc(n, sizeof(*s->format));
+	s->proc = xcalloc(n ? n : 1, sizeof(*s->proc));
 	s->ring_cap = cfg->threads > 1 ? 2 * (size_t)cfg->threads + 2 : 1;
 	s->ring = xcalloc(s->ring_cap, sizeof(*s->ring));
 	pool_start(&s->pool, cfg, s->ring_cap, s->ix);
@@ -856,6 +858,7 @@ static void scan_stop(struct scan *s)
 	group_counts_free(s->groups);
 	free(s->dumps);
 	free(s->format);
+	free(s->proc);
 	free(s->fig);
 }
 
@@ -867,6 +870,9 @@ static void scan_stop(struct scan *s)
  */
 static void scan_release(struct scan *s, size_t k)
 {
+	/* A live process's kernel figures outlive its reader: groups sum them. */
+	if (s->dumps[k] && s->dumps[k]->pid)
+		s->proc[k] = s->dumps[k]->proc;
 	if (s->dumps[k] && !s->dumps[k]->src.map) {
 		dump_close(s->dumps[k]);
 		s->dumps[k] = NULL;
