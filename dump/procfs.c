@@ -9,11 +9,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "../util/util.h"
 #include "dump.h"
@@ -23,6 +27,8 @@
 #define PF_KTHREAD 0x00200000u
 /* CAP_SYS_PTRACE's bit in the capability sets of /proc/self/status. */
 #define CAP_SYS_PTRACE_BIT 19
+/* A pagemap entry's page frame number (bits 0-54). */
+#define PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
 
 int proc_stat(int pid, char *state, unsigned long *flags)
 {
@@ -331,4 +337,225 @@ long procs_list(const char *regex, struct input **inputs, size_t *n,
 	if (regex)
 		regfree(&re);
 	return added;
+}
+
+size_t proc_mergeable_areas(int pid, uint64_t **area)
+{
+	char path[64], line[1024];
+	unsigned long long start, end;
+	size_t n = 0, cap = 0;
+	FILE *f;
+
+	*area = NULL;
+	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	start = end = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+		int pos = 0;
+
+		/* An area's first line is its maps line ("start-end perms"),
+		 * VmFlags its last; other lines are "Name: value". */
+		if (sscanf(line, "%llx-%llx %n", &a, &b, &pos) == 2 && pos) {
+			start = a;
+			end = b;
+			continue;
+		}
+		if (strncmp(line, "VmFlags:", 8) != 0 || !vmflag(line, "mg"))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			*area = xreallocarray(*area, cap, 2 * sizeof(**area));
+		}
+		(*area)[2 * n] = start;
+		(*area)[2 * n + 1] = end;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+uint64_t proc_zero_pfn(void)
+{
+	static uint64_t pfn = UINT64_MAX;
+	volatile const unsigned char *page;
+	uint64_t entry = 0;
+	int fd;
+
+	if (pfn != UINT64_MAX)
+		return pfn;
+	pfn = 0;
+	/* A private anonymous page that is only read maps the zero page. */
+	page = mmap(NULL, PAGE_BYTES, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return pfn;
+	(void)page[0];
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && pread(fd, &entry, sizeof(entry),
+			     (off_t)((uintptr_t)page / PAGE_BYTES * sizeof(entry))) ==
+	    (ssize_t)sizeof(entry) && (entry >> 63))
+		pfn = entry & PM_PFN_MASK;	/* 0 unless CAP_SYS_ADMIN */
+	if (fd >= 0)
+		close(fd);
+	munmap((void *)page, PAGE_BYTES);
+	return pfn;
+}
+
+double proc_start_time(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* field 22, starttime; the name in parentheses may hold anything */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c" " %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u"
+			 " %*u %*u %*d %*d %*d %*d %*d %*d %llu", &start) != 1)
+		return -1;
+	return (double)start;
+}
+
+/* The most configuration text read: a kernel's .config is about 300 KB. */
+#define CONFIG_MAX (8u << 20)
+
+/* The whole of a small file, or NULL. */
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	unsigned char *buf = NULL;
+	size_t cap = 0;
+	FILE *f = fopen(path, "re");
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	while (!feof(f) && !ferror(f) && cap < CONFIG_MAX) {
+		cap = cap ? 2 * cap : 65536;
+		buf = xreallocarray(buf, cap + 1, 1);
+		*len += fread(buf + *len, 1, cap - *len, f);
+	}
+	fclose(f);
+	buf[*len] = '\0';
+	return buf;
+}
+
+/* The running kernel's configuration as text: /proc/config.gz inflated, or
+ * /boot/config-RELEASE; NULL if neither can be read. */
+static char *config_text(void)
+{
+	size_t len, cap = CONFIG_MAX;
+	unsigned char *gz = slurp("/proc/config.gz", &len);
+	char *text, path[320];
+	struct utsname u;
+	z_stream z;
+
+	if (!gz) {
+		if (uname(&u) < 0)
+			return NULL;
+		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+		return (char *)slurp(path, &len);
+	}
+	memset(&z, 0, sizeof(z));
+	text = xmalloc(cap + 1);
+	/* 16 + window bits: the gzip wrapper */
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+		free(gz);
+		free(text);
+		return NULL;
+	}
+	z.next_in = gz;
+	z.avail_in = (uInt)len;
+	z.next_out = (unsigned char *)text;
+	z.avail_out = (uInt)cap;
+	inflate(&z, Z_FINISH);
+	text[cap - z.avail_out] = '\0';
+	inflateEnd(&z);
+	free(gz);
+	return text;
+}
+
+/* A line of the running kernel's configuration: 1 and its value in @val,
+ * 0 if it is not set, -1 if the configuration cannot be read. */
+static int kernel_config(const char *name, char *val, size_t len)
+{
+	char *text = config_text();
+	size_t nlen = strlen(name);
+	int found = 0;
+
+	if (!text)
+		return -1;
+	for (const char *line = text; *line && !found;
+	     line += strcspn(line, "\n"), line += *line == '\n') {
+		if (strncmp(line, name, nlen) == 0 && line[nlen] == '=') {
+			snprintf(val, len, "%.*s", (int)strcspn(line + nlen + 1, "\n"),
+				 line + nlen + 1);
+			found = 1;
+		}
+	}
+	free(text);
+	return found;
+}
+
+/* "now at N nsecs" and the first "jiffies: J" of /proc/timer_list. */
+static int timer_list(double *seconds, unsigned long long *jiffies)
+{
+	char line[256];
+	unsigned long long ns;
+	int have = 0;
+	FILE *f = fopen("/proc/timer_list", "re");
+
+	if (!f)
+		return -1;
+	while (have != 3 && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "now at %llu nsecs", &ns) == 1) {
+			*seconds = (double)ns * 1e-9;
+			have |= 1;
+		} else if (sscanf(line, "jiffies: %llu", jiffies) == 1) {
+			have |= 2;
+		}
+	}
+	fclose(f);
+	return have == 3 ? 0 : -1;
+}
+
+unsigned kernel_hz(void)
+{
+	static const unsigned known[] = { 100, 250, 300, 1000 };
+	char val[32];
+	double t0, t1;
+	unsigned long long j0, j1;
+	unsigned best = 0;
+
+	if (kernel_config("CONFIG_HZ", val, sizeof(val)) == 1 && atoi(val) > 0)
+		return (unsigned)atoi(val);
+	/* No configuration: count the jiffies of 100 ms (root only). */
+	if (timer_list(&t0, &j0) < 0)
+		return 0;
+	sleep_until(now_seconds() + 0.1);
+	if (timer_list(&t1, &j1) < 0 || t1 - t0 < 0.05)
+		return 0;
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		double hz = (double)(j1 - j0) / (t1 - t0);
+
+		if (!best || fabs(hz - known[i]) < fabs(hz - best))
+			best = known[i];
+	}
+	return best;
+}
+
+int kernel_soft_dirty(void)
+{
+	char val[8];
+	int r = kernel_config("CONFIG_MEM_SOFT_DIRTY", val, sizeof(val));
+
+	return r < 0 ? -1 : r == 1 && val[0] == 'y';
 }

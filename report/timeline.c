@@ -17,6 +17,10 @@ static const struct column timeline_cols[] = {
 	{ "pages_unshared", 0, 0 }, { "pages_volatile", 0, 0 },
 	{ "pages_skipped", 0, 0 }, { "ksm_zero_pages", 0, 0 },
 	{ "general_profit", 0, 0 }, { "ksmd_cpu_percent", 0, 0 },
+	/* per full scan, to hold against /proc/vmstat cow_ksm and the
+	 * differences of pages_scanned and pages_skipped */
+	{ "cow_ksm", 0, 0 }, { "pages_scanned", 0, 0 },
+	{ "pages_skipped_scan", 0, 0 },
 };
 
 #define NCOLS (sizeof(timeline_cols) / sizeof(timeline_cols[0]))
@@ -67,6 +71,8 @@ static void timeline_row(const struct writer *w, const char *name,
 		cell_uint(r->pages_unshared), cell_uint(r->pages_volatile),
 		cell_uint(r->pages_skipped), cell_uint(r->ksm_zero_pages),
 		cell_int(r->general_profit), cell_real(r->cpu_percent, 3),
+		cell_uint(r->cow_ksm), cell_uint(r->visited),
+		cell_uint(r->skipped_scan),
 	};
 
 	w->row(row);
@@ -180,11 +186,13 @@ static void timeline_sentences(const struct timeline *t, const struct writer *w)
 		snprintf(when, sizeof(when), "; 90%% of that came in %.0f s",
 			 t->to_90);
 	snprintf(text, sizeof(text), "%s: after %llu full scans (%.0f s of ksmd at %llu "
-		 "pages every %llu ms), pages_sharing is %llu%s.", t->name,
+		 "pages every %llu ms, waking every %.1f ms at HZ=%u), pages_sharing "
+		 "is %llu%s.", t->name,
 		 (unsigned long long)last->scan, last->seconds,
 		 (unsigned long long)t->params.ksm.pages_to_scan,
 		 (unsigned long long)t->params.ksm.sleep_ms,
-		 (unsigned long long)last->pages_sharing, when);
+		 1000.0 * replay_wake_period(&t->params, t->params.ksm.pages_to_scan),
+		 t->params.hz, (unsigned long long)last->pages_sharing, when);
 	w->note(text);
 }
 

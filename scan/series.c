@@ -30,7 +30,11 @@ struct collect {
 	const struct scan_config *cfg;
 	const struct series_params *sp;
 	double t0;			/* when the run began (now_seconds()) */
-	int late_said;			/* a late snapshot was warned of */
+	size_t nprocs;			/* inputs per snapshot */
+	size_t nsnaps;			/* snapshots */
+	double *at;			/* per snapshot: when its reading began */
+	double worst_late;		/* the latest snapshot: how late */
+	size_t worst_snap;		/* ... which one (from 0) */
 	struct sink **to;		/* the sinks with a series() hook */
 	size_t nto;
 	struct snap *snaps;		/* one per input */
@@ -49,13 +53,15 @@ struct collect {
 static void collect_page(struct sink *sk, const struct page_event *pg)
 {
 	struct collect *c = (struct collect *)sk;
-	struct snap *s = &c->snaps[pg->input_no];
+	struct snap *s = &c->snaps[pg->input_no / c->nprocs];
+	uint64_t proc = pg->input_no % c->nprocs;
 
 	if (s->n == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 4096;
 		s->p = xreallocarray(s->p, s->cap, sizeof(*s->p));
 	}
-	s->p[s->n] = (struct page_ref){ pg->address, pg->id, (uint32_t)s->n };
+	s->p[s->n] = (struct page_ref){ proc << SERIES_PROC_SHIFT | pg->address,
+					pg->id, (uint32_t)s->n };
 	s->n++;
 	if (pg->id >= c->nsum) {
 		size_t n = c->nsum;
@@ -102,7 +108,7 @@ static uint64_t *union_addresses(const struct collect *c, size_t *n)
 	size_t total = 0, k = 0;
 	uint64_t *a;
 
-	for (size_t s = 0; s < c->cfg->ninputs; s++)
+	for (size_t s = 0; s < c->nsnaps; s++)
 		total += c->snaps[s].n;
 	/* Slots are 32-bit indexes: 16 TiB of snapshots is past any use. */
 	if (total >= UINT32_MAX) {
@@ -110,7 +116,7 @@ static uint64_t *union_addresses(const struct collect *c, size_t *n)
 		exit(1);
 	}
 	a = xcalloc(total ? total : 1, sizeof(*a));
-	for (size_t s = 0; s < c->cfg->ninputs; s++)
+	for (size_t s = 0; s < c->nsnaps; s++)
 		for (size_t i = 0; i < c->snaps[s].n; i++)
 			a[k++] = c->snaps[s].p[i].addr;
 	qsort(a, total, sizeof(*a), addr_cmp);
@@ -201,7 +207,8 @@ static struct replay_params replay_params(const struct collect *c)
 {
 	return (struct replay_params){
 		.ksm = c->cfg->ksm, .scans = c->sp->scans,
-		.interval = c->sp->interval,
+		.interval = c->sp->interval, .hz = c->sp->hz,
+		.page_seconds = c->sp->page_seconds, .write_rate = c->sp->write_rate,
 		.ns_per_page = c->hashed ? c->hash_seconds * 1e9 / (double)c->hashed : 0,
 		.ns_per_byte = page_compare_ns_per_byte(),
 	};
@@ -226,21 +233,50 @@ static struct scope last_scope(struct collect *c, const struct timeline_row *t)
 	return sc;
 }
 
+/* Say how late the latest live snapshot was, once, at the end. */
+static void say_late(const struct collect *c)
+{
+	if (c->worst_late > 0.02 && c->worst_late > 0.1 * c->sp->interval)
+		warn("%s: snapshots were taken late, at worst snapshot %zu by %.3g s "
+		     "(due at %.3g s): reading takes longer than --interval; the "
+		     "replay takes each at the time it was read",
+		     c->cfg->inputs[0].name, c->worst_snap + 1, c->worst_late,
+		     c->at[c->worst_snap] - c->worst_late);
+}
+
+/* The series' name: its first input's, and how many more processes (one
+ * series a run: the reports print it after the driver has returned). */
+static const char *series_name(const struct collect *c)
+{
+	static char name[300];
+	const char *first = c->cfg->inputs[0].name;
+
+	if (c->nprocs == 1)
+		return first;
+	snprintf(name, sizeof(name), "%.256s+%zu", first, c->nprocs - 1);
+	return name;
+}
+
 /* Replay ksmd over the snapshots and hand the result to the series sinks. */
 static void collect_finish(struct collect *c)
 {
-	size_t n, ns = c->cfg->ninputs;
+	size_t n, ns = c->nsnaps;
 	uint64_t *addr = union_addresses(c, &n);
 	struct snapshot *snaps = xcalloc(ns, sizeof(*snaps));
 	uint32_t *count = xcalloc(c->nsum + 1, sizeof(*count));
 	struct volatility_row *vol = xcalloc(ns, sizeof(*vol));
 	struct replay_params rp = replay_params(c);
 	struct series sr = { n, addr, ns, snaps, c->sum, c->head, c->zero_id,
-			     c->zero_sum, content_bytes, c->ix };
+			     c->zero_sum, content_bytes, c->ix,
+			     c->cfg->inputs[0].path ? NULL : c->at };
+	const char *name = series_name(c);
 	struct timeline_row *rows;
 	size_t nrows;
 	int cut;
 
+	say_late(c);
+	for (size_t s = ns; s-- > 0;)
+		c->at[s] -= c->at[0];	/* from the first snapshot on */
 	for (size_t s = 0; s < ns; s++)
 		snaps[s] = snap_sparse(&c->snaps[s], addr);
 	for (size_t s = 1; s < ns; s++) {
@@ -252,9 +288,12 @@ static void collect_finish(struct collect *c)
 	if (cut)
 		warn("%s: the replay stopped after %zu full scans (%.0f s), before "
 		     "the series' end: give --scans, or more --pages-to-scan or "
-		     "--sleep-ms", c->cfg->inputs[0].name, nrows,
-		     rows[nrows - 1].seconds);
+		     "--sleep-ms", name, nrows, rows[nrows - 1].seconds);
+	if (c->nprocs > 1)	/* the last snapshot is all its processes */
+		c->last.pages = snaps[ns - 1].n;
 	struct scope sc = last_scope(c, &rows[nrows - 1]);
+
+	sc.name = name;
 	struct series_result res = { sc.name, &sc, rows, nrows, vol, ns - 1, ns,
 				     seconds_to_90(rows, nrows), &rp };
 
@@ -293,33 +332,36 @@ static void collect_scope(struct sink *sk, const struct scope *sc)
 
 static void collect_free(struct collect *c)
 {
-	for (size_t s = 0; s < c->cfg->ninputs; s++)
+	for (size_t s = 0; s < c->nsnaps; s++)
 		free(c->snaps[s].p);
 	free(c->snaps);
+	free(c->at);
 	free(c->sum);
 	free(c->head);
 	free(c->to);
 }
 
 /*
- * before_input(): a live snapshot waits for its time; the first that comes
- * late (the reads before it took longer than the interval) is said to be,
- * once, since the replay takes every snapshot at its time.
+ * before_input(): a live snapshot waits for its time, and the time its
+ * reading begins is the time the replay takes it at (its processes are read
+ * one after the other); the latest is said at the end.
  */
 static void wait_turn(void *arg, size_t k)
 {
 	struct collect *c = arg;
 	const struct input *in = &c->cfg->inputs[k];
-	double late;
+	size_t snap = k / c->nprocs;
+	double due = in->at, late;
 
-	if (in->at <= 0)
-		return;
-	sleep_until(c->t0 + in->at);
-	late = now_seconds() - (c->t0 + in->at);
-	if (late > 0.02 && late > 0.1 * in->at && !c->late_said++)
-		warn("%s: the snapshot due at %.3g s was taken %.3g s late: reading "
-		     "takes longer than --interval (the replay takes each snapshot "
-		     "at its time)", in->name, in->at, late);
+	if (k % c->nprocs || in->path)
+		return;		/* not live, or a snapshot's later process */
+	sleep_until(c->t0 + due);
+	late = now_seconds() - (c->t0 + due);
+	c->at[snap] = due + late;
+	if (late > c->worst_late) {
+		c->worst_late = late;
+		c->worst_snap = snap;
+	}
 }
 
 /* Every page, in scan order; the index's bytes stay readable for the replay. */
@@ -330,10 +372,13 @@ static const struct sink_ops collect_ops = {
 
 int series_run(const struct scan_config *cfg, const struct series_params *sp)
 {
+	size_t nprocs = sp->nprocs ? sp->nprocs : 1;
+	size_t nsnaps = cfg->ninputs / nprocs;
 	struct collect c = {
 		.sink.ops = &collect_ops, .cfg = cfg, .sp = sp, .zero_id = NO_ID,
-		.t0 = now_seconds(),
-		.snaps = xcalloc(cfg->ninputs ? cfg->ninputs : 1, sizeof(*c.snaps)),
+		.t0 = now_seconds(), .nprocs = nprocs, .nsnaps = nsnaps,
+		.snaps = xcalloc(nsnaps ? nsnaps : 1, sizeof(*c.snaps)),
+		.at = xcalloc(nsnaps ? nsnaps : 1, sizeof(*c.at)),
 		.to = xcalloc(cfg->nsinks + 1, sizeof(*c.to)),
 	};
 	struct sink **sinks = xcalloc(cfg->nsinks + 1, sizeof(*sinks));

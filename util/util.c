@@ -204,7 +204,8 @@ int tmpfile_fd(void)
 int parse_duration(const char *s, double *seconds)
 {
 	static const struct { const char *suffix; double scale; } units[] = {
-		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "m", 60 }, { "h", 3600 },
+		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 }, { "m", 60 },
+		{ "h", 3600 },
 	};
 	char *end;
 	double v;
