@@ -260,9 +260,13 @@ def cow_breaks():
         check(abs(cows - want) <= 0.05 * want + 2,
               "--write-rate=%s: cow_ksm %d over %.2f s, about %.0f" % (rate, cows, span, want))
         # One wake-up a full scan: the writes come before it, which merges
-        # them again (their bytes are as they were).
-        eq(as_int(rows[-1]["pages_sharing"]), n // 2,
-           "--write-rate=%s: written pages merge again at their next visit" % rate)
+        # them again (their bytes are as they were), but for a pair whose
+        # two pages were both written (its KSM page freed) in a scan that
+        # visits them in the unstable tree's order only.
+        got = as_int(rows[-1]["pages_sharing"])
+        check(n // 2 - max(1, share * n * 0.024) <= got <= n // 2,
+              "--write-rate=%s: written pages merge again at their next visit" % rate,
+              got)
 
 
 @test("static")
