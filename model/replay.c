@@ -182,6 +182,9 @@ double replay_wake_period(const struct replay_params *p, uint64_t visited)
 	/* The wake-up came at a tick (at one of the level's buckets), the
 	 * batch ended whole jiffies later, and calc_index() fires the timer at
 	 * the level's first bucket past its expiry. */
+	if (p->late_jiffies >= 0)	/* measured: its mean, not whole */
+		return (double)((((n >> shift) + 1) << shift)) * jiffy +
+		       p->late_jiffies * jiffy;
 	ended = (uint64_t)(cost / jiffy);
 	fires = (((ended + n) >> shift) + 1) << shift;
 	return (double)fires * jiffy;

@@ -57,6 +57,11 @@ struct replay_params {
 					 * sleep_ms exactly, with no batch cost */
 	double page_seconds;		/* ksmd's time per page it visits: a batch's
 					 * cost, before it sleeps */
+	double late_jiffies;		/* measured on a live host: the mean whole
+					 * jiffies from a wake-up's tick to the
+					 * end of its batch (scheduling delay and
+					 * the batch, stretched by the load); < 0:
+					 * the batch's cost from page_seconds */
 	double write_rate;		/* fraction of the pages written per second
 					 * with the bytes they hold (writes the
 					 * snapshots cannot see), 0 for none */
@@ -101,7 +106,9 @@ struct timeline_row {
  * ksmd sleeps msecs_to_jiffies(sleep_ms) jiffies from the jiffy its batch
  * ended in, on the timer wheel, which rounds a timer up past its expiry to
  * its level's granularity (1 jiffy below 63 jiffies, then 8, 64, ...): at
- * HZ=250, 20 ms is 5 jiffies and ksmd wakes every 6 (24 ms).
+ * HZ=250, 20 ms is 5 jiffies and ksmd wakes every 6 (24 ms). A batch
+ * that ends a jiffy or more after its tick (late_jiffies, or its cost)
+ * delays the timer as much.
  *
  * Return: the period; with @p->hz 0, sleep_ms exactly.
  */

@@ -177,7 +177,7 @@ static void curve(const struct timeline *t, const struct writer *w)
 static void timeline_sentences(const struct timeline *t, const struct writer *w)
 {
 	const struct timeline_row *last = &t->rows[t->nrows - 1];
-	char text[256];
+	char text[400];
 
 	curve(t, w);
 	char when[64] = "";
@@ -186,13 +186,14 @@ static void timeline_sentences(const struct timeline *t, const struct writer *w)
 		snprintf(when, sizeof(when), "; 90%% of that came in %.0f s",
 			 t->to_90);
 	snprintf(text, sizeof(text), "%s: after %llu full scans (%.0f s of ksmd at %llu "
-		 "pages every %llu ms, waking every %.1f ms at HZ=%u), pages_sharing "
-		 "is %llu%s.", t->name,
+		 "pages every %llu ms, waking every %.1f ms at HZ=%u%s), "
+		 "pages_sharing is %llu%s.", t->name,
 		 (unsigned long long)last->scan, last->seconds,
 		 (unsigned long long)t->params.ksm.pages_to_scan,
 		 (unsigned long long)t->params.ksm.sleep_ms,
 		 1000.0 * replay_wake_period(&t->params, t->params.ksm.pages_to_scan),
-		 t->params.hz, (unsigned long long)last->pages_sharing, when);
+		 t->params.hz, t->params.late_jiffies >= 0 ? " and this host's load" : "",
+		 (unsigned long long)last->pages_sharing, when);
 	w->note(text);
 }
 

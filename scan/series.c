@@ -6,9 +6,13 @@
  * stands for bytes), then replays ksmd over them (replay.c) and hands the
  * timeline and the snapshots' differences to the reports' series() hooks.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../hash/measure.h"
 #include "../util/util.h"
@@ -25,6 +29,77 @@ struct snap {
 	size_t n, cap;
 };
 
+/*
+ * ksmd's lateness on this host, measured while a live series is read: a
+ * thread at ksmd's nice level (5) sleeps as ksmd does, then works for a
+ * batch's CPU time, and notes how many whole jiffies passed from when it
+ * was due to when its work ended (the scheduler's delay, and the work
+ * stretched by other tasks; both delay ksmd's next timer as much).
+ */
+struct pacer {
+	pthread_t thread;
+	int running;
+	volatile int stop;
+	double jiffy, sleep, work;	/* seconds */
+	double sum;			/* whole jiffies late, summed */
+	uint64_t n;			/* wake-ups measured */
+};
+
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *pacer_run(void *arg)
+{
+	struct pacer *pc = arg;
+
+	/* ksmd runs at nice 5 (set_user_nice() in ksm_scan_thread()) */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 5) < 0)
+		return NULL;
+	while (!pc->stop) {
+		double due = now_seconds() + pc->sleep, cpu;
+
+		sleep_until(due);
+		for (cpu = thread_cpu(); thread_cpu() - cpu < pc->work;)
+			;	/* the batch */
+		pc->sum += (double)(uint64_t)((now_seconds() - due) / pc->jiffy);
+		pc->n++;
+	}
+	return NULL;
+}
+
+/* Start measuring for a live series of @sp with ksmd's settings @k. */
+static void pacer_start(struct pacer *pc, const struct series_params *sp,
+			const struct ksm_params *k)
+{
+	uint64_t n;
+
+	if (!sp->hz)
+		return;
+	pc->jiffy = 1.0 / sp->hz;
+	n = (k->sleep_ms * sp->hz + 999) / 1000;
+	pc->sleep = (double)n * pc->jiffy;
+	pc->work = (double)k->pages_to_scan * sp->page_seconds;
+	if (pc->work > 0.5)
+		pc->work = 0.5;
+	pc->running = pthread_create(&pc->thread, NULL, pacer_run, pc) == 0;
+}
+
+/* Stop it: the mean whole jiffies, or -1 if nothing was measured. */
+static double pacer_stop(struct pacer *pc)
+{
+	if (!pc->running)
+		return -1;
+	pc->stop = 1;
+	pthread_join(pc->thread, NULL);
+	pc->running = 0;
+	return pc->n >= 10 ? pc->sum / (double)pc->n : -1;
+}
+
 struct collect {
 	struct sink sink;
 	const struct scan_config *cfg;
@@ -35,6 +110,8 @@ struct collect {
 	double *at;			/* per snapshot: when its reading began */
 	double worst_late;		/* the latest snapshot: how late */
 	size_t worst_snap;		/* ... which one (from 0) */
+	struct pacer pacer;		/* ksmd's lateness here (live) */
+	double late_jiffies;		/* its result, or -1 */
 	struct sink **to;		/* the sinks with a series() hook */
 	size_t nto;
 	struct snap *snaps;		/* one per input */
@@ -209,6 +286,7 @@ static struct replay_params replay_params(const struct collect *c)
 		.ksm = c->cfg->ksm, .scans = c->sp->scans,
 		.interval = c->sp->interval, .hz = c->sp->hz,
 		.page_seconds = c->sp->page_seconds, .write_rate = c->sp->write_rate,
+		.late_jiffies = c->late_jiffies,
 		.ns_per_page = c->hashed ? c->hash_seconds * 1e9 / (double)c->hashed : 0,
 		.ns_per_byte = page_compare_ns_per_byte(),
 	};
@@ -275,6 +353,7 @@ static void collect_finish(struct collect *c)
 	int cut;
 
 	say_late(c);
+	rp.late_jiffies = c->late_jiffies = pacer_stop(&c->pacer);
 	for (size_t s = ns; s-- > 0;)
 		c->at[s] -= c->at[0];	/* from the first snapshot on */
 	for (size_t s = 0; s < ns; s++)
@@ -377,6 +456,7 @@ int series_run(const struct scan_config *cfg, const struct series_params *sp)
 	struct collect c = {
 		.sink.ops = &collect_ops, .cfg = cfg, .sp = sp, .zero_id = NO_ID,
 		.t0 = now_seconds(), .nprocs = nprocs, .nsnaps = nsnaps,
+		.late_jiffies = -1,
 		.snaps = xcalloc(nsnaps ? nsnaps : 1, sizeof(*c.snaps)),
 		.at = xcalloc(nsnaps ? nsnaps : 1, sizeof(*c.at)),
 		.to = xcalloc(cfg->nsinks + 1, sizeof(*c.to)),
@@ -398,7 +478,10 @@ int series_run(const struct scan_config *cfg, const struct series_params *sp)
 	sub.sinks = sinks;
 	sub.before_input = wait_turn;
 	sub.arg = &c;
+	if (cfg->ninputs && !cfg->inputs[0].path)
+		pacer_start(&c.pacer, sp, &cfg->ksm);
 	status = scan_run(&sub);
+	pacer_stop(&c.pacer);	/* if the replay did not run */
 	collect_free(&c);
 	free(sinks);
 	return status;
