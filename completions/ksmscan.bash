@@ -39,7 +39,8 @@ _ksmscan()
 		COMPREPLY=($(compgen -W "$(cd /proc && echo [0-9]*)" -- "$cur"))
 		return ;;
 	-j|--threads|-m|--max-page-sharing|--top|--range|--label|--interval|\
-	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size)
+	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size|--hz|--page-cost|\
+	--write-rate)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then

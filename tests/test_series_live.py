@@ -262,9 +262,10 @@ def guest_phase(ks, cmd, pages, changed, smart, before=4, after=6):
     snaps = [os.path.join(TMP, "guest-%d.raw" % k) for k in (1, 2)]
     write_raw(snaps[0], pages)
     write_raw(snaps[1], second)
-    # One wake-up per full scan: scan k runs at (k - 1) x sleep, so the second
-    # snapshot holds from scan before + 1 on.
-    args = cmd + ["--series", "--interval=%gs" % (before * SLEEP_MS / 1000.0),
+    # One wake-up per full scan: scan k runs at (k - 1) x sleep (--hz=0: the
+    # test, not the timer, decides when ksmd scans), so the second snapshot
+    # holds from scan before + 1 on.
+    args = cmd + ["--series", "--hz=0", "--interval=%gs" % (before * SLEEP_MS / 1000.0),
                   "-m", str(tk.M), "--pages-to-scan=%d" % PAGES_TO_SCAN_GUEST,
                   "--sleep-ms=%d" % SLEEP_MS, "--smart-scan=%d" % smart,
                   "--scans=%d" % (before + after), "-r", "timeline", "--csv"] + snaps
