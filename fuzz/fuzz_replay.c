@@ -68,6 +68,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.scans = 1 + data[6] % 40,
 		.interval = 0.001 * (1 + data[7] % 200), .ns_per_page = 1,
 		.ns_per_byte = 0.1,
+		/* ksmd's pace on jiffies, its batches' cost, unseen writes */
+		.hz = data[6] & 0x80 ? 250 : 0, .page_seconds = 1e-4 * (data[6] >> 6 & 1),
+		.late_jiffies = data[3] & 0x80 ? 0.5 : -1,
+		.write_rate = 0.01 * (data[5] >> 5),
 	};
 
 	for (size_t i = 0; i < naddr; i++)

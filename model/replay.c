@@ -217,15 +217,13 @@ static void unseen_writes(struct replay *r, double dt)
 static void wake(struct replay *r)
 {
 	double dt = replay_wake_period(r->p, r->batch_visited);
-	size_t k = r->snap;
 
 	r->batch++;
 	r->budget = r->p->ksm.pages_to_scan;
 	r->batch_visited = 0;
 	r->now += dt;
-	while (k + 1 < r->sr->nsnaps && snap_time(r, k + 1) <= r->now + 1e-9)
-		k++;
-	while (r->snap < k)
+	while (r->snap + 1 < r->sr->nsnaps &&
+	       snap_time(r, r->snap + 1) <= r->now + 1e-9)
 		snap_apply(r, r->snap + 1);
 	if (r->p->write_rate > 0)
 		unseen_writes(r, dt);
@@ -556,6 +554,8 @@ static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 		return r->cut = 1;
 	if (rows[n - 1].seconds < end)
 		return 0;
+	if (r->p->write_rate > 0)
+		return 1;	/* the writes go on: the counters never settle */
 	return (n >= 2 && same(&rows[n - 1], &rows[n - 2])) ||
 	       ++r->settling > REPLAY_SETTLE_MAX;
 }

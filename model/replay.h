@@ -48,7 +48,8 @@ struct replay_params {
 	uint64_t scans;			/* full scans to run; 0: until the time
 					 * of the last snapshot plus one
 					 * interval, and until the counters stop
-					 * changing (at most REPLAY_SETTLE_MAX more) */
+					 * changing (at most REPLAY_SETTLE_MAX more;
+					 * not with write_rate: they never do) */
 	double interval;		/* seconds between snapshots, > 0 */
 	double ns_per_page;		/* the checksum's cost here */
 	double ns_per_byte;		/* memcmp's cost here */
