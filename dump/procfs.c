@@ -30,22 +30,32 @@
 /* A pagemap entry's page frame number (bits 0-54). */
 #define PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
 
-int proc_stat(int pid, char *state, unsigned long *flags)
+/* /proc/PID/stat read into @buf: the fields after the command name (which
+ * may hold anything, so past its last ')'), or NULL if the process is gone. */
+static const char *stat_fields(int pid, char *buf, size_t len)
 {
-	char path[64], buf[1024], *p;
+	char path[64];
 	FILE *f;
 	size_t n;
+	char *p;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	f = fopen(path, "re");
 	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+		return NULL;
+	n = fread(buf, 1, len - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	/* The name in parentheses may hold anything: skip to its last ')'. */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", state, flags) != 2)
+	return p ? p + 1 : NULL;
+}
+
+int proc_stat(int pid, char *state, unsigned long *flags)
+{
+	char buf[1024];
+	const char *p = stat_fields(pid, buf, sizeof(buf));
+
+	if (!p || sscanf(p, " %c %*d %*d %*d %*d %*d %lu", state, flags) != 2)
 		return -1;
 	return 0;
 }
@@ -405,21 +415,12 @@ uint64_t proc_zero_pfn(void)
 
 double proc_start_time(int pid)
 {
-	char path[64], buf[1024], *p;
+	char buf[1024];
 	unsigned long long start;
-	FILE *f;
-	size_t n;
+	const char *p = stat_fields(pid, buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* field 22, starttime; the name in parentheses may hold anything */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c" " %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u"
+	/* field 22, starttime */
+	if (!p || sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u"
 			 " %*u %*u %*d %*d %*d %*d %*d %*d %llu", &start) != 1)
 		return -1;
 	return (double)start;

@@ -37,6 +37,7 @@ SKIP.  --table prints the docs' table (docs/changing-memory.md).
 import csv
 import io
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,8 +45,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import live  # noqa: E402
 import test_ksm_live as tk  # noqa: E402
+import test_series_live  # noqa: E402
 from test_ksm_live import Skip, check, info, skip, finish  # noqa: E402
 
 PAGES = 20000
@@ -328,14 +329,7 @@ def print_table(table):
 
 
 def main():
-    try:
-        tk.preflight()
-        if not tk.has("smart_scan"):
-            raise Skip("this kernel's KSM has no smart_scan (Linux < 6.7)")
-        session = live.ksm_session()
-    except (Skip, live.NotAllowed) as e:
-        skip(str(e))
-        finish()
+    session = test_series_live.smart_scan_session()
     cmd = tk.ksmscan_cmd()
     table = []
     with session as ks:
@@ -352,6 +346,7 @@ def main():
     check(ks.changed() == [], "KSM settings as before the test", repr(ks.changed()))
     if TABLE:
         print_table(table)
+    shutil.rmtree(test_series_live.TMP, ignore_errors=True)
     finish()
 
 

@@ -305,15 +305,20 @@ def guest_phase(ks, cmd, pages, changed, smart, before=4, after=6):
                "kernel %r; replay %r" % (k, m))
 
 
-def main():
+def smart_scan_session():
+    """live.ksm_session() on a kernel with smart_scan, or one SKIP and the end."""
     try:
         tk.preflight()
         if not tk.has("smart_scan") or not tk.has("pages_skipped"):
             raise Skip("this kernel's KSM has no smart_scan (Linux < 6.7)")
-        session = live.ksm_session()
+        return live.ksm_session()
     except (Skip, live.NotAllowed) as e:
         skip(str(e))
         finish()
+
+
+def main():
+    session = smart_scan_session()
     cmd = tk.ksmscan_cmd()
     seed = int.from_bytes(os.urandom(8), "little")
     rng = random.Random(seed)
