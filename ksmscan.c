@@ -43,6 +43,8 @@ enum {
 	/* --series and ksmd's settings */
 	OPT_SERIES, OPT_INTERVAL, OPT_COUNT, OPT_PAGES_TO_SCAN, OPT_SLEEP_MS,
 	OPT_SMART_SCAN, OPT_SCANS, OPT_HZ, OPT_PAGE_COST, OPT_WRITE_RATE,
+	OPT_POLICY, OPT_ADV_TARGET, OPT_ADV_MAX_CPU, OPT_ADV_MIN_PAGES,
+	OPT_ADV_MAX_PAGES,
 };
 
 /* Limits of --count and of ksmd's settings. */
@@ -113,7 +115,13 @@ static const char help_head[] =
 	"                              this kernel's; 0: exactly every --sleep-ms)\n"
 	"      --page-cost=D           ksmd's time per page it visits (default 3us)\n"
 	"      --write-rate=R          writes snapshots cannot see: a share of the\n"
-	"                              pages per second, 0.02 or 2% (default 0)\n";
+	"                              pages per second, 0.02 or 2% (default 0)\n"
+	"      --policy=P              who sets pages_to_scan: fixed (default) or\n"
+	"                              advisor (the kernel's advisor_mode=scan-time)\n"
+	"      --advisor-target-scan-time=D  (default 200s)\n"
+	"      --advisor-max-cpu=P     percent (default 70)\n"
+	"      --advisor-min-pages-to-scan=N  (default 500)\n"
+	"      --advisor-max-pages-to-scan=N  (default 30000)\n";
 
 static const char help_tail[] =
 	"      --top=N                 rows per input in the top report (default 10)\n"
@@ -454,6 +462,8 @@ static int set_value(struct prefs *p, int c)
 	return 0;
 }
 
+static int advisor_value(struct prefs *p, int c);
+
 /* --write-rate: a share of the pages per second, 0.02 or 2% (at most 1). */
 static double write_rate(const char *arg)
 {
@@ -520,10 +530,51 @@ static int series_value(struct prefs *p, int c, char **argv)
 		sp->write_rate = write_rate(optarg);
 		break;
 	default:
-		return -1;
+		if (advisor_value(p, c) < 0)
+			return -1;
 	}
 	if (!p->series_opt)
 		p->series_opt = option_name(argv);
+	return 0;
+}
+
+/* --policy and the advisor's knobs: 0 if @c is one of them (handled). */
+static int advisor_value(struct prefs *p, int c)
+{
+	struct advisor_params *a = &p->series.advisor;
+	double d;
+
+	switch (c) {
+	case OPT_POLICY:
+		if (strcmp(optarg, "fixed") == 0)
+			p->series.policy = POLICY_FIXED;
+		else if (strcmp(optarg, "advisor") == 0)
+			p->series.policy = POLICY_ADVISOR;
+		else
+			usage_error("--policy wants fixed or advisor, not '%s'", optarg);
+		break;
+	case OPT_ADV_TARGET:
+		/* the kernel takes whole seconds, at least 1 */
+		if (parse_duration(optarg, &d) < 0 || d < 1 || d > 1e8)
+			usage_error("--advisor-target-scan-time wants a duration of "
+				    "1s or more, such as 200s, not '%s'", optarg);
+		a->target_scan_time = (uint64_t)d;
+		break;
+	case OPT_ADV_MAX_CPU:
+		a->max_cpu = number(optarg, 1, 100,
+				    "--advisor-max-cpu wants 1 to 100, not '%s'");
+		break;
+	case OPT_ADV_MIN_PAGES:
+		a->min_pages_to_scan = number(optarg, 1, KSMD_MAX,
+			"--advisor-min-pages-to-scan wants 1 to 100000000, not '%s'");
+		break;
+	case OPT_ADV_MAX_PAGES:
+		a->max_pages_to_scan = number(optarg, 1, KSMD_MAX,
+			"--advisor-max-pages-to-scan wants 1 to 100000000, not '%s'");
+		break;
+	default:
+		return -1;
+	}
 	return 0;
 }
 
@@ -662,6 +713,11 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 		{ "hz", required_argument, NULL, OPT_HZ },
 		{ "page-cost", required_argument, NULL, OPT_PAGE_COST },
 		{ "write-rate", required_argument, NULL, OPT_WRITE_RATE },
+		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "advisor-target-scan-time", required_argument, NULL, OPT_ADV_TARGET },
+		{ "advisor-max-cpu", required_argument, NULL, OPT_ADV_MAX_CPU },
+		{ "advisor-min-pages-to-scan", required_argument, NULL, OPT_ADV_MIN_PAGES },
+		{ "advisor-max-pages-to-scan", required_argument, NULL, OPT_ADV_MAX_PAGES },
 		{ "no-progress", no_argument, NULL, 'N' },
 		{ "use-zero-pages", no_argument, NULL, 'z' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -894,7 +950,9 @@ int main(int argc, char **argv)
 				 .pages_to_scan = 100, .sleep_ms = 20,
 				 .smart_scan = 1 },
 		},
-		.series = { .interval = 60, .page_seconds = PAGE_COST_DEFAULT },
+		.series = { .interval = 60, .page_seconds = PAGE_COST_DEFAULT,
+			    .advisor = { ADVISOR_TARGET_SCAN_TIME, ADVISOR_MAX_CPU,
+					 ADVISOR_MIN_PAGES, ADVISOR_MAX_PAGES } },
 		.output = "table",
 		.top = 10,
 		.sketch_size = 4096,

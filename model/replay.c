@@ -81,6 +81,9 @@ struct replay {
 	size_t ucap;
 	size_t snap;		/* the snapshot in force */
 	uint64_t batch, budget;	/* ksmd's wake-ups so far, pages left in this one */
+	uint64_t pts;		/* pages_to_scan now */
+	struct advisor adv;	/* the advisor's state */
+	uint64_t visited_all;	/* pages visited since the start: ksmd's CPU */
 	double now;		/* the time of this wake-up */
 	uint64_t batch_visited;	/* pages visited in this wake-up */
 	double writes;		/* write_rate's writes due, not yet made */
@@ -219,7 +222,7 @@ static void wake(struct replay *r)
 	double dt = replay_wake_period(r->p, r->batch_visited);
 
 	r->batch++;
-	r->budget = r->p->ksm.pages_to_scan;
+	r->budget = r->pts;	/* ksm_do_scan(ksm_thread_pages_to_scan) */
 	r->batch_visited = 0;
 	r->now += dt;
 	while (r->snap + 1 < r->sr->nsnaps &&
@@ -464,6 +467,7 @@ static void step(struct replay *r, uint32_t i)
 		return;
 	r->budget--;
 	r->visited++;
+	r->visited_all++;
 	r->batch_visited++;
 	cmp_and_merge(r, i);
 }
@@ -499,6 +503,7 @@ static struct timeline_row counters(const struct replay *r, uint64_t scan,
 		.memcmp_bytes = r->memcmp_bytes,
 		.wakeups = r->batch - first_batch + 1,
 		.cow_ksm = r->cow, .skipped_scan = r->skipped_scan,
+		.pages_to_scan = r->pts,
 	};
 	double cpu = ((double)row.hashed * r->p->ns_per_page +
 		      (double)row.memcmp_bytes * r->p->ns_per_byte) * 1e-9;
@@ -526,6 +531,11 @@ static struct timeline_row full_scan(struct replay *r, uint64_t scan)
 	}
 	if (!r->budget)
 		wake(r);	/* the end is found by the next call */
+	if (r->p->policy == POLICY_ADVISOR)	/* advisor_stop_scan() */
+		r->pts = advisor_scan_end(&r->adv, &r->p->advisor,
+					  r->now - first_time,
+					  (double)r->visited_all * r->p->page_seconds,
+					  r->pts);
 	row = counters(r, scan, first, first_time);
 	r->cow = r->skipped_scan = 0;	/* counted until the next scan ends */
 	return row;
@@ -563,7 +573,10 @@ static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 size_t replay_run(const struct series *sr, const struct replay_params *p,
 		  struct timeline_row **rows, int *cut)
 {
-	struct replay r = { .sr = sr, .p = p, .budget = p->ksm.pages_to_scan,
+	/* set_advisor_defaults(): the advisor starts from its minimum */
+	uint64_t pts = p->policy == POLICY_ADVISOR ?
+		       p->advisor.min_pages_to_scan : p->ksm.pages_to_scan;
+	struct replay r = { .sr = sr, .p = p, .budget = pts, .pts = pts,
 			    .rng = UINT64_C(0x9e3779b97f4a7c15) };
 	size_t n = 0, cap = 16;
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "../util/page.h"
+#include "advisor.h"
 #include "ksm.h"
 
 /*
@@ -63,6 +64,9 @@ struct replay_params {
 					 * end of its batch (scheduling delay and
 					 * the batch, stretched by the load); < 0:
 					 * the batch's cost from page_seconds */
+	enum policy policy;		/* who sets pages_to_scan: fixed (ksm's),
+					 * or the advisor after every full scan */
+	struct advisor_params advisor;	/* the advisor's knobs */
 	double write_rate;		/* fraction of the pages written per second
 					 * with the bytes they hold (writes the
 					 * snapshots cannot see), 0 for none */
@@ -97,6 +101,8 @@ struct timeline_row {
 	uint64_t cow_ksm;		/* KSM pages written in the scan (copy on
 					 * write: /proc/vmstat cow_ksm) */
 	uint64_t skipped_scan;		/* pages smart_scan passed over in it */
+	uint64_t pages_to_scan;		/* ksmd's, after the scan (the advisor
+					 * may have changed it) */
 };
 
 /**

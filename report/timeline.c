@@ -25,6 +25,8 @@ static const struct column timeline_cols[] = {
 
 #define NCOLS (sizeof(timeline_cols) / sizeof(timeline_cols[0]))
 
+struct timeline;
+
 /* For people: the counters under short names, the saving in units of 1024
  * and the time in whole seconds, within 80 columns (-l: every column). */
 static const struct column people_cols[] = {
@@ -62,11 +64,28 @@ static void timeline_series(struct sink *sk, const struct series_result *r)
 	t->params = *r->params;
 }
 
-static void timeline_row(const struct writer *w, const char *name,
+/* The column after ksmd_cpu_percent, where a policy other than fixed shows
+ * the pages_to_scan it set. */
+#define POLICY_COL 11
+
+/* The columns: with a policy, pages_to_scan after ksmd_cpu_percent. */
+static size_t columns(const struct timeline *t, struct column *cols)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < NCOLS; i++) {
+		if (i == POLICY_COL && t->params.policy != POLICY_FIXED)
+			cols[n++] = (struct column){ "pages_to_scan", 0, 0 };
+		cols[n++] = timeline_cols[i];
+	}
+	return n;
+}
+
+static void timeline_row(const struct timeline *t, const struct writer *w,
 			 const struct timeline_row *r)
 {
-	struct cell row[NCOLS] = {
-		cell_str(name), cell_uint(r->scan), cell_real(r->seconds, 3),
+	struct cell row[NCOLS + 1] = {
+		cell_str(t->name), cell_uint(r->scan), cell_real(r->seconds, 3),
 		cell_uint(r->pages_shared), cell_uint(r->pages_sharing),
 		cell_uint(r->pages_unshared), cell_uint(r->pages_volatile),
 		cell_uint(r->pages_skipped), cell_uint(r->ksm_zero_pages),
@@ -75,6 +94,11 @@ static void timeline_row(const struct writer *w, const char *name,
 		cell_uint(r->skipped_scan),
 	};
 
+	if (t->params.policy != POLICY_FIXED) {
+		memmove(row + POLICY_COL + 1, row + POLICY_COL,
+			(NCOLS - POLICY_COL) * sizeof(*row));
+		row[POLICY_COL] = cell_uint(r->pages_to_scan);
+	}
 	w->row(row);
 }
 
@@ -205,15 +229,17 @@ static void timeline_print(struct sink *sk)
 	unsigned char *pick = xcalloc(t->nrows + 1, 1);
 	size_t picked = people ? people_pick(t, pick) : t->nrows;
 
+	struct column cols[NCOLS + 1];
+
 	if (people)
 		w->begin("timeline", people_cols, NPEOPLE, 0);
 	else
-		w->begin("timeline", timeline_cols, NCOLS, 0);
+		w->begin("timeline", cols, columns(t, cols), 0);
 	for (size_t i = 0; i < t->nrows; i++)
 		if (people && pick[i])
 			people_row(w, &t->rows[i]);
 		else if (!people)
-			timeline_row(w, t->name, &t->rows[i]);
+			timeline_row(t, w, &t->rows[i]);
 	if (people && t->nrows) {
 		if (picked < t->nrows)
 			w->note("(some of the scans: -l or --csv shows every one)");

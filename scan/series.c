@@ -286,7 +286,8 @@ static struct replay_params replay_params(const struct collect *c)
 		.ksm = c->cfg->ksm, .scans = c->sp->scans,
 		.interval = c->sp->interval, .hz = c->sp->hz,
 		.page_seconds = c->sp->page_seconds, .write_rate = c->sp->write_rate,
-		.late_jiffies = c->late_jiffies,
+		.late_jiffies = c->late_jiffies, .policy = c->sp->policy,
+		.advisor = c->sp->advisor,
 		.ns_per_page = c->hashed ? c->hash_seconds * 1e9 / (double)c->hashed : 0,
 		.ns_per_byte = page_compare_ns_per_byte(),
 	};

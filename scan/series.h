@@ -26,6 +26,8 @@ struct series_params {
 	unsigned hz;			/* the kernel's HZ, 0: wake every sleep_ms */
 	double page_seconds;		/* ksmd's time per page visited */
 	double write_rate;		/* unseen writes: share of pages per second */
+	enum policy policy;		/* who sets pages_to_scan */
+	struct advisor_params advisor;	/* the scan-time advisor's knobs */
 };
 
 /* Several processes make one memory: process k's addresses are offset by k

@@ -269,6 +269,65 @@ def cow_breaks():
               got)
 
 
+def advisor_oracle(rows, cost, target, max_cpu=70, min_pages=500, max_pages=30000,
+                   period=0.024):
+    """pages_to_scan after each full scan under the kernel's scan-time
+    advisor (mm/ksm.c's scan_time_advisor(), unsigned integer arithmetic),
+    from the replay's scan times and pages visited: a scan starts one wake-up
+    (period) after the one before ended, and ksmd's CPU is cost per page
+    visited."""
+    pts, change, last_time, cpu_prev, visits, out = min_pages, 0, 0, 0.0, 0, []
+    for k, r in enumerate(rows):
+        start = 0.0 if k == 0 else float(rows[k - 1]["seconds"]) + period
+        scan_time = int(round((float(r["seconds"]) - start) * 1000)) // 1000 or 1
+        visits += as_int(r["pages_scanned"])
+        cpu = visits * cost
+        cpu_ms = int((cpu - cpu_prev) * 1e9) // 1000 // 1000
+        cpu_percent = cpu_ms * 100 // (scan_time * 1000) or 1
+        last = last_time or scan_time
+        factor = target * 100 // scan_time or 1
+        change = (70 * change + 30 * (scan_time * 100 // last or 1)) // 100
+        pages = pts * 100 // factor * change // 100
+        per_page = pts // cpu_percent or 1
+        pages = min(max(min(pages, per_page * max_cpu), per_page * 10), max_pages)
+        last_time, cpu_prev, pts = scan_time, cpu, pages
+        out.append(pts)
+    return out
+
+
+@test("policy")
+def advisor():
+    """--policy=advisor: pages_to_scan after each full scan is the kernel's
+    scan-time advisor's, computed here from the replay's own scan times and
+    pages visited; the first scan runs at advisor_min_pages_to_scan."""
+    guest = fixture("guest-b.elf.zst")
+    for target, cost, extra in ((3, 0.25e-6, []), (200, 2e-6, []),
+                                (2, 1e-6, ["--advisor-max-cpu=20",
+                                           "--advisor-min-pages-to-scan=300",
+                                           "--advisor-max-pages-to-scan=5000"])):
+        what = "advisor target %ds, %g us a page %s" % (target, cost * 1e6, " ".join(extra))
+        r = run(["--series", guest, "--csv", "-r", "timeline", "--policy=advisor",
+                 "--hz=250", "--sleep-ms=20", "--page-cost=%gus" % (cost * 1e6),
+                 "--advisor-target-scan-time=%ds" % target, "--scans=12"] + extra)
+        cols = TIMELINE[:11] + ["pages_to_scan"] + TIMELINE[11:]
+        rows = parse_csv(r, what, cols) if r.rc == 0 else None
+        if not check(rows, what + ": exit 0 and the columns", r.brief()):
+            continue
+        opts = dict(a.lstrip("-").split("=") for a in extra)
+        exp = advisor_oracle(rows, cost, target,
+                             int(opts.get("advisor-max-cpu", 70)),
+                             int(opts.get("advisor-min-pages-to-scan", 500)),
+                             int(opts.get("advisor-max-pages-to-scan", 30000)))
+        eq([as_int(x["pages_to_scan"]) for x in rows], exp,
+           what + ": pages_to_scan after each full scan")
+        first = int(opts.get("advisor-min-pages-to-scan", 500))
+        eq(float(rows[0]["seconds"]), 0.024 * (-(-36896 // first) - 1),
+           what + ": the first full scan at advisor_min_pages_to_scan a wake-up")
+    r = run(["--series", guest, "--csv", "-r", "timeline", "--scans=2"])
+    rows = parse_csv(r, "fixed", TIMELINE)
+    check(rows and "pages_to_scan" not in rows[0], "fixed: no pages_to_scan column")
+
+
 @test("static")
 def default_length():
     """Without --scans: past the last snapshot plus one interval, and until
@@ -461,6 +520,11 @@ def usage_errors():
         (["--series", "--write-rate=2", snap], "--write-rate"),
         (["--series", "--write-rate=-1%", snap], "--write-rate"),
         (["--series", "--write-rate=5%x", snap], "--write-rate"),
+        (["--series", "--policy=ksmtuned", snap], "--policy"),
+        (["--series", "--advisor-target-scan-time=0.5s", snap], "--advisor-target-scan-time"),
+        (["--series", "--advisor-max-cpu=0", snap], "--advisor-max-cpu"),
+        (["--series", "--advisor-max-pages-to-scan=0", snap], "--advisor-max-pages-to-scan"),
+        (["--policy=advisor", snap], "--policy"),
         (["-p", "1", snap, "--count=2"], "--count"),
         (["--series", "--group=g=%s" % snap, snap], "--group"),
         (["--series", "--csv", "-r", "summary,timeline", snap], "--csv"),
