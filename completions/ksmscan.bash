@@ -14,6 +14,7 @@ _ksmscan_names()
 		sed -n '/^  -r, --report=LIST/,/(default/{s/^  -r, --report=LIST//;/(default/d;p}' |
 		tr -d ',' ;;
 	--smart-scan) echo 0 1 ;;
+	--policy) echo fixed advisor ;;
 	esac
 }
 
@@ -28,7 +29,8 @@ _ksmscan()
 		cur=${cur#*=}
 	fi
 	case $opt in
-	-a|--algo|-c|--compress|-f|--format|-o|--output|-r|--report|--smart-scan)
+	-a|--algo|-c|--compress|-f|--format|-o|--output|-r|--report|--smart-scan|\
+	--policy)
 		names=$(_ksmscan_names "$opt")
 		# In a comma list, complete the last name.
 		head=
@@ -40,7 +42,8 @@ _ksmscan()
 		return ;;
 	-j|--threads|-m|--max-page-sharing|--top|--range|--label|--interval|\
 	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size|--hz|--page-cost|\
-	--write-rate)
+	--write-rate|--advisor-target-scan-time|--advisor-max-cpu|\
+	--advisor-min-pages-to-scan|--advisor-max-pages-to-scan)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then

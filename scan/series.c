@@ -39,7 +39,7 @@ struct snap {
 struct pacer {
 	pthread_t thread;
 	int running;
-	volatile int stop;
+	int stop;			/* set by the main thread (atomic) */
 	double jiffy, sleep, work;	/* seconds */
 	double sum;			/* whole jiffies late, summed */
 	uint64_t n;			/* wake-ups measured */
@@ -60,7 +60,7 @@ static void *pacer_run(void *arg)
 	/* ksmd runs at nice 5 (set_user_nice() in ksm_scan_thread()) */
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 5) < 0)
 		return NULL;
-	while (!pc->stop) {
+	while (!__atomic_load_n(&pc->stop, __ATOMIC_RELAXED)) {
 		double due = now_seconds() + pc->sleep, cpu;
 
 		sleep_until(due);
@@ -94,7 +94,7 @@ static double pacer_stop(struct pacer *pc)
 {
 	if (!pc->running)
 		return -1;
-	pc->stop = 1;
+	__atomic_store_n(&pc->stop, 1, __ATOMIC_RELAXED);
 	pthread_join(pc->thread, NULL);
 	pc->running = 0;
 	return pc->n >= 10 ? pc->sum / (double)pc->n : -1;
