@@ -560,3 +560,27 @@ int kernel_soft_dirty(void)
 
 	return r < 0 ? -1 : r == 1 && val[0] == 'y';
 }
+
+double ksmd_cpu_seconds(void)
+{
+	size_t n;
+	int *pids = procs_pids(&n);
+	double cpu = 0;
+
+	for (size_t i = 0; i < n && !cpu; i++) {
+		char comm[32], path[64];
+		unsigned long long ns;
+		FILE *f;
+
+		if (proc_comm(pids[i], comm, sizeof(comm)) < 0 || strcmp(comm, "ksmd"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/schedstat", pids[i]);
+		f = fopen(path, "re");
+		if (f && fscanf(f, "%llu", &ns) == 1)
+			cpu = (double)ns * 1e-9;
+		if (f)
+			fclose(f);
+	}
+	free(pids);
+	return cpu;
+}

@@ -107,6 +107,12 @@ uint64_t proc_zero_pfn(void);
 double proc_start_time(int pid);
 
 /**
+ * ksmd_cpu_seconds() - the CPU time ksmd has run since boot
+ * (/proc/PID/schedstat of the kernel thread named ksmd), 0 if unknown.
+ */
+double ksmd_cpu_seconds(void);
+
+/**
  * kernel_hz() - the running kernel's HZ (jiffies per second): CONFIG_HZ of
  * /proc/config.gz or /boot/config-RELEASE, else counted from the jiffies
  * /proc/timer_list shows over 100 ms (root only).

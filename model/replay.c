@@ -168,29 +168,34 @@ static void snap_apply(struct replay *r, size_t k)
 	r->snap = k;
 }
 
+/* Seconds from a wake-up at a tick to the timer's next, for a batch that
+ * ended @ended whole jiffies after that tick. */
+static uint64_t wheel_fires(uint64_t n, uint64_t ended)
+{
+	unsigned shift = 0;
+
+	/* calc_wheel_index(): the level whose range holds the timeout */
+	while (shift < 24 && n >= (UINT64_C(63) << shift))
+		shift += 3;
+	/* calc_index() fires the timer at the level's first bucket past its
+	 * expiry; the wake-up came at one of them */
+	return (((ended + n) >> shift) + 1) << shift;
+}
+
 double replay_wake_period(const struct replay_params *p, uint64_t visited)
 {
-	double jiffy, cost = (double)visited * p->page_seconds;
-	uint64_t n, ended, fires;
-	unsigned shift = 0;
+	double jiffy, cost = (double)visited * p->page_seconds, sum = 0;
+	uint64_t n;
 
 	if (!p->hz)
 		return (double)p->ksm.sleep_ms / 1000.0;
 	jiffy = 1.0 / p->hz;
-	/* msecs_to_jiffies() rounds up */
-	n = (p->ksm.sleep_ms * p->hz + 999) / 1000;
-	/* calc_wheel_index(): the level whose range holds the timeout */
-	while (shift < 24 && n >= (UINT64_C(63) << shift))
-		shift += 3;
-	/* The wake-up came at a tick (at one of the level's buckets), the
-	 * batch ended whole jiffies later, and calc_index() fires the timer at
-	 * the level's first bucket past its expiry. */
-	if (p->late_jiffies >= 0)	/* measured: its mean, not whole */
-		return (double)((((n >> shift) + 1) << shift)) * jiffy +
-		       p->late_jiffies * jiffy;
-	ended = (uint64_t)(cost / jiffy);
-	fires = (((ended + n) >> shift) + 1) << shift;
-	return (double)fires * jiffy;
+	n = (p->ksm.sleep_ms * p->hz + 999) / 1000;	/* msecs_to_jiffies() */
+	if (!p->nlate)
+		return (double)wheel_fires(n, (uint64_t)(cost / jiffy)) * jiffy;
+	for (size_t i = 0; i < p->nlate; i++)
+		sum += (double)wheel_fires(n, (uint64_t)((p->late[i] + cost) / jiffy));
+	return sum / (double)p->nlate * jiffy;
 }
 
 /* The time snapshot @k was taken. */
@@ -534,6 +539,7 @@ static struct timeline_row full_scan(struct replay *r, uint64_t scan)
 	if (r->p->policy == POLICY_ADVISOR)	/* advisor_stop_scan() */
 		r->pts = advisor_scan_end(&r->adv, &r->p->advisor,
 					  r->now - first_time,
+					  r->p->ksmd_cpu_seconds +
 					  (double)r->visited_all * r->p->page_seconds,
 					  r->pts);
 	row = counters(r, scan, first, first_time);

@@ -59,11 +59,13 @@ struct replay_params {
 					 * sleep_ms exactly, with no batch cost */
 	double page_seconds;		/* ksmd's time per page it visits: a batch's
 					 * cost, before it sleeps */
-	double late_jiffies;		/* measured on a live host: the mean whole
-					 * jiffies from a wake-up's tick to the
-					 * end of its batch (scheduling delay and
-					 * the batch, stretched by the load); < 0:
-					 * the batch's cost from page_seconds */
+	const double *late;		/* measured on a live host: how late ksmd
+					 * runs (seconds past its tick, and its
+					 * batch stretched by other tasks), a
+					 * sample of wake-ups; NULL: never late */
+	size_t nlate;			/* ... how many */
+	double ksmd_cpu_seconds;	/* ksmd's CPU time before the replay (the
+					 * advisor's first scan counts it) */
 	enum policy policy;		/* who sets pages_to_scan: fixed (ksm's),
 					 * or the advisor after every full scan */
 	struct advisor_params advisor;	/* the advisor's knobs */
@@ -114,8 +116,8 @@ struct timeline_row {
  * ended in, on the timer wheel, which rounds a timer up past its expiry to
  * its level's granularity (1 jiffy below 63 jiffies, then 8, 64, ...): at
  * HZ=250, 20 ms is 5 jiffies and ksmd wakes every 6 (24 ms). A batch
- * that ends a jiffy or more after its tick (late_jiffies, or its cost)
- * delays the timer as much.
+ * that ends a jiffy or more after its tick (its cost, and with late, how
+ * late ksmd ran: the mean over the sample) delays the timer as much.
  *
  * Return: the period; with @p->hz 0, sleep_ms exactly.
  */

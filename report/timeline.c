@@ -216,7 +216,7 @@ static void timeline_sentences(const struct timeline *t, const struct writer *w)
 		 (unsigned long long)t->params.ksm.pages_to_scan,
 		 (unsigned long long)t->params.ksm.sleep_ms,
 		 1000.0 * replay_wake_period(&t->params, t->params.ksm.pages_to_scan),
-		 t->params.hz, t->params.late_jiffies >= 0 ? " and this host's load" : "",
+		 t->params.hz, t->params.nlate ? " and this host's load" : "",
 		 (unsigned long long)last->pages_sharing, when);
 	w->note(text);
 }

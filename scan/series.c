@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../dump/procfs.h"
 #include "../hash/measure.h"
 #include "../util/util.h"
 #include "index.h"
@@ -32,16 +33,17 @@ struct snap {
 /*
  * ksmd's lateness on this host, measured while a live series is read: a
  * thread at ksmd's nice level (5) sleeps as ksmd does, then works for a
- * batch's CPU time, and notes how many whole jiffies passed from when it
- * was due to when its work ended (the scheduler's delay, and the work
- * stretched by other tasks; both delay ksmd's next timer as much).
+ * batch's CPU time, and notes how late it ran: past when it was due, and
+ * what other tasks took of its work. The replay adds each batch's cost and
+ * asks how many jiffies late ksmd's timer is then armed, over the sample.
  */
+#define PACER_SAMPLES 64
 struct pacer {
 	pthread_t thread;
 	int running;
 	int stop;			/* set by the main thread (atomic) */
-	double jiffy, sleep, work;	/* seconds */
-	double sum;			/* whole jiffies late, summed */
+	double sleep, work;		/* seconds */
+	double late[PACER_SAMPLES];	/* the latest wake-ups' lateness */
 	uint64_t n;			/* wake-ups measured */
 };
 
@@ -61,13 +63,14 @@ static void *pacer_run(void *arg)
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 5) < 0)
 		return NULL;
 	while (!__atomic_load_n(&pc->stop, __ATOMIC_RELAXED)) {
-		double due = now_seconds() + pc->sleep, cpu;
+		double due = now_seconds() + pc->sleep, woke, cpu;
 
 		sleep_until(due);
+		woke = now_seconds();
 		for (cpu = thread_cpu(); thread_cpu() - cpu < pc->work;)
-			;	/* the batch */
-		pc->sum += (double)(uint64_t)((now_seconds() - due) / pc->jiffy);
-		pc->n++;
+			;	/* a batch: what other tasks take of it is late too */
+		pc->late[pc->n++ % PACER_SAMPLES] = (woke - due) +
+			(now_seconds() - woke) - (thread_cpu() - cpu);
 	}
 	return NULL;
 }
@@ -76,28 +79,26 @@ static void *pacer_run(void *arg)
 static void pacer_start(struct pacer *pc, const struct series_params *sp,
 			const struct ksm_params *k)
 {
-	uint64_t n;
-
 	if (!sp->hz)
 		return;
-	pc->jiffy = 1.0 / sp->hz;
-	n = (k->sleep_ms * sp->hz + 999) / 1000;
-	pc->sleep = (double)n * pc->jiffy;
+	pc->sleep = (double)((k->sleep_ms * sp->hz + 999) / 1000) / sp->hz;
 	pc->work = (double)k->pages_to_scan * sp->page_seconds;
 	if (pc->work > 0.5)
 		pc->work = 0.5;
 	pc->running = pthread_create(&pc->thread, NULL, pacer_run, pc) == 0;
 }
 
-/* Stop it: the mean whole jiffies, or -1 if nothing was measured. */
-static double pacer_stop(struct pacer *pc)
+/* Stop it: the number of samples in pc->late (0 if too few to tell). */
+static size_t pacer_stop(struct pacer *pc)
 {
 	if (!pc->running)
-		return -1;
+		return 0;
 	__atomic_store_n(&pc->stop, 1, __ATOMIC_RELAXED);
 	pthread_join(pc->thread, NULL);
 	pc->running = 0;
-	return pc->n >= 10 ? pc->sum / (double)pc->n : -1;
+	if (pc->n < 10)
+		return 0;
+	return pc->n < PACER_SAMPLES ? (size_t)pc->n : PACER_SAMPLES;
 }
 
 struct collect {
@@ -111,7 +112,6 @@ struct collect {
 	double worst_late;		/* the latest snapshot: how late */
 	size_t worst_snap;		/* ... which one (from 0) */
 	struct pacer pacer;		/* ksmd's lateness here (live) */
-	double late_jiffies;		/* its result, or -1 */
 	struct sink **to;		/* the sinks with a series() hook */
 	size_t nto;
 	struct snap *snaps;		/* one per input */
@@ -286,7 +286,7 @@ static struct replay_params replay_params(const struct collect *c)
 		.ksm = c->cfg->ksm, .scans = c->sp->scans,
 		.interval = c->sp->interval, .hz = c->sp->hz,
 		.page_seconds = c->sp->page_seconds, .write_rate = c->sp->write_rate,
-		.late_jiffies = c->late_jiffies, .policy = c->sp->policy,
+		.policy = c->sp->policy,
 		.advisor = c->sp->advisor,
 		.ns_per_page = c->hashed ? c->hash_seconds * 1e9 / (double)c->hashed : 0,
 		.ns_per_byte = page_compare_ns_per_byte(),
@@ -354,7 +354,10 @@ static void collect_finish(struct collect *c)
 	int cut;
 
 	say_late(c);
-	rp.late_jiffies = c->late_jiffies = pacer_stop(&c->pacer);
+	rp.nlate = pacer_stop(&c->pacer);
+	rp.late = rp.nlate ? c->pacer.late : NULL;
+	if (!c->cfg->inputs[0].path && rp.policy == POLICY_ADVISOR)
+		rp.ksmd_cpu_seconds = ksmd_cpu_seconds();
 	for (size_t s = ns; s-- > 0;)
 		c->at[s] -= c->at[0];	/* from the first snapshot on */
 	for (size_t s = 0; s < ns; s++)
@@ -457,7 +460,6 @@ int series_run(const struct scan_config *cfg, const struct series_params *sp)
 	struct collect c = {
 		.sink.ops = &collect_ops, .cfg = cfg, .sp = sp, .zero_id = NO_ID,
 		.t0 = now_seconds(), .nprocs = nprocs, .nsnaps = nsnaps,
-		.late_jiffies = -1,
 		.snaps = xcalloc(nsnaps ? nsnaps : 1, sizeof(*c.snaps)),
 		.at = xcalloc(nsnaps ? nsnaps : 1, sizeof(*c.at)),
 		.to = xcalloc(cfg->nsinks + 1, sizeof(*c.to)),
