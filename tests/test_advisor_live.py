@@ -47,18 +47,6 @@ COUNTERS = ("pages_shared", "pages_sharing", "pages_unshared", "pages_volatile",
             "ksm_zero_pages")
 
 
-def setup(ks):
-    if not ks.unmerge():
-        raise Skip("KSM started merging outside this test: %r" % tk.counters())
-    ks.set("run", 0)
-    ks.set("max_page_sharing", 256)
-    ks.set("use_zero_pages", 0)
-    ks.set("merge_across_nodes", 1)
-    ks.set("smart_scan", 1)
-    ks.set("sleep_millisecs", 20)
-    ks.set("advisor_mode", "none")
-
-
 def start_guest():
     pages, _ = tsl.guest_layout(random.Random(1))
     child = subprocess.Popen([sys.executable, "-c", tsl.WRITER, str(len(pages))],
@@ -84,7 +72,7 @@ def after_scans(n, timeout=300):
 
 def calibrate(ks):
     """ksmd's CPU seconds per page scanned on this memory, fixed settings."""
-    setup(ks)
+    tcl.ksm_setup(ks)                       # advisor_mode none, 20 ms
     ks.set("pages_to_scan", CALIBRATE_PTS)
     cpu0, scanned0 = tcl.ksmd_runtime(), tk.kread("pages_scanned")
     ks.set("run", 1)
@@ -95,7 +83,7 @@ def calibrate(ks):
 
 
 def advisor_phase(ks, cmd, pid, cost):
-    setup(ks)
+    tcl.ksm_setup(ks)
     args = cmd + ["-p", str(pid), "--interval=1s", "--count=2", "-q", "--csv",
                   "-r", "timeline", "--policy=advisor", "--sleep-ms=20",
                   "--advisor-target-scan-time=%ds" % TARGET,
