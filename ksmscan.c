@@ -8,6 +8,7 @@
  * creates, prints and frees. Everything else lives in util/, hash/, dump/,
  * compress/, model/, scan/, report/ and cli/ (see docs/architecture.md).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <lz4.h>
 #include <signal.h>
@@ -42,7 +43,9 @@ enum {
 	OPT_KNOWN, OPT_BY, OPT_ENABLE,
 	/* --series and ksmd's settings */
 	OPT_SERIES, OPT_INTERVAL, OPT_COUNT, OPT_PAGES_TO_SCAN, OPT_SLEEP_MS,
-	OPT_SMART_SCAN, OPT_SCANS,
+	OPT_SMART_SCAN, OPT_SCANS, OPT_HZ, OPT_PAGE_COST, OPT_WRITE_RATE,
+	OPT_POLICY, OPT_ADV_TARGET, OPT_ADV_MAX_CPU, OPT_ADV_MIN_PAGES,
+	OPT_ADV_MAX_PAGES,
 };
 
 /* Limits of --interval, in seconds. */
@@ -52,6 +55,14 @@ enum {
 /* Limits of --count and of ksmd's settings. */
 #define COUNT_MAX 100000
 #define KSMD_MAX 100000000
+#define HZ_MAX 10000
+/* ksmd's time per page it visits, without --page-cost: its CPU time
+ * (/proc/PID/schedstat) per page scanned, measured with Linux 6.18 on a
+ * 2-CPU virtual machine: 2.2 us on static memory, 2.9 us on memory being
+ * written (docs/changing-memory.md). */
+#define PAGE_COST_DEFAULT 3e-6
+/* HZ when the kernel's cannot be known: the most common distribution build. */
+#define HZ_DEFAULT 250
 
 /* Largest --sketch-size: the index's most distinct contents. */
 #define SKETCH_MAX ((1u << 28) - 1)
@@ -69,8 +80,9 @@ static const char usage_line[] =
 	"               [--range=start-end] [--sketch-size=k] [--svg=file] [--top=n]\n"
 	"               [file ...]\n"
 	"       ksmscan --series [--interval=d] [--pages-to-scan=n] [--sleep-ms=n]\n"
-	"               [--smart-scan=0|1] [--scans=n] [options] snapshot ...\n"
-	"       ksmscan -p pid --interval=d --count=n [ksmd and other options]\n"
+	"               [--smart-scan=0|1] [--scans=n] [--hz=n] [--page-cost=d]\n"
+	"               [--write-rate=r] [options] snapshot ...\n"
+	"       ksmscan -p pid [-p pid ...] --interval=d --count=n [ksmd options]\n"
 	"       ksmscan --bench [-a algos] [-o format]\n";
 
 /* --help, before and after the list of reports (from the reports' table). */
@@ -109,12 +121,24 @@ static const char help_formats[] =
 	"                              first: replay KSM's scanner over them\n"
 	"      --interval=D            between snapshots: seconds, or with s, ms, m, h\n"
 	"                              (default 60s)\n"
-	"      --count=N               with one -p: take N snapshots, --interval apart\n"
+	"      --count=N               with -p (one or more): take N snapshots,\n"
+	"                              --interval apart, of the pages ksmd scans\n"
 	"      --pages-to-scan=N       ksmd's pages per wake-up (default 100)\n"
 	"      --sleep-ms=N            ksmd's sleep between wake-ups (default 20)\n"
 	"      --smart-scan=0|1        ksmd skips pages that do not merge (default 1)\n"
 	"      --scans=N               replay exactly N full scans (default: past the\n"
-	"                              last snapshot, until the counters settle)\n";
+	"                              last snapshot, until the counters settle)\n"
+	"      --hz=N                  the kernel's HZ: ksmd wakes on jiffies (default:\n"
+	"                              this kernel's; 0: exactly every --sleep-ms)\n"
+	"      --page-cost=D           ksmd's time per page it visits (default 3us)\n"
+	"      --write-rate=R          writes snapshots cannot see: a share of the\n"
+	"                              pages per second, 0.02 or 2% (default 0)\n"
+	"      --policy=P              who sets pages_to_scan: fixed (default) or\n"
+	"                              advisor (the kernel's advisor_mode=scan-time)\n"
+	"      --advisor-target-scan-time=D  (default 200s)\n"
+	"      --advisor-max-cpu=P     percent (default 70)\n"
+	"      --advisor-min-pages-to-scan=N  (default 500)\n"
+	"      --advisor-max-pages-to-scan=N  (default 30000)\n";
 
 static const char help_tail[] =
 	"      --top=N                 rows per input in the top report (default 10)\n"
@@ -202,7 +226,8 @@ struct prefs {
 	struct series_params series;	/* --series and ksmd's settings */
 	const char *series_opt;		/* the first of ksmd's options given */
 	int series_on;			/* --series */
-	size_t count;			/* --count: live snapshots of one -p */
+	size_t count;			/* --count: live snapshots of the -p */
+	int hz_given;			/* --hz was given */
 	int bench;			/* --bench */
 	int algos_given;		/* -a was given */
 	int algos_help;			/* -a help */
@@ -502,6 +527,26 @@ static int set_value(struct prefs *p, int c)
 	return 0;
 }
 
+static int advisor_value(struct prefs *p, int c);
+
+/* --write-rate: a share of the pages per second, 0.02 or 2% (at most 1). */
+static double write_rate(const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (end != arg && strcmp(end, "%") == 0)
+		v /= 100;
+	else if (end == arg || *end)
+		v = -1;
+	if (errno || !(v >= 0 && v <= 1) || !*arg || strchr("+- \t", *arg))
+		usage_error("--write-rate wants a share of the pages per second "
+			    "from 0 to 1, such as 0.02 or 2%%, not '%s'", arg);
+	return v;
+}
+
 /* --series and ksmd's settings: 0 if @c is one of them (handled). */
 static int series_value(struct prefs *p, int c, char **argv)
 {
@@ -538,11 +583,66 @@ static int series_value(struct prefs *p, int c, char **argv)
 		sp->scans = number(optarg, 1, REPLAY_SCANS_MAX,
 				   "--scans wants 1 to 1000000, not '%s'");
 		break;
+	case OPT_HZ:
+		sp->hz = (unsigned)number(optarg, 0, HZ_MAX,
+					  "--hz wants 0 to 10000, not '%s'");
+		p->hz_given = 1;
+		break;
+	case OPT_PAGE_COST:
+		if (parse_duration(optarg, &sp->page_seconds) < 0 ||
+		    sp->page_seconds > 1)
+			usage_error("--page-cost wants a duration such as 2.5us, "
+				    "not '%s'", optarg);
+		break;
+	case OPT_WRITE_RATE:
+		sp->write_rate = write_rate(optarg);
+		break;
 	default:
-		return -1;
+		if (advisor_value(p, c) < 0)
+			return -1;
 	}
 	if (!p->series_opt)
 		p->series_opt = option_name(argv);
+	return 0;
+}
+
+/* --policy and the advisor's knobs: 0 if @c is one of them (handled). */
+static int advisor_value(struct prefs *p, int c)
+{
+	struct advisor_params *a = &p->series.advisor;
+	double d;
+
+	switch (c) {
+	case OPT_POLICY:
+		if (strcmp(optarg, "fixed") == 0)
+			p->series.policy = POLICY_FIXED;
+		else if (strcmp(optarg, "advisor") == 0)
+			p->series.policy = POLICY_ADVISOR;
+		else
+			usage_error("--policy wants fixed or advisor, not '%s'", optarg);
+		break;
+	case OPT_ADV_TARGET:
+		/* the kernel takes whole seconds, at least 1 */
+		if (parse_duration(optarg, &d) < 0 || d < 1 || d > 1e8)
+			usage_error("--advisor-target-scan-time wants a duration of "
+				    "1s or more, such as 200s, not '%s'", optarg);
+		a->target_scan_time = (uint64_t)d;
+		break;
+	case OPT_ADV_MAX_CPU:
+		a->max_cpu = number(optarg, 1, 100,
+				    "--advisor-max-cpu wants 1 to 100, not '%s'");
+		break;
+	case OPT_ADV_MIN_PAGES:
+		a->min_pages_to_scan = number(optarg, 1, KSMD_MAX,
+			"--advisor-min-pages-to-scan wants 1 to 100000000, not '%s'");
+		break;
+	case OPT_ADV_MAX_PAGES:
+		a->max_pages_to_scan = number(optarg, 1, KSMD_MAX,
+			"--advisor-max-pages-to-scan wants 1 to 100000000, not '%s'");
+		break;
+	default:
+		return -1;
+	}
 	return 0;
 }
 
@@ -693,6 +793,14 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 		{ "sleep-ms", required_argument, NULL, OPT_SLEEP_MS },
 		{ "smart-scan", required_argument, NULL, OPT_SMART_SCAN },
 		{ "scans", required_argument, NULL, OPT_SCANS },
+		{ "hz", required_argument, NULL, OPT_HZ },
+		{ "page-cost", required_argument, NULL, OPT_PAGE_COST },
+		{ "write-rate", required_argument, NULL, OPT_WRITE_RATE },
+		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "advisor-target-scan-time", required_argument, NULL, OPT_ADV_TARGET },
+		{ "advisor-max-cpu", required_argument, NULL, OPT_ADV_MAX_CPU },
+		{ "advisor-min-pages-to-scan", required_argument, NULL, OPT_ADV_MIN_PAGES },
+		{ "advisor-max-pages-to-scan", required_argument, NULL, OPT_ADV_MAX_PAGES },
 		{ "no-progress", no_argument, NULL, 'N' },
 		{ "use-zero-pages", no_argument, NULL, 'z' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -780,18 +888,60 @@ static const char *series_report(const struct prefs *p)
 	return NULL;
 }
 
-/* -p PID --count=N: N snapshots of the process, --interval apart. */
+/* Writes that leave a page's bytes as they were cannot be seen in snapshots;
+ * soft-dirty bits would show them, where the kernel has them. Said once,
+ * unless --write-rate stands for them. */
+static void note_soft_dirty(const struct prefs *p)
+{
+	int sd = kernel_soft_dirty();
+
+	if (p->series.write_rate > 0)
+		return;
+	warn("%s: writes of the bytes a page already holds are not seen: this "
+	     "kernel %s; give --write-rate to stand for them (ksmscan(1))",
+	     p->inputs[0].name,
+	     sd == 1 ? "has soft-dirty bits, which ksmscan does not read yet" :
+	     sd == 0 ? "has no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY is not set)" :
+	     "may lack soft-dirty bits (its configuration cannot be read)");
+}
+
+/* The processes of a live series in the order they started: KSM's list of
+ * memories grows as they register (usually as they start), and ksmd scans
+ * in its order. Equal start times keep the command line's order. */
+static int start_cmp(const void *a, const void *b)
+{
+	const struct input *x = a, *y = b;
+	double s = proc_start_time(x->pid), t = proc_start_time(y->pid);
+
+	if (s != t)
+		return s < t ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* -p PID... --count=N: N snapshots of the processes, --interval apart, each
+ * the processes read one after the other. */
 static void live_snapshots(struct prefs *p)
 {
-	struct input in = p->inputs[0];
+	size_t np = p->ninputs;
 
-	if (p->ninputs != 1 || in.path || in.pid == PID_LIST)
-		usage_error("%s", "--count takes exactly one -p PID and no file");
-	for (size_t k = 1; k < p->count; k++) {
-		in.at = (double)k * p->series.interval;
-		in.name = xstrdup(p->inputs[0].name);	/* each input frees its own */
-		add_input(p, in);
-	}
+	for (size_t i = 0; i < np; i++)
+		if (p->inputs[i].path || p->inputs[i].pid == PID_LIST)
+			usage_error("%s", "--count takes -p PID (or -P) and no file");
+	if (np > SERIES_PROCS_MAX)
+		usage_error("%s", "--count takes at most 64 processes");
+	if (np > 1)
+		qsort(p->inputs, np, sizeof(*p->inputs), start_cmp);
+	for (size_t k = 1; k < p->count; k++)
+		for (size_t i = 0; i < np; i++) {
+			struct input in = p->inputs[i];
+
+			in.at = (double)k * p->series.interval;
+			in.name = xstrdup(in.name);	/* each input frees its own */
+			add_input(p, in);
+		}
+	p->series.nprocs = np;
+	p->cfg.dump.ksmd_pages = 1;
+	note_soft_dirty(p);
 }
 
 /*
@@ -819,6 +969,8 @@ static void setup_series(struct prefs *p)
 				    "-p PID --count=N, not --series");
 	if (p->ninputs == 0)
 		usage_error("%s", "--series wants snapshot files");
+	if (!p->hz_given && !(p->series.hz = kernel_hz()))
+		p->series.hz = HZ_DEFAULT;
 	if (p->ngroups || p->by || p->enable)
 		usage_error("%s", p->ngroups ? "--group does not apply to a series" :
 			    "--by and --enable do not apply to a series");
@@ -955,7 +1107,9 @@ int main(int argc, char **argv)
 				 .pages_to_scan = 100, .sleep_ms = 20,
 				 .smart_scan = 1 },
 		},
-		.series = { .interval = 60 },
+		.series = { .interval = 60, .page_seconds = PAGE_COST_DEFAULT,
+			    .advisor = { ADVISOR_TARGET_SCAN_TIME, ADVISOR_MAX_CPU,
+					 ADVISOR_MIN_PAGES, ADVISOR_MAX_PAGES } },
 		.output = "table",
 		.top = 10,
 		.sketch_size = 4096,

@@ -16,6 +16,7 @@ _ksmscan_names()
 		sed -n '/^  -r, --report=LIST/,/(default/{s/^  -r, --report=LIST//;/(default/d;p}' |
 		tr -d ',' ;;
 	--smart-scan) echo 0 1 ;;
+	--policy) echo fixed advisor ;;
 	esac
 }
 
@@ -31,7 +32,7 @@ _ksmscan()
 	fi
 	case $opt in
 	-a|--algo|-c|--compress|-f|--format|-o|--output|-r|--report|--smart-scan|\
-	--by)
+	--by|--policy)
 		names=$(_ksmscan_names "$opt")
 		# In a comma list, complete the last name.
 		head=
@@ -48,7 +49,9 @@ _ksmscan()
 		COMPREPLY=($(compgen -W "$(cd /proc && echo [0-9]*)" -- "$cur"))
 		return ;;
 	-j|--threads|-m|--max-page-sharing|--top|--range|--label|--interval|\
-	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size|--enable)
+	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size|--enable|--hz|\
+	--page-cost|--write-rate|--advisor-target-scan-time|--advisor-max-cpu|\
+	--advisor-min-pages-to-scan|--advisor-max-pages-to-scan)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then

@@ -70,6 +70,8 @@ struct input {
 struct dump_options {
 	const char *format;	/* "auto" or a reader name */
 	int all_mappings;	/* live processes: also file-backed and shared memory */
+	int ksmd_pages;		/* live processes with mergeable areas: the
+				 * pages ksmd scans, no other (proc.c) */
 	uint64_t range_start;	/* only pages with address in [start, end) */
 	uint64_t range_end;
 	int stream_only;	/* read files as streams, never mapped (the

@@ -9,12 +9,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "../util/util.h"
 #include "dump.h"
@@ -24,23 +28,35 @@
 #define PF_KTHREAD 0x00200000u
 /* CAP_SYS_PTRACE's bit in the capability sets of /proc/self/status. */
 #define CAP_SYS_PTRACE_BIT 19
+/* A pagemap entry's page frame number (bits 0-54). */
+#define PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
 
-int proc_stat(int pid, char *state, unsigned long *flags)
+/* /proc/PID/stat read into @buf: the fields after the command name (which
+ * may hold anything, so past its last ')'), or NULL if the process is gone. */
+static const char *stat_fields(int pid, char *buf, size_t len)
 {
-	char path[64], buf[1024], *p;
+	char path[64];
 	FILE *f;
 	size_t n;
+	char *p;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	f = fopen(path, "re");
 	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+		return NULL;
+	n = fread(buf, 1, len - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	/* The name in parentheses may hold anything: skip to its last ')'. */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", state, flags) != 2)
+	return p ? p + 1 : NULL;
+}
+
+int proc_stat(int pid, char *state, unsigned long *flags)
+{
+	char buf[1024];
+	const char *p = stat_fields(pid, buf, sizeof(buf));
+
+	if (!p || sscanf(p, " %c %*d %*d %*d %*d %*d %lu", state, flags) != 2)
 		return -1;
 	return 0;
 }
@@ -530,8 +546,9 @@ int proc_page_nodes(int pid, const uint64_t *addrs, size_t n, int *nodes)
 }
 
 /* pagemap: bit 63 present, bits 0-54 the frame (zero unless root). */
+#ifndef PM_PRESENT
 #define PM_PRESENT (1ull << 63)
-#define PM_PFN_MASK ((1ull << 55) - 1)
+#endif
 /* /proc/kpageflags: the page is part of a transparent huge page. */
 #define KPF_THP (1ull << 22)
 
@@ -577,4 +594,240 @@ int proc_page_thp(int pid, const uint64_t *addrs, size_t n, unsigned char *thp)
 	close(fd);
 	close(kpf);
 	return 0;
+}
+
+size_t proc_mergeable_areas(int pid, uint64_t **area)
+{
+	char path[64], line[1024];
+	unsigned long long start, end;
+	size_t n = 0, cap = 0;
+	FILE *f;
+
+	*area = NULL;
+	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	start = end = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+		int pos = 0;
+
+		/* An area's first line is its maps line ("start-end perms"),
+		 * VmFlags its last; other lines are "Name: value". */
+		if (sscanf(line, "%llx-%llx %n", &a, &b, &pos) == 2 && pos) {
+			start = a;
+			end = b;
+			continue;
+		}
+		if (strncmp(line, "VmFlags:", 8) != 0 || !vmflag(line, "mg"))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			*area = xreallocarray(*area, cap, 2 * sizeof(**area));
+		}
+		(*area)[2 * n] = start;
+		(*area)[2 * n + 1] = end;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+uint64_t proc_zero_pfn(void)
+{
+	static uint64_t pfn = UINT64_MAX;
+	volatile const unsigned char *page;
+	uint64_t entry = 0;
+	int fd;
+
+	if (pfn != UINT64_MAX)
+		return pfn;
+	pfn = 0;
+	/* A private anonymous page that is only read maps the zero page. */
+	page = mmap(NULL, PAGE_BYTES, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return pfn;
+	(void)page[0];
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && pread(fd, &entry, sizeof(entry),
+			     (off_t)((uintptr_t)page / PAGE_BYTES * sizeof(entry))) ==
+	    (ssize_t)sizeof(entry) && (entry >> 63))
+		pfn = entry & PM_PFN_MASK;	/* 0 unless CAP_SYS_ADMIN */
+	if (fd >= 0)
+		close(fd);
+	munmap((void *)page, PAGE_BYTES);
+	return pfn;
+}
+
+double proc_start_time(int pid)
+{
+	char buf[1024];
+	unsigned long long start;
+	const char *p = stat_fields(pid, buf, sizeof(buf));
+
+	/* field 22, starttime */
+	if (!p || sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u"
+			 " %*u %*u %*d %*d %*d %*d %*d %*d %llu", &start) != 1)
+		return -1;
+	return (double)start;
+}
+
+/* The most configuration text read: a kernel's .config is about 300 KB. */
+#define CONFIG_MAX (8u << 20)
+
+/* The whole of a small file, or NULL. */
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	unsigned char *buf = NULL;
+	size_t cap = 0;
+	FILE *f = fopen(path, "re");
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	while (!feof(f) && !ferror(f) && cap < CONFIG_MAX) {
+		cap = cap ? 2 * cap : 65536;
+		buf = xreallocarray(buf, cap + 1, 1);
+		*len += fread(buf + *len, 1, cap - *len, f);
+	}
+	fclose(f);
+	buf[*len] = '\0';
+	return buf;
+}
+
+/* The running kernel's configuration as text: /proc/config.gz inflated, or
+ * /boot/config-RELEASE; NULL if neither can be read. */
+static char *config_text(void)
+{
+	size_t len, cap = CONFIG_MAX;
+	unsigned char *gz = slurp("/proc/config.gz", &len);
+	char *text, path[320];
+	struct utsname u;
+	z_stream z;
+
+	if (!gz) {
+		if (uname(&u) < 0)
+			return NULL;
+		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+		return (char *)slurp(path, &len);
+	}
+	memset(&z, 0, sizeof(z));
+	text = xmalloc(cap + 1);
+	/* 16 + window bits: the gzip wrapper */
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+		free(gz);
+		free(text);
+		return NULL;
+	}
+	z.next_in = gz;
+	z.avail_in = (uInt)len;
+	z.next_out = (unsigned char *)text;
+	z.avail_out = (uInt)cap;
+	inflate(&z, Z_FINISH);
+	text[cap - z.avail_out] = '\0';
+	inflateEnd(&z);
+	free(gz);
+	return text;
+}
+
+/* A line of the running kernel's configuration: 1 and its value in @val,
+ * 0 if it is not set, -1 if the configuration cannot be read. */
+static int kernel_config(const char *name, char *val, size_t len)
+{
+	char *text = config_text();
+	size_t nlen = strlen(name);
+	int found = 0;
+
+	if (!text)
+		return -1;
+	for (const char *line = text; *line && !found;
+	     line += strcspn(line, "\n"), line += *line == '\n') {
+		if (strncmp(line, name, nlen) == 0 && line[nlen] == '=') {
+			snprintf(val, len, "%.*s", (int)strcspn(line + nlen + 1, "\n"),
+				 line + nlen + 1);
+			found = 1;
+		}
+	}
+	free(text);
+	return found;
+}
+
+/* "now at N nsecs" and the first "jiffies: J" of /proc/timer_list. */
+static int timer_list(double *seconds, unsigned long long *jiffies)
+{
+	char line[256];
+	unsigned long long ns;
+	int have = 0;
+	FILE *f = fopen("/proc/timer_list", "re");
+
+	if (!f)
+		return -1;
+	while (have != 3 && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "now at %llu nsecs", &ns) == 1) {
+			*seconds = (double)ns * 1e-9;
+			have |= 1;
+		} else if (sscanf(line, "jiffies: %llu", jiffies) == 1) {
+			have |= 2;
+		}
+	}
+	fclose(f);
+	return have == 3 ? 0 : -1;
+}
+
+unsigned kernel_hz(void)
+{
+	static const unsigned known[] = { 100, 250, 300, 1000 };
+	char val[32];
+	double t0, t1;
+	unsigned long long j0, j1;
+	unsigned best = 0;
+
+	if (kernel_config("CONFIG_HZ", val, sizeof(val)) == 1 && atoi(val) > 0)
+		return (unsigned)atoi(val);
+	/* No configuration: count the jiffies of 100 ms (root only). */
+	if (timer_list(&t0, &j0) < 0)
+		return 0;
+	sleep_until(now_seconds() + 0.1);
+	if (timer_list(&t1, &j1) < 0 || t1 - t0 < 0.05)
+		return 0;
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		double hz = (double)(j1 - j0) / (t1 - t0);
+
+		if (!best || fabs(hz - known[i]) < fabs(hz - best))
+			best = known[i];
+	}
+	return best;
+}
+
+int kernel_soft_dirty(void)
+{
+	char val[8];
+	int r = kernel_config("CONFIG_MEM_SOFT_DIRTY", val, sizeof(val));
+
+	return r < 0 ? -1 : r == 1 && val[0] == 'y';
+}
+
+double ksmd_cpu_seconds(void)
+{
+	size_t n;
+	int *pids = procs_pids(&n);
+	double cpu = 0;
+
+	for (size_t i = 0; i < n && !cpu; i++) {
+		char comm[32], path[64];
+		unsigned long long ns;
+		FILE *f;
+
+		if (proc_comm(pids[i], comm, sizeof(comm)) < 0 || strcmp(comm, "ksmd"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/schedstat", pids[i]);
+		f = fopen(path, "re");
+		if (f && fscanf(f, "%llu", &ns) == 1)
+			cpu = (double)ns * 1e-9;
+		if (f)
+			fclose(f);
+	}
+	free(pids);
+	return cpu;
 }

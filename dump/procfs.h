@@ -174,4 +174,54 @@ int proc_page_nodes(int pid, const uint64_t *addrs, size_t n, int *nodes);
  */
 int proc_page_thp(int pid, const uint64_t *addrs, size_t n, unsigned char *thp);
 
+/**
+ * proc_mergeable_areas() - the areas ksmd scans in a process: those whose
+ * smaps VmFlags hold "mg" (VM_MERGEABLE, set by MADV_MERGEABLE or
+ * PR_SET_MEMORY_MERGE, whether or not KSM runs).
+ * @pid: the process
+ * @area: set to a malloc'd array of start, end pairs in address order
+ *	(NULL when there is none)
+ *
+ * Return: the number of areas.
+ */
+size_t proc_mergeable_areas(int pid, uint64_t **area);
+
+/**
+ * proc_zero_pfn() - the page frame number of the kernel's zero page, as
+ * pagemap shows it for a page that was only read; 0 when pagemap hides
+ * frame numbers (without CAP_SYS_ADMIN). Measured once.
+ */
+uint64_t proc_zero_pfn(void);
+
+/**
+ * proc_start_time() - when a process started (/proc/PID/stat starttime,
+ * in clock ticks after boot), or -1 if it is gone.
+ * @pid: the process
+ */
+double proc_start_time(int pid);
+
+/**
+ * ksmd_cpu_seconds() - the CPU time ksmd has run since boot
+ * (/proc/PID/schedstat of the kernel thread named ksmd), 0 if unknown.
+ */
+double ksmd_cpu_seconds(void);
+
+/**
+ * kernel_hz() - the running kernel's HZ (jiffies per second): CONFIG_HZ of
+ * /proc/config.gz or /boot/config-RELEASE, else counted from the jiffies
+ * /proc/timer_list shows over 100 ms (root only).
+ *
+ * Return: HZ, or 0 if it cannot be known.
+ */
+unsigned kernel_hz(void);
+
+/**
+ * kernel_soft_dirty() - whether the running kernel has soft-dirty bits
+ * (CONFIG_MEM_SOFT_DIRTY), which pagemap shows for pages written since
+ * clear_refs.
+ *
+ * Return: 1 yes, 0 no, -1 unknown (no configuration to read).
+ */
+int kernel_soft_dirty(void);
+
 #endif

@@ -20,7 +20,21 @@
 struct series_params {
 	double interval;		/* seconds between snapshots */
 	uint64_t scans;			/* --scans, 0 for the default rule */
+	size_t nprocs;			/* inputs per snapshot (several processes,
+					 * in the order ksmd scans them), 0 or 1
+					 * for one */
+	unsigned hz;			/* the kernel's HZ, 0: wake every sleep_ms */
+	double page_seconds;		/* ksmd's time per page visited */
+	double write_rate;		/* unseen writes: share of pages per second */
+	enum policy policy;		/* who sets pages_to_scan */
+	struct advisor_params advisor;	/* the scan-time advisor's knobs */
 };
+
+/* Several processes make one memory: process k's addresses are offset by k
+ * << SERIES_PROC_SHIFT (user addresses are below 2^57), at most
+ * SERIES_PROCS_MAX of them. */
+#define SERIES_PROC_SHIFT 57
+#define SERIES_PROCS_MAX 64
 
 /* How one snapshot differs from the one before it. */
 struct volatility_row {

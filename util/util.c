@@ -185,7 +185,8 @@ int parse_u64(const char *s, uint64_t *out)
 int parse_duration(const char *s, double *seconds)
 {
 	static const struct { const char *suffix; double scale; } units[] = {
-		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "m", 60 }, { "h", 3600 },
+		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 }, { "m", 60 },
+		{ "h", 3600 },
 	};
 	char *end;
 	double v;

@@ -105,7 +105,7 @@ void raise_fd_limit(void);
 
 /**
  * parse_duration() - parse a duration: a decimal number of seconds, or with
- * a suffix s, ms, m or h ("60s", "0.5s", "2m").
+ * a suffix s, ms, us, m or h ("60s", "0.5s", "2m", "2.5us").
  * @s: the text
  * @seconds: set to the duration
  *
