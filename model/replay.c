@@ -248,6 +248,8 @@ static void tuner(struct replay *r)
 {
 	const struct ksmtuned_params *t = &r->p->tuned;
 	double end = snap_time(r, r->sr->nsnaps - 1) + r->p->interval;
+	/* a look at least every second: time must go on */
+	double every = t->monitor_seconds ? (double)t->monitor_seconds : 1.0;
 
 	if (r->p->policy != POLICY_KSMTUNED)
 		return;
@@ -259,11 +261,11 @@ static void tuner(struct replay *r)
 			r->run = ksmtuned_adjust(&r->tuned, t,
 						 t->total_kb - t->used_kb + saved_kb,
 						 committed, &r->pts, &r->sleep_ms);
-			r->next_tick += (double)t->monitor_seconds;
+			r->next_tick += every;
 		}
 		if (r->run)
 			return;
-		if (r->next_tick > end + (double)t->monitor_seconds) {
+		if (r->next_tick > end + every) {
 			r->halt = 1;	/* it never starts KSM again */
 			return;
 		}
@@ -650,7 +652,8 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 	if (p->policy == POLICY_KSMTUNED) {
 		/* KSM is stopped until ksmtuned first looks, one interval on */
 		r.run = 0;
-		r.next_tick = (double)p->tuned.monitor_seconds;
+		r.next_tick = p->tuned.monitor_seconds ?
+			      (double)p->tuned.monitor_seconds : 1.0;
 		tuner(&r);
 		r.budget = r.pts;
 	}
