@@ -616,8 +616,8 @@ static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 {
 	double end = snap_time(r, r->sr->nsnaps - 1) + r->p->interval;
 
-	if (r->halt)
-		return 1;
+	if (r->halt)	/* one last row, at the time the replay ends */
+		return rows[n - 1].ended;
 	if (r->p->scans)
 		return n >= r->p->scans;
 	if (n >= REPLAY_SCANS_MAX ||
