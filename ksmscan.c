@@ -45,7 +45,7 @@ enum {
 	OPT_SERIES, OPT_INTERVAL, OPT_COUNT, OPT_PAGES_TO_SCAN, OPT_SLEEP_MS,
 	OPT_SMART_SCAN, OPT_SCANS, OPT_HZ, OPT_PAGE_COST, OPT_WRITE_RATE,
 	OPT_POLICY, OPT_ADV_TARGET, OPT_ADV_MAX_CPU, OPT_ADV_MIN_PAGES,
-	OPT_ADV_MAX_PAGES,
+	OPT_ADV_MAX_PAGES, OPT_HOST_MEMORY, OPT_HOST_USED,
 };
 
 /* Limits of --interval, in seconds. */
@@ -133,12 +133,16 @@ static const char help_formats[] =
 	"      --page-cost=D           ksmd's time per page it visits (default 3us)\n"
 	"      --write-rate=R          writes snapshots cannot see: a share of the\n"
 	"                              pages per second, 0.02 or 2% (default 0)\n"
-	"      --policy=P              who sets pages_to_scan: fixed (default) or\n"
+	"      --policy=P              who sets pages_to_scan: fixed (default),\n"
 	"                              advisor (the kernel's advisor_mode=scan-time)\n"
+	"                              or ksmtuned (by the host's free memory)\n"
 	"      --advisor-target-scan-time=D  (default 200s)\n"
 	"      --advisor-max-cpu=P     percent (default 70)\n"
 	"      --advisor-min-pages-to-scan=N  (default 500)\n"
-	"      --advisor-max-pages-to-scan=N  (default 30000)\n";
+	"      --advisor-max-pages-to-scan=N  (default 30000)\n"
+	"      --host-memory=SIZE      ksmtuned's host: its memory (live: MemTotal)\n"
+	"      --host-used=SIZE        and what is used before KSM (live: MemTotal\n"
+	"                              less MemFree, Buffers and Cached)\n";
 
 static const char help_tail[] =
 	"      --top=N                 rows per input in the top report (default 10)\n"
@@ -228,6 +232,7 @@ struct prefs {
 	int series_on;			/* --series */
 	size_t count;			/* --count: live snapshots of the -p */
 	int hz_given;			/* --hz was given */
+	uint64_t host_memory, host_used;	/* --host-memory, --host-used */
 	int bench;			/* --bench */
 	int algos_given;		/* -a was given */
 	int algos_help;			/* -a help */
@@ -618,8 +623,11 @@ static int advisor_value(struct prefs *p, int c)
 			p->series.policy = POLICY_FIXED;
 		else if (strcmp(optarg, "advisor") == 0)
 			p->series.policy = POLICY_ADVISOR;
+		else if (strcmp(optarg, "ksmtuned") == 0)
+			p->series.policy = POLICY_KSMTUNED;
 		else
-			usage_error("--policy wants fixed or advisor, not '%s'", optarg);
+			usage_error("--policy wants fixed, advisor or ksmtuned, not "
+				    "'%s'", optarg);
 		break;
 	case OPT_ADV_TARGET:
 		/* the kernel takes whole seconds, at least 1 */
@@ -639,6 +647,15 @@ static int advisor_value(struct prefs *p, int c)
 	case OPT_ADV_MAX_PAGES:
 		a->max_pages_to_scan = number(optarg, 1, KSMD_MAX,
 			"--advisor-max-pages-to-scan wants 1 to 100000000, not '%s'");
+		break;
+	case OPT_HOST_MEMORY:
+	case OPT_HOST_USED:
+		if (parse_u64(optarg, c == OPT_HOST_MEMORY ? &p->host_memory :
+			      &p->host_used) < 0)
+			usage_error(c == OPT_HOST_MEMORY ?
+				    "--host-memory wants a size such as 64G, not '%s'" :
+				    "--host-used wants a size such as 48G, not '%s'",
+				    optarg);
 		break;
 	default:
 		return -1;
@@ -801,6 +818,8 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 		{ "advisor-max-cpu", required_argument, NULL, OPT_ADV_MAX_CPU },
 		{ "advisor-min-pages-to-scan", required_argument, NULL, OPT_ADV_MIN_PAGES },
 		{ "advisor-max-pages-to-scan", required_argument, NULL, OPT_ADV_MAX_PAGES },
+		{ "host-memory", required_argument, NULL, OPT_HOST_MEMORY },
+		{ "host-used", required_argument, NULL, OPT_HOST_USED },
 		{ "no-progress", no_argument, NULL, 'N' },
 		{ "use-zero-pages", no_argument, NULL, 'z' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -905,6 +924,23 @@ static void note_soft_dirty(const struct prefs *p)
 	     "may lack soft-dirty bits (its configuration cannot be read)");
 }
 
+/* ksmtuned's host: --host-memory and --host-used, or for live processes
+ * this host's /proc/meminfo. */
+static void ksmtuned_host(struct prefs *p)
+{
+	struct ksmtuned_params *t = &p->series.tuned;
+	uint64_t total = 0, free = 0;
+
+	if ((!p->host_memory || !p->host_used) &&
+	    (p->inputs[0].path || host_meminfo(&total, &free) < 0))
+		usage_error("%s", "--policy=ksmtuned needs --host-memory and "
+			    "--host-used (with files)");
+	t->total_kb = p->host_memory ? p->host_memory / 1024 : total;
+	t->used_kb = p->host_used ? p->host_used / 1024 : total - free;
+	if (t->used_kb > t->total_kb || !t->total_kb)
+		usage_error("%s", "--host-used must not exceed --host-memory");
+}
+
 /* The processes of a live series in the order they started: KSM's list of
  * memories grows as they register (usually as they start), and ksmd scans
  * in its order. Equal start times keep the command line's order. */
@@ -971,6 +1007,8 @@ static void setup_series(struct prefs *p)
 		usage_error("%s", "--series wants snapshot files");
 	if (!p->hz_given && !(p->series.hz = kernel_hz()))
 		p->series.hz = HZ_DEFAULT;
+	if (p->series.policy == POLICY_KSMTUNED)
+		ksmtuned_host(p);
 	if (p->ngroups || p->by || p->enable)
 		usage_error("%s", p->ngroups ? "--group does not apply to a series" :
 			    "--by and --enable do not apply to a series");
@@ -1109,7 +1147,9 @@ int main(int argc, char **argv)
 		},
 		.series = { .interval = 60, .page_seconds = PAGE_COST_DEFAULT,
 			    .advisor = { ADVISOR_TARGET_SCAN_TIME, ADVISOR_MAX_CPU,
-					 ADVISOR_MIN_PAGES, ADVISOR_MAX_PAGES } },
+					 ADVISOR_MIN_PAGES, ADVISOR_MAX_PAGES },
+			    /* /etc/ksmtuned.conf's defaults */
+			    .tuned = { 60, 300, -50, 64, 1250, 10, 20, 2048, 0, 0 } },
 		.output = "table",
 		.top = 10,
 		.sketch_size = 4096,

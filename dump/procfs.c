@@ -831,3 +831,27 @@ double ksmd_cpu_seconds(void)
 	free(pids);
 	return cpu;
 }
+
+int host_meminfo(uint64_t *total_kb, uint64_t *free_kb)
+{
+	char line[256];
+	unsigned long long v;
+	int have = 0;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	*total_kb = *free_kb = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "MemTotal: %llu kB", &v) == 1) {
+			*total_kb = v;
+			have = 1;
+		} else if (sscanf(line, "MemFree: %llu kB", &v) == 1 ||
+			   sscanf(line, "Buffers: %llu kB", &v) == 1 ||
+			   sscanf(line, "Cached: %llu kB", &v) == 1) {
+			*free_kb += v;
+		}
+	}
+	fclose(f);
+	return have ? 0 : -1;
+}

@@ -207,6 +207,16 @@ double proc_start_time(int pid);
 double ksmd_cpu_seconds(void);
 
 /**
+ * host_meminfo() - this host's memory as ksmtuned reads it from
+ * /proc/meminfo, in kB.
+ * @total_kb: set to MemTotal
+ * @free_kb: set to MemFree + Buffers + Cached
+ *
+ * Return: 0, or -1 if /proc/meminfo cannot be read.
+ */
+int host_meminfo(uint64_t *total_kb, uint64_t *free_kb);
+
+/**
  * kernel_hz() - the running kernel's HZ (jiffies per second): CONFIG_HZ of
  * /proc/config.gz or /boot/config-RELEASE, else counted from the jiffies
  * /proc/timer_list shows over 100 ms (root only).

@@ -9,6 +9,14 @@
  * Every step is the kernel's unsigned integer arithmetic, truncations
  * included: the replay's pages_to_scan after a scan is the kernel's for the
  * same scan time and CPU.
+ *
+ * ksmtuned (Debian's 4.20150326, /usr/sbin/ksmtuned) reads /proc/meminfo
+ * every KSM_MONITOR_INTERVAL: below its threshold of free memory (20% of
+ * MemTotal, at least 2048 kB) it starts KSM and adds 300 to pages_to_scan
+ * (at most 1250), above it subtracts 50 (at least 64), and it stops KSM
+ * when the guests' memory and the threshold fit in MemTotal and free
+ * memory is above the threshold; sleep_millisecs is 10 ms for 16 GiB,
+ * more for less (at least 10). Its bash arithmetic is 64-bit integers.
  */
 #include "advisor.h"
 
@@ -47,4 +55,34 @@ uint64_t advisor_scan_end(struct advisor *a, const struct advisor_params *p,
 	a->scan_time = scan_time;
 	a->cpu_time = cpu_seconds;
 	return pages;
+}
+
+/* increase_npages(): npages plus @delta, held within the bounds. */
+static int64_t npages_add(const struct ksmtuned_params *p, int64_t npages,
+			  int64_t delta)
+{
+	npages += delta;
+	if (npages < p->npages_min)
+		return p->npages_min;
+	return npages > p->npages_max ? p->npages_max : npages;
+}
+
+int ksmtuned_adjust(struct ksmtuned *t, const struct ksmtuned_params *p,
+		    uint64_t free_kb, uint64_t committed_kb,
+		    uint64_t *pages_to_scan, uint64_t *sleep_ms)
+{
+	uint64_t total = p->total_kb ? p->total_kb : 1;
+	uint64_t sleep = p->sleep_msec * 16 * 1024 * 1024 / total;
+	uint64_t thres = total * p->thres_coef / 100;
+
+	if (sleep <= 10)
+		sleep = 10;
+	if (p->thres_const > thres)
+		thres = p->thres_const;
+	if (committed_kb + thres < total && free_kb > thres)
+		return 0;	/* KSMCTL stop */
+	t->npages = npages_add(p, t->npages, free_kb < thres ? p->boost : p->decay);
+	*pages_to_scan = (uint64_t)t->npages;
+	*sleep_ms = sleep;
+	return 1;		/* KSMCTL start */
 }

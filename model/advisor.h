@@ -8,10 +8,12 @@
  * Tuners of ksmd's pages_to_scan, beside the replay (replay.c calls them at
  * the end of each full scan). The kernel's scan-time advisor
  * (advisor_mode=scan-time, Linux 6.9+): mm/ksm.c's scan_time_advisor() of
- * Linux 6.18, in its own integer arithmetic.
+ * Linux 6.18, in its own integer arithmetic. ksmtuned (Debian's ksmtuned
+ * 4.20150326, the script oVirt, KubeVirt and others copied): every monitor
+ * interval, its adjust() in its shell arithmetic, on the host's memory.
  */
 
-enum policy { POLICY_FIXED, POLICY_ADVISOR };
+enum policy { POLICY_FIXED, POLICY_ADVISOR, POLICY_KSMTUNED };
 
 /* The advisor's knobs, as /sys/kernel/mm/ksm has them. */
 struct advisor_params {
@@ -50,5 +52,39 @@ struct advisor {
 uint64_t advisor_scan_end(struct advisor *a, const struct advisor_params *p,
 			  double scan_seconds, double cpu_seconds,
 			  uint64_t pages_to_scan);
+
+/* ksmtuned's settings (/etc/ksmtuned.conf) and the host it reads, in kB
+ * as /proc/meminfo has them. */
+struct ksmtuned_params {
+	uint64_t monitor_seconds;	/* KSM_MONITOR_INTERVAL, 60 */
+	int64_t boost, decay;		/* KSM_NPAGES_BOOST 300, _DECAY -50 */
+	int64_t npages_min, npages_max;	/* KSM_NPAGES_MIN 64, _MAX 1250 */
+	uint64_t sleep_msec;		/* KSM_SLEEP_MSEC 10: for 16 GiB */
+	uint64_t thres_coef, thres_const;	/* KSM_THRES_COEF 20, _CONST 2048 */
+	uint64_t total_kb;		/* MemTotal */
+	uint64_t used_kb;		/* MemTotal less MemFree, Buffers and
+					 * Cached, before KSM saves anything */
+};
+
+/* What ksmtuned keeps between two looks. */
+struct ksmtuned {
+	int64_t npages;			/* its npages, from 0 */
+};
+
+/**
+ * ksmtuned_adjust() - adjust(): start or stop KSM, and its settings.
+ * @t: ksmtuned's state
+ * @p: its settings and the host
+ * @free_kb: free_memory(): MemFree + Buffers + Cached now
+ * @committed_kb: committed_memory(): the RSS of the guests (KSM does not
+ *	lower it: a merged page stays mapped)
+ * @pages_to_scan: set to the pages_to_scan it writes, when it starts KSM
+ * @sleep_ms: set to the sleep_millisecs it writes, when it starts KSM
+ *
+ * Return: 1 if KSM runs after it (run=1), 0 if it stopped KSM (run=0).
+ */
+int ksmtuned_adjust(struct ksmtuned *t, const struct ksmtuned_params *p,
+		    uint64_t free_kb, uint64_t committed_kb,
+		    uint64_t *pages_to_scan, uint64_t *sleep_ms);
 
 #endif

@@ -82,6 +82,11 @@ struct replay {
 	size_t snap;		/* the snapshot in force */
 	uint64_t batch, budget;	/* ksmd's wake-ups so far, pages left in this one */
 	uint64_t pts;		/* pages_to_scan now */
+	uint64_t sleep_ms;	/* sleep_millisecs now */
+	int run;		/* ksmd runs (ksmtuned may stop it) */
+	int halt;		/* stopped past the series' end: the replay ends */
+	double next_tick;	/* ksmtuned's next look */
+	struct ksmtuned tuned;	/* its state */
 	struct advisor adv;	/* the advisor's state */
 	uint64_t visited_all;	/* pages visited since the start: ksmd's CPU */
 	double now;		/* the time of this wake-up */
@@ -182,20 +187,27 @@ static uint64_t wheel_fires(uint64_t n, uint64_t ended)
 	return (((ended + n) >> shift) + 1) << shift;
 }
 
-double replay_wake_period(const struct replay_params *p, uint64_t visited)
+/* replay_wake_period() with ksmd's sleep_millisecs @sleep_ms. */
+static double period(const struct replay_params *p, uint64_t sleep_ms,
+		     uint64_t visited)
 {
 	double jiffy, cost = (double)visited * p->page_seconds, sum = 0;
 	uint64_t n;
 
 	if (!p->hz)
-		return (double)p->ksm.sleep_ms / 1000.0;
+		return (double)sleep_ms / 1000.0;
 	jiffy = 1.0 / p->hz;
-	n = (p->ksm.sleep_ms * p->hz + 999) / 1000;	/* msecs_to_jiffies() */
+	n = (sleep_ms * p->hz + 999) / 1000;	/* msecs_to_jiffies() */
 	if (!p->nlate)
 		return (double)wheel_fires(n, (uint64_t)(cost / jiffy)) * jiffy;
 	for (size_t i = 0; i < p->nlate; i++)
 		sum += (double)wheel_fires(n, (uint64_t)((p->late[i] + cost) / jiffy));
 	return sum / (double)p->nlate * jiffy;
+}
+
+double replay_wake_period(const struct replay_params *p, uint64_t visited)
+{
+	return period(p, p->ksm.sleep_ms, visited);
 }
 
 /* The time snapshot @k was taken. */
@@ -221,20 +233,60 @@ static void unseen_writes(struct replay *r, double dt)
 	}
 }
 
-/* ksmd sleeps, and wakes with a new batch; the memory is as it is then. */
-static void wake(struct replay *r)
+/* Bring the memory to the time r->now: the snapshots taken by then. */
+static void advance(struct replay *r)
 {
-	double dt = replay_wake_period(r->p, r->batch_visited);
-
-	r->batch++;
-	r->budget = r->pts;	/* ksm_do_scan(ksm_thread_pages_to_scan) */
-	r->batch_visited = 0;
-	r->now += dt;
 	while (r->snap + 1 < r->sr->nsnaps &&
 	       snap_time(r, r->snap + 1) <= r->now + 1e-9)
 		snap_apply(r, r->snap + 1);
+}
+
+/* ksmtuned's looks due by now (its adjust() every monitor interval, on the
+ * free memory KSM's savings give back); while it keeps KSM stopped, time
+ * goes on to its next look, and past the series' end the replay ends. */
+static void tuner(struct replay *r)
+{
+	const struct ksmtuned_params *t = &r->p->tuned;
+	double end = snap_time(r, r->sr->nsnaps - 1) + r->p->interval;
+	/* a look at least every second: time must go on */
+	double every = t->monitor_seconds ? (double)t->monitor_seconds : 1.0;
+
+	if (r->p->policy != POLICY_KSMTUNED)
+		return;
+	for (;;) {
+		while (r->now + 1e-9 >= r->next_tick) {
+			uint64_t saved_kb = (r->sharing + r->zero) * (PAGE_BYTES / 1024);
+			uint64_t committed = r->sr->snaps[r->snap].n * (PAGE_BYTES / 1024);
+
+			r->run = ksmtuned_adjust(&r->tuned, t,
+						 t->total_kb - t->used_kb + saved_kb,
+						 committed, &r->pts, &r->sleep_ms);
+			r->next_tick += every;
+		}
+		if (r->run)
+			return;
+		if (r->next_tick > end + every) {
+			r->halt = 1;	/* it never starts KSM again */
+			return;
+		}
+		r->now = r->next_tick;	/* run=1 wakes ksmd at once */
+		advance(r);
+	}
+}
+
+/* ksmd sleeps, and wakes with a new batch; the memory is as it is then. */
+static void wake(struct replay *r)
+{
+	double dt = period(r->p, r->sleep_ms, r->batch_visited);
+
+	r->batch++;
+	r->batch_visited = 0;
+	r->now += dt;
+	advance(r);
 	if (r->p->write_rate > 0)
 		unseen_writes(r, dt);
+	tuner(r);
+	r->budget = r->pts;	/* ksm_do_scan(ksm_thread_pages_to_scan) */
 }
 
 /*
@@ -508,13 +560,13 @@ static struct timeline_row counters(const struct replay *r, uint64_t scan,
 		.memcmp_bytes = r->memcmp_bytes,
 		.wakeups = r->batch - first_batch + 1,
 		.cow_ksm = r->cow, .skipped_scan = r->skipped_scan,
-		.pages_to_scan = r->pts,
+		.pages_to_scan = r->pts, .ended = r->halt,
 	};
 	double cpu = ((double)row.hashed * r->p->ns_per_page +
 		      (double)row.memcmp_bytes * r->p->ns_per_byte) * 1e-9;
 	/* from the scan's first wake-up to the end of its last batch's sleep */
 	double wall = r->now - first_time +
-		      replay_wake_period(r->p, r->batch_visited);
+		      period(r->p, r->sleep_ms, r->batch_visited);
 
 	row.cpu_percent = wall > 0 ? 100.0 * cpu / wall : 0.0;
 	return row;
@@ -529,12 +581,13 @@ static struct timeline_row full_scan(struct replay *r, uint64_t scan)
 
 	rb_clear(&r->unstable);	/* root_unstable_tree = RB_ROOT */
 	r->visited = r->hashed = r->memcmp_bytes = 0;
-	for (size_t i = 0; i < r->sr->naddr; i++) {
+	for (size_t i = 0; i < r->sr->naddr && !r->halt; i++) {
 		if (!r->budget)
 			wake(r);
-		step(r, (uint32_t)i);
+		if (!r->halt)
+			step(r, (uint32_t)i);
 	}
-	if (!r->budget)
+	if (!r->budget && !r->halt)
 		wake(r);	/* the end is found by the next call */
 	if (r->p->policy == POLICY_ADVISOR)	/* advisor_stop_scan() */
 		r->pts = advisor_scan_end(&r->adv, &r->p->advisor,
@@ -563,6 +616,8 @@ static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 {
 	double end = snap_time(r, r->sr->nsnaps - 1) + r->p->interval;
 
+	if (r->halt)	/* one last row, at the time the replay ends */
+		return rows[n - 1].ended;
 	if (r->p->scans)
 		return n >= r->p->scans;
 	if (n >= REPLAY_SCANS_MAX ||
@@ -583,6 +638,7 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 	uint64_t pts = p->policy == POLICY_ADVISOR ?
 		       p->advisor.min_pages_to_scan : p->ksm.pages_to_scan;
 	struct replay r = { .sr = sr, .p = p, .budget = pts, .pts = pts,
+			    .sleep_ms = p->ksm.sleep_ms, .run = 1,
 			    .rng = UINT64_C(0x9e3779b97f4a7c15) };
 	size_t n = 0, cap = 16;
 
@@ -593,6 +649,14 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 	rb_init(&r.stable);
 	rb_init(&r.unstable);
 	snap_apply(&r, 0);
+	if (p->policy == POLICY_KSMTUNED) {
+		/* KSM is stopped until ksmtuned first looks, one interval on */
+		r.run = 0;
+		r.next_tick = p->tuned.monitor_seconds ?
+			      (double)p->tuned.monitor_seconds : 1.0;
+		tuner(&r);
+		r.budget = r.pts;
+	}
 	do {
 		if (n == cap)
 			*rows = xreallocarray(*rows, cap *= 2, sizeof(**rows));

@@ -69,6 +69,7 @@ struct replay_params {
 	enum policy policy;		/* who sets pages_to_scan: fixed (ksm's),
 					 * or the advisor after every full scan */
 	struct advisor_params advisor;	/* the advisor's knobs */
+	struct ksmtuned_params tuned;	/* ksmtuned's, and the host's memory */
 	double write_rate;		/* fraction of the pages written per second
 					 * with the bytes they hold (writes the
 					 * snapshots cannot see), 0 for none */
@@ -107,6 +108,9 @@ struct timeline_row {
 	uint64_t skipped_scan;		/* pages smart_scan passed over in it */
 	uint64_t pages_to_scan;		/* ksmd's, after the scan (the advisor
 					 * may have changed it) */
+	int ended;			/* ksmtuned kept KSM stopped until past the
+					 * series' end: the row is when the replay
+					 * ended, its scan not complete */
 };
 
 /**

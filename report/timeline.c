@@ -235,16 +235,27 @@ static void timeline_sentences(const struct timeline *t, const struct writer *w)
 	if (last->pages_sharing)
 		snprintf(when, sizeof(when), "; 90%% of that came in %.0f s",
 			 t->to_90);
-	snprintf(text, sizeof(text), "%s: after %llu full scans (%.0f s of ksmd at %llu "
-		 "pages every %llu ms, waking every %.1f ms at HZ=%u%s), "
-		 "pages_sharing is %llu%s.", t->name,
-		 (unsigned long long)last->scan, last->seconds,
-		 (unsigned long long)t->params.ksm.pages_to_scan,
-		 (unsigned long long)t->params.ksm.sleep_ms,
-		 1000.0 * replay_wake_period(&t->params, t->params.ksm.pages_to_scan),
-		 t->params.hz, t->params.nlate ? " and this host's load" : "",
-		 (unsigned long long)last->pages_sharing, when);
+	char how[160];
+
+	if (t->params.policy == POLICY_FIXED)
+		snprintf(how, sizeof(how), "at %llu pages every %llu ms, waking every "
+			 "%.1f ms at HZ=%u%s",
+			 (unsigned long long)t->params.ksm.pages_to_scan,
+			 (unsigned long long)t->params.ksm.sleep_ms,
+			 1000.0 * replay_wake_period(&t->params,
+						     t->params.ksm.pages_to_scan),
+			 t->params.hz, t->params.nlate ? " and this host's load" : "");
+	else
+		snprintf(how, sizeof(how), "its pages_to_scan set by %s, %llu at the "
+			 "end", t->params.policy == POLICY_ADVISOR ? "the advisor" :
+			 "ksmtuned", (unsigned long long)last->pages_to_scan);
+	snprintf(text, sizeof(text), "%s: after %llu full scans (%.0f s of ksmd %s), "
+		 "pages_sharing is %llu%s.", t->name, (unsigned long long)last->scan,
+		 last->seconds, how, (unsigned long long)last->pages_sharing, when);
 	w->note(text);
+	if (last->ended)
+		w->note("ksmtuned stopped KSM and did not start it again: the last "
+			"row is when the replay ended, its scan not complete.");
 }
 
 static void timeline_print(struct sink *sk)

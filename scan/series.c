@@ -311,7 +311,7 @@ static struct replay_params replay_params(const struct collect *c)
 		.interval = c->sp->interval, .hz = c->sp->hz,
 		.page_seconds = c->sp->page_seconds, .write_rate = c->sp->write_rate,
 		.policy = c->sp->policy,
-		.advisor = c->sp->advisor,
+		.advisor = c->sp->advisor, .tuned = c->sp->tuned,
 		.ns_per_page = c->hashed ? c->hash_seconds * 1e9 / (double)c->hashed : 0,
 		.ns_per_byte = page_compare_ns_per_byte(),
 	};

@@ -28,6 +28,7 @@ struct series_params {
 	double write_rate;		/* unseen writes: share of pages per second */
 	enum policy policy;		/* who sets pages_to_scan */
 	struct advisor_params advisor;	/* the scan-time advisor's knobs */
+	struct ksmtuned_params tuned;	/* ksmtuned's, and its host */
 };
 
 /* Several processes make one memory: process k's addresses are offset by k
