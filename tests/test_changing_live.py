@@ -17,7 +17,9 @@ state is the mean over the second half of the run.  The replay's steady
 pages_sharing and pages_volatile must be within 3% of the kernel's, its time
 to 90% of the steady pages_sharing within 10%, its time per full scan
 within 5% (the live time per full scan is measured from full_scans; the
-load average is printed beside it: the kernel's ksmd is late under load).
+load average is printed beside it: the kernel's ksmd is late under load,
+and above three tasks a CPU these four figures are a SKIP line with their
+values, not a verdict).
 
 Several processes.  Four child processes share contents (a common pool)
 besides their own; each is MADV_MERGEABLE in the order they start, and one
@@ -173,6 +175,10 @@ def ksmscan_args(cmd, pids, interval, count, write_rate=0.0):
                    "--smart-scan=1", "-r", "timeline", "--csv"]
 
 
+# Above this 1-minute load average (3 tasks a CPU) the pace is not compared.
+LOAD_MAX = 3.0 * (os.cpu_count() or 1)
+
+
 def within(got, exp, pct, what, detail=""):
     ok = abs(got - exp) <= pct / 100.0 * abs(exp)
     return check(ok, "%s: replay %.4g, kernel %.4g, within %g%%" % (what, got, exp, pct),
@@ -224,6 +230,13 @@ def changing_phase(ks, cmd, rate, table):
     info(label + ": " + detail)
     table.append((rate, live_sh, rep_sh, live_vol, rep_vol, live_90, rep_90,
                   live_scan, rep_scan, load))
+    if float(load) > LOAD_MAX:
+        # The replay takes the host's load as it was while the snapshots
+        # were read; a host much busier than that (other builds, other
+        # tests) makes ksmd late in ways no snapshot saw.
+        skip("%s: the load average %s is above %g: ksmd's pace is not "
+             "compared (%s)" % (label, load, LOAD_MAX, detail))
+        return
     within(rep_sh, live_sh, 3, "%s: steady pages_sharing" % label, detail)
     within(rep_vol, live_vol, 3, "%s: steady pages_volatile" % label, detail)
     within(rep_90, live_90, 10, "%s: time to 90%%" % label, detail)
