@@ -27,20 +27,22 @@ LDLIBS  += /usr/lib/x86_64-linux-gnu/liblzma.a /usr/lib/x86_64-linux-gnu/libbz2.
 LAYER_LIBS = -llzma -lbz2 -llz4
 
 SRCS = ksmscan.c \
-       util/util.c util/text.c util/progress.c \
+       util/util.c util/file.c util/text.c util/progress.c \
        hash/hash.c hash/measure.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
        hash/xxh3_avx2.c hash/xxh3_avx512.c \
        dump/dump.c dump/source.c dump/layers.c dump/refuse.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/qemu.c dump/proc.c \
        scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c \
        scan/tally.c scan/series.c \
-       model/ksm.c model/rbtree.c model/treesim.c model/replay.c model/zram.c \
+       model/ksm.c model/rbtree.c model/treesim.c model/replay.c model/advisor.c model/zram.c \
        compress/codecs.c compress/lzo.c \
        report/cell.c report/csv.c report/json.c report/table.c report/reports.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
        report/compress.c report/summary_people.c report/svg.c report/params.c \
-       scan/group.c cli/groups.c dump/procfs.c report/matrix.c report/contents.c \
-       report/timeline.c report/volatility.c
+       scan/group.c cli/groups.c dump/procfs.c dump/units.c cli/units.c report/matrix.c report/contents.c \
+       report/timeline.c report/volatility.c report/openmetrics.c report/doctor.c \
+       report/pagerec.c report/numa.c report/thp.c \
+       model/exposure.c report/domains.c report/exposure.c report/mitigations.c
 
 OBJS = $(SRCS:%.c=build/%.o)
 CHECK_OBJS = $(SRCS:%.c=build-check/%.o)
@@ -134,6 +136,8 @@ bench: ksmscan build/bench/floor
 	KSMSCAN=./ksmscan KSMSCAN_FLOOR=build/bench/floor $(PYTHON) bench/scan_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/fleet_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/series_bench.py
+	KSMSCAN=./ksmscan $(PYTHON) bench/exposure_bench.py
+	KSMSCAN=./ksmscan $(PYTHON) bench/units_bench.py
 
 # Fuzzing: libFuzzer harnesses with ASan and UBSan, FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 20

@@ -8,6 +8,7 @@
  * creates, prints and frees. Everything else lives in util/, hash/, dump/,
  * compress/, model/, scan/, report/ and cli/ (see docs/architecture.md).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <lz4.h>
 #include <signal.h>
@@ -39,14 +40,29 @@
 /* Long options without a short form, beyond every character. */
 enum {
 	OPT_PROGRESS = 256, OPT_ALL_PROCESSES, OPT_GROUP, OPT_SKETCH_SIZE,
+	OPT_KNOWN, OPT_BY, OPT_ENABLE,
 	/* --series and ksmd's settings */
 	OPT_SERIES, OPT_INTERVAL, OPT_COUNT, OPT_PAGES_TO_SCAN, OPT_SLEEP_MS,
-	OPT_SMART_SCAN, OPT_SCANS,
+	OPT_SMART_SCAN, OPT_SCANS, OPT_HZ, OPT_PAGE_COST, OPT_WRITE_RATE,
+	OPT_POLICY, OPT_ADV_TARGET, OPT_ADV_MAX_CPU, OPT_ADV_MIN_PAGES,
+	OPT_ADV_MAX_PAGES,
 };
+
+/* Limits of --interval, in seconds. */
+#define INTERVAL_MIN 0.001
+#define INTERVAL_MAX 3600000.0
 
 /* Limits of --count and of ksmd's settings. */
 #define COUNT_MAX 100000
 #define KSMD_MAX 100000000
+#define HZ_MAX 10000
+/* ksmd's time per page it visits, without --page-cost: its CPU time
+ * (/proc/PID/schedstat) per page scanned, measured with Linux 6.18 on a
+ * 2-CPU virtual machine: 2.2 us on static memory, 2.9 us on memory being
+ * written (docs/changing-memory.md). */
+#define PAGE_COST_DEFAULT 3e-6
+/* HZ when the kernel's cannot be known: the most common distribution build. */
+#define HZ_DEFAULT 250
 
 /* Largest --sketch-size: the index's most distinct contents. */
 #define SKETCH_MAX ((1u << 28) - 1)
@@ -58,13 +74,15 @@ static const char usage_line[] =
 	"usage: ksmscan [-hlqVz] [-a algos] [-c compressors] [-f format]\n"
 	"               [-j threads] [-m max_page_sharing] [-o format] [-p pid]\n"
 	"               [-P regex] [-r reports]\n"
-	"               [--all-mappings] [--all-processes] [--csv] [--json]\n"
-	"               [--group=name=input,...] [--label=name] [--[no-]progress]\n"
+	"               [--all-mappings] [--all-processes] [--by=kind] [--csv]\n"
+	"               [--enable=unit,...] [--group=name=input,...] [--json]\n"
+	"               [--known=file,...] [--label=name] [--[no-]progress]\n"
 	"               [--range=start-end] [--sketch-size=k] [--svg=file] [--top=n]\n"
 	"               [file ...]\n"
 	"       ksmscan --series [--interval=d] [--pages-to-scan=n] [--sleep-ms=n]\n"
-	"               [--smart-scan=0|1] [--scans=n] [options] snapshot ...\n"
-	"       ksmscan -p pid --interval=d --count=n [ksmd and other options]\n"
+	"               [--smart-scan=0|1] [--scans=n] [--hz=n] [--page-cost=d]\n"
+	"               [--write-rate=r] [options] snapshot ...\n"
+	"       ksmscan -p pid [-p pid ...] --interval=d --count=n [ksmd options]\n"
 	"       ksmscan --bench [-a algos] [-o format]\n";
 
 /* --help, before and after the list of reports (from the reports' table). */
@@ -82,7 +100,7 @@ static const char help_head[] =
 static const char help_formats[] =
 	"\n                              (default auto: by magic)\n"
 	"  -m, --max-page-sharing=N    KSM's max_page_sharing, N >= 2 (default 256)\n"
-	"  -o, --output=FMT            table, csv or json (default table)\n"
+	"  -o, --output=FMT            table, csv, json or openmetrics (default table)\n"
 	"      --csv, --json           short for -o csv, -o json\n"
 	"  -p, --pid=PID               a live process as input (repeatable)\n"
 	"      --all-mappings          with -p: also file-backed and shared memory\n"
@@ -90,17 +108,37 @@ static const char help_formats[] =
 	"                              extended regular expression, as pid:PID inputs\n"
 	"      --all-processes         every process (not kernel threads)\n"
 	"      --group=NAME=INPUT,...  also the inputs' sharing within this group\n"
-	"                              only (repeatable): summary rows group:NAME\n"
+	"                              only (repeatable): summary rows group:NAME;\n"
+	"                              the trust domains of -r exposure\n"
+	"      --known=FILE,...        with -r exposure: pages equal to a page of\n"
+	"                              these files (a kernel image, a library)\n"
+	"      --by=KIND               live processes also counted by unit, cgroup,\n"
+	"                              container or vm (comma list; process: only\n"
+	"                              the processes' rows): rows KIND:NAME\n"
+	"      --enable=NAME,...       the saving if only these --by rows' processes\n"
+	"                              and their children had KSM on: row enable:...\n"
 	"      --series                the inputs are snapshots of one memory, oldest\n"
 	"                              first: replay KSM's scanner over them\n"
 	"      --interval=D            between snapshots: seconds, or with s, ms, m, h\n"
 	"                              (default 60s)\n"
-	"      --count=N               with one -p: take N snapshots, --interval apart\n"
+	"      --count=N               with -p (one or more): take N snapshots,\n"
+	"                              --interval apart, of the pages ksmd scans\n"
 	"      --pages-to-scan=N       ksmd's pages per wake-up (default 100)\n"
 	"      --sleep-ms=N            ksmd's sleep between wake-ups (default 20)\n"
 	"      --smart-scan=0|1        ksmd skips pages that do not merge (default 1)\n"
 	"      --scans=N               replay exactly N full scans (default: past the\n"
-	"                              last snapshot, until the counters settle)\n";
+	"                              last snapshot, until the counters settle)\n"
+	"      --hz=N                  the kernel's HZ: ksmd wakes on jiffies (default:\n"
+	"                              this kernel's; 0: exactly every --sleep-ms)\n"
+	"      --page-cost=D           ksmd's time per page it visits (default 3us)\n"
+	"      --write-rate=R          writes snapshots cannot see: a share of the\n"
+	"                              pages per second, 0.02 or 2% (default 0)\n"
+	"      --policy=P              who sets pages_to_scan: fixed (default) or\n"
+	"                              advisor (the kernel's advisor_mode=scan-time)\n"
+	"      --advisor-target-scan-time=D  (default 200s)\n"
+	"      --advisor-max-cpu=P     percent (default 70)\n"
+	"      --advisor-min-pages-to-scan=N  (default 500)\n"
+	"      --advisor-max-pages-to-scan=N  (default 30000)\n";
 
 static const char help_tail[] =
 	"      --top=N                 rows per input in the top report (default 10)\n"
@@ -173,6 +211,10 @@ struct prefs {
 	size_t ninputs, cap;
 	const char **groups;		/* --group values, parsed at the end */
 	size_t ngroups;
+	const char **known;		/* --known files */
+	size_t nknown;
+	unsigned by;			/* --by: a bit per enum unit_kind */
+	const char *enable;		/* --enable's list, or NULL */
 	size_t sketch_size;		/* --sketch-size */
 	const char *output;		/* the writer's name */
 	const char *label;		/* --label: standard input's name */
@@ -184,7 +226,8 @@ struct prefs {
 	struct series_params series;	/* --series and ksmd's settings */
 	const char *series_opt;		/* the first of ksmd's options given */
 	int series_on;			/* --series */
-	size_t count;			/* --count: live snapshots of one -p */
+	size_t count;			/* --count: live snapshots of the -p */
+	int hz_given;			/* --hz was given */
 	int bench;			/* --bench */
 	int algos_given;		/* -a was given */
 	int algos_help;			/* -a help */
@@ -303,6 +346,19 @@ static void report_name(struct prefs *p, const char *name, size_t len)
 	for (size_t i = 0; i < report_count(); i++)
 		if (report_get(i) == r)
 			p->reports |= UINT64_C(1) << i;
+}
+
+/* One file of --known (a copy of the name: the list is split at commas). */
+static void known_name(struct prefs *p, const char *name, size_t len)
+{
+	char *path = xmalloc(len + 1);
+
+	memcpy(path, name, len);
+	path[len] = '\0';
+	if (strcmp(path, "-") == 0)
+		usage_error("%s", "--known wants files, not standard input");
+	p->known = xreallocarray(p->known, p->nknown + 1, sizeof(*p->known));
+	p->known[p->nknown++] = path;
 }
 
 /* -r LIST */
@@ -446,6 +502,8 @@ static int set_value(struct prefs *p, int c)
 	case 'q': msg_quiet = 1; break;
 	case 'l': p->long_table = 1; break;
 	case OPT_GROUP: p->groups[p->ngroups++] = optarg; break;
+	case OPT_KNOWN: for_each_name(p, optarg, known_name); break;
+	case OPT_ENABLE: p->enable = optarg; break;
 	case OPT_SKETCH_SIZE:
 		p->sketch_size = (size_t)number(optarg, 1, SKETCH_MAX,
 			"--sketch-size wants 1 to 268435455, not '%s'");
@@ -469,6 +527,26 @@ static int set_value(struct prefs *p, int c)
 	return 0;
 }
 
+static int advisor_value(struct prefs *p, int c);
+
+/* --write-rate: a share of the pages per second, 0.02 or 2% (at most 1). */
+static double write_rate(const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (end != arg && strcmp(end, "%") == 0)
+		v /= 100;
+	else if (end == arg || *end)
+		v = -1;
+	if (errno || !(v >= 0 && v <= 1) || !*arg || strchr("+- \t", *arg))
+		usage_error("--write-rate wants a share of the pages per second "
+			    "from 0 to 1, such as 0.02 or 2%%, not '%s'", arg);
+	return v;
+}
+
 /* --series and ksmd's settings: 0 if @c is one of them (handled). */
 static int series_value(struct prefs *p, int c, char **argv)
 {
@@ -478,9 +556,12 @@ static int series_value(struct prefs *p, int c, char **argv)
 	switch (c) {
 	case OPT_SERIES: p->series_on = 1; return 0;
 	case OPT_INTERVAL:
-		if (parse_duration(optarg, &sp->interval) < 0 || sp->interval <= 0)
-			usage_error("--interval wants a duration such as 60s, 0.5s "
-				    "or 2m, not '%s'", optarg);
+		/* ksmd sleeps at least 1 ms: a shorter interval means nothing,
+		 * and a tiny one would overflow the replay's arithmetic. */
+		if (parse_duration(optarg, &sp->interval) < 0 ||
+		    !(sp->interval >= INTERVAL_MIN && sp->interval <= INTERVAL_MAX))
+			usage_error("--interval wants a duration from 1ms to 1000h, "
+				    "such as 60s, 0.5s or 2m, not '%s'", optarg);
 		break;
 	case OPT_COUNT:
 		p->count = (size_t)number(optarg, 2, COUNT_MAX,
@@ -502,11 +583,66 @@ static int series_value(struct prefs *p, int c, char **argv)
 		sp->scans = number(optarg, 1, REPLAY_SCANS_MAX,
 				   "--scans wants 1 to 1000000, not '%s'");
 		break;
+	case OPT_HZ:
+		sp->hz = (unsigned)number(optarg, 0, HZ_MAX,
+					  "--hz wants 0 to 10000, not '%s'");
+		p->hz_given = 1;
+		break;
+	case OPT_PAGE_COST:
+		if (parse_duration(optarg, &sp->page_seconds) < 0 ||
+		    sp->page_seconds > 1)
+			usage_error("--page-cost wants a duration such as 2.5us, "
+				    "not '%s'", optarg);
+		break;
+	case OPT_WRITE_RATE:
+		sp->write_rate = write_rate(optarg);
+		break;
 	default:
-		return -1;
+		if (advisor_value(p, c) < 0)
+			return -1;
 	}
 	if (!p->series_opt)
 		p->series_opt = option_name(argv);
+	return 0;
+}
+
+/* --policy and the advisor's knobs: 0 if @c is one of them (handled). */
+static int advisor_value(struct prefs *p, int c)
+{
+	struct advisor_params *a = &p->series.advisor;
+	double d;
+
+	switch (c) {
+	case OPT_POLICY:
+		if (strcmp(optarg, "fixed") == 0)
+			p->series.policy = POLICY_FIXED;
+		else if (strcmp(optarg, "advisor") == 0)
+			p->series.policy = POLICY_ADVISOR;
+		else
+			usage_error("--policy wants fixed or advisor, not '%s'", optarg);
+		break;
+	case OPT_ADV_TARGET:
+		/* the kernel takes whole seconds, at least 1 */
+		if (parse_duration(optarg, &d) < 0 || d < 1 || d > 1e8)
+			usage_error("--advisor-target-scan-time wants a duration of "
+				    "1s or more, such as 200s, not '%s'", optarg);
+		a->target_scan_time = (uint64_t)d;
+		break;
+	case OPT_ADV_MAX_CPU:
+		a->max_cpu = number(optarg, 1, 100,
+				    "--advisor-max-cpu wants 1 to 100, not '%s'");
+		break;
+	case OPT_ADV_MIN_PAGES:
+		a->min_pages_to_scan = number(optarg, 1, KSMD_MAX,
+			"--advisor-min-pages-to-scan wants 1 to 100000000, not '%s'");
+		break;
+	case OPT_ADV_MAX_PAGES:
+		a->max_pages_to_scan = number(optarg, 1, KSMD_MAX,
+			"--advisor-max-pages-to-scan wants 1 to 100000000, not '%s'");
+		break;
+	default:
+		return -1;
+	}
 	return 0;
 }
 
@@ -566,6 +702,8 @@ static void expand_processes(struct prefs *p)
 /* One option of getopt_long(); returns only if the run goes on. */
 static void parse_option(struct prefs *p, int c, char **argv)
 {
+	char why[256];
+
 	if (set_value(p, c) == 0 || series_value(p, c, argv) == 0)
 		return;
 	switch (c) {
@@ -581,6 +719,10 @@ static void parse_option(struct prefs *p, int c, char **argv)
 		break;
 	case OPT_ALL_PROCESSES:
 		add_input(p, (struct input){ .pid = PID_LIST, .listed = 1 });
+		break;
+	case OPT_BY:
+		if (units_by_parse(optarg, &p->by, why, sizeof(why)) < 0)
+			usage_error("%s", why);
 		break;
 	case 'R':
 		if (parse_range(optarg, &p->cfg.dump.range_start,
@@ -640,6 +782,9 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 		{ "process", required_argument, NULL, 'P' },
 		{ "all-processes", no_argument, NULL, OPT_ALL_PROCESSES },
 		{ "group", required_argument, NULL, OPT_GROUP },
+		{ "known", required_argument, NULL, OPT_KNOWN },
+		{ "by", required_argument, NULL, OPT_BY },
+		{ "enable", required_argument, NULL, OPT_ENABLE },
 		{ "sketch-size", required_argument, NULL, OPT_SKETCH_SIZE },
 		{ "series", no_argument, NULL, OPT_SERIES },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
@@ -648,6 +793,14 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 		{ "sleep-ms", required_argument, NULL, OPT_SLEEP_MS },
 		{ "smart-scan", required_argument, NULL, OPT_SMART_SCAN },
 		{ "scans", required_argument, NULL, OPT_SCANS },
+		{ "hz", required_argument, NULL, OPT_HZ },
+		{ "page-cost", required_argument, NULL, OPT_PAGE_COST },
+		{ "write-rate", required_argument, NULL, OPT_WRITE_RATE },
+		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "advisor-target-scan-time", required_argument, NULL, OPT_ADV_TARGET },
+		{ "advisor-max-cpu", required_argument, NULL, OPT_ADV_MAX_CPU },
+		{ "advisor-min-pages-to-scan", required_argument, NULL, OPT_ADV_MIN_PAGES },
+		{ "advisor-max-pages-to-scan", required_argument, NULL, OPT_ADV_MAX_PAGES },
 		{ "no-progress", no_argument, NULL, 'N' },
 		{ "use-zero-pages", no_argument, NULL, 'z' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -663,16 +816,43 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 	int c;
 
 	opterr = 0;
-	/* A leading '-' keeps files and -p in command-line order. */
-	while ((c = getopt_long(argc, argv, "-:a:c:f:j:m:o:p:P:r:zqlhV", longopts,
-				NULL)) != -1)
-		parse_option(p, c, argv);
+	/*
+	 * A leading '-' keeps files and -p in command-line order. musl's
+	 * getopt stops at a lone "-" (standard input): take it as a file
+	 * and go on, so that options may follow it.
+	 */
+	for (;;) {
+		c = getopt_long(argc, argv, "-:a:c:f:j:m:o:p:P:r:zqlhV", longopts, NULL);
+		if (c == -1 && optind < argc && strcmp(argv[optind], "-") == 0 &&
+		    strcmp(argv[optind - 1], "--") != 0)
+			add_input(p, (struct input){ .name = "-", .path = argv[optind++] });
+		else if (c == -1)
+			break;
+		else
+			parse_option(p, c, argv);
+	}
 	/* Operands after "--" are files too. */
 	for (; optind < argc; optind++)
 		add_input(p, (struct input){ .name = argv[optind],
 					     .path = argv[optind] });
 	p->cfg.inputs = p->inputs;
 	p->cfg.ninputs = p->ninputs;
+}
+
+/*
+ * An output file (--svg) must never replace an input, nor a file that is not
+ * an earlier picture: "--svg a.img b.img" takes a.img as the picture's name,
+ * and must not turn that dump into a picture.
+ */
+static void check_outputs(const struct prefs *p)
+{
+	for (size_t i = 0; p->svg && i < p->ninputs; i++)
+		if (p->inputs[i].path && same_file(p->svg, p->inputs[i].path))
+			usage_error("--svg %s would replace an input: name another "
+				    "file for the picture", p->svg);
+	if (p->svg && !out_replaceable(p->svg, "<?xml"))
+		usage_error("--svg %s: that file exists and is not a picture "
+			    "ksmscan wrote: remove it or name another file", p->svg);
 }
 
 /* --group values, once every input is known; two groups may not share a name. */
@@ -689,31 +869,79 @@ static void parse_groups(struct prefs *p)
 			if (strcmp(g[j].name, g[i].name) == 0)
 				usage_error("--group %s given twice", g[i].name + 6);
 	}
-	p->cfg.groups = g;
 	p->cfg.ngroups = p->ngroups;
+	/* --by and --enable need the processes alive: read them now. */
+	if (!p->series_on && !p->count &&
+	    units_groups(p->by, p->enable, p->inputs, p->ninputs, &g,
+			 &p->cfg.ngroups, why, sizeof(why)) < 0)
+		usage_error("%s", why);
+	p->cfg.groups = g;
 }
 
 /* Whether a report that needs --series is selected: its name, or NULL. */
 static const char *series_report(const struct prefs *p)
 {
 	for (size_t i = 0; i < report_count(); i++)
-		if ((p->reports & UINT64_C(1) << i) && report_get(i)->series)
+		if ((p->reports & UINT64_C(1) << i) &&
+		    (report_get(i)->needs & REPORT_SERIES))
 			return report_get(i)->name;
 	return NULL;
 }
 
-/* -p PID --count=N: N snapshots of the process, --interval apart. */
+/* Writes that leave a page's bytes as they were cannot be seen in snapshots;
+ * soft-dirty bits would show them, where the kernel has them. Said once,
+ * unless --write-rate stands for them. */
+static void note_soft_dirty(const struct prefs *p)
+{
+	int sd = kernel_soft_dirty();
+
+	if (p->series.write_rate > 0)
+		return;
+	warn("%s: writes of the bytes a page already holds are not seen: this "
+	     "kernel %s; give --write-rate to stand for them (ksmscan(1))",
+	     p->inputs[0].name,
+	     sd == 1 ? "has soft-dirty bits, which ksmscan does not read yet" :
+	     sd == 0 ? "has no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY is not set)" :
+	     "may lack soft-dirty bits (its configuration cannot be read)");
+}
+
+/* The processes of a live series in the order they started: KSM's list of
+ * memories grows as they register (usually as they start), and ksmd scans
+ * in its order. Equal start times keep the command line's order. */
+static int start_cmp(const void *a, const void *b)
+{
+	const struct input *x = a, *y = b;
+	double s = proc_start_time(x->pid), t = proc_start_time(y->pid);
+
+	if (s != t)
+		return s < t ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* -p PID... --count=N: N snapshots of the processes, --interval apart, each
+ * the processes read one after the other. */
 static void live_snapshots(struct prefs *p)
 {
-	struct input in = p->inputs[0];
+	size_t np = p->ninputs;
 
-	if (p->ninputs != 1 || in.path || in.pid == PID_LIST)
-		usage_error("%s", "--count takes exactly one -p PID and no file");
-	for (size_t k = 1; k < p->count; k++) {
-		in.at = (double)k * p->series.interval;
-		in.name = xstrdup(p->inputs[0].name);	/* each input frees its own */
-		add_input(p, in);
-	}
+	for (size_t i = 0; i < np; i++)
+		if (p->inputs[i].path || p->inputs[i].pid == PID_LIST)
+			usage_error("%s", "--count takes -p PID (or -P) and no file");
+	if (np > SERIES_PROCS_MAX)
+		usage_error("%s", "--count takes at most 64 processes");
+	if (np > 1)
+		qsort(p->inputs, np, sizeof(*p->inputs), start_cmp);
+	for (size_t k = 1; k < p->count; k++)
+		for (size_t i = 0; i < np; i++) {
+			struct input in = p->inputs[i];
+
+			in.at = (double)k * p->series.interval;
+			in.name = xstrdup(in.name);	/* each input frees its own */
+			add_input(p, in);
+		}
+	p->series.nprocs = np;
+	p->cfg.dump.ksmd_pages = 1;
+	note_soft_dirty(p);
 }
 
 /*
@@ -741,8 +969,43 @@ static void setup_series(struct prefs *p)
 				    "-p PID --count=N, not --series");
 	if (p->ninputs == 0)
 		usage_error("%s", "--series wants snapshot files");
-	if (p->ngroups)
-		usage_error("%s", "--group does not apply to a series");
+	if (!p->hz_given && !(p->series.hz = kernel_hz()))
+		p->series.hz = HZ_DEFAULT;
+	if (p->ngroups || p->by || p->enable)
+		usage_error("%s", p->ngroups ? "--group does not apply to a series" :
+			    "--by and --enable do not apply to a series");
+}
+
+/*
+ * The reports of trust domains (exposure, mitigations) need the groups to
+ * be domains; -r exposure brings the mitigations with it, except in CSV,
+ * which holds one report. --known is for the exposure report.
+ */
+static void setup_domains(struct prefs *p)
+{
+	size_t exposure = 0, needs = 0;
+	char why[256], msg[300];
+
+	for (size_t i = 0; i < report_count(); i++) {
+		if (!(p->reports & UINT64_C(1) << i))
+			continue;
+		if (strcmp(report_get(i)->name, "exposure") == 0)
+			exposure = i + 1;
+		if ((report_get(i)->needs & REPORT_DOMAINS) && !needs)
+			needs = i + 1;
+	}
+	if (p->nknown && !exposure)
+		usage_error("%s", "--known applies to -r exposure");
+	if (!needs)
+		return;
+	if (groups_domains(p->cfg.groups, p->cfg.ngroups, p->inputs, p->ninputs,
+			   why, sizeof(why)) < 0) {
+		snprintf(msg, sizeof(msg), "-r %s: %s", report_get(needs - 1)->name,
+			 why);
+		usage_error("%s", msg);
+	}
+	if (exposure && strcmp(p->output, "csv") != 0)
+		report_name(p, "mitigations", 11);
 }
 
 /* The reports without -r: the summary; a series adds its timeline (CSV,
@@ -771,7 +1034,7 @@ static unsigned online_cpus(void)
 static int run_scan(struct prefs *p, const struct writer *w)
 {
 	int status, failed = 0;
-	struct svg_bars bars = { NULL, 0 };
+	struct svg_bars bars = { 0 };
 	struct report_setup rs = {
 		.scan = &p->cfg, .out = w, .top = p->top,
 		.compressors = p->compressors,
@@ -780,9 +1043,12 @@ static int run_scan(struct prefs *p, const struct writer *w)
 		.failed = &failed, .sketch_size = p->sketch_size,
 		.series = p->series_on || p->count ? &p->series : NULL,
 		.version = KSMSCAN_VERSION,
+		.known = p->known, .nknown = p->nknown,
 	};
 	struct sink *sinks[REPORTS_MAX + 1];	/* and the picture's */
 
+	if (rs.series && series_fits(&p->cfg) < 0)
+		return EXIT_INPUT;
 	params_report(&rs);
 	for (size_t i = 0; i < report_count(); i++)
 		if (p->reports & UINT64_C(1) << i)
@@ -797,6 +1063,7 @@ static int run_scan(struct prefs *p, const struct writer *w)
 	for (size_t i = 0; i < p->cfg.nsinks; i++)
 		sinks[i]->ops->free(sinks[i]);
 	free(bars.v);
+	free(bars.drawings);
 	return status | failed;
 }
 
@@ -825,6 +1092,9 @@ static void prefs_free(struct prefs *p)
 		group_free((struct group *)&p->cfg.groups[g]);
 	free((void *)p->cfg.groups);
 	free(p->groups);
+	for (size_t i = 0; i < p->nknown; i++)
+		free((void *)p->known[i]);
+	free(p->known);
 }
 
 int main(int argc, char **argv)
@@ -837,7 +1107,9 @@ int main(int argc, char **argv)
 				 .pages_to_scan = 100, .sleep_ms = 20,
 				 .smart_scan = 1 },
 		},
-		.series = { .interval = 60 },
+		.series = { .interval = 60, .page_seconds = PAGE_COST_DEFAULT,
+			    .advisor = { ADVISOR_TARGET_SCAN_TIME, ADVISOR_MAX_CPU,
+					 ADVISOR_MIN_PAGES, ADVISOR_MAX_PAGES } },
 		.output = "table",
 		.top = 10,
 		.sketch_size = 4096,
@@ -867,10 +1139,12 @@ int main(int argc, char **argv)
 			p.inputs[i].name = p.label;
 	p.cfg.inputs = p.inputs;
 	p.cfg.ninputs = p.ninputs;
+	check_outputs(&p);
 	parse_groups(&p);
 	if (!p.reports)
 		default_reports(&p);
 	setup_series(&p);
+	setup_domains(&p);
 	if (p.compress)
 		report_name(&p, "compress", 8);
 	if (!p.ncompressors)

@@ -10,7 +10,9 @@ rewritten. For N snapshots of M pages it times, interleaved, best of three:
 with ksmd set to one wake-up per full scan and one scan per snapshot
 (--pages-to-scan=M --sleep-ms=100 --interval=0.1s), so that the replay
 visits about N x M pages. The replay's cost is the difference; its pages per
-second per snapshot should stay flat as N and M grow (O(N x M)).
+second per snapshot should stay flat as N and M grow (O(N x M)). Then the
+replay at ksmd's real pace (jiffies and the batch's cost) and with
+--write-rate, at ksmd's default settings; then --policy=advisor.
 Benchmarks are not tests.
 """
 import os, random, subprocess, sys, time
@@ -60,7 +62,8 @@ def main():
                                             "replay s", "snapshot pages/s"))
     for m, n in ((16384, 2), (16384, 4), (16384, 8), (32768, 4), (65536, 4)):
         paths = snapshots(m, n)
-        ksmd = ["--pages-to-scan=%d" % m, "--sleep-ms=100", "--interval=0.1s"]
+        ksmd = ["--pages-to-scan=%d" % m, "--sleep-ms=100", "--interval=0.1s",
+                "--hz=0"]
         plain, series = best([[KSMSCAN] + paths,
                               [KSMSCAN, "--series", "-r", "timeline"] + ksmd + paths])
         replay = max(series - plain, 1e-9)
@@ -68,6 +71,43 @@ def main():
             m, n, plain, series, replay, m * n / replay / 1e6))
     print("(snapshot pages replayed per second, N x M / replay s: flat down the "
           "column when the replay is linear in N and M)")
+    pace()
+
+
+def pace():
+    """The replay at ksmd's real pace (HZ=250's jiffies, the batch's cost)
+    and with writes snapshots cannot see (--write-rate): ksmd's default
+    100 pages every 20 ms over 4 snapshots of 16384 pages, 10 s apart."""
+    paths = snapshots(16384, 4)
+    print("series at ksmd's pace: 4 snapshots of 16384 pages, 10 s apart, "
+          "100 pages every 20 ms")
+    print("%-28s %10s %10s" % ("replay", "series s", "scans"))
+    for name, extra in (("every --sleep-ms (--hz=0)", ["--hz=0"]),
+                        ("HZ=250, 3us a page", ["--hz=250", "--page-cost=3us"]),
+                        ("and --write-rate=2%", ["--hz=250", "--page-cost=3us",
+                                                 "--write-rate=2%"])):
+        cmd = [KSMSCAN, "--series", "-r", "timeline", "--csv", "--interval=10s"] + \
+            extra + paths
+        t, = best([cmd])
+        out = subprocess.run(cmd, capture_output=True, check=True).stdout
+        print("%-28s %10.3f %10d" % (name, t, out.count(b"\n") - 1))
+    advisor()
+
+
+def advisor():
+    """--policy=advisor on the fixture guest over 10 minutes: the kernel's
+    advisor drives a memory this small to advisor_max_pages_to_scan (its
+    10% CPU floor, with scans under a second), so ksmd visits about a
+    million pages a second and so does the replay."""
+    guest = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                         "fixtures", "guest-b.elf.zst")
+    cmd = [KSMSCAN, "--series", guest, guest, "--interval=5m", "--policy=advisor",
+           "--hz=250", "--csv", "-r", "timeline"]
+    t, = best([cmd], rounds=1)
+    out = subprocess.run(cmd, capture_output=True, check=True).stdout.splitlines()
+    last = out[-1].split(b",")
+    print("advisor, fixture guest, 10 min: %.2f s, %d full scans, pages_to_scan %s"
+          % (t, len(out) - 1, last[11].decode()))
 
 
 if __name__ == "__main__":

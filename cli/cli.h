@@ -33,4 +33,56 @@ int group_parse(const char *spec, const struct input *inputs, size_t ninputs,
  */
 void group_free(struct group *g);
 
+/**
+ * groups_domains() - check that groups can be trust domains: two or more,
+ * and every input in exactly one of them.
+ * @g: the groups
+ * @n: how many
+ * @inputs: the run's inputs
+ * @ninputs: how many
+ * @why: on failure, what is wrong and how to name domains (at most @len bytes)
+ * @len: size of @why
+ *
+ * Return: 0, or -1.
+ */
+int groups_domains(const struct group *g, size_t n, const struct input *inputs,
+		   size_t ninputs, char *why, size_t len);
+
+/**
+ * units_by_parse() - read --by's value: a comma list of unit, cgroup,
+ * container, vm and process (process: the inputs' own rows, which are
+ * there anyway).
+ * @list: the value
+ * @mask: set to a bit per enum unit_kind (dump/units.h) named
+ * @why: on failure, what is wrong (at most @len bytes)
+ * @len: size of @why
+ *
+ * Return: 0, or -1.
+ */
+int units_by_parse(const char *list, unsigned *mask, char *why, size_t len);
+
+/**
+ * units_groups() - the groups of --by and --enable, appended to @groups:
+ * for each kind in @by, one group per name the live inputs belong to
+ * ("unit:NAME", "cgroup:PATH", "container:ID", "vm:NAME"), in name order;
+ * then with @enable one group "enable:KIND:NAME+..." of the live inputs
+ * that would be mergeable if only those units were: their processes and
+ * every descendant (PR_SET_MEMORY_MERGE is inherited across fork), found
+ * by walking each input's parents.
+ * @by: a bit per enum unit_kind
+ * @enable: --enable's comma list of names, each "KIND:NAME" or a NAME of
+ *	the --by kinds (of any kind without --by); or NULL
+ * @inputs: the run's inputs (files are in no unit)
+ * @ninputs: how many
+ * @groups: the array, grown with xreallocarray()
+ * @n: its entries, increased
+ * @why: on failure, what is wrong (at most @len bytes)
+ * @len: size of @why
+ *
+ * Return: 0, or -1 (a name no input belongs to).
+ */
+int units_groups(unsigned by, const char *enable, const struct input *inputs,
+		 size_t ninputs, struct group **groups, size_t *n, char *why,
+		 size_t len);
+
 #endif

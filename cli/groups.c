@@ -77,3 +77,31 @@ void group_free(struct group *g)
 	free(g->inputs);
 	memset(g, 0, sizeof(*g));
 }
+
+int groups_domains(const struct group *g, size_t n, const struct input *inputs,
+		   size_t ninputs, char *why, size_t len)
+{
+	if (n < 2) {
+		snprintf(why, len, "%s", "trust domains are needed: name two or "
+			 "more with --group=NAME=INPUT,... (each input in one)");
+		return -1;
+	}
+	for (size_t k = 0; k < ninputs; k++) {
+		size_t first = n, in = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (group_has(&g[i], k) && in++ == 0)
+				first = i;
+		if (in == 1)
+			continue;
+		if (in == 0)
+			snprintf(why, len, "input '%.60s' is in no --group: each "
+				 "input must be in one trust domain", inputs[k].name);
+		else
+			snprintf(why, len, "input '%.60s' is in --group %.60s and "
+				 "another: trust domains may not overlap",
+				 inputs[k].name, g[first].name + 6);
+		return -1;
+	}
+	return 0;
+}

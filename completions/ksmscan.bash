@@ -1,5 +1,5 @@
-# bash completion for ksmscan(1): options, and the names that -a, -c, -f, -o
-# and -r take (comma lists too), read from the ksmscan being completed so
+# bash completion for ksmscan(1): options, and the names that -a, -c, -f, -o,
+# -r and --by take (comma lists too), read from the ksmscan being completed so
 # that they never differ from its tables; files otherwise.
 _ksmscan_names()
 {
@@ -10,11 +10,13 @@ _ksmscan_names()
 	-c|--compress) echo lz4 lzo lzo-rle zstd all ;;
 	-f|--format) "${COMP_WORDS[0]}" --help 2>/dev/null |
 		sed -n 's/^  -f, --format=FMT *//p' | tr -d ',' ;;
-	-o|--output) echo table csv json ;;
+	-o|--output) echo table csv json openmetrics ;;
+	--by) echo unit cgroup container vm process ;;
 	-r|--report) "${COMP_WORDS[0]}" --help 2>/dev/null |
 		sed -n '/^  -r, --report=LIST/,/(default/{s/^  -r, --report=LIST//;/(default/d;p}' |
 		tr -d ',' ;;
 	--smart-scan) echo 0 1 ;;
+	--policy) echo fixed advisor ;;
 	esac
 }
 
@@ -29,18 +31,27 @@ _ksmscan()
 		cur=${cur#*=}
 	fi
 	case $opt in
-	-a|--algo|-c|--compress|-f|--format|-o|--output|-r|--report|--smart-scan)
+	-a|--algo|-c|--compress|-f|--format|-o|--output|-r|--report|--smart-scan|\
+	--by|--policy)
 		names=$(_ksmscan_names "$opt")
 		# In a comma list, complete the last name.
 		head=
 		[[ $cur == *,* ]] && head=${cur%,*},
 		COMPREPLY=($(compgen -P "$head" -W "$names" -- "${cur##*,}"))
 		return ;;
+	--known)
+		# A comma list of files: complete the last one.
+		head=
+		[[ $cur == *,* ]] && head=${cur%,*},
+		COMPREPLY=($(compgen -P "$head" -f -- "${cur##*,}"))
+		return ;;
 	-p|--pid)
 		COMPREPLY=($(compgen -W "$(cd /proc && echo [0-9]*)" -- "$cur"))
 		return ;;
 	-j|--threads|-m|--max-page-sharing|--top|--range|--label|--interval|\
-	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size)
+	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size|--enable|--hz|\
+	--page-cost|--write-rate|--advisor-target-scan-time|--advisor-max-cpu|\
+	--advisor-min-pages-to-scan|--advisor-max-pages-to-scan)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then

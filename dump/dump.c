@@ -86,9 +86,9 @@ void dump_read_error(struct dump *d)
 	dump_error(d, d->src.pos, "%s", d->src.err[0] ? d->src.err : "read error");
 }
 
-int dump_map(struct dump *d)
+int dump_map(struct dump *d, uint64_t limit)
 {
-	int rc = source_map(&d->src);
+	int rc = source_map(&d->src, limit);
 
 	if (rc < 0) {
 		dump_fail(d, "%s", d->src.err);
@@ -280,8 +280,10 @@ struct dump *dump_open(const struct input *in, const struct dump_options *opt,
 		d->pid = in->pid;
 		d->reader = &proc_reader;
 	} else {
-		if (source_open(&d->src, in->path, in->name,
-				opt->stream_only ? SOURCE_STREAM : 0) < 0) {
+		unsigned flags = (opt->stream_only ? SOURCE_STREAM : 0) |
+				 (strcmp(opt->format, "raw") == 0 ? SOURCE_RAW : 0);
+
+		if (source_open(&d->src, in->path, in->name, flags) < 0) {
 			/* A compression layer's fault has a place; opening's has not. */
 			if (d->src.nlayers)
 				dump_error(d, 0, "%s", d->src.err);
@@ -341,11 +343,33 @@ void dump_release(struct dump *d, const unsigned char *data, size_t len)
 	madvise((void *)start, end - start, MADV_DONTNEED);
 }
 
+/* Past this much, a compressed input that grew more than BOMB_RATIO times
+ * its compressed size is said to, once: it is read on (a VM image that is
+ * mostly zero compresses as well), but nobody is left wondering why. */
+#define BOMB_BYTES (UINT64_C(1) << 30)
+#define BOMB_RATIO 1000
+
+static void dump_bomb_warn(struct dump *d)
+{
+	uint64_t in = d->src.nlayers ? d->src.layer[0].consumed : 0;
+
+	if (d->bomb_said || !in || d->src.pos < BOMB_BYTES ||
+	    d->src.pos / in < BOMB_RATIO)
+		return;
+	d->bomb_said = 1;
+	dump_warn(d, d->src.pos, "decompresses to more than %d times its size "
+		  "(%llu MiB from %llu KiB so far): reading on; interrupt it or "
+		  "give --range if that is not what you expect", BOMB_RATIO,
+		  (unsigned long long)(d->src.pos >> 20),
+		  (unsigned long long)(in >> 10));
+}
+
 int dump_next(struct dump *d, struct page_range *r)
 {
 	uint64_t lo = d->opt->range_start, hi = d->opt->range_end;
 	int rc;
 
+	dump_bomb_warn(d);
 	/* --range: clip every range the reader gives; skip those outside. */
 	for (;;) {
 		/* Fields a reader does not set are 0 (no buffer to take). */

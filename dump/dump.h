@@ -70,6 +70,8 @@ struct input {
 struct dump_options {
 	const char *format;	/* "auto" or a reader name */
 	int all_mappings;	/* live processes: also file-backed and shared memory */
+	int ksmd_pages;		/* live processes with mergeable areas: the
+				 * pages ksmd scans, no other (proc.c) */
 	uint64_t range_start;	/* only pages with address in [start, end) */
 	uint64_t range_end;
 	int stream_only;	/* read files as streams, never mapped (the
@@ -122,6 +124,7 @@ struct dump {
 	struct proc_stats proc;	/* a live process's KSM state (procfs.h) */
 	char why[256];		/* the first error said of it, as printed
 				 * (without "ksmscan: "), or "" */
+	int bomb_said;		/* it was said to decompress to much more */
 };
 
 /**
@@ -271,11 +274,12 @@ int dump_skip_to(struct dump *d, uint64_t off, unsigned char **buf);
  * dump_map() - make the input random-access (source_map()), reporting what
  * goes wrong.
  * @d: the dump
+ * @limit: the most bytes its headers declare, or UINT64_MAX
  *
  * Return: 0 if the input is mapped (maybe only the part read before an
  * error, which is then reported), -1 if it could not be mapped (reported).
  */
-int dump_map(struct dump *d);
+int dump_map(struct dump *d, uint64_t limit);
 
 /* Bytes from an input's start that refuse_kind() looks at (ISO 9660's magic). */
 #define REFUSE_PEEK 32774

@@ -481,7 +481,7 @@ static int elf_open(struct dump *d)
 		if (rc <= 0)
 			return rc;
 		elf_free_segments(e);
-		if (dump_map(d) < 0)
+		if (dump_map(d, UINT64_MAX) < 0)
 			return -1;
 	}
 	elf_parse(d->src.map, d->src.size, &eh);

@@ -135,6 +135,13 @@ static enum flat_rc kdump_flat_record(struct dump *d, int fd, unsigned char *buf
 			dump_read_error(d);
 			return FLAT_DAMAGED;
 		}
+		if (n && !tmp_room_for(fd, (uint64_t)n)) {
+			dump_error(d, d->src.pos, "assembling it would leave the "
+				   "temporary file system less than %d%% or %llu "
+				   "MiB free: read so far", FREE_MIN_PERCENT,
+				   (unsigned long long)(FREE_MIN_BYTES >> 20));
+			return FLAT_DAMAGED;
+		}
 		if (n && source_write_sparse(fd, buf, (size_t)n, off) < 0) {
 			dump_fail(d, "writing the assembled dump: %s", strerror(errno));
 			d->failed = 1;
@@ -256,11 +263,58 @@ static int kdump_headers(struct dump *d, struct kdump *k)
 	return 0;
 }
 
+/* Slack beyond the pages the header declares: vmcoreinfo, notes, eraseinfo. */
+#define KDUMP_SLACK (UINT64_C(64) << 20)
+
+/*
+ * A streamed assembled dump is copied before it is read; its header is
+ * checked first, and the copy bounded by what it declares: the header and
+ * bitmap blocks, then at most a descriptor and a page per page frame. A
+ * forged header cannot make the copy fill a disk.
+ */
+static int kdump_stream_limit(struct dump *d, uint64_t *limit)
+{
+	size_t len;
+	const unsigned char *h = source_peek_n(&d->src, 2 * PAGE_BYTES, &len);
+	uint64_t block, sub_blocks, bitmap_blocks, mapnr;
+
+	if (!h || len < H_SIZE || memcmp(h, KDUMP_SIG, 8) != 0) {
+		dump_error(d, 0, "not a kdump-compressed dump (no \"KDUMP\" signature)");
+		return -1;
+	}
+	block = le(h + H_BLOCK_SIZE, 4);
+	sub_blocks = le(h + H_SUB_HDR_SIZE, 4);
+	bitmap_blocks = le(h + H_BITMAP_BLOCKS, 4);
+	mapnr = le(h + H_MAX_MAPNR, 4);
+	if (block != PAGE_BYTES) {
+		dump_error(d, H_BLOCK_SIZE, "kdump block size %llu is not %u",
+			   (unsigned long long)block, PAGE_BYTES);
+		return -1;
+	}
+	if (bitmap_blocks == 0 || bitmap_blocks % 2) {
+		dump_error(d, H_BITMAP_BLOCKS, "kdump bitmap of %llu blocks is not "
+			   "plausible", (unsigned long long)bitmap_blocks);
+		return -1;
+	}
+	if (len >= block + S_SIZE && le(h + H_VERSION, 4) >= 6)
+		mapnr = le(h + block + S_MAX_MAPNR_64, 8);
+	/* The bitmap holds a bit per frame: no more frames than that. */
+	if (mapnr > bitmap_blocks / 2 * block * 8)
+		mapnr = bitmap_blocks / 2 * block * 8;
+	*limit = (1 + sub_blocks + bitmap_blocks) * block +
+		 mapnr * (DESC_SIZE + PAGE_BYTES) + KDUMP_SLACK;
+	return 0;
+}
+
 /* The assembled form: the file is read where it is (a stream is copied). */
 static int kdump_open(struct dump *d)
 {
+	uint64_t limit = UINT64_MAX;
+
 	d->priv = xcalloc(1, sizeof(struct kdump));
-	if (dump_map(d) < 0)
+	if (!d->src.map && kdump_stream_limit(d, &limit) < 0)
+		return -1;
+	if (dump_map(d, limit) < 0)
 		return -1;
 	return kdump_headers(d, d->priv);
 }

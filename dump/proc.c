@@ -4,6 +4,11 @@
  * which pages are present, /proc/PID/mem gives their bytes. Only present pages
  * are read (reading any other would fault it in), and by default only private
  * anonymous memory, which is what KSM can merge.
+ *
+ * With ksmd_pages (a live series), a process with VM_MERGEABLE areas is read
+ * as ksmd scans it: every anonymous page of those areas, the private copies
+ * in file-backed ones included, and not the pages that map the zero page
+ * (ksmd finds no page there: its walk does not return the zero page).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +26,8 @@
 #define MAPS_MAX (128u << 20)
 
 #define PM_PRESENT (UINT64_C(1) << 63)
+#define PM_FILE (UINT64_C(1) << 61)	/* a file page or shared anonymous */
+#define PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
 
 /* One mapping that will be read. */
 struct mapping {
@@ -35,6 +42,9 @@ struct proc {
 	uint64_t pm[BATCH_PAGES];
 	unsigned char *buf;
 	int warned_gone;	/* memory vanished during the scan: said once */
+	uint64_t *mg;		/* ksmd_pages: the mergeable areas, start and end */
+	size_t nmg;		/* ... how many; 0: the usual rule */
+	uint64_t zero_pfn;	/* the zero page's frame, 0 if unknown */
 	int rechecked;		/* the maps were read again at the end */
 };
 
@@ -110,6 +120,25 @@ static int proc_wanted(const char *perms, unsigned long long inode,
 	       (path[0] == '\0' || path[0] == '[');
 }
 
+/* Whether the mapping at @start is one of ksmd's areas. */
+static int proc_mergeable(const struct proc *p, uint64_t start)
+{
+	for (size_t i = 0; i < p->nmg; i++)
+		if (p->mg[2 * i] == start)
+			return 1;
+	return 0;
+}
+
+/* Whether a page with pagemap entry @pm is read: present, and with
+ * ksmd_pages, anonymous and not the zero page. */
+static int proc_page(const struct proc *p, uint64_t pm)
+{
+	if (!(pm & PM_PRESENT))
+		return 0;
+	return !p->nmg || (!(pm & PM_FILE) &&
+			   (!p->zero_pfn || (pm & PM_PFN_MASK) != p->zero_pfn));
+}
+
 /* Parse the maps text into the mappings to read, within --range. */
 static int proc_parse_maps(struct dump *d, struct proc *p, char *text)
 {
@@ -128,7 +157,8 @@ static int proc_parse_maps(struct dump *d, struct proc *p, char *text)
 			dump_fail(d, "unexpected line in maps: %.80s", line);
 			return -1;
 		}
-		if (!proc_wanted(perms, inode, line + pathpos, d->opt->all_mappings))
+		if (p->nmg ? !proc_mergeable(p, start) :
+		    !proc_wanted(perms, inode, line + pathpos, d->opt->all_mappings))
 			continue;
 		if (end <= d->opt->range_start || start >= d->opt->range_end)
 			continue;
@@ -160,6 +190,10 @@ static int proc_open(struct dump *d)
 
 	d->priv = p;
 	p->mem = p->pagemap = -1;
+	if (d->opt->ksmd_pages && !d->opt->all_mappings) {
+		p->nmg = proc_mergeable_areas(d->pid, &p->mg);
+		p->zero_pfn = p->nmg ? proc_zero_pfn() : 0;
+	}
 	text = proc_read_maps(d);
 	if (!text)
 		return -1;
@@ -277,9 +311,9 @@ static int proc_next(struct dump *d, struct page_range *r)
 			p->addr = m->region.end;
 			continue;
 		}
-		for (first = 0; first < n && !(p->pm[first] & PM_PRESENT); first++)
+		for (first = 0; first < n && !proc_page(p, p->pm[first]); first++)
 			;
-		for (run = first; run < n && (p->pm[run] & PM_PRESENT); run++)
+		for (run = first; run < n && proc_page(p, p->pm[run]); run++)
 			;
 		if (first == n) {
 			p->addr += (uint64_t)n * PAGE_BYTES;
@@ -322,6 +356,7 @@ static void proc_close(struct dump *d)
 	for (size_t i = 0; i < p->nmaps; i++)
 		free((char *)p->maps[i].region.name);
 	free(p->maps);
+	free(p->mg);
 	free(p->buf);
 	free(p);
 }

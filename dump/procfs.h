@@ -27,6 +27,50 @@ struct proc_stats {
 
 struct input;
 
+/*
+ * Why memory of a live process that looks mergeable will not merge (the
+ * doctor report): each area of /proc/PID/smaps counted once, under the
+ * first reason that holds, in this order.
+ */
+enum doctor_reason {
+	DOCTOR_IO_MAPPING,	/* VM_IO or VM_PFNMAP ("io", "pf"): device memory */
+	DOCTOR_HUGETLB,		/* hugetlbfs ("ht"): KSM skips it */
+	DOCTOR_SHARED_MAPPING,	/* MAP_SHARED ("sh", or "ms" of shmem and
+				 * memfd): KSM never merges shared memory */
+	DOCTOR_NOT_MERGEABLE,	/* private anonymous pages outside areas
+				 * marked mergeable ("mg") */
+	DOCTOR_THP,		/* mergeable, in transparent huge pages: a
+				 * merge splits the huge page */
+	DOCTOR_KSM_NOT_RUNNING,	/* mergeable, but ksmd is not running */
+	DOCTOR_REASONS,
+};
+
+/* A process's pages per reason, from its smaps. */
+struct proc_doctor {
+	uint64_t pages[DOCTOR_REASONS];	/* present 4 KiB pages */
+	int shared_memfd;		/* some shared pages are memfd or shmem */
+};
+
+/**
+ * ksm_run_value() - /sys/kernel/mm/ksm/run: 1 ksmd runs, 0 stopped, 2
+ * unmerging; -1 if the kernel has no KSM.
+ */
+int ksm_run_value(void);
+
+/**
+ * proc_doctor_read() - count a process's present pages that will not merge,
+ * by reason, from /proc/PID/smaps (every area, also those the pid reader
+ * skips). Private areas count their anonymous pages (smaps Anonymous),
+ * shared ones their resident pages (Rss), hugetlbfs its huge pages.
+ * @pid: the process
+ * @ksm_running: whether ksmd runs (ksm_run_value() == 1): if not, the
+ *	mergeable pages count as DOCTOR_KSM_NOT_RUNNING
+ * @d: filled in
+ *
+ * Return: 0, or -1 if smaps could not be read.
+ */
+int proc_doctor_read(int pid, int ksm_running, struct proc_doctor *d);
+
 /**
  * proc_stats_read() - read a process's KSM state. Files this kernel lacks
  * (ksm_stat before Linux 6.1) leave their figures 0.
@@ -79,5 +123,105 @@ const char *proc_why_unreadable(int pid, int err);
  */
 long procs_list(const char *regex, struct input **inputs, size_t *n,
 		size_t *cap, char *why, size_t len);
+
+/**
+ * mem_available() - the memory this machine can give a new task without
+ * swapping: MemAvailable of /proc/meminfo, in bytes (UINT64_MAX when it
+ * does not say). $KSMSCAN_MEM_AVAILABLE, in bytes, stands in for it (tests).
+ */
+uint64_t mem_available(void);
+
+/**
+ * proc_resident_pages() - a process's resident pages (/proc/PID/statm).
+ * @pid: the process
+ *
+ * Return: the pages, or 0 if it cannot be read.
+ */
+uint64_t proc_resident_pages(int pid);
+
+/**
+ * numa_host_nodes() - how many NUMA nodes this host has online
+ * (/sys/devices/system/node/online); 1 if that cannot be read. With
+ * KSMSCAN_TEST_NODES=N in the environment (for tests only) it is N.
+ */
+int numa_host_nodes(void);
+
+/**
+ * proc_page_nodes() - the NUMA node of each page of a process, from
+ * move_pages(2) with no target nodes, which moves nothing and answers
+ * where each page is. With KSMSCAN_TEST_NODES=N (for tests only) the
+ * answer is (address / 4096) % N instead, a fake N-node host.
+ * @pid: the process
+ * @addrs: the pages' addresses
+ * @n: how many
+ * @nodes: set to each page's node, or -1 (not present, or no answer)
+ *
+ * Return: 0, or -1 (errno set) if the kernel refused the query.
+ */
+int proc_page_nodes(int pid, const uint64_t *addrs, size_t n, int *nodes);
+
+/**
+ * proc_page_thp() - whether each page of a process is part of a
+ * transparent huge page: its frame from /proc/PID/pagemap, then the
+ * frame's KPF_THP bit in /proc/kpageflags, which only root may read
+ * (others see no frame numbers).
+ * @pid: the process
+ * @addrs: the pages' addresses, ascending runs preferred
+ * @n: how many
+ * @thp: set to 1 for a page in a transparent huge page, else 0
+ *
+ * Return: 0, or -1 with errno (EACCES or EPERM: not root).
+ */
+int proc_page_thp(int pid, const uint64_t *addrs, size_t n, unsigned char *thp);
+
+/**
+ * proc_mergeable_areas() - the areas ksmd scans in a process: those whose
+ * smaps VmFlags hold "mg" (VM_MERGEABLE, set by MADV_MERGEABLE or
+ * PR_SET_MEMORY_MERGE, whether or not KSM runs).
+ * @pid: the process
+ * @area: set to a malloc'd array of start, end pairs in address order
+ *	(NULL when there is none)
+ *
+ * Return: the number of areas.
+ */
+size_t proc_mergeable_areas(int pid, uint64_t **area);
+
+/**
+ * proc_zero_pfn() - the page frame number of the kernel's zero page, as
+ * pagemap shows it for a page that was only read; 0 when pagemap hides
+ * frame numbers (without CAP_SYS_ADMIN). Measured once.
+ */
+uint64_t proc_zero_pfn(void);
+
+/**
+ * proc_start_time() - when a process started (/proc/PID/stat starttime,
+ * in clock ticks after boot), or -1 if it is gone.
+ * @pid: the process
+ */
+double proc_start_time(int pid);
+
+/**
+ * ksmd_cpu_seconds() - the CPU time ksmd has run since boot
+ * (/proc/PID/schedstat of the kernel thread named ksmd), 0 if unknown.
+ */
+double ksmd_cpu_seconds(void);
+
+/**
+ * kernel_hz() - the running kernel's HZ (jiffies per second): CONFIG_HZ of
+ * /proc/config.gz or /boot/config-RELEASE, else counted from the jiffies
+ * /proc/timer_list shows over 100 ms (root only).
+ *
+ * Return: HZ, or 0 if it cannot be known.
+ */
+unsigned kernel_hz(void);
+
+/**
+ * kernel_soft_dirty() - whether the running kernel has soft-dirty bits
+ * (CONFIG_MEM_SOFT_DIRTY), which pagemap shows for pages written since
+ * clear_refs.
+ *
+ * Return: 1 yes, 0 no, -1 unknown (no configuration to read).
+ */
+int kernel_soft_dirty(void);
 
 #endif

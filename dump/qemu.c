@@ -7,11 +7,21 @@
  * big-endian 64-bit word holding the page's offset in its block and flags,
  * the block's name unless the record continues the previous block, then
  * either the page (4096 bytes) or one fill byte for a page of that byte.
- * Each block is a region; a page's address is its offset in its block.
+ * Each block is a region. Its pages' addresses are their offsets in the
+ * block plus the block's base, the sum of the lengths of the blocks listed
+ * before it (as QEMU lays its RAM blocks out one after another), so that
+ * pages of two blocks never share an address: a series pairs pages by it.
  * Device state follows the RAM; it cannot be skipped without knowing every
  * device, so reading stops at the first device section once the RAM is
  * complete. `virsh save` puts libvirt's header and the domain's XML first:
- * they are skipped. Read in one pass, so it streams from pipes and layers.
+ * they are skipped.
+ *
+ * A running guest's stream sends a page again when the guest wrote it after
+ * it was sent; the destination keeps the last copy. So the stream is read
+ * twice: a first pass counts each page's records, the second hands out only
+ * the last record of each page, and one warning counts the pages sent more
+ * than once. A stream from a pipe or a compression layer is copied to a
+ * temporary file first (the spool's free-space rule applies).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +58,9 @@ enum {
 #define MAX_BLOCKS 4096
 
 struct qblock {
-	struct region region;	/* name: the block's id, start 0, end its length */
+	struct region region;	/* name: the block's id; from its base to its
+				 * base plus its length */
+	uint64_t length;	/* its bytes */
 	char id[256];
 };
 
@@ -65,6 +77,7 @@ struct qemu {
 	struct qblock **blocks;
 	size_t nblocks, cap;
 	struct qblock *cur;	/* the block a CONTINUE record means */
+	uint64_t next_base;	/* where the next listed block begins */
 	uint32_t ram_id;	/* the RAM section's id */
 	int ram_started;	/* its START section was read */
 	int in_ram;		/* inside a RAM section's records */
@@ -76,6 +89,12 @@ struct qemu {
 	unsigned char *fill;	/* BATCH_PAGES pages of one fill byte */
 	int fill_byte;		/* that byte, -1 before the first run */
 	unsigned char *buf;	/* stream buffer (dump_pages() allocates it) */
+	uint32_t *sends;	/* per page of the RAM (address / PAGE_BYTES):
+				 * its records still to come */
+	uint64_t npages;	/* entries of sends */
+	int counting;		/* the first pass: count records, hand out none */
+	uint64_t resent;	/* records passed over: a later one replaced them */
+	int resent_said;
 };
 
 static int qemu_probe(const unsigned char *head, size_t len)
@@ -167,6 +186,33 @@ static int qemu_libvirt(struct dump *d, struct qemu *q)
 	}
 }
 
+static int qemu_next(struct dump *d, struct page_range *pr);
+
+/*
+ * The first pass: count every page's records, from @start to the stream's
+ * end or its first fault, saying nothing (the second pass meets the same
+ * fault at the same place, and says it then); then go back to @start.
+ */
+static void qemu_count(struct dump *d, struct qemu *q, uint64_t start)
+{
+	uint64_t errors = d->errors, warnings = d->warnings;
+	int failed = d->failed;
+	struct page_range pr;
+
+	d->errors = d->warnings = 1;	/* counted as said: nothing is printed */
+	q->counting = 1;
+	while (qemu_next(d, &pr) > 0)
+		;
+	q->counting = 0;
+	d->errors = errors;
+	d->warnings = warnings;
+	d->failed = failed;
+	q->cur = NULL;
+	q->ram_started = q->in_ram = q->ram_last = q->done = 0;
+	q->have_pending = q->broken = 0;
+	d->src.pos = start;
+}
+
 static int qemu_open(struct dump *d)
 {
 	struct qemu *q = xcalloc(1, sizeof(*q));
@@ -177,6 +223,9 @@ static int qemu_open(struct dump *d)
 
 	d->priv = q;
 	q->fill_byte = -1;
+	/* Read twice: a stream is copied first (nothing is consumed yet). */
+	if (!d->src.map && dump_map(d, UINT64_MAX) < 0)
+		return -1;
 	head = source_peek(&d->src, &len);
 	if (head && len >= 16 && (memcmp(head, LIBVIRT_SAVE, 16) == 0 ||
 				  memcmp(head, LIBVIRT_PART, 16) == 0) &&
@@ -194,6 +243,7 @@ static int qemu_open(struct dump *d)
 			   (unsigned)get_be(h + 4, 4));
 		return -1;
 	}
+	qemu_count(d, q, d->src.pos);
 	return 0;
 }
 
@@ -204,6 +254,55 @@ static struct qblock *qemu_block(struct qemu *q, const char *id)
 		if (strcmp(q->blocks[i]->id, id) == 0)
 			return q->blocks[i];
 	return NULL;
+}
+
+/*
+ * The first pass's table of sends, 4 bytes per page of the RAM the block
+ * list declares: a forged size that would need more memory than there is
+ * is refused.
+ */
+static int qemu_sends_table(struct dump *d, struct qemu *q)
+{
+	uint64_t n = q->next_base / PAGE_BYTES;
+
+	if (q->sends)
+		return 0;
+	if (!q->counting || n > mem_available() / 2 / sizeof(*q->sends)) {
+		dump_error(d, d->src.pos, "the RAM blocks declare %llu MiB: keeping "
+			   "track of their pages would need more memory than there "
+			   "is", (unsigned long long)(q->next_base >> 20));
+		return -1;
+	}
+	q->npages = n;
+	q->sends = xcalloc(n ? n : 1, sizeof(*q->sends));
+	return 0;
+}
+
+/*
+ * Whether the record of the page at @off of block @b is the one that counts:
+ * in the first pass, it is counted and 0 returned; in the second, 1 if it
+ * is the page's last record (the destination's memory), else 0 (passed
+ * over). @peek: only look, count nothing (a fill run looking ahead).
+ */
+static int qemu_last_send(struct qemu *q, const struct qblock *b, uint64_t off,
+			  int peek)
+{
+	uint32_t *n = &q->sends[(b->region.start + off) / PAGE_BYTES];
+
+	if (q->counting) {
+		if (*n < UINT32_MAX)
+			(*n)++;
+		return 0;
+	}
+	if (peek)
+		return *n <= 1;
+	if (*n > 1) {
+		(*n)--;
+		q->resent++;
+		return 0;
+	}
+	*n = 0;
+	return 1;
 }
 
 /*
@@ -240,9 +339,13 @@ static int qemu_blocks(struct dump *d, struct qemu *q, uint64_t total)
 		b = q->blocks[q->nblocks++] = xcalloc(1, sizeof(*b));
 		memcpy(b->id, id, sizeof(id));
 		b->region.name = b->id;
-		b->region.end = length;
+		b->length = length;
+		b->region.start = q->next_base;
+		b->region.end = q->next_base + length;
+		/* Page-aligned, so that a base never splits a page. */
+		q->next_base += (length + PAGE_BYTES - 1) & ~(uint64_t)(PAGE_BYTES - 1);
 	}
-	return 0;
+	return qemu_sends_table(d, q);
 }
 
 /* Which capability a record's flags need that this reader lacks, or NULL. */
@@ -293,10 +396,10 @@ static int qemu_record(struct dump *d, struct qemu *q, struct qrec *r)
 		return -1;
 	}
 	r->block = q->cur;
-	if (off > r->block->region.end || r->block->region.end - off < PAGE_BYTES) {
+	if (off > r->block->length || r->block->length - off < PAGE_BYTES) {
 		dump_error(d, r->at, "page at 0x%llx lies outside RAM block \"%s\" "
 			   "(%llu bytes)", (unsigned long long)off, r->block->id,
-			   (unsigned long long)r->block->region.end);
+			   (unsigned long long)r->block->length);
 		return -1;
 	}
 	if (flags & RAM_ZERO) {
@@ -319,6 +422,8 @@ static int qemu_fill_run(struct dump *d, struct qemu *q, struct qrec *r,
 	uint64_t next = (r->word & ~(uint64_t)RAM_FLAGS) + PAGE_BYTES;
 	size_t n = 1;
 
+	if (!qemu_last_send(q, r->block, next - PAGE_BYTES, 0))
+		return 0;	/* counted, or replaced later: nothing to hand out */
 	while (n < BATCH_PAGES) {
 		struct qrec *x = &q->pending;
 
@@ -329,8 +434,10 @@ static int qemu_fill_run(struct dump *d, struct qemu *q, struct qrec *r,
 		}
 		q->have_pending = 1;
 		if ((x->word & RAM_FLAGS) != (RAM_ZERO | RAM_CONTINUE) ||
-		    x->fill != r->fill || (x->word & ~(uint64_t)RAM_FLAGS) != next)
+		    x->fill != r->fill || (x->word & ~(uint64_t)RAM_FLAGS) != next ||
+		    !qemu_last_send(q, x->block, next, 1))
 			break;
+		qemu_last_send(q, x->block, next, 0);
 		q->have_pending = 0;
 		next += PAGE_BYTES;
 		n++;
@@ -344,7 +451,7 @@ static int qemu_fill_run(struct dump *d, struct qemu *q, struct qrec *r,
 	/* Not stable: the engine copies the pages before the next call. */
 	pr->data = q->fill;
 	pr->npages = n;
-	pr->address = r->word & ~(uint64_t)RAM_FLAGS;
+	pr->address = r->block->region.start + (r->word & ~(uint64_t)RAM_FLAGS);
 	pr->region = &r->block->region;
 	return 1;
 }
@@ -354,7 +461,16 @@ static int qemu_page(struct dump *d, struct qemu *q, struct qrec *r,
 		     struct page_range *pr)
 {
 	int ended;
-	ssize_t got = dump_pages(d, d->src.pos, 1, &q->buf, pr, &ended);
+	ssize_t got;
+
+	if (!qemu_last_send(q, r->block, r->word & ~(uint64_t)RAM_FLAGS, 0)) {
+		/* Counted, or replaced later: its bytes are passed over. */
+		if (dump_skip_to(d, d->src.pos + PAGE_BYTES, &q->buf) == 0)
+			return 0;
+		dump_error(d, r->at, "QEMU stream truncated in a page");
+		return -1;
+	}
+	got = dump_pages(d, d->src.pos, 1, &q->buf, pr, &ended);
 
 	if (got < 0)
 		return -1;
@@ -363,7 +479,7 @@ static int qemu_page(struct dump *d, struct qemu *q, struct qrec *r,
 			dump_error(d, r->at, "QEMU stream truncated in a page");
 		return -1;
 	}
-	pr->address = r->word & ~(uint64_t)RAM_FLAGS;
+	pr->address = r->block->region.start + (r->word & ~(uint64_t)RAM_FLAGS);
 	pr->region = &r->block->region;
 	return 1;
 }
@@ -518,6 +634,17 @@ static int qemu_section(struct dump *d, struct qemu *q)
 	}
 }
 
+/* Said once, at the end: pages a running guest's stream sent again. */
+static void qemu_resent_warn(struct dump *d, struct qemu *q)
+{
+	if (!q->resent || q->resent_said++)
+		return;
+	dump_warn(d, d->src.pos, "%llu page records were replaced by a later "
+		  "record of the same page (a running guest's stream): each page "
+		  "counts once, as its last copy, the guest's memory at the end",
+		  (unsigned long long)q->resent);
+}
+
 static int qemu_next(struct dump *d, struct page_range *pr)
 {
 	struct qemu *q = d->priv;
@@ -531,8 +658,10 @@ static int qemu_next(struct dump *d, struct page_range *pr)
 				continue;	/* the section's records ended */
 		} else {
 			/* Device state follows a complete RAM: not memory. */
-			if (q->done)
+			if (q->done) {
+				qemu_resent_warn(d, q);
 				return 0;
+			}
 			rc = qemu_section(d, q);
 			if (rc > 0)
 				continue;
@@ -555,6 +684,7 @@ static void qemu_close(struct dump *d)
 	free(q->blocks);
 	free(q->fill);
 	free(q->buf);
+	free(q->sends);
 	free(q);
 }
 

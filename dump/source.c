@@ -271,9 +271,10 @@ static void source_grow_pipe(int fd)
 /*
  * Recognise the compression layers at the start of a stream, outermost
  * first: a layer's first decoded bytes may start another (gzip inside zstd)
- * but not a third. The first bytes of the data are kept for probing.
+ * but not a third; with @raw, none (-f raw means the bytes as they are).
+ * The first bytes of the data are kept for probing.
  */
-static int source_layers(struct source *s)
+static int source_layers(struct source *s, int raw)
 {
 	unsigned char magic[LAYER_MAGIC_MAX];
 
@@ -284,7 +285,7 @@ static int source_layers(struct source *s)
 
 		if (n < 0)
 			return -1;
-		c = layer_find(magic, (size_t)n);
+		c = raw ? NULL : layer_find(magic, (size_t)n);
 		if (!c) {
 			memcpy(s->head, magic, (size_t)n);
 			s->head_len = (size_t)n;
@@ -313,6 +314,49 @@ static int source_layers(struct source *s)
 	}
 }
 
+/*
+ * What a named file may be: a regular file or a block device. A FIFO would
+ * block open() or read for ever, a character device (/dev/zero, a watchdog,
+ * a tape) may never end or act when read, so they are refused before any
+ * read; standard input ("-") may be anything the shell hands over.
+ */
+static const char *source_refused_kind(mode_t mode)
+{
+	if (S_ISREG(mode) || S_ISBLK(mode))
+		return NULL;
+	if (S_ISDIR(mode))
+		return strerror(EISDIR);
+	if (S_ISFIFO(mode))
+		return "a FIFO, not a file (to read a pipe, give it as standard "
+		       "input: cat FILE | ksmscan -)";
+	if (S_ISCHR(mode))
+		return "a character device, not a file (to read one, give it as "
+		       "standard input: cat FILE | ksmscan -)";
+	return "not a regular file or a block device";
+}
+
+/* Open @path without blocking (a FIFO would wait for a writer), check what
+ * it is with fstat() before any read, then make it blocking again. */
+static int source_open_file(struct source *s, const char *path, struct stat *st)
+{
+	const char *why;
+	int fl;
+
+	s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	/* A socket cannot even be opened: say what it is. */
+	if (s->fd < 0 && errno == ENXIO && stat(path, st) == 0)
+		return source_fail(s, 0, "%s", source_refused_kind(st->st_mode));
+	if (s->fd < 0 || fstat(s->fd, st) < 0)
+		return source_fail(s, 0, "%s", strerror(errno));
+	why = source_refused_kind(st->st_mode);
+	if (why)
+		return source_fail(s, 0, "%s", why);
+	fl = fcntl(s->fd, F_GETFL);
+	if (fl < 0 || fcntl(s->fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		return source_fail(s, 0, "%s", strerror(errno));
+	return 0;
+}
+
 int source_open(struct source *s, const char *path, const char *name,
 		unsigned flags)
 {
@@ -320,15 +364,14 @@ int source_open(struct source *s, const char *path, const char *name,
 
 	s->name = name;
 	s->fd = -1;
-	if (strcmp(path, "-") == 0) {
-		s->fd = dup(STDIN_FILENO);
-	} else {
-		s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	}
-	if (s->fd < 0 || fstat(s->fd, &st) < 0)
+	if (strcmp(path, "-") != 0) {
+		if (source_open_file(s, path, &st) < 0)
+			return -1;
+	} else if ((s->fd = dup(STDIN_FILENO)) < 0 || fstat(s->fd, &st) < 0) {
 		return source_fail(s, 0, "%s", strerror(errno));
-	if (S_ISDIR(st.st_mode))
+	} else if (S_ISDIR(st.st_mode)) {
 		return source_fail(s, 0, "%s", strerror(EISDIR));
+	}
 	/*
 	 * A pipe holds 64 KiB by default: the writer and this reader would take
 	 * turns, waking each other, 16 times per MiB. Ask for the most an
@@ -341,7 +384,7 @@ int source_open(struct source *s, const char *path, const char *name,
 	if (s->map) {
 		size_t n = s->size < LAYER_MAGIC_MAX ? (size_t)s->size : LAYER_MAGIC_MAX;
 
-		if (!layer_find(s->map, n))
+		if ((flags & SOURCE_RAW) || !layer_find(s->map, n))
 			return 0;
 		/* Compressed: read it as a stream from its start. */
 		munmap((void *)s->map, (size_t)s->size);
@@ -352,7 +395,7 @@ int source_open(struct source *s, const char *path, const char *name,
 	}
 	s->head = xmalloc(PROBE_BYTES);
 	s->head_cap = PROBE_BYTES;
-	return source_layers(s);
+	return source_layers(s, flags & SOURCE_RAW);
 }
 
 const unsigned char *source_peek_n(struct source *s, size_t want, size_t *len)
@@ -465,11 +508,67 @@ int source_write_sparse(int fd, const unsigned char *buf, size_t len, uint64_t o
 	return 0;
 }
 
-int source_map(struct source *s)
+/* Write @n bytes of a copy at @off, if the file system has room for them. */
+static int source_copy_write(struct source *s, int fd, const unsigned char *buf,
+			     size_t n, uint64_t off)
 {
-	unsigned char *buf;
+	if (!tmp_room_for(fd, n))
+		return source_fail(s, 0, "a temporary copy would leave its file "
+				   "system less than %d%% or %llu MiB free",
+				   FREE_MIN_PERCENT,
+				   (unsigned long long)(FREE_MIN_BYTES >> 20));
+	if (source_write_sparse(fd, buf, n, off) < 0)
+		return source_fail(s, 0, "writing a temporary copy: %s",
+				   strerror(errno));
+	return 0;
+}
+
+/*
+ * Copy the rest of the stream, at most @limit bytes of it, to a temporary
+ * file in COPY_BYTES pieces; @copied is set to the bytes written whole.
+ * Return: 0 at its end, 1 when a read error, @limit or the file system's
+ * room stopped it (s->err says what, s->err_at where).
+ */
+static int source_copy(struct source *s, int fd, uint64_t limit,
+		       uint64_t *copied)
+{
+	unsigned char *buf = xmalloc(COPY_BYTES);
 	uint64_t base = s->pos;
-	int fd, rc = 0;
+	int rc = 0;
+
+	for (*copied = 0;; ) {
+		uint64_t at = s->pos, left = limit - (at - base);
+		size_t want = left < COPY_BYTES ? (size_t)left : COPY_BYTES;
+		ssize_t n = want ? source_read(s, buf, want) : 0;
+
+		if (n < 0 || (!want && source_read(s, buf, 1) > 0)) {
+			/* Keep what arrived: the reader reports what it lacks. */
+			if (n >= 0)
+				source_fail(s, at, "longer than its headers declare "
+					    "(%llu bytes): the rest is not read",
+					    (unsigned long long)limit);
+			s->err_at = at;
+			rc = 1;
+			break;
+		}
+		/* Zero blocks stay holes: a mostly empty dump costs no disk. */
+		if (n && source_copy_write(s, fd, buf, (size_t)n, at - base) < 0) {
+			s->err_at = at;
+			rc = 1;
+			break;
+		}
+		if (n == 0)
+			break;
+		*copied += (uint64_t)n;
+	}
+	free(buf);
+	return rc;
+}
+
+int source_map(struct source *s, uint64_t limit)
+{
+	uint64_t copied;
+	int fd, rc;
 
 	if (s->map)
 		return 0;
@@ -477,34 +576,12 @@ int source_map(struct source *s)
 	if (fd < 0)
 		return source_fail(s, 0, "cannot create a temporary file: %s",
 				   strerror(errno));
-	buf = xmalloc(COPY_BYTES);
-	for (;;) {
-		uint64_t at = s->pos;
-		ssize_t n = source_read(s, buf, COPY_BYTES);
-
-		if (n < 0) {
-			/* Keep what arrived: the reader reports what it lacks. */
-			s->err_at = at;
-			rc = 1;
-			break;
-		}
-		/* Zero blocks stay holes: a mostly empty dump costs no disk. */
-		if (source_write_sparse(fd, buf, (size_t)n, at - base) < 0) {
-			source_fail(s, 0, "writing a temporary copy: %s",
-				    strerror(errno));
-			free(buf);
-			close(fd);
-			return -1;
-		}
-		if (n == 0)
-			break;
-	}
-	free(buf);
+	rc = source_copy(s, fd, limit, &copied);
 	/* The file ends where the copy does, even in a hole. */
-	if (ftruncate(fd, (off_t)(s->pos - base)) < 0) {
-		source_fail(s, 0, "writing a temporary copy: %s", strerror(errno));
+	if (ftruncate(fd, (off_t)copied) < 0) {
 		close(fd);
-		return -1;
+		return source_fail(s, 0, "writing a temporary copy: %s",
+				   strerror(errno));
 	}
 	if (source_adopt(s, fd) < 0)
 		return source_fail(s, 0, "cannot map the temporary copy: %s",

@@ -53,11 +53,14 @@ struct source {
 /* How source_open() reads a file, as bits of its flags. */
 enum {
 	SOURCE_STREAM = 1 << 0,	/* as a stream, never mapped (as a pipe is) */
+	SOURCE_RAW = 1 << 1,	/* the bytes as they are: no decompression */
 };
 
 /**
  * source_open() - open a file (or "-") read-only; decompress its compression
- * layers (at most two: one inside another) on the fly.
+ * layers (at most two: one inside another) on the fly. A named file must be
+ * a regular file or a block device: FIFOs, sockets and character devices
+ * are refused before anything is read (standard input may be a pipe).
  * @s: the source, zeroed
  * @path: the file
  * @name: the name for messages
@@ -106,14 +109,18 @@ ssize_t source_read(struct source *s, void *buf, size_t len);
 /**
  * source_map() - make a streamed source mapped, by copying the rest of the
  * stream to an unlinked temporary file in $TMPDIR (for formats that need
- * random access: ELF and kdump).
+ * random access: ELF and kdump). Before each write the copy checks that its
+ * file system keeps its reserve (tmp_room_for()), and it stops at @limit.
  * @s: the source
+ * @limit: the most bytes to copy: what the format's headers declare, or
+ *	UINT64_MAX when they cannot say before the copy
  *
- * Return: 0 if the source is mapped; 1 if it is mapped but a read error
- * stopped the copy part-way (what was copied stays usable; s->err says what
- * and s->err_at where); -1 if nothing could be mapped (s->err says why).
+ * Return: 0 if the source is mapped; 1 if it is mapped but a read error,
+ * @limit or the reserve stopped the copy part-way (what was copied stays
+ * usable; s->err says what and s->err_at where); -1 if nothing could be
+ * mapped (s->err says why).
  */
-int source_map(struct source *s);
+int source_map(struct source *s, uint64_t limit);
 
 /**
  * source_write_sparse() - write @len bytes at offset @off of a temporary

@@ -2,39 +2,37 @@
 
 Each host runs `ksmscan -r contents --csv ... | zstd` (or `-r sketch`); this
 module reads any number of those exports on a Dask `distributed` cluster (a
-LocalCluster by default) and reports the fleet as one KSM domain (totals),
-each host alone (hosts), what pairs of hosts share (pairs) and a placement
-of hosts onto machines of a given capacity (placement). The KSM arithmetic
-is ksmmodel.py's, the same as ksmscan's.
+LocalCluster by default, or a scheduler given) and reports the fleet as one
+KSM domain (totals), each host alone (hosts), the pairs of hosts that share
+(pairs), each host's best partners (partners) and a placement of hosts onto
+machines of a given capacity (placement). The KSM arithmetic is
+ksmmodel.py's, the same as ksmscan's; reading is fleetread.py's, pairs
+fleetpairs.py's.
 
-The work is Dask's: the exports are Dask dataframes (one partition per
-compressed export, 64 MiB blocks of a plain one); totals group by digest
-across partitions (a shuffle), pairs shuffle by digest so that every
-content's hosts meet in one partition and each partition reduces them to
-one row per pair of hosts; from sketches, the pairs are a Dask bag.
+The client process holds no export: the rows are read, checked and kept on
+the workers (persisted), and reports that have a row per pair or per host's
+partner are written one partition at a time. What the client holds grows
+only with the number of hosts (their names and, for placement, their sizes
+and partners), never with the rows of the exports.
 """
 import argparse
+import bisect
 import csv
 import logging
-import math
 import os
 import sys
 
 import numpy as np
 import pandas as pd
 
+import fleetpairs
+import fleetread
 import ksmmodel
+from fleetread import BadRow, COLUMNS
 
 PROG = "ksmfleet"
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-DIGEST_RE = r"^0x[0-9a-f]{32}$"
-# XXH3-128 (seed 0) of the zero page: sketches carry no zero column.
-ZERO_DIGEST = "0x3ee8dc4f9e7ee49593d76fe148c689ba"
-REPORTS = ("totals", "hosts", "pairs", "placement")
-COLUMNS = {
-    "contents": ["input", "digest", "pages", "zero"],
-    "sketch": ["input", "digest", "pages", "distinct_pages"],
-}
+REPORTS = ("totals", "hosts", "pairs", "partners", "placement")
+SKETCH_REPORTS = ("pairs", "partners")
 
 
 class Failure(Exception):
@@ -62,7 +60,12 @@ def parse_args(argv):
     where.add_argument("--scheduler", metavar="ADDR",
                        help="use this distributed scheduler (tcp://host:8786)")
     p.add_argument("--report", default="totals", choices=REPORTS,
-                   help="totals (default), hosts, pairs or placement")
+                   help="totals (default), hosts, pairs, partners or placement")
+    p.add_argument("--top", type=int, default=5, metavar="N",
+                   help="partners and placement: partners per host (default 5)")
+    p.add_argument("--common", type=int, default=64, metavar="HOSTS",
+                   help="contents held by more hosts make no pairs of their own "
+                   "(default 64)")
     p.add_argument("--capacity", type=int, metavar="PAGES",
                    help="placement: pages a machine holds before merging")
     p.add_argument("--csv", action="store_true", help="CSV instead of a table")
@@ -71,112 +74,172 @@ def parse_args(argv):
     p.add_argument("-z", "--use-zero-pages", action="store_true",
                    help="model KSM with use_zero_pages=1")
     a = p.parse_args(argv)
+    check_args(a)
+    return a
+
+
+def check_args(a):
     if a.workers is not None and not 1 <= a.workers <= 256:
         raise Failure("--workers wants 1 to 256, not %d" % a.workers, 2)
+    if a.scheduler is not None and not a.scheduler.strip():
+        raise Failure("--scheduler wants an address, as tcp://HOST:8786", 2)
     if a.max_page_sharing < 2:
         raise Failure("--max-page-sharing wants at least 2", 2)
+    if a.top < 1:
+        raise Failure("--top wants at least 1", 2)
+    if a.common < 2:
+        raise Failure("--common wants at least 2", 2)
     if a.report == "placement" and (a.capacity is None or a.capacity < 1):
         raise Failure("--report=placement needs --capacity=PAGES (at least 1)", 2)
-    return a
 
 
 # --- reading exports ----------------------------------------------------------
 
-def first_line(path):
-    """The header of an export, plain or zstd; and whether it is zstd."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4)
-            f.seek(0)
-            if head == ZSTD_MAGIC:
-                import zstandard
-                raw = zstandard.ZstdDecompressor().stream_reader(f).read(4096)
-            else:
-                raw = f.read(4096)
-    except OSError as e:
-        raise Failure("%s: %s" % (path, e.strerror), 1)
-    except Exception as e:  # a damaged zstd frame
-        raise Failure("%s: cannot decompress: %s" % (path, e), 1)
-    return raw.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", "replace"), head == ZSTD_MAGIC
-
-
 def export_kind(path):
-    """'contents' or 'sketch' by the header; whether the file is zstd."""
-    header, zstd = first_line(path)
-    cols = header.split(",")
+    """'contents' or 'sketch' by the header; whether the file is zstd; the
+    header's column names."""
+    line, zstd = fleetread.header(path)
+    cols = line.split(",")
     for kind, want in COLUMNS.items():
         if cols[:4] == want:
-            return kind, zstd
-    raise Failure("%s: not a ksmscan contents or sketch export (header %r)"
-                  % (path, header[:80]), 1)
+            return kind, zstd, cols
+    raise BadRow(path, "not a ksmscan contents or sketch export (header %r)"
+                 % line[:80], 0, 1)
 
 
-def checked(df, path, kind):
-    """A partition with typed columns, or ValueError naming the file."""
-    out = pd.DataFrame({"input": df["input"].astype(str),
-                        "digest": df["digest"].astype(str)})
-    for col in ("pages", COLUMNS[kind][3]):
-        v = pd.to_numeric(df[col], errors="coerce")
-        if v.isna().any() or (v < 0).any() or (v != v.round()).any():
-            bad = df[col][v.isna() | (v < 0)].head(1).tolist()
-            raise ValueError("%s: malformed export: %s %r is not a count"
-                             % (path, col, bad[0] if bad else "?"))
-        out[col] = v.astype(np.int64)
-    if not out["digest"].str.match(DIGEST_RE).all():
-        bad = out["digest"][~out["digest"].str.match(DIGEST_RE)].iloc[0]
-        raise ValueError("%s: malformed export: digest %r is not 0x and 32 "
-                         "lower-case hex digits" % (path, bad[:60]))
-    if (out["pages"] < 1).any() or (out["input"] == "").any():
-        raise ValueError("%s: malformed export: a row without pages or input" % path)
-    if kind == "contents" and (out["zero"] > 1).any():
-        raise ValueError("%s: malformed export: zero is not 0 or 1" % path)
-    if kind == "sketch":
-        out["zero"] = (out["digest"] == ZERO_DIGEST).astype(np.int64)
-    return out
+def summary(df):
+    """Per export of a partition, in order: (export, its hosts in order of
+    appearance, rows, pages)."""
+    return [(int(f), [str(h) for h in pd.unique(g["input"].astype(object))], len(g),
+             int(g["pages"].sum())) for f, g in df.groupby("file", sort=False)]
 
 
-def load(paths):
-    """The exports as one Dask dataframe: input, digest, pages, zero (and
-    distinct_pages for sketches); their kind; the export of each partition."""
-    import dask.dataframe as dd
-    kinds = [export_kind(p) for p in paths]
-    if len({k for k, _ in kinds}) > 1:
-        raise Failure("contents and sketch exports cannot be mixed", 2)
-    kind = kinds[0][0]
-    meta = pd.DataFrame({"input": pd.Series(dtype=object),
-                         "digest": pd.Series(dtype=object),
-                         "pages": pd.Series(dtype=np.int64),
-                         COLUMNS[kind][3]: pd.Series(dtype=np.int64)})
-    if kind == "sketch":
-        meta["zero"] = pd.Series(dtype=np.int64)
-    parts = []
-    for path, (_, zstd) in zip(paths, kinds):
-        d = dd.read_csv(path, compression="zstd" if zstd else None,
-                        blocksize=None if zstd else 64 << 20, dtype=str,
-                        usecols=COLUMNS[kind], keep_default_na=False)
-        parts.append(d.map_partitions(checked, path, kind, meta=meta))
-    files = [(i, path) for i, (path, d) in enumerate(zip(paths, parts))
-             for _ in range(d.npartitions)]
-    return dd.concat(parts), kind, files
+def row_where(df, fileno, host=None, room=None):
+    """The row (from 0, among the export's rows in this partition) of the
+    first row of @host, or where the pages pass @room."""
+    g = df[df["file"] == fileno]
+    if host is not None:
+        return int(np.flatnonzero((g["input"].astype(object) == host).to_numpy())[0])
+    return int(np.searchsorted(np.cumsum(g["pages"].to_numpy()), room, side="right"))
 
 
-def host_order(ddf, files):
-    """The hosts in order of first appearance in the exports; a host in two
-    exports is an error (its contents would count twice).
-    @files: the export of each partition, in order: (number, path)."""
+def host_order(raw, paths):
+    """The hosts in order of first appearance; a host in two exports is an
+    error (its contents would count twice), and so are pages past MAX_TOTAL."""
     import dask
-    seen = dask.compute(*[dask.delayed(lambda d: list(pd.unique(d["input"])))(p)
-                          for p in ddf.to_delayed()])
-    where = {}
-    for export, hosts in zip(files, seen):
-        for h in hosts:
-            if where.setdefault(h, export) != export:
-                raise Failure("host %s is in two exports: %s and %s"
-                              % (h, where[h][1], export[1]), 1)
+    parts = raw.to_delayed()
+    sums = dask.compute(*[dask.delayed(summary)(p) for p in parts])
+    where, total, rows_in = {}, 0, {}
+    for n, per in enumerate(sums):
+        for f, hosts, rows, pages in per:
+            for h in hosts:
+                if where.setdefault(h, f) != f:
+                    r = dask.compute(dask.delayed(row_where)(parts[n], f, host=h))[0]
+                    raise BadRow(paths[f], "host %s is in two exports: %s and %s"
+                                 % (h, paths[where[h]], paths[f]), 0, rows_in.get(f, 0) + r + 2)
+            if total + pages > fleetread.MAX_TOTAL:
+                r = dask.compute(dask.delayed(row_where)(parts[n], f,
+                                                         room=fleetread.MAX_TOTAL - total))[0]
+                raise BadRow(paths[f], "the fleet's pages pass 2^51 (8 EiB)", 0,
+                             rows_in.get(f, 0) + r + 2)
+            total += pages
+            rows_in[f] = rows_in.get(f, 0) + rows
     return list(where)
 
 
-# --- the reports, from contents -------------------------------------------------
+def numbered(df, code):
+    """The rows with h, the host's number, in place of its name and export."""
+    names = df["input"].cat.categories
+    to = np.array([code[str(c)] for c in names], dtype=np.int64)
+    h = to[df["input"].cat.codes.to_numpy()] if len(names) else np.zeros(0, np.int64)
+    return df.drop(columns=["input", "file"]).assign(h=h)
+
+
+def load(paths):
+    """The exports as one Dask frame on the workers (h, key, lo, pages,
+    zero, and distinct for sketches); their kind; the hosts in order."""
+    import dask
+    import dask.dataframe as dd
+    heads = [export_kind(p) for p in paths]
+    if len({k for k, _, _ in heads}) > 1:
+        raise Failure("contents and sketch exports cannot be mixed", 2)
+    kind = heads[0][0]
+    names = [c for _, _, c in heads]
+    sized = [(p, z, os.path.getsize(p)) for p, (_, z, _) in zip(paths, heads)]
+    parts = [dask.delayed(fleetread.read_partition)(items, kind, names)
+             for items in fleetread.partitions(sized)]
+    raw = dd.from_delayed(parts, meta=fleetread.meta(kind), verify_meta=False).persist()
+    hosts = host_order(raw, paths)
+    code = dask.delayed({h: i for i, h in enumerate(hosts)}, pure=True)
+    meta = numbered(fleetread.meta(kind), {})
+    frame = raw.map_partitions(numbered, code, meta=meta).persist()
+    return frame, kind, hosts
+
+
+# --- output -----------------------------------------------------------------------
+
+CONTROL = {c: "?" for c in list(range(0x20)) + list(range(0x7f, 0xa0))}
+FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def cell(v, as_csv):
+    """A cell as text: control characters of a host's name (ESC, BEL, ...)
+    as '?'; in CSV, text a spreadsheet would take for a formula (a leading
+    = + - @ tab or CR) after a single quote, as OWASP recommends."""
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    raw = str(v)
+    text = raw.translate(CONTROL)
+    return "'" + text if as_csv and raw.startswith(FORMULA) else text
+
+
+class Writer:
+    """Rows to stdout as they come, CSV or a table; a table's columns are as
+    wide as the header and the first batch of rows need."""
+    started = False
+
+    def __init__(self, cols, as_csv):
+        self.cols, self.csv, self.width, self.num = cols, as_csv, None, None
+        if as_csv:
+            self.out = csv.writer(sys.stdout, lineterminator="\r\n")
+
+    def rows(self, rows):
+        Writer.started = True
+        if self.csv:
+            if self.width is None:
+                self.width = True
+                self.out.writerow(self.cols)
+            self.out.writerows([[cell(v, True) for v in r] for r in rows])
+            return
+        text = [[cell(v, False) for v in r] for r in rows]
+        if self.width is None:
+            self.num = [bool(rows) and all(isinstance(r[i], (int, np.integer)) for r in rows)
+                        for i in range(len(self.cols))]
+            self.width = [max([len(c)] + [len(r[i]) for r in text])
+                          for i, c in enumerate(self.cols)]
+            self.line(self.cols)
+        for r in text:
+            self.line(r)
+
+    def line(self, r):
+        print("  ".join(c.rjust(self.width[i]) if self.num[i] else c.ljust(self.width[i])
+                        for i, c in enumerate(r)).rstrip())
+
+    def close(self, note=None):
+        if self.width is None:
+            self.rows([])
+        if note and not self.csv:
+            print()
+            print(note)
+
+
+def each_partition(frame):
+    """The partitions of a (persisted) Dask frame, one at a time."""
+    for i in range(frame.npartitions):
+        yield frame.get_partition(i).compute()
+
+
+# --- the reports -------------------------------------------------------------------
 
 def content_figures(df, m, z):
     """One row of totals for a partition of (digest -> pages, zero)."""
@@ -192,106 +255,143 @@ def with_saved(df, m, z):
                                                 df["zero"].to_numpy() > 0, m, z))
 
 
-def report_totals(ddf, hosts, a):
+def report_totals(f, hosts, a):
     import dask
     m, z = a.max_page_sharing, a.use_zero_pages
-    by = ddf.groupby("digest").agg({"pages": "sum", "zero": "max"},
-                                   split_out=max(1, ddf.npartitions))
+    by = f.groupby(["key", "lo"]).agg({"pages": "sum", "zero": "max"},
+                                      split_out=max(1, f.npartitions))
     figs = by.map_partitions(content_figures, m, z, meta=content_figures(
         pd.DataFrame({"pages": [], "zero": []}), m, z))
-    alone = ddf.map_partitions(with_saved, m, z)["saved"].sum()
-    figs, pages, alone = dask.compute(figs, ddf["pages"].sum(), alone)
+    alone = f.map_partitions(with_saved, m, z)["saved"].sum()
+    figs, pages, alone = dask.compute(figs, f["pages"].sum(), alone)
     t = figs.sum()
     saved = (int(t["pages_sharing"]) + int(t["ksm_zero_pages"])) * ksmmodel.PAGE
-    cols = ["hosts", "pages", "distinct_pages", "pages_shared", "pages_sharing",
-            "saved_bytes", "saved_bytes_hosts_alone"]
-    return cols, [[len(hosts), int(pages), int(t["distinct_pages"]),
-                   int(t["pages_shared"]), int(t["pages_sharing"]), saved,
-                   int(alone) * ksmmodel.PAGE]]
+    w = Writer(["hosts", "pages", "distinct_pages", "pages_shared", "pages_sharing",
+                "saved_bytes", "saved_bytes_hosts_alone"], a.csv)
+    w.rows([[len(hosts), int(pages), int(t["distinct_pages"]), int(t["pages_shared"]),
+             int(t["pages_sharing"]), saved, int(alone) * ksmmodel.PAGE]])
+    w.close()
 
 
-def host_table(ddf, a):
-    """Per host: pages, distinct_pages, saved_bytes (a pandas frame)."""
-    g = ddf.map_partitions(with_saved, a.max_page_sharing, a.use_zero_pages)
-    t = g.groupby("input").agg({"pages": "sum", "digest": "count", "saved": "sum"})
-    t = t.compute()
-    return t.rename(columns={"digest": "distinct_pages"})
+def host_table(f, a):
+    """Per host number: pages, distinct_pages, saved (a pandas frame, one
+    row a host)."""
+    g = f.map_partitions(with_saved, a.max_page_sharing, a.use_zero_pages)
+    t = g.groupby("h").agg({"pages": "sum", "key": "count", "saved": "sum"}).compute()
+    return t.rename(columns={"key": "distinct_pages"})
 
 
-def report_hosts(ddf, hosts, a):
-    t = host_table(ddf, a)
-    rows = [[h, int(t.at[h, "pages"]), int(t.at[h, "distinct_pages"]),
-             int(t.at[h, "saved"]) * ksmmodel.PAGE] for h in hosts]
-    return ["host", "pages", "distinct_pages", "saved_bytes"], rows
+def report_hosts(f, hosts, a):
+    t = host_table(f, a)
+    w = Writer(["host", "pages", "distinct_pages", "saved_bytes"], a.csv)
+    w.rows([[h, int(t.at[i, "pages"]), int(t.at[i, "distinct_pages"]),
+             int(t.at[i, "saved"]) * ksmmodel.PAGE] for i, h in enumerate(hosts)])
+    w.close()
 
 
-def pair_part(df, code, m, z):
-    """In one partition (every row of a digest is here): per pair of hosts,
-    the contents both hold, their pages and the extra saving together."""
-    d = df.assign(h=df["input"].map(code))[["digest", "h", "pages", "zero"]]
-    j = d.merge(d, on="digest")
-    j = j[j["h_x"] < j["h_y"]]
-    extra = ksmmodel.together(j["pages_x"].to_numpy(), j["pages_y"].to_numpy(),
-                              j["zero_x"].to_numpy() > 0, m, z)
-    out = pd.DataFrame({"a": j["h_x"].to_numpy(), "b": j["h_y"].to_numpy(),
-                        "shared": 1, "pages_a": j["pages_x"].to_numpy(),
-                        "pages_b": j["pages_y"].to_numpy(), "saved": extra})
-    return out.groupby(["a", "b"], as_index=False).sum()
+def pair_frame(f, kind, hosts, a):
+    """The pairs that share (exact from contents, candidates estimated from
+    sketches), persisted on the workers."""
+    m, z = a.max_page_sharing, a.use_zero_pages
+    if kind == "sketch":
+        return fleetpairs.sketch_pairs(f, len(hosts), m, z).persist()
+    return fleetpairs.exact_pairs(f, len(hosts), a.common, m, z).persist()
 
 
-def pair_table(ddf, hosts, a):
-    """{(i, j): (shared, pages_a, pages_b, saved_pages)} for hosts i < j."""
-    code = {h: i for i, h in enumerate(hosts)}
-    meta = pd.DataFrame({c: pd.Series(dtype=np.int64) for c in
-                         ("a", "b", "shared", "pages_a", "pages_b", "saved")})
-    parts = ddf.shuffle("digest", npartitions=max(1, ddf.npartitions))
-    per = parts.map_partitions(pair_part, code, a.max_page_sharing,
-                               a.use_zero_pages, meta=meta)
-    t = per.groupby(["a", "b"]).sum().compute()
-    out = {}
-    for (i, j), r in t.iterrows():
-        out[(int(i), int(j))] = (int(r["shared"]), int(r["pages_a"]),
-                                 int(r["pages_b"]), int(r["saved"]))
-    return out
+def by_gain(df, **_):
+    """The pairs that gain most first, then those sharing most, then by host
+    (dask's sort_values passes its own arguments: this order is the one)."""
+    return df.sort_values(["saved", "shared", "a", "b"], ascending=[False, False, True, True])
 
 
-def sort_pairs(rows, saved_col, shared_col, order):
-    """The pairs that gain most first, then those sharing most, then by host."""
-    return sorted(rows, key=lambda r: (-r[saved_col], -r[shared_col], order(r)))
+SKETCH_NOTE = ("Estimated from bottom-k sketches; the error columns bound each "
+               "estimate (three standard errors).")
 
 
-def report_pairs(ddf, hosts, a):
-    pt = pair_table(ddf, hosts, a)
-    rows = []
-    for i in range(len(hosts)):
-        for j in range(i + 1, len(hosts)):
-            s, pa, pb, sv = pt.get((i, j), (0, 0, 0, 0))
-            rows.append([hosts[i], hosts[j], s, sv * ksmmodel.PAGE, pa, pb, (i, j)])
-    rows = sort_pairs(rows, 3, 2, lambda r: r[6])
-    return (["host_a", "host_b", "shared_contents", "saved_together_bytes",
-             "pages_a", "pages_b"], [r[:6] for r in rows])
+def report_pairs(f, kind, hosts, a):
+    pairs = pair_frame(f, kind, hosts, a)
+    ordered = pairs.assign(neg=-pairs["saved"]).sort_values(
+        "neg", sort_function=by_gain).persist()
+    last = ["pages_a", "pages_b"] if kind == "contents" else ["shared_err", "saved_err"]
+    w = Writer(["host_a", "host_b", "shared_contents", "saved_together_bytes"]
+               + (["pages_a", "pages_b"] if kind == "contents" else
+                  ["shared_contents_error", "saved_together_error"]), a.csv)
+    P = ksmmodel.PAGE
+    for part in each_partition(ordered):
+        w.rows([[hosts[r.a], hosts[r.b], r.shared, r.saved * P] +
+                ([getattr(r, last[0]), getattr(r, last[1])] if kind == "contents"
+                 else [r.shared_err, r.saved_err * P])
+                for r in part.itertuples(index=False)])
+    w.close(SKETCH_NOTE if kind == "sketch" else None)
 
 
-def greedy_bins(hosts, pages, gain, capacity):
-    """Hosts in decreasing size go to the bin with room where they gain most
-    (pairwise savings with the hosts there); ties to the fullest bin; a new
-    bin when none has room. Return {host index: bin}."""
-    bins, where = [], {}
-    for h in sorted(range(len(hosts)), key=lambda i: (-pages[i], i)):
-        best = None
-        for b, (members, used) in enumerate(bins):
-            if used + pages[h] > capacity:
-                continue
-            g = sum(gain.get((min(h, o), max(h, o)), 0) for o in members)
-            if best is None or (g, used) > best[0]:
-                best = ((g, used), b)
-        if best is None:
-            bins.append(([], 0))
-            best = (None, len(bins) - 1)
-        members, used = bins[best[1]]
-        bins[best[1]] = (members + [h], used + pages[h])
-        where[h] = best[1]
-    return where
+def report_partners(f, kind, hosts, a):
+    ranked = fleetpairs.partners(pair_frame(f, kind, hosts, a), len(hosts), a.top).persist()
+    w = Writer(["host", "partner", "rank", "shared_pages", "saved_bytes", "error_bytes"], a.csv)
+    P = ksmmodel.PAGE
+    for part in each_partition(ranked):
+        w.rows([[hosts[r.host], hosts[r.partner], r.rank, r.shared_pages, r.saved * P,
+                 r.saved_err * P] for r in part.itertuples(index=False)])
+    w.close(SKETCH_NOTE if kind == "sketch" else None)
+
+
+# --- placement ---------------------------------------------------------------------
+
+def partner_gains(f, kind, hosts, a):
+    """{host: {partner: saved pages}} from each host's top partners, both
+    ways (a partner lists the host or the host lists it)."""
+    ranked = fleetpairs.partners(pair_frame(f, kind, hosts, a), len(hosts), a.top)
+    gain = {}
+    for part in each_partition(ranked.persist()):
+        for h, p, s in zip(part["host"], part["partner"], part["saved"]):
+            gain.setdefault(int(h), {})[int(p)] = int(s)
+            gain.setdefault(int(p), {})[int(h)] = int(s)
+    return gain
+
+
+def best_bin(h, pages, gain, where, used, free, capacity):
+    """The bin with room where host @h gains most with its partners there
+    (ties: the fullest, then the first); with no gain, the fullest bin with
+    room; None for a new one."""
+    g = {}
+    for p, s in gain.get(h, {}).items():
+        if p in where:
+            g[where[p]] = g.get(where[p], 0) + s
+    best = max(((s, used[b], -b) for b, s in g.items()
+                if s > 0 and used[b] + pages[h] <= capacity), default=None)
+    if best is not None:
+        return -best[2]
+    i = bisect.bisect_right(free, (capacity - pages[h], 0)) - 1
+    return -free[i][1] if i >= 0 else None
+
+
+def greedy_bins(pages, gain, capacity):
+    """Hosts in decreasing size go to their best bin (best_bin); then their
+    partners not placed yet follow them there, the best first, while it has
+    room: a host's partners are known, the rest of the fleet is not.
+    Return [bin of each host]."""
+    used, where = [], {}
+    free = []                      # (used, -bin), sorted: the fullest last
+
+    def put(h, b):
+        if b is None:
+            used.append(0)
+            b = len(used) - 1
+        else:
+            free.remove((used[b], -b))
+        used[b] += pages[h]
+        where[h] = b
+        bisect.insort(free, (used[b], -b))
+        return b
+
+    for h in sorted(range(len(pages)), key=lambda i: (-pages[i], i)):
+        if h in where:
+            continue
+        b = put(h, best_bin(h, pages, gain, where, used, free, capacity))
+        for p, s in sorted(gain.get(h, {}).items(), key=lambda x: (-x[1], x[0])):
+            if p not in where and s > 0 and used[b] + pages[p] <= capacity:
+                put(p, b)
+    return [where[i] for i in range(len(pages))]
 
 
 def bin_saving(df, m, z):
@@ -299,125 +399,62 @@ def bin_saving(df, m, z):
     return pd.DataFrame({"bin": df["bin"].to_numpy(), "saved": s})
 
 
-def report_placement(ddf, hosts, a):
+def bin_of(df, bins):
+    return df.assign(bin=bins[df["h"].to_numpy()])
+
+
+def report_placement(f, kind, hosts, a):
+    import dask
     m, z = a.max_page_sharing, a.use_zero_pages
-    t = host_table(ddf, a)
-    pages = [int(t.at[h, "pages"]) for h in hosts]
+    t = host_table(f, a)
+    pages = [int(t.at[i, "pages"]) for i in range(len(hosts))]
     for h, p in zip(hosts, pages):
         if p > a.capacity:
             print("%s: warning: host %s has %d pages, more than --capacity=%d: "
-                  "it gets a machine of its own" % (PROG, h, p, a.capacity),
+                  "it gets a machine of its own" % (PROG, cell(h, False), p, a.capacity),
                   file=sys.stderr)
-    pt = pair_table(ddf, hosts, a)
-    where = greedy_bins(hosts, pages, {k: v[3] for k, v in pt.items()}, a.capacity)
-    code = {h: where[i] for i, h in enumerate(hosts)}
+    where = greedy_bins(pages, partner_gains(f, kind, hosts, a), a.capacity)
+    bins = dask.delayed(np.array(where, dtype=np.int64), pure=True)
     # The exact saving of each machine: its hosts' contents grouped by digest.
-    binned = ddf.assign(bin=ddf["input"].map(code, meta=("input", np.int64)))
-    by = binned.groupby(["bin", "digest"]).agg({"pages": "sum", "zero": "max"},
-                                                split_out=max(1, ddf.npartitions))
+    binned = f.map_partitions(bin_of, bins, meta=f._meta.assign(bin=np.int64(0)))
+    by = binned.groupby(["bin", "key", "lo"]).agg({"pages": "sum", "zero": "max"},
+                                                  split_out=max(1, f.npartitions))
     saved = by.reset_index().map_partitions(
         bin_saving, m, z, meta=pd.DataFrame({"bin": pd.Series(dtype=np.int64),
                                              "saved": pd.Series(dtype=np.int64)}))
     per_bin = saved.groupby("bin")["saved"].sum().compute()
     rows = sorted(([h, where[i], pages[i], int(per_bin.get(where[i], 0)) * ksmmodel.PAGE]
                    for i, h in enumerate(hosts)), key=lambda r: (r[1], -r[2], r[0]))
-    return ["host", "bin", "pages", "saved_bytes"], rows
+    w = Writer(["host", "bin", "pages", "saved_bytes"], a.csv)
+    w.rows(rows)
+    w.close()
 
 
-# --- pairs from sketches ----------------------------------------------------------
+# --- running -------------------------------------------------------------------------
 
-def estimate_pair(pair, sketches, m, z):
-    """shared_contents and saved_together_bytes of two hosts from their
-    bottom-k sketches, and a bound on each error (three standard errors).
-
-    The k smallest digests of the union of both sketches are a uniform
-    sample of the union's contents, and for each of them both hosts' pages
-    are known (a content among the k smallest of the union that a host
-    holds is among that host's k smallest). With d_a, d_b the hosts'
-    distinct contents and p the sampled fraction held by both, the union
-    holds N = (d_a + d_b) / (1 + p) contents.
-    """
-    ha, hb = pair
-    (sa, da), (sb, db) = sketches[ha], sketches[hb]
-    k = min(len(sa), len(sb))
-    union = sorted(set(sa) | set(sb))
-    complete = len(sa) == da and len(sb) == db
-    sample = union if complete else union[:k]
-    ca = np.array([sa.get(d, 0) for d in sample], dtype=np.int64)
-    cb = np.array([sb.get(d, 0) for d in sample], dtype=np.int64)
-    zero = np.array([d == ZERO_DIGEST for d in sample])
-    both = (ca > 0) & (cb > 0)
-    f = np.where(both, ksmmodel.together(ca, cb, zero, m, z), 0)
-    if complete or not len(sample):
-        return (ha, hb, int(both.sum()), int(f.sum()) * ksmmodel.PAGE, 0, 0)
-    n = len(sample)
-    p = both.mean()
-    union_n = (da + db) / (1 + p)
-    fpc = max(0.0, 1 - n / union_n)
-    pt = (both.sum() + 1) / (n + 2)     # no zero error when none is seen
-    se_p = math.sqrt(pt * (1 - pt) / n * fpc)
-    se_n = (da + db) / (1 + p) ** 2 * se_p
-    mean_f = f.mean()
-    se_mean = max(math.sqrt(f.var(ddof=1) / n * fpc) if n > 1 else 0.0,
-                  se_p * max(1.0, float(f.max())))
-    shared = p * union_n
-    se_saved = math.hypot(union_n * se_mean, mean_f * se_n)
-    return (ha, hb, int(round(shared)), int(round(union_n * mean_f)) * ksmmodel.PAGE,
-            int(math.ceil(3 * se_n)), int(math.ceil(3 * se_saved)) * ksmmodel.PAGE)
-
-
-def report_sketch_pairs(ddf, hosts, a):
-    import dask.bag as db
-    frame = ddf.compute()
-    sketches = {}
-    for h, g in frame.groupby("input", sort=False):
-        sketches[h] = (dict(zip(g["digest"], g["pages"])),
-                       int(g["distinct_pages"].iloc[0]))
-    pairs = [(hosts[i], hosts[j]) for i in range(len(hosts))
-             for j in range(i + 1, len(hosts))]
-    order = {p: n for n, p in enumerate(pairs)}
-    if pairs:
-        bag = db.from_sequence(pairs, npartitions=min(len(pairs), 64))
-        est = bag.map(estimate_pair, sketches, a.max_page_sharing,
-                      a.use_zero_pages).compute()
-    else:
-        est = []
-    rows = sort_pairs([list(e) for e in est], 3, 2, lambda r: order[(r[0], r[1])])
-    return (["host_a", "host_b", "shared_contents", "saved_together_bytes",
-             "shared_contents_error", "saved_together_error"], rows)
-
-
-# --- output -----------------------------------------------------------------------
-
-def write(cols, rows, as_csv, note=None):
-    if as_csv:
-        w = csv.writer(sys.stdout, lineterminator="\r\n")
-        w.writerow(cols)
-        w.writerows(rows)
-        return
-    text = [[str(c) for c in r] for r in rows]
-    width = [max([len(c)] + [len(r[i]) for r in text]) for i, c in enumerate(cols)]
-    num = [all(isinstance(r[i], (int, np.integer)) for r in rows) and rows
-           for i in range(len(cols))]
-    fmt = lambda r: "  ".join(c.rjust(width[i]) if num[i] else c.ljust(width[i])
-                              for i, c in enumerate(r)).rstrip()
-    print(fmt(cols))
-    for r in text:
-        print(fmt(r))
-    if note:
-        print()
-        print(note)
+MODULES = (ksmmodel, fleetread, fleetpairs, sys.modules[__name__])
 
 
 def start_client(a):
     """A distributed client: the scheduler given, or a LocalCluster."""
     import cloudpickle
     from distributed import Client, LocalCluster
-    # Workers of a real cluster need not have these modules installed.
-    cloudpickle.register_pickle_by_value(ksmmodel)
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    for mod in MODULES:        # functions given to dask travel by value
+        cloudpickle.register_pickle_by_value(mod)
     if a.scheduler:
-        return Client(a.scheduler, timeout=30), None
+        try:
+            client = Client(a.scheduler, timeout=30)
+            client.wait_for_workers(1, timeout=60)
+        except (OSError, TimeoutError) as e:
+            raise Failure("%s: no scheduler with a worker there: %s"
+                          % (a.scheduler, str(e).splitlines()[0] if str(e) else
+                             type(e).__name__), 1)
+        # dask pickles some tasks (blockwise ones) with plain pickle, which
+        # names functions by module: the workers, those there now and those
+        # that join later, get the modules (they need not have them installed).
+        for mod in MODULES:
+            client.upload_file(mod.__file__)
+        return client, None
     n = a.workers or os.cpu_count() or 1
     cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                            dashboard_address=":0", silence_logs=logging.ERROR)
@@ -425,21 +462,17 @@ def start_client(a):
 
 
 def run(a):
-    ddf, kind, files = load(a.exports)
-    if kind == "sketch" and a.report != "pairs":
+    f, kind, hosts = load(a.exports)
+    if kind == "sketch" and a.report not in SKETCH_REPORTS:
         raise Failure("--report=%s needs contents exports; from sketches "
-                      "ksmfleet estimates pairs only" % a.report, 2)
-    hosts = host_order(ddf, files)
-    if kind == "sketch":
-        cols, rows = report_sketch_pairs(ddf, hosts, a)
-        note = ("Estimated from bottom-k sketches; the error columns bound "
-                "each estimate (three standard errors).")
+                      "ksmfleet estimates pairs and partners only" % a.report, 2)
+    if a.report == "totals":
+        report_totals(f, hosts, a)
+    elif a.report == "hosts":
+        report_hosts(f, hosts, a)
     else:
-        cols, rows = {"totals": report_totals, "hosts": report_hosts,
-                      "pairs": report_pairs,
-                      "placement": report_placement}[a.report](ddf, hosts, a)
-        note = None
-    write(cols, rows, a.csv, note)
+        {"pairs": report_pairs, "partners": report_partners,
+         "placement": report_placement}[a.report](f, kind, hosts, a)
 
 
 def run_here_if_lost(a):
@@ -452,9 +485,21 @@ def run_here_if_lost(a):
         run(a)
     except (Failure, ValueError, OSError, pd.errors.ParserError):
         raise
-    except Exception:  # the cluster's, not the data's: the answer is the same
+    except Exception as e:  # the cluster's, not the data's: the answer is the same
+        if Writer.started:    # rows written cannot be taken back
+            raise Failure("the cluster failed after the first rows were written (%s)"
+                          % (str(e).splitlines()[0][:200] if str(e) else type(e).__name__), 1)
         with dask.config.set(scheduler="synchronous"):
             run(a)
+
+
+def peak_rss():
+    """The client's peak resident memory in MiB (VmHWM), for make bench."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def main(argv=None):
@@ -472,6 +517,9 @@ def main(argv=None):
     except Failure as e:
         print("%s: %s" % (PROG, e), file=sys.stderr)
         return e.status
+    except BadRow as e:
+        print("%s: %s" % (PROG, cell(e.message(), False)), file=sys.stderr)
+        return 1
     except (ValueError, OSError, pd.errors.ParserError) as e:
         msg = str(e).strip().splitlines()
         print("%s: %s" % (PROG, msg[0] if msg else type(e).__name__), file=sys.stderr)
@@ -481,3 +529,5 @@ def main(argv=None):
             client.close()
         if cluster:
             cluster.close()
+        if os.environ.get("KSMFLEET_PEAK_RSS"):
+            print("%s: client peak RSS %.1f MiB" % (PROG, peak_rss()), file=sys.stderr)

@@ -2,16 +2,33 @@
 /*
  * libFuzzer harness for the parsers of command-line values: sizes and
  * addresses (parse_u64), --range (parse_range), durations (parse_duration)
- * and algorithm names (hash_lookup), on arbitrary text.
+ * and algorithm names (hash_lookup), and of what /proc says a process
+ * belongs to (/proc/PID/cgroup, a QEMU command line: dump/units.c), on
+ * arbitrary text.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../dump/units.h"
 #include "../hash/hash.h"
 #include "../util/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The unit parsers: names always NUL-terminated within their 256 bytes;
+ * @s is @size bytes and a NUL, the command line's terminator. */
+static void units_check(const char *s, size_t size)
+{
+	struct proc_unit u;
+
+	memset(&u, 0, sizeof(u));
+	unit_parse_cgroup(s, &u);
+	unit_parse_cmdline(s, size + 1, &u);
+	for (int k = 0; k < UNIT_KINDS; k++)
+		if (!memchr(u.name[k], '\0', sizeof(u.name[k])))
+			abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -40,6 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (*p == ',')
 			p++;
 	}
+	units_check(s, size);
 	free(s);
 	return 0;
 }

@@ -47,6 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t head[CONTENTS], addr[64];
 	struct snapshot snaps[6];
 	struct timeline_row *rows;
+	static const double late[2] = { 0.001, 0.009 };
 
 	if (size < 8)
 		return 0;
@@ -68,6 +69,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.scans = 1 + data[6] % 40,
 		.interval = 0.001 * (1 + data[7] % 200), .ns_per_page = 1,
 		.ns_per_byte = 0.1,
+		/* ksmd's pace on jiffies, its batches' cost, unseen writes */
+		.hz = data[6] & 0x80 ? 250 : 0, .page_seconds = 1e-4 * (data[6] >> 6 & 1),
+		.late = late, .nlate = data[3] & 0x80 ? 2 : 0,
+		.policy = data[5] & 1 ? POLICY_ADVISOR : POLICY_FIXED,
+		.advisor = { 1 + data[2] % 3, 70, 1 + data[5] % 40, 200 },
+		.write_rate = 0.01 * (data[5] >> 5),
 	};
 
 	for (size_t i = 0; i < naddr; i++)

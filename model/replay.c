@@ -20,6 +20,13 @@
  * scan), nodes are never erased but marked dead (they still route searches),
  * and a chain's dup is chosen as chain_prune() does, the fullest that can
  * take one more page.
+ *
+ * Time: ksmd's wake-ups are replay_wake_period() apart (the timer wheel's
+ * jiffies and the batch's cost), and the memory at a wake-up is the last
+ * snapshot taken by then (series.at). Writes that leave the bytes as they
+ * were cannot be seen in snapshots; write_rate stands for them: that share
+ * of the pages per second, picked at random (a fixed seed), is written with
+ * its own bytes, which breaks a KSM mapping as any write does.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -74,9 +81,17 @@ struct replay {
 	size_t ucap;
 	size_t snap;		/* the snapshot in force */
 	uint64_t batch, budget;	/* ksmd's wake-ups so far, pages left in this one */
+	uint64_t pts;		/* pages_to_scan now */
+	struct advisor adv;	/* the advisor's state */
+	uint64_t visited_all;	/* pages visited since the start: ksmd's CPU */
+	double now;		/* the time of this wake-up */
+	uint64_t batch_visited;	/* pages visited in this wake-up */
+	double writes;		/* write_rate's writes due, not yet made */
+	uint64_t rng;		/* their random state */
 	/* the kernel's counters */
 	uint64_t shared, sharing, unshared, rmap_items, skipped, zero;
 	uint64_t visited, hashed, memcmp_bytes;	/* in the current scan */
+	uint64_t cow, skipped_scan;		/* in the current scan */
 	size_t settling;	/* scans after the series' time */
 	int cut;		/* stopped at a limit */
 };
@@ -118,6 +133,7 @@ static void dup_free(struct replay *r, uint32_t k)
 static void rmap_written(struct replay *r, struct rmap *s, uint32_t id)
 {
 	if (s->map != NO_ID) {
+		r->cow += id != NO_ID;	/* a write, not an unmap */
 		if (--r->d[s->map].mapped == 0)
 			dup_free(r, s->map);
 		s->map = NO_ID;
@@ -152,20 +168,73 @@ static void snap_apply(struct replay *r, size_t k)
 	r->snap = k;
 }
 
+/* Seconds from a wake-up at a tick to the timer's next, for a batch that
+ * ended @ended whole jiffies after that tick. */
+static uint64_t wheel_fires(uint64_t n, uint64_t ended)
+{
+	unsigned shift = 0;
+
+	/* calc_wheel_index(): the level whose range holds the timeout */
+	while (shift < 24 && n >= (UINT64_C(63) << shift))
+		shift += 3;
+	/* calc_index() fires the timer at the level's first bucket past its
+	 * expiry; the wake-up came at one of them */
+	return (((ended + n) >> shift) + 1) << shift;
+}
+
+double replay_wake_period(const struct replay_params *p, uint64_t visited)
+{
+	double jiffy, cost = (double)visited * p->page_seconds, sum = 0;
+	uint64_t n;
+
+	if (!p->hz)
+		return (double)p->ksm.sleep_ms / 1000.0;
+	jiffy = 1.0 / p->hz;
+	n = (p->ksm.sleep_ms * p->hz + 999) / 1000;	/* msecs_to_jiffies() */
+	if (!p->nlate)
+		return (double)wheel_fires(n, (uint64_t)(cost / jiffy)) * jiffy;
+	for (size_t i = 0; i < p->nlate; i++)
+		sum += (double)wheel_fires(n, (uint64_t)((p->late[i] + cost) / jiffy));
+	return sum / (double)p->nlate * jiffy;
+}
+
+/* The time snapshot @k was taken. */
+static double snap_time(const struct replay *r, size_t k)
+{
+	return r->sr->at ? r->sr->at[k] : (double)k * r->p->interval;
+}
+
+/* write_rate: the writes due in @dt seconds, each to a random address with
+ * the bytes it holds (xorshift64: the same replay every run). */
+static void unseen_writes(struct replay *r, double dt)
+{
+	r->writes += r->p->write_rate * dt * (double)r->sr->naddr;
+	for (; r->writes >= 1.0; r->writes -= 1.0) {
+		struct rmap *s;
+
+		r->rng ^= r->rng << 13;
+		r->rng ^= r->rng >> 7;
+		r->rng ^= r->rng << 17;
+		s = &r->s[r->rng % r->sr->naddr];
+		if (s->id != NO_ID)
+			rmap_written(r, s, s->id);
+	}
+}
+
 /* ksmd sleeps, and wakes with a new batch; the memory is as it is then. */
 static void wake(struct replay *r)
 {
-	double t;
-	size_t k;
+	double dt = replay_wake_period(r->p, r->batch_visited);
 
 	r->batch++;
-	r->budget = r->p->ksm.pages_to_scan;
-	t = (double)r->batch * (double)r->p->ksm.sleep_ms / 1000.0;
-	k = (size_t)(t / r->p->interval + 1e-9);
-	if (k >= r->sr->nsnaps)
-		k = r->sr->nsnaps - 1;
-	while (r->snap < k)
+	r->budget = r->pts;	/* ksm_do_scan(ksm_thread_pages_to_scan) */
+	r->batch_visited = 0;
+	r->now += dt;
+	while (r->snap + 1 < r->sr->nsnaps &&
+	       snap_time(r, r->snap + 1) <= r->now + 1e-9)
 		snap_apply(r, r->snap + 1);
+	if (r->p->write_rate > 0)
+		unseen_writes(r, dt);
 }
 
 /*
@@ -372,6 +441,7 @@ static int should_skip(struct replay *r, struct rmap *s)
 		return 0;
 	}
 	r->skipped++;
+	r->skipped_scan++;
 	s->skips--;
 	leave_trees(r, s);
 	return 1;
@@ -402,6 +472,8 @@ static void step(struct replay *r, uint32_t i)
 		return;
 	r->budget--;
 	r->visited++;
+	r->visited_all++;
+	r->batch_visited++;
 	cmp_and_merge(r, i);
 }
 
@@ -419,12 +491,12 @@ static uint64_t zero_sharing(const struct replay *r)
 
 /* The counters as /sys/kernel/mm/ksm shows them now. */
 static struct timeline_row counters(const struct replay *r, uint64_t scan,
-				    uint64_t first_batch)
+				    uint64_t first_batch, double first_time)
 {
 	uint64_t merged = r->shared + r->sharing + r->unshared;
 	struct timeline_row row = {
-		.scan = scan,
-		.seconds = (double)r->batch * (double)r->p->ksm.sleep_ms / 1000.0,
+		.scan = scan, .snapshot = r->snap,
+		.seconds = r->now,
 		.pages_shared = r->shared, .pages_sharing = r->sharing,
 		.pages_unshared = r->unshared,
 		.pages_volatile = r->rmap_items > merged ? r->rmap_items - merged : 0,
@@ -435,10 +507,14 @@ static struct timeline_row counters(const struct replay *r, uint64_t scan,
 		.visited = r->visited, .hashed = r->hashed,
 		.memcmp_bytes = r->memcmp_bytes,
 		.wakeups = r->batch - first_batch + 1,
+		.cow_ksm = r->cow, .skipped_scan = r->skipped_scan,
+		.pages_to_scan = r->pts,
 	};
 	double cpu = ((double)row.hashed * r->p->ns_per_page +
 		      (double)row.memcmp_bytes * r->p->ns_per_byte) * 1e-9;
-	double wall = (double)row.wakeups * (double)r->p->ksm.sleep_ms / 1000.0;
+	/* from the scan's first wake-up to the end of its last batch's sleep */
+	double wall = r->now - first_time +
+		      replay_wake_period(r->p, r->batch_visited);
 
 	row.cpu_percent = wall > 0 ? 100.0 * cpu / wall : 0.0;
 	return row;
@@ -448,6 +524,8 @@ static struct timeline_row counters(const struct replay *r, uint64_t scan,
 static struct timeline_row full_scan(struct replay *r, uint64_t scan)
 {
 	uint64_t first = r->batch;
+	double first_time = r->now;
+	struct timeline_row row;
 
 	rb_clear(&r->unstable);	/* root_unstable_tree = RB_ROOT */
 	r->visited = r->hashed = r->memcmp_bytes = 0;
@@ -458,7 +536,15 @@ static struct timeline_row full_scan(struct replay *r, uint64_t scan)
 	}
 	if (!r->budget)
 		wake(r);	/* the end is found by the next call */
-	return counters(r, scan, first);
+	if (r->p->policy == POLICY_ADVISOR)	/* advisor_stop_scan() */
+		r->pts = advisor_scan_end(&r->adv, &r->p->advisor,
+					  r->now - first_time,
+					  r->p->ksmd_cpu_seconds +
+					  (double)r->visited_all * r->p->page_seconds,
+					  r->pts);
+	row = counters(r, scan, first, first_time);
+	r->cow = r->skipped_scan = 0;	/* counted until the next scan ends */
+	return row;
 }
 
 /* Whether two scans ended with the same counters (apart from skips, which
@@ -475,7 +561,7 @@ static int same(const struct timeline_row *a, const struct timeline_row *b)
 /* Whether the replay is over after @n scans (the last one in @rows). */
 static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 {
-	double end = (double)r->sr->nsnaps * r->p->interval;
+	double end = snap_time(r, r->sr->nsnaps - 1) + r->p->interval;
 
 	if (r->p->scans)
 		return n >= r->p->scans;
@@ -484,6 +570,8 @@ static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 		return r->cut = 1;
 	if (rows[n - 1].seconds < end)
 		return 0;
+	if (r->p->write_rate > 0)
+		return 1;	/* the writes go on: the counters never settle */
 	return (n >= 2 && same(&rows[n - 1], &rows[n - 2])) ||
 	       ++r->settling > REPLAY_SETTLE_MAX;
 }
@@ -491,7 +579,11 @@ static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 size_t replay_run(const struct series *sr, const struct replay_params *p,
 		  struct timeline_row **rows, int *cut)
 {
-	struct replay r = { .sr = sr, .p = p, .budget = p->ksm.pages_to_scan };
+	/* set_advisor_defaults(): the advisor starts from its minimum */
+	uint64_t pts = p->policy == POLICY_ADVISOR ?
+		       p->advisor.min_pages_to_scan : p->ksm.pages_to_scan;
+	struct replay r = { .sr = sr, .p = p, .budget = pts, .pts = pts,
+			    .rng = UINT64_C(0x9e3779b97f4a7c15) };
 	size_t n = 0, cap = 16;
 
 	*rows = xcalloc(cap, sizeof(**rows));

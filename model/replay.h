@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "../util/page.h"
+#include "advisor.h"
 #include "ksm.h"
 
 /*
@@ -38,6 +39,8 @@ struct series {
 	/** bytes() - content @id's 4096 bytes, valid during the replay. */
 	const unsigned char *(*bytes)(const void *ctx, uint32_t id);
 	const void *ctx;		/* for bytes() */
+	const double *at;		/* per snapshot: when it was taken, seconds
+					 * after the first; NULL: k x interval */
 };
 
 /* ksmd's settings and the series' timing. */
@@ -46,10 +49,29 @@ struct replay_params {
 	uint64_t scans;			/* full scans to run; 0: until the time
 					 * of the last snapshot plus one
 					 * interval, and until the counters stop
-					 * changing (at most REPLAY_SETTLE_MAX more) */
+					 * changing (at most REPLAY_SETTLE_MAX more;
+					 * not with write_rate: they never do) */
 	double interval;		/* seconds between snapshots, > 0 */
 	double ns_per_page;		/* the checksum's cost here */
 	double ns_per_byte;		/* memcmp's cost here */
+	unsigned hz;			/* the kernel's HZ: ksmd sleeps on the timer
+					 * wheel (replay_wake_period()); 0: every
+					 * sleep_ms exactly, with no batch cost */
+	double page_seconds;		/* ksmd's time per page it visits: a batch's
+					 * cost, before it sleeps */
+	const double *late;		/* measured on a live host: how late ksmd
+					 * runs (seconds past its tick, and its
+					 * batch stretched by other tasks), a
+					 * sample of wake-ups; NULL: never late */
+	size_t nlate;			/* ... how many */
+	double ksmd_cpu_seconds;	/* ksmd's CPU time before the replay (the
+					 * advisor's first scan counts it) */
+	enum policy policy;		/* who sets pages_to_scan: fixed (ksm's),
+					 * or the advisor after every full scan */
+	struct advisor_params advisor;	/* the advisor's knobs */
+	double write_rate;		/* fraction of the pages written per second
+					 * with the bytes they hold (writes the
+					 * snapshots cannot see), 0 for none */
 };
 
 /* At most this many scans beyond the series' time, waiting for the counters
@@ -63,6 +85,8 @@ struct replay_params {
 /* /sys/kernel/mm/ksm at the end of one full scan. */
 struct timeline_row {
 	uint64_t scan;			/* 1 for the first full scan */
+	size_t snapshot;		/* the snapshot in force when it ended,
+					 * from 0 */
 	double seconds;			/* when it ended, from the first snapshot */
 	uint64_t pages_shared;
 	uint64_t pages_sharing;
@@ -78,7 +102,28 @@ struct timeline_row {
 	uint64_t memcmp_bytes;		/* bytes its tree searches compared */
 	uint64_t wakeups;		/* ksmd's batches it took */
 	double cpu_percent;		/* ksmd's CPU over the scan's wall time */
+	uint64_t cow_ksm;		/* KSM pages written in the scan (copy on
+					 * write: /proc/vmstat cow_ksm) */
+	uint64_t skipped_scan;		/* pages smart_scan passed over in it */
+	uint64_t pages_to_scan;		/* ksmd's, after the scan (the advisor
+					 * may have changed it) */
 };
+
+/**
+ * replay_wake_period() - the seconds from one wake-up of ksmd to the next.
+ * @p: the settings (hz, sleep_ms, page_seconds)
+ * @visited: the pages the batch visited
+ *
+ * ksmd sleeps msecs_to_jiffies(sleep_ms) jiffies from the jiffy its batch
+ * ended in, on the timer wheel, which rounds a timer up past its expiry to
+ * its level's granularity (1 jiffy below 63 jiffies, then 8, 64, ...): at
+ * HZ=250, 20 ms is 5 jiffies and ksmd wakes every 6 (24 ms). A batch
+ * that ends a jiffy or more after its tick (its cost, and with late, how
+ * late ksmd ran: the mean over the sample) delays the timer as much.
+ *
+ * Return: the period; with @p->hz 0, sleep_ms exactly.
+ */
+double replay_wake_period(const struct replay_params *p, uint64_t visited);
 
 /**
  * replay_run() - run ksmd over a series.

@@ -70,6 +70,7 @@ static const struct writer *const writers[] = {
 	&table_writer,
 	&csv_writer,
 	&json_writer,
+	&openmetrics_writer,
 };
 
 const struct writer *writer_lookup(const char *name)

@@ -10,11 +10,24 @@ static const struct column *csv_cols;
 static size_t csv_ncols;
 
 /*
+ * Whether a text cell would be taken for a formula by a spreadsheet: it
+ * begins with = + - @, a tab or a carriage return (OWASP's list; a lone "-",
+ * standard input's name, is no formula). Such a cell gets a leading ' so
+ * that it is shown as the text it is: file and process names come from
+ * anyone on the machine.
+ */
+static int csv_formula(const char *s)
+{
+	return strchr("=+@\t\r", *s) ? *s != '\0' : *s == '-' && s[1] != '\0';
+}
+
+/*
  * Print one field, quoted when it holds a comma, quote or line break. Text
  * from a dump may hold controls (ESC, BEL) that a terminal would act on: they
- * are shown as '?' (text_char()); tab and line breaks are CSV's own.
+ * are shown as '?' (text_char()); tab and line breaks are CSV's own. A text
+ * cell (@text) that looks like a formula is defused with a leading '.
  */
-static void csv_field(const char *s, int first)
+static void csv_field(const char *s, int first, int text)
 {
 	int quote = strpbrk(s, ",\"\r\n") != NULL;
 
@@ -22,6 +35,8 @@ static void csv_field(const char *s, int first)
 		putchar(',');
 	if (quote)
 		putchar('"');
+	if (text && csv_formula(s))
+		putchar('\'');
 	while (*s) {
 		int bad;
 		size_t n = text_char(s, &bad);
@@ -47,7 +62,7 @@ static void csv_begin(const char *report, const struct column *cols,
 	csv_ncols = ncols;
 	for (size_t i = 0; i < ncols; i++)
 		if (!(cols[i].flags & COL_TABLE_ONLY))
-			csv_field(cols[i].name, i == 0);
+			csv_field(cols[i].name, i == 0, 0);
 	fputs("\r\n", stdout);
 }
 
@@ -59,10 +74,10 @@ static void csv_row(const struct cell *cells)
 		if (csv_cols[i].flags & COL_TABLE_ONLY)
 			continue;
 		if (cells[i].kind == CELL_STR) {
-			csv_field(cells[i].s, i == 0);
+			csv_field(cells[i].s, i == 0, 1);
 		} else {
 			cell_format(&cells[i], buf, sizeof(buf));
-			csv_field(buf, i == 0);
+			csv_field(buf, i == 0, 0);
 		}
 	}
 	fputs("\r\n", stdout);

@@ -24,7 +24,15 @@ void params_report(const struct report_setup *rs)
 		/* a series' */
 		{ "interval", 0, 0 }, { "pages_to_scan", 0, 0 }, { "sleep_ms", 0, 0 },
 		{ "smart_scan", 0, 0 }, { "scans", 0, 0 },
+		/* ksmd's pace, and writes snapshots cannot see */
+		{ "hz", 0, 0 }, { "page_cost_seconds", 0, 0 }, { "write_rate", 0, 0 },
+		/* who sets pages_to_scan, and the advisor's knobs */
+		{ "policy", 0, 0 }, { "advisor_target_scan_time", 0, 0 },
+		{ "advisor_max_cpu", 0, 0 }, { "advisor_min_pages_to_scan", 0, 0 },
+		{ "advisor_max_pages_to_scan", 0, 0 },
 	};
+	const struct series_params none = { 0 };
+	const struct series_params *sp = rs->series ? rs->series : &none;
 	const struct scan_config *cfg = rs->scan;
 	const struct ksm_params *k = &cfg->ksm;
 	const char *an[ALGO_MAX], *cn[COMPRESS_MAX];
@@ -45,7 +53,12 @@ void params_report(const struct report_setup *rs)
 		cell_uint(zram_huge_size()),
 		cell_real(interval, -1), cell_uint(k->pages_to_scan),
 		cell_uint(k->sleep_ms), cell_uint((uint64_t)k->smart_scan),
-		cell_uint(scans),
+		cell_uint(scans), cell_uint(sp->hz), cell_real(sp->page_seconds, -1),
+		cell_real(sp->write_rate, -1),
+		cell_str(sp->policy == POLICY_ADVISOR ? "advisor" : "fixed"),
+		cell_uint(sp->advisor.target_scan_time), cell_uint(sp->advisor.max_cpu),
+		cell_uint(sp->advisor.min_pages_to_scan),
+		cell_uint(sp->advisor.max_pages_to_scan),
 	};
 
 	rs->out->params(cols, cells, rs->series ? sizeof(cols) / sizeof(cols[0]) : 6);

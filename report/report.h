@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../compress/compress.h"
 #include "../hash/hash.h"
@@ -135,11 +136,44 @@ struct svg_bar {
 	uint64_t bytes;
 };
 
-/* The bars other reports added, drawn after the input's own pictures. */
+/*
+ * A drawing another report adds to the --svg picture, below the inputs'
+ * pictures: the report writes it (its own SVG elements) when svg.c asks.
+ */
+struct svg_drawing {
+	int height;			/* the height it takes */
+	/**
+	 * draw() - write the drawing's SVG elements from @y down, within
+	 * @width; @arg is the report's.
+	 */
+	void (*draw)(FILE *f, int y, int width, const void *arg);
+	const void *arg;		/* valid until the reports are freed */
+};
+
+/* The bars other reports added, drawn after the input's own pictures, and
+ * their drawings, after every input. */
 struct svg_bars {
 	struct svg_bar *v;
 	size_t n;
+	struct svg_drawing *drawings;
+	size_t ndrawings;
 };
+
+/**
+ * svg_text() - write text for an SVG element or attribute value: & < > " '
+ * escaped, controls and what would drive a terminal as '?' (text_clean()).
+ * @f: the picture
+ * @s: the text
+ */
+void svg_text(FILE *f, const char *s);
+
+/**
+ * svg_drawing_add() - add a drawing to the --svg picture (from a report's
+ * scope(), before the picture is printed).
+ * @bars: the list
+ * @d: the drawing
+ */
+void svg_drawing_add(struct svg_bars *bars, const struct svg_drawing *d);
 
 /**
  * svg_bar_add() - add a bar to the --svg picture (reports printed before it).
@@ -166,18 +200,28 @@ struct report_setup {
 	const struct series_params *series;	/* --series: the snapshots'
 						 * timing; NULL for other runs */
 	const char *version;		/* ksmscan's, for JSON's parameters */
+	const char *const *known;	/* --known: files whose pages the
+					 * exposure report names */
+	size_t nknown;
 };
 
 /* The most reports the table may hold: -r's selection is a bit mask of this
  * many bits (reports.c checks the table against it when it is compiled). */
 #define REPORTS_MAX 64
 
+/* What a report needs of the command line, as bits of struct report's needs. */
+enum {
+	REPORT_SERIES = 1 << 0,		/* --series (or -p PID --count) */
+	REPORT_DOMAINS = 1 << 1,	/* two --groups or more, each input in
+					 * exactly one: trust domains */
+};
+
 /* A report -r can name: one row of the table in reports.c. */
 struct report {
 	const char *name;		/* its name for -r */
 	/** create() - a new sink that will print this report. */
 	struct sink *(*create)(const struct report_setup *rs);
-	int series;			/* only with --series */
+	unsigned needs;			/* REPORT_* bits */
 };
 
 /**
@@ -209,6 +253,8 @@ struct scope_copy {
 	char *why;			/* its first error, or NULL */
 	struct figures f;
 	int group;			/* a --group's scope */
+	uint64_t shared_bytes;		/* a group's: saved only together with
+					 * the other inputs (struct scope) */
 	struct proc_stats proc;		/* a live process's KSM state (valid 0
 					 * for files, "*" and groups) */
 	double seconds_to_90;		/* a series' row: when pages_sharing
@@ -265,6 +311,16 @@ void scope_sink_series(struct sink *s, const struct series_result *r);
 /** scope_sink_free() - the free() hook of a scope sink. */
 void scope_sink_free(struct sink *s);
 
+/**
+ * scope_group() - the group (--group, --by, --enable) a scope counts.
+ * @cfg: the run
+ * @sc: the scope
+ *
+ * Return: the group, or NULL for an input's scope or "*".
+ */
+const struct group *scope_group(const struct scan_config *cfg,
+				const struct scope *sc);
+
 /** any_process() - whether any input of the run is a live process. */
 int any_process(const struct scan_config *cfg);
 
@@ -285,6 +341,17 @@ void table_fit(int cols);
  * @rs: the report's setup
  */
 int for_people(const struct report_setup *rs);
+
+/**
+ * people_name() - a row's input name as a report prints it: for people
+ * (for_people()) shortened from the left to NAME_COLS columns, else whole.
+ * @rs: the report's setup
+ * @name: the name
+ * @buf: room for the shortened name
+ * @len: size of @buf
+ */
+const char *people_name(const struct report_setup *rs, const char *name,
+			char *buf, size_t len);
 
 /**
  * summary_people() - the summary as people read it: one line per input
@@ -343,5 +410,15 @@ struct sink *contents_create(const struct report_setup *rs);
 struct sink *sketch_create(const struct report_setup *rs);
 /** matrix_create() - what every pair of inputs shares, byte-exact. */
 struct sink *matrix_create(const struct report_setup *rs);
+/** exposure_create() - what KSM would merge across trust domains, by kind. */
+struct sink *exposure_create(const struct report_setup *rs);
+/** mitigations_create() - the saving under rules that limit that merging. */
+struct sink *mitigations_create(const struct report_setup *rs);
+/** doctor_create() - why live processes' memory will not merge, per reason. */
+struct sink *doctor_create(const struct report_setup *rs);
+/** numa_create() - the saving with merge_across_nodes 1 and 0. */
+struct sink *numa_create(const struct report_setup *rs);
+/** thp_create() - the huge pages a merge would split, and the saving without. */
+struct sink *thp_create(const struct report_setup *rs);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/text.h"
 #include "../util/util.h"
 #include "report.h"
 
@@ -22,8 +23,13 @@ static const struct report reports[] = {
 	{ "matrix", matrix_create, 0 },
 	{ "contents", contents_create, 0 },
 	{ "sketch", sketch_create, 0 },
-	{ "timeline", timeline_create, 1 },
-	{ "volatility", volatility_create, 1 },
+	{ "exposure", exposure_create, REPORT_DOMAINS },
+	{ "mitigations", mitigations_create, REPORT_DOMAINS },
+	{ "doctor", doctor_create, 0 },
+	{ "thp", thp_create, 0 },
+	{ "numa", numa_create, 0 },
+	{ "timeline", timeline_create, REPORT_SERIES },
+	{ "volatility", volatility_create, REPORT_SERIES },
 };
 _Static_assert(sizeof(reports) / sizeof(reports[0]) <= REPORTS_MAX,
 	       "more reports than REPORTS_MAX: widen the selection's bit mask");
@@ -71,7 +77,7 @@ void scope_sink_scope(struct sink *sk, const struct scope *sc)
 	s->rows[s->nrows++] = (struct scope_copy){
 		.name = sc->name, .format = sc->format, .all = sc->all,
 		.status = sc->status, .why = sc->why ? xstrdup(sc->why) : NULL,
-		.f = *sc->f, .group = sc->group,
+		.f = *sc->f, .group = sc->group, .shared_bytes = sc->shared_bytes,
 	};
 	if (sc->proc)
 		s->rows[s->nrows - 1].proc = *sc->proc;
@@ -116,4 +122,19 @@ int any_process(const struct scan_config *cfg)
 		if (!cfg->inputs[i].path)
 			return 1;
 	return 0;
+}
+
+const struct group *scope_group(const struct scan_config *cfg,
+				const struct scope *sc)
+{
+	for (size_t g = 0; sc->group && g < cfg->ngroups; g++)
+		if (strcmp(cfg->groups[g].name, sc->name) == 0)
+			return &cfg->groups[g];
+	return NULL;
+}
+
+const char *people_name(const struct report_setup *rs, const char *name,
+			char *buf, size_t len)
+{
+	return for_people(rs) ? text_shorten(name, NAME_COLS, buf, len) : name;
 }

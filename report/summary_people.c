@@ -170,6 +170,92 @@ static void host(const struct writer *w, const struct scope_copy *rows,
 	w->note(t);
 }
 
+/* How to turn KSM on for one --enable name "KIND:NAME" (@len bytes). */
+static void enable_how(const struct writer *w, const char *name, size_t len)
+{
+	char t[600];
+	const char *n = memchr(name, ':', len);
+	size_t kl = n ? (size_t)(n - name) : 0, nl = n ? len - kl - 1 : len;
+
+	n = n ? n + 1 : name;
+	if (kl == 4 && strncmp(name, "unit", 4) == 0)
+		snprintf(t, sizeof(t), "  systemctl set-property %.*s MemoryKSM=yes "
+			 "(or a drop-in, /etc/systemd/system/%.*s.d/ksm.conf: "
+			 "[Service] or [Scope] MemoryKSM=yes; systemd >= 254, for "
+			 "services >= 256)", (int)nl, n, (int)nl, n);
+	else if (kl == 2 && strncmp(name, "vm", 2) == 0)
+		snprintf(t, sizeof(t), "  vm %.*s: QEMU marks guest RAM mergeable "
+			 "unless -machine mem-merge=off; in libvirt remove "
+			 "<memoryBacking><nosharepages/> from the domain; guest RAM "
+			 "must be private (no memory-backend share=on, no memfd)",
+			 (int)nl, n);
+	else
+		snprintf(t, sizeof(t), "  %.*s: start its processes under "
+			 "prctl(PR_SET_MEMORY_MERGE, 1) (systemd-run -p MemoryKSM=yes, "
+			 "or its unit's MemoryKSM=yes): children inherit it",
+			 (int)len, name);
+	w->note(t);
+}
+
+/*
+ * Each group's sharing with the other inputs: what its processes save only
+ * on one host with the rest, beside what they save on their own.
+ */
+static void group_sharing(const struct writer *w, const struct scope_copy *rows,
+			  size_t n)
+{
+	char t[400], a[32], b[32], name[128];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].group || strncmp(rows[i].name, "enable:", 7) == 0)
+			continue;
+		snprintf(t, sizeof(t), "%s: saves %s on its own and %s more together "
+			 "with the other inputs (what it shares with them).",
+			 shorten(rows[i].name, name, sizeof(name)),
+			 human_bytes(rows[i].f.saved_bytes, a, sizeof(a)),
+			 human_bytes(rows[i].shared_bytes, b, sizeof(b)));
+		w->note(t);
+	}
+}
+
+/*
+ * --enable's row: its saving against every process mergeable ("*") and
+ * against what the kernel merges now, and how to apply it.
+ */
+static void enable_notes(const struct writer *w, const struct scope_copy *rows,
+			 size_t n, size_t ninputs)
+{
+	const struct scope_copy *all = &rows[ninputs > 1 ? ninputs : 0];
+	uint64_t merging = 0;
+	char t[640], a[32], b[32], c[32];
+
+	for (size_t i = 0; i < ninputs; i++)
+		merging += rows[i].proc.ksm_merging_pages;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = rows[i].name, *p;
+
+		if (!rows[i].group || strncmp(name, "enable:", 7) != 0)
+			continue;
+		snprintf(t, sizeof(t), "%s: up to %s saved, %.1f%% of the %s with "
+			 "every process mergeable; the kernel merges %s of these "
+			 "processes now (ksm_merging_pages). Needs Linux >= 6.4 "
+			 "(PR_SET_MEMORY_MERGE), KSM running (echo 1 > "
+			 "/sys/kernel/mm/ksm/run), and:", name,
+			 human_bytes(rows[i].f.saved_bytes, a, sizeof(a)),
+			 all->f.saved_bytes ? 100.0 * (double)rows[i].f.saved_bytes /
+			 (double)all->f.saved_bytes : 0.0,
+			 human_bytes(all->f.saved_bytes, b, sizeof(b)),
+			 human_bytes(merging * PAGE_BYTES, c, sizeof(c)));
+		w->note(t);
+		for (p = name + 7; *p; ) {
+			size_t len = strcspn(p, "+");
+
+			enable_how(w, p, len);
+			p += len + (p[len] == '+');
+		}
+	}
+}
+
 /* A series' row: what its figures are, and when the saving came. */
 static void over_time(const struct writer *w, const struct scope_copy *in,
 		      const struct ksm_params *k, double interval)
@@ -280,6 +366,10 @@ void summary_sentences(const struct report_setup *rs,
 		across(w, rows, nin);
 	if (any_process(cfg) && !(n && rows[0].nsnaps) && nin)
 		host(w, rows, nin, nin < n && rows[nin].all ? &rows[nin] : &rows[0]);
+	if (nin < n)
+		group_sharing(w, rows, n);
+	if (any_process(cfg) && !(n && rows[0].nsnaps))
+		enable_notes(w, rows, n, nin);
 	w->note("KSM merges only memory that is marked MADV_MERGEABLE, or all of "
 		"a process after prctl(PR_SET_MEMORY_MERGE): these savings are "
 		"upper bounds. -l shows every figure.");

@@ -90,8 +90,7 @@ static void svg_series(struct sink *sk, const struct series_result *r)
 	s->nrows = r->nrows;
 }
 
-/* Text in SVG: &, < and > escaped, controls as '?'. */
-static void svg_text(FILE *f, const char *s)
+void svg_text(FILE *f, const char *s)
 {
 	char clean[512];
 
@@ -102,6 +101,10 @@ static void svg_text(FILE *f, const char *s)
 			fputs("&lt;", f);
 		else if (*p == '>')
 			fputs("&gt;", f);
+		else if (*p == '"')
+			fputs("&quot;", f);
+		else if (*p == '\'')
+			fputs("&#39;", f);
 		else
 			fputc(*p, f);
 }
@@ -312,6 +315,23 @@ static int svg_sizes(FILE *f, const struct picture *p, const struct svg_bars *ba
 	return y + 10;
 }
 
+void svg_drawing_add(struct svg_bars *bars, const struct svg_drawing *d)
+{
+	bars->drawings = xreallocarray(bars->drawings, bars->ndrawings + 1,
+				       sizeof(*bars->drawings));
+	bars->drawings[bars->ndrawings++] = *d;
+}
+
+/* The height of the drawings of other reports. */
+static int svg_drawings_height(const struct svg_bars *bars)
+{
+	int h = 0;
+
+	for (size_t i = 0; bars && i < bars->ndrawings; i++)
+		h += bars->drawings[i].height;
+	return h;
+}
+
 /* How many bars of other reports an input has. */
 static int svg_extra(const struct svg_bars *bars)
 {
@@ -325,14 +345,17 @@ static void svg_print(struct sink *sk)
 	/* A series shows its last snapshot only. */
 	size_t first = s->rows && s->npics ? s->npics - 1 : 0;
 	int height = 30 + (int)(s->npics - first) * 340 +
-		     16 * svg_extra(s->r.rs->bars) + (s->rows ? CURVE_H + 80 : 0), y = 10;
-	FILE *f = fopen(s->r.rs->svg, "w");
+		     16 * svg_extra(s->r.rs->bars) + (s->rows ? CURVE_H + 80 : 0) +
+		     svg_drawings_height(s->r.rs->bars), y = 10;
+	struct out_file out;
+	FILE *f;
 
-	if (!f) {
+	if (out_open(&out, s->r.rs->svg) < 0) {
 		error("%s: cannot write the picture: %s", s->r.rs->svg, strerror(errno));
 		*s->r.rs->failed = 1;
 		return;
 	}
+	f = out.f;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\">\n<style>text{font-family:sans-serif;font-size:"
@@ -357,9 +380,15 @@ static void svg_print(struct sink *sk)
 		y = svg_sizes(f, p, s->r.rs->bars, y);
 		fputs("</g>\n", f);
 	}
+	for (size_t i = 0; s->r.rs->bars && i < s->r.rs->bars->ndrawings; i++) {
+		const struct svg_drawing *d = &s->r.rs->bars->drawings[i];
+
+		d->draw(f, y, WIDTH, d->arg);
+		y += d->height;
+	}
 	fputs("</svg>\n", f);
-	if (ferror(f) | fclose(f)) {
-		error("%s: cannot write the picture", s->r.rs->svg);
+	if (out_close(&out, 1) < 0) {
+		error("%s: cannot write the picture: %s", s->r.rs->svg, strerror(errno));
 		*s->r.rs->failed = 1;
 	}
 }

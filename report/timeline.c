@@ -17,9 +17,15 @@ static const struct column timeline_cols[] = {
 	{ "pages_unshared", 0, 0 }, { "pages_volatile", 0, 0 },
 	{ "pages_skipped", 0, 0 }, { "ksm_zero_pages", 0, 0 },
 	{ "general_profit", 0, 0 }, { "ksmd_cpu_percent", 0, 0 },
+	/* per full scan, to hold against /proc/vmstat cow_ksm and the
+	 * differences of pages_scanned and pages_skipped */
+	{ "cow_ksm", 0, 0 }, { "pages_scanned", 0, 0 },
+	{ "pages_skipped_scan", 0, 0 },
 };
 
 #define NCOLS (sizeof(timeline_cols) / sizeof(timeline_cols[0]))
+
+struct timeline;
 
 /* For people: the counters under short names, the saving in units of 1024
  * and the time in whole seconds, within 80 columns (-l: every column). */
@@ -84,17 +90,41 @@ static void denser_than_scans(const struct timeline *t, const struct writer *w)
 	w->note(text);
 }
 
-static void timeline_row(const struct writer *w, const char *name,
+/* The column after ksmd_cpu_percent, where a policy other than fixed shows
+ * the pages_to_scan it set. */
+#define POLICY_COL 11
+
+/* The columns: with a policy, pages_to_scan after ksmd_cpu_percent. */
+static size_t columns(const struct timeline *t, struct column *cols)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < NCOLS; i++) {
+		if (i == POLICY_COL && t->params.policy != POLICY_FIXED)
+			cols[n++] = (struct column){ "pages_to_scan", 0, 0 };
+		cols[n++] = timeline_cols[i];
+	}
+	return n;
+}
+
+static void timeline_row(const struct timeline *t, const struct writer *w,
 			 const struct timeline_row *r)
 {
-	struct cell row[NCOLS] = {
-		cell_str(name), cell_uint(r->scan), cell_real(r->seconds, 3),
+	struct cell row[NCOLS + 1] = {
+		cell_str(t->name), cell_uint(r->scan), cell_real(r->seconds, 3),
 		cell_uint(r->pages_shared), cell_uint(r->pages_sharing),
 		cell_uint(r->pages_unshared), cell_uint(r->pages_volatile),
 		cell_uint(r->pages_skipped), cell_uint(r->ksm_zero_pages),
 		cell_int(r->general_profit), cell_real(r->cpu_percent, 3),
+		cell_uint(r->cow_ksm), cell_uint(r->visited),
+		cell_uint(r->skipped_scan),
 	};
 
+	if (t->params.policy != POLICY_FIXED) {
+		memmove(row + POLICY_COL + 1, row + POLICY_COL,
+			(NCOLS - POLICY_COL) * sizeof(*row));
+		row[POLICY_COL] = cell_uint(r->pages_to_scan);
+	}
 	w->row(row);
 }
 
@@ -197,7 +227,7 @@ static void curve(const struct timeline *t, const struct writer *w)
 static void timeline_sentences(const struct timeline *t, const struct writer *w)
 {
 	const struct timeline_row *last = &t->rows[t->nrows - 1];
-	char text[256];
+	char text[400];
 
 	curve(t, w);
 	char when[64] = "";
@@ -206,10 +236,13 @@ static void timeline_sentences(const struct timeline *t, const struct writer *w)
 		snprintf(when, sizeof(when), "; 90%% of that came in %.0f s",
 			 t->to_90);
 	snprintf(text, sizeof(text), "%s: after %llu full scans (%.0f s of ksmd at %llu "
-		 "pages every %llu ms), pages_sharing is %llu%s.", t->name,
+		 "pages every %llu ms, waking every %.1f ms at HZ=%u%s), "
+		 "pages_sharing is %llu%s.", t->name,
 		 (unsigned long long)last->scan, last->seconds,
 		 (unsigned long long)t->params.ksm.pages_to_scan,
 		 (unsigned long long)t->params.ksm.sleep_ms,
+		 1000.0 * replay_wake_period(&t->params, t->params.ksm.pages_to_scan),
+		 t->params.hz, t->params.nlate ? " and this host's load" : "",
 		 (unsigned long long)last->pages_sharing, when);
 	w->note(text);
 }
@@ -222,15 +255,17 @@ static void timeline_print(struct sink *sk)
 	unsigned char *pick = xcalloc(t->nrows + 1, 1);
 	size_t picked = people ? people_pick(t, pick) : t->nrows;
 
+	struct column cols[NCOLS + 1];
+
 	if (people)
 		w->begin("timeline", people_cols, NPEOPLE, 0);
 	else
-		w->begin("timeline", timeline_cols, NCOLS, 0);
+		w->begin("timeline", cols, columns(t, cols), 0);
 	for (size_t i = 0; i < t->nrows; i++)
 		if (people && pick[i])
 			people_row(w, &t->rows[i]);
 		else if (!people)
-			timeline_row(w, t->name, &t->rows[i]);
+			timeline_row(t, w, &t->rows[i]);
 	if (people && t->nrows) {
 		if (picked < t->nrows)
 			w->note("(some of the scans: -l or --csv shows every one)");

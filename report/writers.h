@@ -6,10 +6,11 @@
 
 #include "report.h"
 
-/* The three output formats, one file each. */
+/* The output formats, one file each. */
 extern const struct writer table_writer;
 extern const struct writer csv_writer;
 extern const struct writer json_writer;
+extern const struct writer openmetrics_writer;
 
 /**
  * cell_format() - a cell's value as text, as CSV and tables print it.

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -85,9 +86,13 @@ struct scan {
 	unsigned needs;			/* what the sinks need: SINK_* bits */
 	struct index *ix;
 	struct figures *fig;		/* per input, then one for all inputs */
-	struct dump **dumps;		/* kept open: the index points into them */
+	struct dump **dumps;		/* mapped ones kept open: the index
+					 * points into them */
+	const char **format;		/* each input's reader, NULL if not opened */
+	struct proc_stats *proc;	/* each live input's kernel figures */
 	size_t input;			/* the input being read */
 	int stopped;			/* counting failed: the input ends here */
+	int halted;			/* a sink stopped the run: no more input */
 	struct pool pool;
 	struct batch *ring;		/* batches in flight, in scan order */
 	size_t ring_cap, ring_head, ring_len;
@@ -395,6 +400,25 @@ static int batch_fail(struct scan *s, struct batch *b, size_t i)
 	return -1;
 }
 
+/*
+ * Whether a sink asked the run to stop at page @i of a batch: then it is
+ * said once, at that page, and no more is read of this input or any other.
+ */
+static int sinks_stop(struct scan *s, struct batch *b, size_t i)
+{
+	for (size_t k = 0; k < s->cfg->nsinks; k++) {
+		const char *why = s->cfg->sinks[k]->stop;
+
+		if (why) {
+			dump_error(b->dump, b->offset + i * (uint64_t)PAGE_BYTES,
+				   "%s", why);
+			s->stopped = s->halted = 1;
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Count a hashed batch in the index, and hand its pages to the sinks. */
 static int batch_count(struct scan *s, struct figures *f, struct batch *b)
 {
@@ -434,6 +458,8 @@ static int batch_count(struct scan *s, struct figures *f, struct batch *b)
 		pg.digests = b->dg[i];
 		pg.zero = b->zero[i];
 		sinks_page(s, b, i, &pg);
+		if (sinks_stop(s, b, i) < 0)
+			return -1;
 	}
 	/* Pages for the spool are read from the batch: write them now. */
 	if (index_flush(s->ix) < 0)
@@ -586,6 +612,7 @@ static int scan_input(struct scan *s, size_t k)
 	s->why[0] = '\0';
 	d = dump_open(in, &cfg->dump, s->why, sizeof(s->why));
 	s->dumps[k] = d;
+	s->format[k] = d ? d->reader->name : NULL;
 	s->input = k;
 	s->stopped = 0;
 	if (!d)
@@ -635,7 +662,7 @@ static void scan_scope(struct scan *s, size_t k, const char *name,
 /* The format of input @k for the reports: its reader, or "-" if not opened. */
 static const char *input_format(const struct scan *s, size_t k)
 {
-	return s->dumps[k] ? s->dumps[k]->reader->name : "-";
+	return s->format[k] ? s->format[k] : "-";
 }
 
 /* Add input @k's own figures to the running total of all inputs. */
@@ -652,7 +679,7 @@ static void scan_total(struct scan *s, size_t k)
 /* How input @k was read, from scan_input()'s status. */
 static enum scope_status input_status(const struct scan *s, size_t k, int failed)
 {
-	if (!s->dumps[k] || (failed && !s->fig[k].pages))
+	if (!s->format[k] || (failed && !s->fig[k].pages))
 		return SCOPE_FAILED;
 	return failed ? SCOPE_PARTIAL : SCOPE_OK;
 }
@@ -683,6 +710,59 @@ static void scan_scope_all(struct scan *s, const enum scope_status *st,
 }
 
 /*
+ * What a group shares with the other inputs: the saving of all of them
+ * ("*") less the group's own (@f) and that of the others on a host of
+ * their own, counted from the index's counts less the group's.
+ */
+static uint64_t group_shared(struct scan *s, const struct figures *f,
+			     const uint32_t *counts)
+{
+	const struct scan_config *cfg = s->cfg;
+	const struct figures *all = &s->fig[cfg->ninputs];
+	size_t size = index_size(s->ix);
+	uint32_t *rest = xcalloc(size ? size : 1, sizeof(*rest));
+	struct figures rf = { 0 };
+
+	if (cfg->ninputs < 2) {
+		free(rest);
+		return 0;
+	}
+	for (size_t id = 0; id < size; id++)
+		rest[id] = index_count(s->ix, id, 0) - counts[id];
+	rf.pages = all->pages - f->pages;
+	ksm_tally_counts(&rf, s->ix, 0, rest, cfg->algos, cfg->nalgos, &cfg->ksm);
+	free(rest);
+	return all->saved_bytes > f->saved_bytes + rf.saved_bytes ?
+	       all->saved_bytes - f->saved_bytes - rf.saved_bytes : 0;
+}
+
+/*
+ * The kernel's figures of a group's live processes, summed (as a cgroup's
+ * would be, had it any); valid 0 if none is a live process.
+ */
+static void group_proc(const struct scan *s, const struct group *gr,
+		       struct proc_stats *sum)
+{
+	size_t procs = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	for (size_t i = 0; i < gr->ninputs; i++) {
+		const struct proc_stats *p = &s->proc[gr->inputs[i]];
+
+		if (!p->valid)
+			continue;
+		procs++;
+		sum->mergeable_pages += p->mergeable_pages;
+		sum->thp_pages += p->thp_pages;
+		sum->ksm_merging_pages += p->ksm_merging_pages;
+		sum->ksm_rmap_items += p->ksm_rmap_items;
+	}
+	sum->valid = procs > 0;
+	snprintf(sum->command, sizeof(sum->command), "%zu %s", procs,
+		 procs == 1 ? "process" : "processes");
+}
+
+/*
  * The scope of --group number @g: its inputs' pages on one KSM host, after
  * "*", for the sinks that ask for groups.
  */
@@ -692,8 +772,13 @@ static void scan_scope_group(struct scan *s, size_t g)
 	const struct group *gr = &cfg->groups[g];
 	const char *fmt = input_format(s, gr->inputs[0]);
 	struct figures f = { 0 };
+	struct proc_stats procs;
+	const uint32_t *counts;
 	struct scope sc = { .name = gr->name, .input_no = cfg->ninputs, .all = 1,
 			    .f = &f, .ix = s->ix, .group = 1 };
+
+	group_proc(s, gr, &procs);
+	sc.proc = procs.valid ? &procs : NULL;
 
 	for (size_t i = 0; i < gr->ninputs; i++) {
 		const struct figures *in = &s->fig[gr->inputs[i]];
@@ -706,9 +791,9 @@ static void scan_scope_group(struct scan *s, size_t g)
 			fmt = "mixed";
 	}
 	sc.format = fmt;
-	ksm_tally_counts(&f, s->ix, 0,
-			 group_counts_get(s->groups, g, index_size(s->ix)),
-			 cfg->algos, cfg->nalgos, &cfg->ksm);
+	counts = group_counts_get(s->groups, g, index_size(s->ix));
+	ksm_tally_counts(&f, s->ix, 0, counts, cfg->algos, cfg->nalgos, &cfg->ksm);
+	sc.shared_bytes = group_shared(s, &f, counts);
 	for (size_t i = 0; i < cfg->nsinks; i++)
 		if (cfg->sinks[i]->ops->scope &&
 		    (cfg->sinks[i]->ops->needs & SINK_GROUPS))
@@ -744,6 +829,8 @@ static void scan_start(struct scan *s, const struct scan_config *cfg)
 	s->ix = index_new(cfg->algos, cfg->nalgos, n > 1);
 	s->fig = xcalloc(n + 1, sizeof(*s->fig));
 	s->dumps = xcalloc(n, sizeof(*s->dumps));
+	s->format = xcalloc(n, sizeof(*s->format));
+	s->proc = xcalloc(n ? n : 1, sizeof(*s->proc));
 	s->ring_cap = cfg->threads > 1 ? 2 * (size_t)cfg->threads + 2 : 1;
 	s->ring = xcalloc(s->ring_cap, sizeof(*s->ring));
 	pool_start(&s->pool, cfg, s->ring_cap, s->ix);
@@ -770,7 +857,26 @@ static void scan_stop(struct scan *s)
 	index_free(s->ix);
 	group_counts_free(s->groups);
 	free(s->dumps);
+	free(s->format);
+	free(s->proc);
 	free(s->fig);
+}
+
+/*
+ * Close input @k once its scope is handed out, unless the index points into
+ * it (a mapped file). A stream's contents are in the spool already, and a
+ * series of many live snapshots must not keep every reader's buffers (a
+ * megabyte each) to the end.
+ */
+static void scan_release(struct scan *s, size_t k)
+{
+	/* A live process's kernel figures outlive its reader: groups sum them. */
+	if (s->dumps[k] && s->dumps[k]->pid)
+		s->proc[k] = s->dumps[k]->proc;
+	if (s->dumps[k] && !s->dumps[k]->src.map) {
+		dump_close(s->dumps[k]);
+		s->dumps[k] = NULL;
+	}
 }
 
 int scan_run(const struct scan_config *cfg)
@@ -786,7 +892,14 @@ int scan_run(const struct scan_config *cfg)
 	for (size_t k = 0; k < cfg->ninputs; k++) {
 		int failed;
 
-		failed = scan_input(&s, k);
+		if (s.halted) {
+			snprintf(s.why, sizeof(s.why), "%s: not read: the run "
+				 "stopped before it", cfg->inputs[k].name);
+			error("%s", s.why);
+			failed = 1;
+		} else {
+			failed = scan_input(&s, k);
+		}
 		gone[k] = failed == INPUT_GONE;
 		ngone += gone[k];
 		failed = gone[k] ? 0 : failed;
@@ -795,6 +908,7 @@ int scan_run(const struct scan_config *cfg)
 		if (!gone[k])
 			scan_scope(&s, k, cfg->inputs[k].name,
 				   input_format(&s, k), st[k]);
+		scan_release(&s, k);
 		group_counts_input(s.groups, s.ix, k);
 		index_end_input(s.ix);
 		scan_total(&s, k);

@@ -6,14 +6,28 @@
  * stands for bytes), then replays ksmd over them (replay.c) and hands the
  * timeline and the snapshots' differences to the reports' series() hooks.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "../dump/procfs.h"
 #include "../hash/measure.h"
 #include "../util/util.h"
 #include "index.h"
 #include "series.h"
+
+/*
+ * What a series keeps per page of every snapshot at its peak: the page's
+ * (address, id, place) while it is read, then (address index, id), and the
+ * addresses' union. A series stops before it needs more than the memory
+ * the machine has available.
+ */
+#define SERIES_PAGE_BYTES 32
 
 /* One snapshot's pages: (address, content id), sorted by address at the end. */
 struct snap {
@@ -25,12 +39,88 @@ struct snap {
 	size_t n, cap;
 };
 
+/*
+ * ksmd's lateness on this host, measured while a live series is read: a
+ * thread at ksmd's nice level (5) sleeps as ksmd does, then works for a
+ * batch's CPU time, and notes how late it ran: past when it was due, and
+ * what other tasks took of its work. The replay adds each batch's cost and
+ * asks how many jiffies late ksmd's timer is then armed, over the sample.
+ */
+#define PACER_SAMPLES 64
+struct pacer {
+	pthread_t thread;
+	int running;
+	int stop;			/* set by the main thread (atomic) */
+	double sleep, work;		/* seconds */
+	double late[PACER_SAMPLES];	/* the latest wake-ups' lateness */
+	uint64_t n;			/* wake-ups measured */
+};
+
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *pacer_run(void *arg)
+{
+	struct pacer *pc = arg;
+
+	/* ksmd runs at nice 5 (set_user_nice() in ksm_scan_thread()) */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 5) < 0)
+		return NULL;
+	while (!__atomic_load_n(&pc->stop, __ATOMIC_RELAXED)) {
+		double due = now_seconds() + pc->sleep, woke, cpu;
+
+		sleep_until(due);
+		woke = now_seconds();
+		for (cpu = thread_cpu(); thread_cpu() - cpu < pc->work;)
+			;	/* a batch: what other tasks take of it is late too */
+		pc->late[pc->n++ % PACER_SAMPLES] = (woke - due) +
+			(now_seconds() - woke) - (thread_cpu() - cpu);
+	}
+	return NULL;
+}
+
+/* Start measuring for a live series of @sp with ksmd's settings @k. */
+static void pacer_start(struct pacer *pc, const struct series_params *sp,
+			const struct ksm_params *k)
+{
+	if (!sp->hz)
+		return;
+	pc->sleep = (double)((k->sleep_ms * sp->hz + 999) / 1000) / sp->hz;
+	pc->work = (double)k->pages_to_scan * sp->page_seconds;
+	if (pc->work > 0.5)
+		pc->work = 0.5;
+	pc->running = pthread_create(&pc->thread, NULL, pacer_run, pc) == 0;
+}
+
+/* Stop it: the number of samples in pc->late (0 if too few to tell). */
+static size_t pacer_stop(struct pacer *pc)
+{
+	if (!pc->running)
+		return 0;
+	__atomic_store_n(&pc->stop, 1, __ATOMIC_RELAXED);
+	pthread_join(pc->thread, NULL);
+	pc->running = 0;
+	if (pc->n < 10)
+		return 0;
+	return pc->n < PACER_SAMPLES ? (size_t)pc->n : PACER_SAMPLES;
+}
+
 struct collect {
 	struct sink sink;
 	const struct scan_config *cfg;
 	const struct series_params *sp;
 	double t0;			/* when the run began (now_seconds()) */
-	int late_said;			/* a late snapshot was warned of */
+	size_t nprocs;			/* inputs per snapshot */
+	size_t nsnaps;			/* snapshots */
+	double *at;			/* per snapshot: when its reading began */
+	double worst_late;		/* the latest snapshot: how late */
+	size_t worst_snap;		/* ... which one (from 0) */
+	struct pacer pacer;		/* ksmd's lateness here (live) */
 	struct sink **to;		/* the sinks with a series() hook */
 	size_t nto;
 	struct snap *snaps;		/* one per input */
@@ -40,23 +130,40 @@ struct collect {
 	uint32_t zero_id, zero_sum;
 	double hash_seconds;		/* the checksum's time, all snapshots */
 	uint64_t hashed;		/* pages it hashed */
-	struct figures last;		/* the last snapshot's figures */
-	struct scope last_sc;
+	struct figures *figs;		/* each snapshot's figures (its last
+					 * process's, for several) */
+	struct scope last_sc;		/* the last input's scope */
 	const struct index *ix;
+	int cut;			/* the replay stopped at a bound */
+	char why[200];			/* what the series row lacks */
+	uint64_t pages, budget;		/* pages collected; the most allowed */
+	char stop[200];			/* why the run was stopped */
 };
 
 /* page(): note the page's address and content, and the content's checksum. */
 static void collect_page(struct sink *sk, const struct page_event *pg)
 {
 	struct collect *c = (struct collect *)sk;
-	struct snap *s = &c->snaps[pg->input_no];
+	struct snap *s = &c->snaps[pg->input_no / c->nprocs];
+	uint64_t proc = pg->input_no % c->nprocs;
 
 	if (s->n == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 4096;
 		s->p = xreallocarray(s->p, s->cap, sizeof(*s->p));
 	}
-	s->p[s->n] = (struct page_ref){ pg->address, pg->id, (uint32_t)s->n };
+	s->p[s->n] = (struct page_ref){ proc << SERIES_PROC_SHIFT | pg->address,
+					pg->id, (uint32_t)s->n };
 	s->n++;
+	if (++c->pages >= c->budget && !c->sink.stop) {
+		/* Stopped now, as it grows: a small file may decompress to
+		 * far more pages than its size suggests. */
+		snprintf(c->stop, sizeof(c->stop), "the series' snapshots would "
+			 "need more than the %llu MiB of memory there are (%d bytes "
+			 "a page): take fewer snapshots or give --range",
+			 (unsigned long long)(c->budget * SERIES_PAGE_BYTES >> 20),
+			 SERIES_PAGE_BYTES);
+		c->sink.stop = c->stop;
+	}
 	if (pg->id >= c->nsum) {
 		size_t n = c->nsum;
 
@@ -102,15 +209,15 @@ static uint64_t *union_addresses(const struct collect *c, size_t *n)
 	size_t total = 0, k = 0;
 	uint64_t *a;
 
-	for (size_t s = 0; s < c->cfg->ninputs; s++)
+	for (size_t s = 0; s < c->nsnaps; s++)
 		total += c->snaps[s].n;
-	/* Slots are 32-bit indexes: 16 TiB of snapshots is past any use. */
+	/* Address indexes are 32-bit: series_budget() keeps below this. */
 	if (total >= UINT32_MAX) {
 		error("a series of more than %u pages", UINT32_MAX - 1);
 		exit(1);
 	}
 	a = xcalloc(total ? total : 1, sizeof(*a));
-	for (size_t s = 0; s < c->cfg->ninputs; s++)
+	for (size_t s = 0; s < c->nsnaps; s++)
 		for (size_t i = 0; i < c->snaps[s].n; i++)
 			a[k++] = c->snaps[s].p[i].addr;
 	qsort(a, total, sizeof(*a), addr_cmp);
@@ -201,19 +308,44 @@ static struct replay_params replay_params(const struct collect *c)
 {
 	return (struct replay_params){
 		.ksm = c->cfg->ksm, .scans = c->sp->scans,
-		.interval = c->sp->interval,
+		.interval = c->sp->interval, .hz = c->sp->hz,
+		.page_seconds = c->sp->page_seconds, .write_rate = c->sp->write_rate,
+		.policy = c->sp->policy,
+		.advisor = c->sp->advisor,
 		.ns_per_page = c->hashed ? c->hash_seconds * 1e9 / (double)c->hashed : 0,
 		.ns_per_byte = page_compare_ns_per_byte(),
 	};
 }
 
-/* The last snapshot's scope, its KSM figures those of the last full scan. */
-static struct scope last_scope(struct collect *c, const struct timeline_row *t)
+/* The series' name: its first input's, and how many more processes (one
+ * series a run: the reports print it after the driver has returned). */
+static const char *series_name(const struct collect *c)
 {
-	struct figures *f = &c->last;
+	static char name[300];
+	const char *first = c->cfg->inputs[0].name;
+
+	if (c->nprocs == 1)
+		return first;
+	snprintf(name, sizeof(name), "%.256s+%zu", first, c->nprocs - 1);
+	return name;
+}
+
+/*
+ * The series row: the snapshot in force at the last full scan (the last one,
+ * unless the replay stopped earlier), its pages and the KSM figures of that
+ * scan; named by that snapshot (by the series' name with several
+ * processes). A replay cut short by a bound makes the row partial.
+ */
+static struct scope last_scope(struct collect *c, const struct timeline_row *t,
+			       const struct snapshot *snaps)
+{
+	size_t k = t->snapshot, n = c->nsnaps;
+	struct figures *f = &c->figs[k];
 	struct scope sc = c->last_sc;
 	uint64_t saved = t->pages_sharing + t->ksm_zero_pages;
 
+	if (c->nprocs > 1)	/* the snapshot is all its processes */
+		f->pages = snaps[k].n;
 	f->pages_shared = t->pages_shared;
 	f->pages_sharing = t->pages_sharing;
 	f->ksm_zero_pages = t->ksm_zero_pages;
@@ -222,25 +354,57 @@ static struct scope last_scope(struct collect *c, const struct timeline_row *t)
 	f->general_profit = t->general_profit;
 	f->saved_percent = ksm_saved_percent(saved, f->pages);
 	sc.f = f;
-	sc.name = c->cfg->inputs[0].name;
+	sc.name = c->nprocs == 1 ? c->cfg->inputs[k].name : series_name(c);
+	sc.input_no = k * c->nprocs;
+	if (c->cut) {
+		if (k + 1 < n)
+			snprintf(c->why, sizeof(c->why), "the replay stopped at a "
+				 "bound in snapshot %zu of %zu: snapshots %zu to %zu "
+				 "were not replayed", k + 1, n, k + 2, n);
+		else
+			snprintf(c->why, sizeof(c->why), "the replay stopped at a "
+				 "bound before the counters settled");
+		sc.status = sc.status == SCOPE_FAILED ? SCOPE_FAILED : SCOPE_PARTIAL;
+		sc.why = c->why;
+	}
 	return sc;
+}
+
+/* Say how late the latest live snapshot was, once, at the end. */
+static void say_late(const struct collect *c)
+{
+	if (c->worst_late > 0.02 && c->worst_late > 0.1 * c->sp->interval)
+		warn("%s: snapshots were taken late, at worst snapshot %zu by %.3g s "
+		     "(due at %.3g s): reading takes longer than --interval; the "
+		     "replay takes each at the time it was read",
+		     c->cfg->inputs[0].name, c->worst_snap + 1, c->worst_late,
+		     c->at[c->worst_snap] - c->worst_late);
 }
 
 /* Replay ksmd over the snapshots and hand the result to the series sinks. */
 static void collect_finish(struct collect *c)
 {
-	size_t n, ns = c->cfg->ninputs;
+	size_t n, ns = c->nsnaps;
 	uint64_t *addr = union_addresses(c, &n);
 	struct snapshot *snaps = xcalloc(ns, sizeof(*snaps));
 	uint32_t *count = xcalloc(c->nsum + 1, sizeof(*count));
 	struct volatility_row *vol = xcalloc(ns, sizeof(*vol));
 	struct replay_params rp = replay_params(c);
 	struct series sr = { n, addr, ns, snaps, c->sum, c->head, c->zero_id,
-			     c->zero_sum, content_bytes, c->ix };
+			     c->zero_sum, content_bytes, c->ix,
+			     c->cfg->inputs[0].path ? NULL : c->at };
+	const char *name = series_name(c);
 	struct timeline_row *rows;
 	size_t nrows;
 	int cut;
 
+	say_late(c);
+	rp.nlate = pacer_stop(&c->pacer);
+	rp.late = rp.nlate ? c->pacer.late : NULL;
+	if (!c->cfg->inputs[0].path && rp.policy == POLICY_ADVISOR)
+		rp.ksmd_cpu_seconds = ksmd_cpu_seconds();
+	for (size_t s = ns; s-- > 0;)
+		c->at[s] -= c->at[0];	/* from the first snapshot on */
 	for (size_t s = 0; s < ns; s++)
 		snaps[s] = snap_sparse(&c->snaps[s], addr);
 	for (size_t s = 1; s < ns; s++) {
@@ -249,12 +413,14 @@ static void collect_finish(struct collect *c)
 		vol[s - 1].to = s + 1;
 	}
 	nrows = replay_run(&sr, &rp, &rows, &cut);
+	c->cut = cut;
 	if (cut)
-		warn("%s: the replay stopped after %zu full scans (%.0f s), before "
-		     "the series' end: give --scans, or more --pages-to-scan or "
-		     "--sleep-ms", c->cfg->inputs[0].name, nrows,
-		     rows[nrows - 1].seconds);
-	struct scope sc = last_scope(c, &rows[nrows - 1]);
+		error("%s: the replay stopped after %zu full scans (%.0f s, in "
+		      "snapshot %zu of %zu), before the series' end: give --scans, "
+		      "or more --pages-to-scan or --sleep-ms", name, nrows,
+		      rows[nrows - 1].seconds, rows[nrows - 1].snapshot + 1, ns);
+	struct scope sc = last_scope(c, &rows[nrows - 1], snaps);
+
 	struct series_result res = { sc.name, &sc, rows, nrows, vol, ns - 1, ns,
 				     seconds_to_90(rows, nrows), &rp };
 
@@ -279,7 +445,7 @@ static void collect_scope(struct sink *sk, const struct scope *sc)
 	if (!sc->all) {
 		c->hash_seconds += sc->f->seconds[KSM_CHECKSUM];
 		c->hashed += sc->f->hashed_pages;
-		c->last = *sc->f;
+		c->figs[sc->input_no / c->nprocs] = *sc->f;
 		c->last_sc = *sc;
 		c->ix = sc->ix;
 	}
@@ -293,33 +459,37 @@ static void collect_scope(struct sink *sk, const struct scope *sc)
 
 static void collect_free(struct collect *c)
 {
-	for (size_t s = 0; s < c->cfg->ninputs; s++)
+	for (size_t s = 0; s < c->nsnaps; s++)
 		free(c->snaps[s].p);
 	free(c->snaps);
+	free(c->figs);
+	free(c->at);
 	free(c->sum);
 	free(c->head);
 	free(c->to);
 }
 
 /*
- * before_input(): a live snapshot waits for its time; the first that comes
- * late (the reads before it took longer than the interval) is said to be,
- * once, since the replay takes every snapshot at its time.
+ * before_input(): a live snapshot waits for its time, and the time its
+ * reading begins is the time the replay takes it at (its processes are read
+ * one after the other); the latest is said at the end.
  */
 static void wait_turn(void *arg, size_t k)
 {
 	struct collect *c = arg;
 	const struct input *in = &c->cfg->inputs[k];
-	double late;
+	size_t snap = k / c->nprocs;
+	double due = in->at, late;
 
-	if (in->at <= 0)
-		return;
-	sleep_until(c->t0 + in->at);
-	late = now_seconds() - (c->t0 + in->at);
-	if (late > 0.02 && late > 0.1 * in->at && !c->late_said++)
-		warn("%s: the snapshot due at %.3g s was taken %.3g s late: reading "
-		     "takes longer than --interval (the replay takes each snapshot "
-		     "at its time)", in->name, in->at, late);
+	if (k % c->nprocs || in->path)
+		return;		/* not live, or a snapshot's later process */
+	sleep_until(c->t0 + due);
+	late = now_seconds() - (c->t0 + due);
+	c->at[snap] = due + late;
+	if (late > c->worst_late) {
+		c->worst_late = late;
+		c->worst_snap = snap;
+	}
 }
 
 /* Every page, in scan order; the index's bytes stay readable for the replay. */
@@ -328,12 +498,56 @@ static const struct sink_ops collect_ops = {
 	.page = collect_page, .scope = collect_scope,
 };
 
+/* The pages an input will have, as far as can be known before reading it:
+ * a file's size, a process's resident pages. */
+static uint64_t expected_pages(const struct input *in)
+{
+	struct stat st;
+
+	if (!in->path)
+		return proc_resident_pages(in->pid);
+	if (strcmp(in->path, "-") == 0 || stat(in->path, &st) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return 0;
+	return (uint64_t)st.st_size / PAGE_BYTES;
+}
+
+/* The most pages a series may collect: those that fit in the memory
+ * available, and fewer than 2^32 (addresses are 32-bit indexes). */
+static uint64_t series_budget(void)
+{
+	uint64_t budget = mem_available() / SERIES_PAGE_BYTES;
+
+	return budget > UINT32_MAX - 1 ? UINT32_MAX - 1 : budget;
+}
+
+int series_fits(const struct scan_config *cfg)
+{
+	uint64_t want = 0, budget = series_budget();
+
+	for (size_t k = 0; k < cfg->ninputs; k++)
+		want += expected_pages(&cfg->inputs[k]);
+	if (want <= budget)
+		return 0;
+	error("the series would need about %llu MiB for %zu snapshots of %llu "
+	      "pages in all (%d bytes a page), more than the %llu MiB available: "
+	      "take fewer snapshots (--count) or give --range",
+	      (unsigned long long)(want * SERIES_PAGE_BYTES >> 20), cfg->ninputs,
+	      (unsigned long long)want, SERIES_PAGE_BYTES,
+	      (unsigned long long)(mem_available() >> 20));
+	return -1;
+}
+
 int series_run(const struct scan_config *cfg, const struct series_params *sp)
 {
+	size_t nprocs = sp->nprocs ? sp->nprocs : 1;
+	size_t nsnaps = cfg->ninputs / nprocs;
 	struct collect c = {
 		.sink.ops = &collect_ops, .cfg = cfg, .sp = sp, .zero_id = NO_ID,
-		.t0 = now_seconds(),
-		.snaps = xcalloc(cfg->ninputs ? cfg->ninputs : 1, sizeof(*c.snaps)),
+		.t0 = now_seconds(), .nprocs = nprocs, .nsnaps = nsnaps,
+		.snaps = xcalloc(nsnaps ? nsnaps : 1, sizeof(*c.snaps)),
+		.at = xcalloc(nsnaps ? nsnaps : 1, sizeof(*c.at)),
+		.figs = xcalloc(nsnaps ? nsnaps : 1, sizeof(*c.figs)),
 		.to = xcalloc(cfg->nsinks + 1, sizeof(*c.to)),
 	};
 	struct sink **sinks = xcalloc(cfg->nsinks + 1, sizeof(*sinks));
@@ -353,7 +567,11 @@ int series_run(const struct scan_config *cfg, const struct series_params *sp)
 	sub.sinks = sinks;
 	sub.before_input = wait_turn;
 	sub.arg = &c;
-	status = scan_run(&sub);
+	if (cfg->ninputs && !cfg->inputs[0].path)
+		pacer_start(&c.pacer, sp, &cfg->ksm);
+	c.budget = series_budget();
+	status = scan_run(&sub) | c.cut;
+	pacer_stop(&c.pacer);	/* if the replay did not run */
 	collect_free(&c);
 	free(sinks);
 	return status;

@@ -20,7 +20,21 @@
 struct series_params {
 	double interval;		/* seconds between snapshots */
 	uint64_t scans;			/* --scans, 0 for the default rule */
+	size_t nprocs;			/* inputs per snapshot (several processes,
+					 * in the order ksmd scans them), 0 or 1
+					 * for one */
+	unsigned hz;			/* the kernel's HZ, 0: wake every sleep_ms */
+	double page_seconds;		/* ksmd's time per page visited */
+	double write_rate;		/* unseen writes: share of pages per second */
+	enum policy policy;		/* who sets pages_to_scan */
+	struct advisor_params advisor;	/* the scan-time advisor's knobs */
 };
+
+/* Several processes make one memory: process k's addresses are offset by k
+ * << SERIES_PROC_SHIFT (user addresses are below 2^57), at most
+ * SERIES_PROCS_MAX of them. */
+#define SERIES_PROC_SHIFT 57
+#define SERIES_PROCS_MAX 64
 
 /* How one snapshot differs from the one before it. */
 struct volatility_row {
@@ -35,8 +49,9 @@ struct volatility_row {
 
 /* A replayed series, for the sinks' series() hooks. */
 struct series_result {
-	const char *name;		/* the series' name: its first snapshot's */
-	const struct scope *last;	/* the last snapshot, its KSM figures those
+	const char *name;		/* the series' name: that of the snapshot
+					 * whose figures its row carries */
+	const struct scope *last;	/* the row's snapshot, its KSM figures those
 					 * at the last full scan of the replay */
 	const struct timeline_row *rows;	/* one per full scan */
 	size_t nrows;
@@ -58,5 +73,17 @@ struct series_result {
  * Return: the exit status, as scan_run().
  */
 int series_run(const struct scan_config *cfg, const struct series_params *sp);
+
+/**
+ * series_fits() - whether a series of these inputs fits in the memory the
+ * machine has available, as far as their sizes say before they are read
+ * (files: their size; processes: their resident pages); if not, says so
+ * with the estimate and what lowers it. A series that grows past it while
+ * it is read (a small file that decompresses to much more) stops then.
+ * @cfg: the run's settings
+ *
+ * Return: 0, or -1 (said).
+ */
+int series_fits(const struct scan_config *cfg);
 
 #endif

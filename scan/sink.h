@@ -81,8 +81,13 @@ struct scope {
 					 * "group:NAME", all is 1, and only f
 					 * holds its figures (the index counts
 					 * no group) */
-	const struct proc_stats *proc;	/* a live process's KSM state now, or
-					 * NULL (files, "*", groups) */
+	uint64_t shared_bytes;		/* a group: what it saves only together
+					 * with the other inputs: the saving of
+					 * all, less its own and theirs */
+	const struct proc_stats *proc;	/* a live process's KSM state now;
+					 * a group's: its processes' summed;
+					 * NULL for files, "*" and groups of
+					 * no live process */
 };
 
 struct sink;
@@ -117,6 +122,10 @@ struct sink_ops {
 /* A sink: a report's state begins with one (container_of style). */
 struct sink {
 	const struct sink_ops *ops;
+	/* Set by page() to stop the run: what would go wrong if it went on
+	 * (a bound of the sink's own memory). The engine reports it at the
+	 * page it came at, reads no further, and the run's status is 1. */
+	const char *stop;
 };
 
 #endif

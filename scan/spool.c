@@ -4,17 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "../util/util.h"
 #include "spool.h"
-
-/* The spool leaves at least this much of its file system free... */
-#define FREE_MIN_BYTES (UINT64_C(1) << 30)
-/* ...or this fraction of it, whichever is smaller. */
-#define FREE_MIN_PERCENT 5
 
 void spool_init(struct spool *s)
 {
@@ -57,31 +51,12 @@ static int spool_fail(struct spool *s, const char *what, int err)
 	return -1;
 }
 
-/*
- * Whether @len more bytes leave enough of the file system for everybody else:
- * a stream without end must not fill the disk.
- */
-static int room_for(struct spool *s, size_t len)
-{
-	struct statvfs v;
-	uint64_t size, avail, keep;
-
-	if (fstatvfs(s->fd, &v) < 0 || !v.f_blocks)
-		return 1;	/* unknown: the writes will tell */
-	size = (uint64_t)v.f_blocks * v.f_frsize;
-	avail = (uint64_t)v.f_bavail * v.f_frsize;
-	keep = size / 100 * FREE_MIN_PERCENT;
-	if (keep > FREE_MIN_BYTES)
-		keep = FREE_MIN_BYTES;
-	return avail >= keep + len;
-}
-
 int spool_flush(struct spool *s)
 {
 	size_t done = 0;	/* bytes written */
 	size_t len = s->npend * PAGE_BYTES;
 
-	if (len && !room_for(s, len))
+	if (len && !tmp_room_for(s->fd, len))
 		return spool_fail(s, "would leave its file system less than 5% "
 				  "or 1 GiB free", 0);
 	/* One system call for the lot, then whatever it left. */

@@ -201,6 +201,20 @@ def hexdigest(algo, page):
     return "%0*x" % (BITS[algo] // 4, ORACLE[algo](page))
 
 
+def elf_pages(elf):
+    """{file offset: page} of the PT_LOAD data of an ELF64 core (whole pages)."""
+    phoff, = struct.unpack_from("<Q", elf, 32)
+    phentsize, phnum = struct.unpack_from("<HH", elf, 54)
+    out = {}
+    for i in range(phnum):
+        (ptype, _, off, _, _, filesz, _, _) = struct.unpack_from(
+            "<IIQQQQQQ", elf, phoff + i * phentsize)
+        if ptype == 1:
+            for k in range(0, filesz - filesz % PAGE, PAGE):
+                out[off + k] = elf[off + k:off + k + PAGE]
+    return out
+
+
 def ksm_group(c, m):
     """(pages_shared, pages_sharing) of c identical pages at max_page_sharing m:
     the KSM model's ceil(c/m) and c - ceil(c/m), except that, as measured on
@@ -377,3 +391,18 @@ def run_suite(prefix):
         shutil.rmtree(STATE["tmp"], ignore_errors=True)
     print(closing_line(STATE["passed"], STATE["failed"], STATE["skipped"]))
     return 1 if STATE["failed"] else 0
+
+
+def ram_stream(records, blocks=((b"pc.ram", 1 << 20),)):
+    """A minimal QEMU migration stream written from the format (QEMU's
+    migration/ram.c and savevm.c): header, RAM START with the block list,
+    one PART with @records, RAM END, then a device."""
+    be = lambda n, v: v.to_bytes(n, "big")  # noqa: E731
+    total = sum(l for _, l in blocks)
+    out = b"QEVM" + be(4, 3) + b"\x07" + be(4, 4) + b"pc-x"
+    out += b"\x01" + be(4, 2) + b"\x03ram" + be(4, 0) + be(4, 4) + be(8, total | 4)
+    for n, l in blocks:
+        out += bytes([len(n)]) + n + be(8, l)
+    out += be(8, 0x10) + b"\x7e" + be(4, 2) + b"\x02" + be(4, 2) + records + be(8, 0x10)
+    out += b"\x7e" + be(4, 2) + b"\x03" + be(4, 2) + be(8, 0x10) + b"\x7e" + be(4, 2)
+    return out + b"\x04" + be(4, 3) + b"\x05timer" + be(4, 0) + be(4, 2) + bytes(40)

@@ -17,7 +17,7 @@ read through QEMU's ELF dump; never from an earlier run of ksmscan.
 import bz2, io, lzma, os, random, shutil, struct, subprocess, sys, tarfile, zipfile, zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import (KSMSCAN, PAGE, SUMMARY_COLS, ZERO, check, eq, fixture,  # noqa: E402
+from ksmtest import (KSMSCAN, PAGE, SUMMARY_COLS, ZERO, check, eq, fixture, ram_stream,  # noqa: E402
                      parse_csv, run_suite, skip, test, tmp)
 import xxhash  # noqa: E402
 import zstandard  # noqa: E402
@@ -404,20 +404,6 @@ def qemu_truncated():
             lines = err_lines(r)
             check(r and r.returncode == 1 and len(lines) == 1 and "truncated" in lines[0]
                   and ", at offset " in lines[0], what + ": one error line", repr(lines))
-
-
-def ram_stream(records, blocks=((b"pc.ram", 1 << 20),)):
-    """A minimal migration stream written from the format: header, RAM START
-    with the block list, one PART with @records, RAM END, then a device."""
-    be = lambda n, v: v.to_bytes(n, "big")  # noqa: E731
-    total = sum(l for _, l in blocks)
-    out = b"QEVM" + be(4, 3) + b"\x07" + be(4, 4) + b"pc-x"
-    out += b"\x01" + be(4, 2) + b"\x03ram" + be(4, 0) + be(4, 4) + be(8, total | 4)
-    for n, l in blocks:
-        out += bytes([len(n)]) + n + be(8, l)
-    out += be(8, 0x10) + b"\x7e" + be(4, 2) + b"\x02" + be(4, 2) + records + be(8, 0x10)
-    out += b"\x7e" + be(4, 2) + b"\x03" + be(4, 2) + be(8, 0x10) + b"\x7e" + be(4, 2)
-    return out + b"\x04" + be(4, 3) + b"\x05timer" + be(4, 0) + be(4, 2) + bytes(40)
 
 
 @test("qemu")

@@ -14,8 +14,21 @@ asked of dpkg-query by the test itself.
 
 As root the test runs the script as `nobody` (setpriv); otherwise as the
 user running the tests.
+
+Then the package list itself: every Python module that fleet/, tests/ and
+bench/*.py import (read with the ast module; the standard library is
+exempt) must come from a Debian package (`dpkg -S` of the module's file)
+that the script lists, or that a listed package needs (Depends or
+Pre-Depends, followed through; Recommends are not installed, since the
+script passes --no-install-recommends). The same check is run on the list
+without python3-pandas, where it must name pandas: the check can fail on a
+machine that has every package installed.
 """
+import ast
+import glob
+import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -139,6 +152,109 @@ def nothing_missing_is_silent():
     r, calls = scenario("none", {"sudo": False, "apt-get": False}, present())
     eq((r.returncode, r.stdout, r.stderr), (0, "", ""), "all installed: exit 0, silent")
     eq(calls, [], "all installed: nothing run")
+
+
+# --- the package list covers what the code imports ----------------------------
+
+def script_packages(path=os.path.join(ROOT, "scripts", "install-deps")):
+    """The packages of install-deps' BUILD and TESTS lists."""
+    with open(path) as f:
+        text = f.read().replace("\\\n", " ")
+    pkgs = []
+    for name in ("BUILD", "TESTS"):
+        m = re.search(r'^%s="([^"]*)"' % name, text, re.M)
+        check(m is not None, "install-deps has a %s list" % name)
+        pkgs += m.group(1).split() if m else []
+    return pkgs
+
+
+def code_files():
+    files = glob.glob(os.path.join(ROOT, "fleet", "*.py")) + [
+        os.path.join(ROOT, "fleet", "ksmfleet")]
+    return files + glob.glob(os.path.join(ROOT, "tests", "*.py")) + glob.glob(
+        os.path.join(ROOT, "bench", "*.py"))
+
+
+def imported_modules(files):
+    """Top-level names of the modules the files import, but the standard
+    library's and the project's own (a file of fleet/, tests/ or bench/)."""
+    own = {os.path.splitext(os.path.basename(f))[0] for f in code_files()
+           + glob.glob(os.path.join(ROOT, "tests", "**", "*.py"), recursive=True)}
+    mods = {}
+    for path in files:
+        with open(path) as f:
+            tree = ast.parse(f.read(), path)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module]
+            else:
+                continue
+            for n in names:
+                top = n.split(".")[0]
+                if top not in sys.stdlib_module_names and top not in own:
+                    mods.setdefault(top, path)
+    return mods
+
+
+def module_package(mod):
+    """The Debian package whose file is the module, or None."""
+    spec = importlib.util.find_spec(mod)
+    if spec is None or not spec.origin:
+        return None
+    path = os.path.realpath(spec.origin)
+    r = subprocess.run(["dpkg", "-S", path], capture_output=True, text=True)
+    if r.returncode:
+        return None
+    return r.stdout.split(":")[0].strip()
+
+
+def hard_closure(pkgs):
+    """The packages and every package they need (Depends, Pre-Depends), as
+    installed here; an alternative (a | b) guarantees neither."""
+    seen, todo = set(), list(pkgs)
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        r = subprocess.run(["dpkg-query", "-W", "-f=${Depends}, ${Pre-Depends}", p],
+                           capture_output=True, text=True)
+        for dep in r.stdout.split(","):
+            dep = dep.strip()
+            if dep and "|" not in dep:
+                todo.append(re.split(r"[ :(]", dep)[0])
+    return seen
+
+
+def uncovered(pkgs, mods):
+    """{module: its package} for the modules no listed package brings."""
+    have = hard_closure(pkgs)
+    out = {}
+    for mod in mods:
+        pkg = module_package(mod)
+        if pkg not in have:
+            out[mod] = pkg
+    return out
+
+
+@test("install-deps")
+def imports_are_installed():
+    if not shutil.which("dpkg") or not shutil.which("dpkg-query"):
+        raise Skip("dpkg missing (not Debian)")
+    mods = imported_modules(code_files())
+    for must in ("dask", "distributed", "numpy", "pandas", "xxhash", "zstandard"):
+        check(must in mods, "the ast scan finds the import of %s" % must, sorted(mods))
+    pkgs = script_packages()
+    eq(uncovered(pkgs, mods), {}, "every imported module's package is listed or needed by one")
+    # The check fails when a package is left out, although it is installed here.
+    without = [p for p in pkgs if p != "python3-pandas"]
+    eq(uncovered(without, mods), {"pandas": "python3-pandas"},
+       "without python3-pandas in the list: pandas is named")
+    env_list = os.environ.get("KSMSCAN_DEPS_PACKAGES")
+    if env_list:   # a list of the caller's, checked as the script's would be
+        eq(uncovered(env_list.split(), mods), {}, "KSMSCAN_DEPS_PACKAGES covers the imports")
 
 
 def main():

@@ -8,6 +8,7 @@ own #include lines (no compiler involved, so this cannot agree with itself):
 - no two headers or sources include each other in a cycle;
 - every quoted include names a file that exists;
 - no comment or document in the repository cites a file it does not hold
+  (nor a docs/ page that does not exist)
   (the project's contract lives outside it; docs/ says everything itself;
   the optional large fixture may be looked for beside the clone, no more).
 
@@ -108,7 +109,7 @@ def test_no_outside_citations():
     if not tracked:
         check(True, "no git checkout: citations not checked")
         return
-    bad = []
+    bad, missing = [], set()
     for path in tracked:
         if path.startswith("tests/fixtures/") or path.startswith("tests/corpus/") \
                 or path == os.path.relpath(__file__, top):
@@ -121,8 +122,12 @@ def test_no_outside_citations():
         for n, line in enumerate(text.splitlines(), 1):
             if re.search(r"\bSPEC\b|SPEC\.md|DESIGN\.md", line):
                 bad.append("%s:%d" % (path, n))
+            for doc in re.findall(r"\bdocs/[a-z0-9-]+\.md", line):
+                if not os.path.exists(os.path.join(top, doc)):
+                    missing.add("%s:%d %s" % (path, n, doc))
     check(not bad, "no file cites the outside contract (SPEC, DESIGN)",
           ", ".join(bad[:12]) + (" (+%d more)" % (len(bad) - 12) if len(bad) > 12 else ""))
+    check(not missing, "every docs/ page a file cites exists", ", ".join(sorted(missing)[:12]))
 
 
 def main():

@@ -147,8 +147,12 @@ def endless_stream_keeps_disk_free():
         size = st.f_blocks * st.f_frsize
         keep = min(size * 5 // 100, 1 << 30)
         least = [size]
-        p = subprocess.Popen(KSMSCAN + ["--csv", "/dev/urandom"], stdout=subprocess.PIPE,
+        # A character device is read only as standard input (a named one is
+        # refused: test_hardening.py).
+        urandom = open("/dev/urandom", "rb")
+        p = subprocess.Popen(KSMSCAN + ["--csv", "-"], stdin=urandom, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env=dict(os.environ, TMPDIR=d))
+        urandom.close()
         out = []
         reader = threading.Thread(target=lambda: out.append(p.communicate(timeout=TIMEOUT)))
         reader.start()

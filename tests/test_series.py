@@ -23,21 +23,22 @@ import json
 import os
 import random
 import re
-import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import (PAGE, ZERO, as_int, check, eq, fixture, ksm_group,  # noqa: E402
-                     parse_csv, run, run_suite, test, tmp)
+from ksmtest import (PAGE, ZERO, as_int, check, elf_pages, eq, fixture,  # noqa: E402
+                     ksm_group, parse_csv, run, run_suite, test, tmp)
 import xxhash  # noqa: E402
 import zstandard  # noqa: E402
 
 TIMELINE = ["input", "scan", "seconds", "pages_shared", "pages_sharing",
             "pages_unshared", "pages_volatile", "pages_skipped", "ksm_zero_pages",
-            "general_profit", "ksmd_cpu_percent"]
+            "general_profit", "ksmd_cpu_percent", "cow_ksm", "pages_scanned",
+            "pages_skipped_scan"]
 VOLATILITY = ["input", "from", "to", "pages", "unchanged_pages", "changed_pages",
               "new_pages", "gone_pages", "merges_broken"]
 COUNTERS = TIMELINE[3:10]
+PER_SCAN = TIMELINE[11:]
 
 
 def csv_rows(args, what, cols):
@@ -71,8 +72,28 @@ def skipped_at(scan):
     return False
 
 
-def static_oracle(pages, m, z, smart, pts, sleep_ms, scans):
-    """The timeline of unchanging memory, scan by scan ({column: value})."""
+def wake_period(sleep_ms, hz, batch_seconds=0.0):
+    """Seconds from one wake-up of ksmd to the next, by the kernel's rules:
+    schedule_timeout(msecs_to_jiffies(sleep)) armed in the jiffy the batch
+    ended in, on the timer wheel, whose level for a timeout of n jiffies has
+    a granularity of 8**level (level 0 below 63 jiffies, level 1 below 504,
+    ...) and fires at the first bucket after the expiry; the wake-up itself
+    comes at a bucket. hz 0: sleep_ms exactly."""
+    if not hz:
+        return sleep_ms / 1000.0
+    n = -(-sleep_ms * hz // 1000)
+    level = 0
+    while n >= 63 * 8 ** level:
+        level += 1
+    gran = 8 ** level
+    ended = int(batch_seconds * hz)
+    return ((ended + n) // gran + 1) * gran / hz
+
+
+def static_oracle(pages, m, z, smart, pts, sleep_ms, scans, hz=250, cost=0.0):
+    """The timeline of unchanging memory, scan by scan ({column: value}), at
+    HZ hz with ksmd's time per page visited cost (with cost, every batch but
+    the one a scan ends in is pts pages)."""
     counts = collections.Counter(pages)
     shared = sharing = never = 0
     for content, c in counts.items():
@@ -82,13 +103,18 @@ def static_oracle(pages, m, z, smart, pts, sleep_ms, scans):
         shared, sharing = shared + a, sharing + b
         never += c - a - b            # unshared in the end: singles, leftovers
     zero = counts[ZERO] if z else 0
-    n, rows, batch, skipped = len(pages), [], 0, 0
+    n, rows, batch, skipped, now, left = len(pages), [], 0, 0, 0.0, pts
     for s in range(1, scans + 1):
         present = n if s <= 2 else n - zero
         skip = smart and s >= 2 and skipped_at(s)
         skipped += never if skip else 0
         visits = present - (never if skip else 0)
         end = batch + visits // pts           # the end is found in this wake-up
+        for v in range(visits):               # ksmd's time: batch by batch
+            if not left:
+                now += wake_period(sleep_ms, hz, pts * cost)
+                left = pts
+            left -= 1
         if s == 1:
             row = dict(zip(COUNTERS, (0, 0, 0, n, 0, 0, -64 * n)))
         else:
@@ -99,9 +125,16 @@ def static_oracle(pages, m, z, smart, pts, sleep_ms, scans):
                    "pages_volatile": rmap - shared - sharing - unshared,
                    "pages_skipped": skipped, "ksm_zero_pages": zero,
                    "general_profit": (sharing + zero) * PAGE - 64 * rmap}
-        row.update(scan=s, seconds=round(end * sleep_ms / 1000.0, 3))
+        if not left:                          # the end is found by the next call
+            now += wake_period(sleep_ms, hz, pts * cost)
+            left = pts
+        assert cost or abs(now - end * wake_period(sleep_ms, hz)) < 1e-9
+        row.update(scan=s, seconds=round(now, 3), cow_ksm=0, pages_scanned=visits,
+                   pages_skipped_scan=never if skip else 0)
         rows.append(row)
         batch = end + 1                       # and the batch ends there
+        now += wake_period(sleep_ms, hz, (pts - left) * cost)
+        left = pts
     return rows
 
 
@@ -137,17 +170,161 @@ def static_memory():
         for z in (0, 1):
             for pts in (7, len(pages), 1000):
                 args = ["--series", snap, "-r", "timeline", "-m", "4",
-                        "--pages-to-scan=%d" % pts, "--sleep-ms=30",
-                        "--smart-scan=%d" % smart, "--scans=16"] + (["-z"] if z else [])
+                        "--pages-to-scan=%d" % pts, "--sleep-ms=30", "--hz=250",
+                        "--page-cost=0", "--smart-scan=%d" % smart,
+                        "--scans=16"] + (["-z"] if z else [])
                 what = "smart_scan=%d -z=%d pages_to_scan=%d" % (smart, z, pts)
                 rows = csv_rows(args, what, TIMELINE)
                 exp = static_oracle(pages, 4, z, smart, pts, 30, 16)
                 if rows is None or not eq(len(rows), 16, what + ": 16 scans"):
                     continue
                 for r, e in zip(rows, exp):
-                    got = ints(r, COUNTERS + ["scan"])
+                    got = ints(r, COUNTERS + PER_SCAN + ["scan"])
                     got["seconds"] = float(r["seconds"])
                     eq(got, e, "%s: scan %d" % (what, e["scan"]))
+
+
+@test("pace")
+def pace():
+    """ksmd's pace: wake-ups on jiffies (the timer wheel), plus the batch's
+    cost (--page-cost), scan by scan against this file's wake_period()."""
+    rng = random.Random(21)
+    pages = static_pages(rng)
+    snap = tmp("pace.raw")
+    write_raw(snap, pages)
+    for pts, cost in ((1000, 0.002), (7, 0.001), (len(pages), 0.0003)):
+        what = "pages_to_scan=%d --page-cost=%gs" % (pts, cost)
+        rows = csv_rows(["--series", snap, "-r", "timeline", "-m", "4", "--hz=250",
+                         "--pages-to-scan=%d" % pts, "--sleep-ms=20",
+                         "--page-cost=%gs" % cost, "--scans=12"], what, TIMELINE)
+        exp = static_oracle(pages, 4, 0, 1, pts, 20, 12, 250, cost)
+        if rows and eq(len(rows), 12, what + ": 12 scans"):
+            eq([float(r["seconds"]) for r in rows], [e["seconds"] for e in exp],
+               what + ": the seconds of each full scan")
+    # One batch per full scan: scan 2 ends one wake-up after scan 1.
+    for sleep_ms, hz, period in ((20, 250, 0.024), (10, 250, 0.016), (1, 250, 0.008),
+                                 (100, 250, 0.104), (250, 250, 0.256),
+                                 (1000, 250, 1.024), (20, 1000, 0.021),
+                                 (100, 1000, 0.104), (20, 100, 0.03), (20, 0, 0.02)):
+        assert abs(wake_period(sleep_ms, hz) - period) < 1e-9   # the rules, by hand
+        rows = csv_rows(["--series", snap, "-r", "timeline", "--hz=%d" % hz,
+                         "--sleep-ms=%d" % sleep_ms, "--page-cost=0",
+                         "--pages-to-scan=1000", "--scans=3"], "pace", TIMELINE)
+        if rows:
+            eq(float(rows[1]["seconds"]), period, "--sleep-ms=%d at HZ=%d: ksmd wakes "
+               "every %g ms" % (sleep_ms, hz, period * 1000))
+
+
+@test("pace")
+def cow_breaks():
+    """cow_ksm: the pages of a second snapshot written while they mapped KSM
+    pages, in the full scan they were written in; --write-rate writes that
+    share of the pages a second with their own bytes, each a cow_ksm while
+    the page is merged, and the pages merge again."""
+    rng = random.Random(22)
+    pairs = [rng.randbytes(PAGE) for _ in range(10)]
+    first = [p for p in pairs for _ in range(2)] + [rng.randbytes(PAGE) for _ in range(10)]
+    second = list(first)
+    written = [0, 3, 9]                     # three pages of pairs
+    for i in written:
+        second[i] = rng.randbytes(PAGE)
+    a, b = tmp("cow-a.raw"), tmp("cow-b.raw")
+    write_raw(a, first)
+    write_raw(b, second)
+    rows = csv_rows(["--series", a, b, "-r", "timeline", "--hz=250", "--sleep-ms=20",
+                     "--page-cost=0", "--pages-to-scan=1000", "--interval=0.1s",
+                     "--scans=10"], "cow", TIMELINE)
+    if rows:
+        at = next(i for i, r in enumerate(rows) if float(r["seconds"]) >= 0.1)
+        eq([as_int(r["cow_ksm"]) for r in rows],
+           [len(written) if i == at else 0 for i in range(len(rows))],
+           "cow_ksm: the written pages that were merged, in the scan they were "
+           "written in")
+    n = 2000
+    dup = [rng.randbytes(PAGE) for _ in range(n // 2)]
+    snap = tmp("cow-rate.raw")
+    write_raw(snap, [p for p in dup for _ in range(2)])
+    for rate in ("0", "1%", "0.05"):
+        rows = csv_rows(["--series", snap, "-r", "timeline", "--hz=250",
+                         "--sleep-ms=20", "--page-cost=0", "--pages-to-scan=%d" % n,
+                         "--write-rate=%s" % rate, "--scans=200"], "rate", TIMELINE)
+        if not rows:
+            continue
+        share = float(rate.rstrip("%")) / (100 if rate.endswith("%") else 1)
+        # from the end of scan 2 (all merged) on, every page maps a KSM page
+        # but the few written since their last visit
+        span = float(rows[-1]["seconds"]) - float(rows[1]["seconds"])
+        cows = sum(as_int(r["cow_ksm"]) for r in rows[2:])
+        want = share * n * span
+        check(abs(cows - want) <= 0.05 * want + 2,
+              "--write-rate=%s: cow_ksm %d over %.2f s, about %.0f" % (rate, cows, span, want))
+        # One wake-up a full scan: the writes come before it, which merges
+        # them again (their bytes are as they were), but for a pair whose
+        # two pages were both written (its KSM page freed) in a scan that
+        # visits them in the unstable tree's order only.
+        got = as_int(rows[-1]["pages_sharing"])
+        check(n // 2 - max(1, share * n * 0.024) <= got <= n // 2,
+              "--write-rate=%s: written pages merge again at their next visit" % rate,
+              got)
+
+
+def advisor_oracle(rows, cost, target, max_cpu=70, min_pages=500, max_pages=30000,
+                   period=0.024):
+    """pages_to_scan after each full scan under the kernel's scan-time
+    advisor (mm/ksm.c's scan_time_advisor(), unsigned integer arithmetic),
+    from the replay's scan times and pages visited: a scan starts one wake-up
+    (period) after the one before ended, and ksmd's CPU is cost per page
+    visited."""
+    pts, change, last_time, cpu_prev, visits, out = min_pages, 0, 0, 0.0, 0, []
+    for k, r in enumerate(rows):
+        start = 0.0 if k == 0 else float(rows[k - 1]["seconds"]) + period
+        scan_time = int(round((float(r["seconds"]) - start) * 1000)) // 1000 or 1
+        visits += as_int(r["pages_scanned"])
+        cpu = visits * cost
+        cpu_ms = int((cpu - cpu_prev) * 1e9) // 1000 // 1000
+        cpu_percent = cpu_ms * 100 // (scan_time * 1000) or 1
+        last = last_time or scan_time
+        factor = target * 100 // scan_time or 1
+        change = (70 * change + 30 * (scan_time * 100 // last or 1)) // 100
+        pages = pts * 100 // factor * change // 100
+        per_page = pts // cpu_percent or 1
+        pages = min(max(min(pages, per_page * max_cpu), per_page * 10), max_pages)
+        last_time, cpu_prev, pts = scan_time, cpu, pages
+        out.append(pts)
+    return out
+
+
+@test("policy")
+def advisor():
+    """--policy=advisor: pages_to_scan after each full scan is the kernel's
+    scan-time advisor's, computed here from the replay's own scan times and
+    pages visited; the first scan runs at advisor_min_pages_to_scan."""
+    guest = fixture("guest-b.elf.zst")
+    for target, cost, extra in ((3, 0.25e-6, []), (200, 2e-6, []),
+                                (2, 1e-6, ["--advisor-max-cpu=20",
+                                           "--advisor-min-pages-to-scan=300",
+                                           "--advisor-max-pages-to-scan=5000"])):
+        what = "advisor target %ds, %g us a page %s" % (target, cost * 1e6, " ".join(extra))
+        r = run(["--series", guest, "--csv", "-r", "timeline", "--policy=advisor",
+                 "--hz=250", "--sleep-ms=20", "--page-cost=%gus" % (cost * 1e6),
+                 "--advisor-target-scan-time=%ds" % target, "--scans=12"] + extra)
+        cols = TIMELINE[:11] + ["pages_to_scan"] + TIMELINE[11:]
+        rows = parse_csv(r, what, cols) if r.rc == 0 else None
+        if not check(rows, what + ": exit 0 and the columns", r.brief()):
+            continue
+        opts = dict(a.lstrip("-").split("=") for a in extra)
+        exp = advisor_oracle(rows, cost, target,
+                             int(opts.get("advisor-max-cpu", 70)),
+                             int(opts.get("advisor-min-pages-to-scan", 500)),
+                             int(opts.get("advisor-max-pages-to-scan", 30000)))
+        eq([as_int(x["pages_to_scan"]) for x in rows], exp,
+           what + ": pages_to_scan after each full scan")
+        first = int(opts.get("advisor-min-pages-to-scan", 500))
+        eq(float(rows[0]["seconds"]), 0.024 * (-(-36896 // first) - 1),
+           what + ": the first full scan at advisor_min_pages_to_scan a wake-up")
+    r = run(["--series", guest, "--csv", "-r", "timeline", "--scans=2"])
+    rows = parse_csv(r, "fixed", TIMELINE)
+    check(rows and "pages_to_scan" not in rows[0], "fixed: no pages_to_scan column")
 
 
 @test("static")
@@ -232,7 +409,8 @@ def two_snapshots():
                   "the test changes duplicates, removes and adds pages", repr(exp))
         eq(ints(row, VOLATILITY[3:]), exp, "snapshot %d to %d" % (k, k + 1))
         eq((as_int(row["from"]), as_int(row["to"])), (k, k + 1), "from and to")
-        eq(row["input"], paths[0], "the series is named by its first snapshot")
+        eq(row["input"], paths[-1], "the series is named by the snapshot whose "
+           "figures its summary row carries: the last")
 
 
 @test("volatility")
@@ -259,20 +437,6 @@ def guest_ten_percent():
     rows = csv_rows(["--series", a, b, "-r", "volatility"], "guest +10%", VOLATILITY)
     if rows and eq(len(rows), 1, "guest +10%: one row"):
         eq(ints(rows[0], VOLATILITY[3:]), exp, "guest +10%: the test's count")
-
-
-def elf_pages(elf):
-    """{file offset: page} of the PT_LOAD data of an ELF64 core (whole pages)."""
-    phoff, = struct.unpack_from("<Q", elf, 32)
-    phentsize, phnum = struct.unpack_from("<HH", elf, 54)
-    out = {}
-    for i in range(phnum):
-        (ptype, _, off, _, _, filesz, _, _) = struct.unpack_from(
-            "<IIQQQQQQ", elf, phoff + i * phentsize)
-        if ptype == 1:
-            for k in range(0, filesz - filesz % PAGE, PAGE):
-                out[off + k] = elf[off + k:off + k + PAGE]
-    return out
 
 
 @test("static")
@@ -335,7 +499,18 @@ def usage_errors():
         (["--series", "--scans=0", snap], "--scans"),
         (["--series", "--pages-to-scan=0", snap], "--pages-to-scan"),
         (["--series", "-p", "1"], "--count"),
-        (["-p", "1", "-p", "2", "--count=2"], "--count"),
+        (["--series", "--hz=x", snap], "--hz"),
+        (["--series", "--hz=10001", snap], "--hz"),
+        (["--series", "--page-cost=2", snap], "--page-cost"),
+        (["--series", "--page-cost=3ns", snap], "--page-cost"),
+        (["--series", "--write-rate=2", snap], "--write-rate"),
+        (["--series", "--write-rate=-1%", snap], "--write-rate"),
+        (["--series", "--write-rate=5%x", snap], "--write-rate"),
+        (["--series", "--policy=ksmtuned", snap], "--policy"),
+        (["--series", "--advisor-target-scan-time=0.5s", snap], "--advisor-target-scan-time"),
+        (["--series", "--advisor-max-cpu=0", snap], "--advisor-max-cpu"),
+        (["--series", "--advisor-max-pages-to-scan=0", snap], "--advisor-max-pages-to-scan"),
+        (["--policy=advisor", snap], "--policy"),
         (["-p", "1", snap, "--count=2"], "--count"),
         (["--series", "--group=g=%s" % snap, snap], "--group"),
         (["--series", "--csv", "-r", "summary,timeline", snap], "--csv"),
@@ -402,7 +577,8 @@ def people_table():
 def snapshots_denser_than_scans():
     """Snapshots closer than one full scan: the timeline says so. A full scan
     of N pages takes ceil(N / pages_to_scan) wake-ups, sleep_ms apart (the
-    oracle, from ksmd's loop); 2000 pages at 100 pages every 20 ms: 0.4 s."""
+    oracle, from ksmd's loop, with --hz=0: exactly sleep_ms, no jiffies, no
+    batch cost); 2000 pages at 100 pages every 20 ms: 0.4 s."""
     rng = random.Random(12)
     pages = [rng.randbytes(PAGE) for _ in range(2000)]
     snaps = []
@@ -412,7 +588,7 @@ def snapshots_denser_than_scans():
         snaps.append(p)
     scan = -(-2000 // 100) * 20 / 1000.0
     for interval, said in (("100ms", True), ("1s", False)):
-        r = run(["--series", "--interval=" + interval, "-r", "timeline"] + snaps)
+        r = run(["--series", "--hz=0", "--interval=" + interval, "-r", "timeline"] + snaps)
         text = re.sub(r"\n +", " ", r.out)
         m = re.search(r"The 4 snapshots came every ([\d.]+) s, more often than ksmd's full "
                       r"scan \(([\d.]+) s at 100 pages every 20 ms\)", text)
@@ -473,8 +649,11 @@ def svg_timeline():
 def process_exits():
     """-p PID --count: a process that exits before the last snapshot."""
     import subprocess
+    # It exits between the third and the fourth snapshot, well after the
+    # second (a busy machine takes snapshots late; the interpreter's exit
+    # writes its memory, which must not fall between the first two).
     child = subprocess.Popen([sys.executable, "-c", "import time; print(1, flush=True); "
-                              "time.sleep(0.75)"], stdout=subprocess.PIPE)
+                              "time.sleep(1.25)"], stdout=subprocess.PIPE)
     child.stdout.readline()                 # started: its memory is set up
     # ... and asleep: between its print and its sleep it still writes to
     # its heap, which the first snapshot could catch (a flaky changed page).
@@ -497,8 +676,7 @@ def process_exits():
         first = ints(rows[0], VOLATILITY[3:])
         check(first["pages"] > 0 and first["unchanged_pages"] == first["pages"],
               "two snapshots of a sleeping process are alike", repr(first))
-        eq(ints(rows[1], ["pages", "gone_pages"]),
-           {"pages": 0, "gone_pages": first["pages"]}, "then its pages are gone")
+        eq(ints(rows[2], ["pages"]), {"pages": 0}, "then its pages are gone")
 
 
 @test("cli")
@@ -518,9 +696,11 @@ def late_snapshot():
         child.wait()
     late = [l for l in r.err.splitlines() if "late" in l]
     eq(r.rc, 0, "late snapshots: exit status 0")
-    check(len(late) == 1 and late[0].startswith("ksmscan: pid:%d: the snapshot due at "
-                                                % child.pid),
-          "one line says a snapshot was late", r.err)
+    # Each read of 64 MiB takes longer than 1 ms, so each snapshot is later
+    # than the one before: the worst is the last.
+    check(len(late) == 1 and late[0].startswith(
+        "ksmscan: pid:%d: snapshots were taken late, at worst snapshot 3 by "
+        % child.pid), "one line says how late the latest snapshot was", r.err)
     rows = parse_csv(r, "late snapshots", VOLATILITY)
     check(rows and len(rows) == 2 and as_int(rows[0]["pages"]) >= 16384,
           "the series is there, 64 MiB in each snapshot", repr(rows))

@@ -262,9 +262,10 @@ def guest_phase(ks, cmd, pages, changed, smart, before=4, after=6):
     snaps = [os.path.join(TMP, "guest-%d.raw" % k) for k in (1, 2)]
     write_raw(snaps[0], pages)
     write_raw(snaps[1], second)
-    # One wake-up per full scan: scan k runs at (k - 1) x sleep, so the second
-    # snapshot holds from scan before + 1 on.
-    args = cmd + ["--series", "--interval=%gs" % (before * SLEEP_MS / 1000.0),
+    # One wake-up per full scan: scan k runs at (k - 1) x sleep (--hz=0: the
+    # test, not the timer, decides when ksmd scans), so the second snapshot
+    # holds from scan before + 1 on.
+    args = cmd + ["--series", "--hz=0", "--interval=%gs" % (before * SLEEP_MS / 1000.0),
                   "-m", str(tk.M), "--pages-to-scan=%d" % PAGES_TO_SCAN_GUEST,
                   "--sleep-ms=%d" % SLEEP_MS, "--smart-scan=%d" % smart,
                   "--scans=%d" % (before + after), "-r", "timeline", "--csv"] + snaps
@@ -304,15 +305,20 @@ def guest_phase(ks, cmd, pages, changed, smart, before=4, after=6):
                "kernel %r; replay %r" % (k, m))
 
 
-def main():
+def smart_scan_session():
+    """live.ksm_session() on a kernel with smart_scan, or one SKIP and the end."""
     try:
         tk.preflight()
         if not tk.has("smart_scan") or not tk.has("pages_skipped"):
             raise Skip("this kernel's KSM has no smart_scan (Linux < 6.7)")
-        session = live.ksm_session()
+        return live.ksm_session()
     except (Skip, live.NotAllowed) as e:
         skip(str(e))
         finish()
+
+
+def main():
+    session = smart_scan_session()
     cmd = tk.ksmscan_cmd()
     seed = int.from_bytes(os.urandom(8), "little")
     rng = random.Random(seed)

@@ -181,30 +181,12 @@ int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
-int tmpfile_fd(void)
-{
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	int fd;
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-#ifdef O_TMPFILE
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		return fd;
-#endif
-	snprintf(path, sizeof(path), "%s/ksmscan.XXXXXX", dir);
-	fd = mkstemp(path);
-	if (fd >= 0)
-		unlink(path);
-	return fd;
-}
 
 int parse_duration(const char *s, double *seconds)
 {
 	static const struct { const char *suffix; double scale; } units[] = {
-		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "m", 60 }, { "h", 3600 },
+		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 }, { "m", 60 },
+		{ "h", 3600 },
 	};
 	char *end;
 	double v;

@@ -72,12 +72,7 @@ void *xreallocarray(void *p, size_t n, size_t size);
  */
 char *xstrdup(const char *s);
 
-/**
- * tmpfile_fd() - an unlinked read-write temporary file in $TMPDIR or /tmp.
- *
- * Return: the descriptor, or -1 (errno set).
- */
-int tmpfile_fd(void);
+#include "file.h"	/* tmpfile_fd() and the rules of files written */
 
 /**
  * now_seconds() - a monotonic clock for measuring how long work took.
@@ -110,7 +105,7 @@ void raise_fd_limit(void);
 
 /**
  * parse_duration() - parse a duration: a decimal number of seconds, or with
- * a suffix s, ms, m or h ("60s", "0.5s", "2m").
+ * a suffix s, ms, us, m or h ("60s", "0.5s", "2m", "2.5us").
  * @s: the text
  * @seconds: set to the duration
  *

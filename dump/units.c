@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a live process belongs to: its cgroup, systemd unit, container and
+ * virtual machine, read from /proc/PID/cgroup and /proc/PID/cmdline. Only
+ * libc, so that tests/unit_units.c can test the parsers on fixed texts of
+ * every cgroup layout (cgroup2 alone, hybrid, v1 only).
+ */
+#include <ctype.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "units.h"
+
+static const char *const kind_names[UNIT_KINDS] = {
+	[UNIT_CGROUP] = "cgroup", [UNIT_UNIT] = "unit",
+	[UNIT_CONTAINER] = "container", [UNIT_VM] = "vm",
+};
+
+const char *unit_kind_name(enum unit_kind k)
+{
+	return kind_names[k];
+}
+
+int unit_kind_lookup(const char *name, size_t len)
+{
+	for (int k = 0; k < UNIT_KINDS; k++)
+		if (strlen(kind_names[k]) == len && strncmp(kind_names[k], name, len) == 0)
+			return k;
+	return -1;
+}
+
+/* Copy @len bytes of @s into @dst (256 bytes), cut if longer. */
+static void set_name(char *dst, const char *s, size_t len)
+{
+	snprintf(dst, 256, "%.*s", (int)(len > 255 ? 255 : len), s);
+}
+
+/* Whether @s (@len bytes) ends with @suffix. */
+static int ends_with(const char *s, size_t len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+
+	return len >= n && strncmp(s + len - n, suffix, n) == 0;
+}
+
+/* Whether @len bytes of @s are all hex digits. */
+static int all_hex(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return 0;
+	return len > 0;
+}
+
+/*
+ * A container's id in one path component: "docker-ID.scope" (docker with
+ * systemd), "libpod-ID.scope" (podman), "cri-containerd-ID.scope",
+ * "crio-ID.scope", or the bare ID of the cgroupfs drivers (/docker/ID,
+ * /kubepods/.../ID). The conmon monitors ("libpod-conmon-ID") are not the
+ * container. Return: the id's start (64 hex digits), or NULL.
+ */
+static const char *container_id(const char *c, size_t len)
+{
+	static const char *const prefixes[] = {
+		"docker-", "libpod-", "cri-containerd-", "crio-", "containerd-", "",
+	};
+
+	if (ends_with(c, len, ".scope"))
+		len -= strlen(".scope");
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t n = strlen(prefixes[i]);
+
+		if (len == n + 64 && strncmp(c, prefixes[i], n) == 0 &&
+		    all_hex(c + n, 64))
+			return c + n;
+	}
+	return NULL;
+}
+
+/* A Kubernetes pod's uid in one component ("kubepods-burstable-podUID.slice"
+ * with systemd, underscores for its dashes; "podUID" with cgroupfs), as
+ * "podUID" in @out; 0 if none. */
+static int pod_uid(const char *c, size_t len, char *out)
+{
+	const char *p = NULL;
+
+	if (len > 3 && strncmp(c, "pod", 3) == 0)
+		p = c + 3;
+	for (size_t i = 0; !p && i + 4 < len; i++)
+		if (strncmp(c + i, "-pod", 4) == 0)
+			p = c + i + 4;
+	if (!p)
+		return 0;
+	len -= (size_t)(p - c);
+	if (ends_with(p, len, ".slice"))
+		len -= strlen(".slice");
+	if (len < 32 || len > 40 || strspn(p, "0123456789abcdef-_") < len)
+		return 0;
+	set_name(out, "pod", 3);
+	for (size_t i = 0; i < len; i++)
+		out[3 + i] = p[i] == '_' ? '-' : p[i];
+	out[3 + len] = '\0';
+	return 1;
+}
+
+/*
+ * A libvirt domain from its machine scope: "machine-qemu\x2d1\x2dNAME.scope"
+ * (systemd escapes '-' as \x2d) or "qemu-1-NAME.libvirt-qemu" (cgroupfs);
+ * the name after "qemu-ID-". 0 if @c is not one.
+ */
+static int libvirt_domain(const char *c, size_t len, char *out)
+{
+	char plain[256];
+	size_t n = 0;
+	const char *p;
+
+	if (strncmp(c, "machine-", 8) == 0 && ends_with(c, len, ".scope")) {
+		c += 8;
+		len -= 8 + strlen(".scope");
+	} else if (ends_with(c, len, ".libvirt-qemu")) {
+		len -= strlen(".libvirt-qemu");
+	} else {
+		return 0;
+	}
+	for (size_t i = 0; i < len && n < sizeof(plain) - 1; i++) {
+		unsigned x;
+
+		if (c[i] == '\\' && i + 3 < len && c[i + 1] == 'x' &&
+		    sscanf(c + i + 2, "%2x", &x) == 1) {
+			plain[n++] = (char)x;
+			i += 3;
+		} else {
+			plain[n++] = c[i];
+		}
+	}
+	plain[n] = '\0';
+	if (strncmp(plain, "qemu-", 5) != 0 || !(p = strchr(plain + 5, '-')) ||
+	    p == plain + 5 || !p[1])
+		return 0;
+	set_name(out, p + 1, strlen(p + 1));
+	return 1;
+}
+
+/* The names in one cgroup path: the innermost of each kind wins. */
+static void units_of_path(const char *path, size_t plen, struct proc_unit *u)
+{
+	const char *slice = NULL, *id;
+	size_t slice_len = 0;
+
+	set_name(u->name[UNIT_CGROUP], path, plen);
+	for (const char *c = path, *end = path + plen; c < end; ) {
+		size_t len = strcspn(c, "/");
+
+		if (len > (size_t)(end - c))
+			len = (size_t)(end - c);
+		if (ends_with(c, len, ".service") || ends_with(c, len, ".scope"))
+			set_name(u->name[UNIT_UNIT], c, len);
+		else if (ends_with(c, len, ".slice")) {
+			slice = c;
+			slice_len = len;
+		}
+		if ((id = container_id(c, len)))
+			set_name(u->name[UNIT_CONTAINER], id, 12);
+		else if (!u->name[UNIT_CONTAINER][0] ||
+			 strncmp(u->name[UNIT_CONTAINER], "pod", 3) == 0)
+			pod_uid(c, len, u->name[UNIT_CONTAINER]);
+		libvirt_domain(c, len, u->name[UNIT_VM]);
+		c += len + 1;
+	}
+	if (!u->name[UNIT_UNIT][0] && slice)
+		set_name(u->name[UNIT_UNIT], slice, slice_len);
+}
+
+/* Whether a v1 line's controller list (@len bytes) holds @want. */
+static int has_controller(const char *list, size_t len, const char *want)
+{
+	size_t wl = strlen(want);
+
+	for (const char *p = list, *end = list + len; p < end; ) {
+		size_t n = strcspn(p, ",:");
+
+		if (n == wl && strncmp(p, want, wl) == 0)
+			return 1;
+		p += n + 1;
+	}
+	return 0;
+}
+
+void unit_parse_cgroup(const char *text, struct proc_unit *u)
+{
+	/* cgroup2's path, name=systemd's, memory's: the first not "/" wins. */
+	const char *best[3] = { NULL, NULL, NULL };
+	size_t blen[3] = { 0, 0, 0 };
+
+	for (int k = 0; k < UNIT_KINDS; k++)
+		u->name[k][0] = '\0';
+	for (const char *line = text; *line; ) {
+		size_t len = strcspn(line, "\n");
+		const char *c1 = memchr(line, ':', len), *c2;
+		int which = -1;
+
+		c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
+		if (c2 && c2 == c1 + 1 && strncmp(line, "0:", 2) == 0)
+			which = 0;
+		else if (c2 && has_controller(c1 + 1, (size_t)(c2 - c1 - 1), "name=systemd"))
+			which = 1;
+		else if (c2 && has_controller(c1 + 1, (size_t)(c2 - c1 - 1), "memory"))
+			which = 2;
+		if (which >= 0) {
+			best[which] = c2 + 1;
+			blen[which] = len - (size_t)(c2 + 1 - line);
+		}
+		line += len + (line[len] == '\n');
+	}
+	for (int i = 0; i < 3; i++)
+		if (best[i] && !(blen[i] == 1 && best[i][0] == '/')) {
+			units_of_path(best[i], blen[i], u);
+			return;
+		}
+	set_name(u->name[UNIT_CGROUP], "/", 1);
+}
+
+/* QEMU's -name value: "guest=NAME,..." or "NAME,...", ",," a comma. */
+static void qemu_name(const char *v, char *out)
+{
+	char opt[256];
+	int first = 1;
+
+	while (*v) {
+		size_t n = 0;
+
+		for (; *v && !(*v == ',' && v[1] != ','); v++) {
+			if (*v == ',')
+				v++;	/* ",," */
+			if (n < sizeof(opt) - 1)
+				opt[n++] = *v;
+		}
+		opt[n] = '\0';
+		if (*v)
+			v++;
+		if (strncmp(opt, "guest=", 6) == 0) {
+			set_name(out, opt + 6, n - 6);
+			return;
+		}
+		if (first && !strchr(opt, '='))
+			set_name(out, opt, n);
+		first = 0;
+	}
+}
+
+void unit_parse_cmdline(const char *args, size_t len, struct proc_unit *u)
+{
+	const char *end = args + len, *prog = args, *base;
+
+	/* Every argument ends with a NUL before @end, or none is read. */
+	if (!len || args[len - 1] != '\0')
+		return;
+	base = strrchr(prog, '/');
+	base = base ? base + 1 : prog;
+	if (strncmp(base, "qemu", 4) != 0 && strncmp(base, "cloud-hypervisor", 16) != 0 &&
+	    strncmp(base, "firecracker", 11) != 0 && strncmp(base, "crosvm", 6) != 0)
+		return;
+	u->vmm = 1;
+	for (const char *a = args; a < end; a += strlen(a) + 1) {
+		const char *v = a + strlen(a) + 1;
+
+		if ((strcmp(a, "-name") == 0 || strcmp(a, "--name") == 0) && v < end) {
+			qemu_name(v, u->name[UNIT_VM]);
+			return;
+		}
+	}
+}
+
+/* Up to @cap - 1 bytes of /proc/PID/@what, NUL-terminated; the length, or -1. */
+static long read_proc(int pid, const char *what, char *buf, size_t cap)
+{
+	char path[64];
+	size_t n = 0;
+	ssize_t got;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, what);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while (n < cap - 1 && (got = read(fd, buf + n, cap - 1 - n)) > 0)
+		n += (size_t)got;
+	close(fd);
+	buf[n] = '\0';
+	return (long)n;
+}
+
+int unit_read(int pid, struct proc_unit *u)
+{
+	static char buf[65536];
+	const char *p;
+	long n;
+
+	memset(u, 0, sizeof(*u));
+	if (read_proc(pid, "cgroup", buf, sizeof(buf)) < 0)
+		return -1;
+	unit_parse_cgroup(buf, u);
+	n = read_proc(pid, "cmdline", buf, sizeof(buf));
+	if (n > 0) {
+		buf[n - 1] = '\0';	/* a cut last argument ends too */
+		unit_parse_cmdline(buf, (size_t)n, u);
+	}
+	/* The parent from /proc/PID/stat: the name in parentheses may hold
+	 * anything, so the fields start after its last ')'. */
+	if (read_proc(pid, "stat", buf, 1024) > 0 && (p = strrchr(buf, ')')))
+		sscanf(p + 1, " %*c %d", &u->ppid);
+	return 0;
+}

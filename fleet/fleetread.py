@@ -1,0 +1,241 @@
+"""Reading ksmscan's exports for ksmfleet, row by row checked, on the workers.
+
+An export is cut into pieces (a zstd export whole, a plain one in 64 MiB
+byte ranges: a line belongs to the range its first byte is in), and pieces
+are packed into partitions of about 64 MiB, so that 10,000 small sketches
+make some 50 partitions, not 10,000 tasks. A partition's rows keep only
+numbers (16 bytes of digest as two uint64, counts) and the host's name as a
+pandas category: about 40 bytes a row on a worker.
+
+Every defect is a BadRow: the file, what is wrong and the line, so that the
+user reads `ksmfleet: FILE: what, at line N`.
+"""
+import io
+import re
+
+import numpy as np
+import pandas as pd
+
+# A row is some 60 bytes and a host name (at most PATH_MAX, 4096 bytes):
+# a longer line is not an export's, and reading one costs time for nothing.
+MAX_LINE = 16384
+# A count is a page count of one content (or one host's distinct contents):
+# 2^40 pages are 4 PiB. The fleet's pages must stay below 2^51 (8 EiB), so
+# that every sum and every byte figure (pages * 4096) fits in an int64.
+MAX_COUNT = 1 << 40
+MAX_TOTAL = 1 << 51
+BLOCK = 64 << 20
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+ZSTD_RATIO = 4           # a zstd export's share of a partition: 4 times its size
+DIGEST_RE = r"0x[0-9a-f]{32}"
+COUNT_RE = r"[0-9]{1,16}"
+# XXH3-128 (seed 0) of the zero page: sketches carry no zero column.
+ZERO_DIGEST = "0x3ee8dc4f9e7ee49593d76fe148c689ba"
+ZERO_KEY = np.uint64(int(ZERO_DIGEST[2:18], 16))
+COLUMNS = {
+    "contents": ["input", "digest", "pages", "zero"],
+    "sketch": ["input", "digest", "pages", "distinct_pages"],
+}
+
+
+class BadRow(ValueError):
+    """A defect of an export at a line: @line counts from the line that
+    starts at byte @start (1 for that line); the client turns it into the
+    line of the file (lines_before)."""
+
+    def __init__(self, path, what, start=0, line=1):
+        super().__init__(path, what, start, line)
+        self.path, self.what, self.start, self.line = path, what, start, line
+
+    def message(self):
+        return "%s: %s, at line %d" % (self.path, self.what,
+                                       lines_before(self.path, self.start) + self.line)
+
+
+def lines_before(path, start):
+    """Lines of a plain export before byte @start (0 for a zstd export's piece)."""
+    n, done = 0, 0
+    with open(path, "rb") as f:
+        while done < start:
+            chunk = f.read(min(1 << 20, start - done))
+            if not chunk:
+                break
+            n += chunk.count(b"\n")
+            done += len(chunk)
+    return n
+
+
+def open_text(path, zstd):
+    import zstandard
+    f = open(path, "rb")
+    return zstandard.ZstdDecompressor().stream_reader(f, closefd=True) if zstd else f
+
+
+def header(path):
+    """The first line of an export, plain or zstd, and whether it is zstd;
+    a first line longer than MAX_LINE is refused."""
+    try:
+        with open(path, "rb") as f:
+            zstd = f.read(4) == ZSTD_MAGIC
+        with open_text(path, zstd) as f:
+            raw = f.read(MAX_LINE + 1)
+    except OSError as e:
+        raise BadRow(path, e.strerror or str(e), 0, 1)
+    except Exception as e:  # a damaged zstd frame
+        raise BadRow(path, "cannot decompress: %s" % e, 0, 1)
+    line = raw.split(b"\n", 1)[0]
+    if len(line) > MAX_LINE:
+        raise BadRow(path, "a line longer than %d bytes" % MAX_LINE, 0, 1)
+    return line.rstrip(b"\r").decode("utf-8", "replace"), zstd
+
+
+def pieces(path, zstd, size):
+    """(path, zstd, start, end) byte ranges of one export."""
+    if zstd or size <= BLOCK:
+        return [(path, zstd, 0, None)]
+    return [(path, zstd, s, min(s + BLOCK, size)) for s in range(0, size, BLOCK)]
+
+
+def partitions(exports):
+    """Pack the pieces of [(path, zstd, size)] into partitions of about BLOCK
+    bytes of text: [[(file number, piece), ...], ...]."""
+    out, cur, used = [], [], 0
+    for i, (path, zstd, size) in enumerate(exports):
+        for p in pieces(path, zstd, size):
+            weight = size * ZSTD_RATIO if zstd else (p[3] or size) - p[2]
+            if cur and used + weight > BLOCK:
+                out.append(cur)
+                cur, used = [], 0
+            cur.append((i, p))
+            used += weight
+    return out + ([cur] if cur else [])
+
+
+def piece_text(path, zstd, start, end):
+    """The bytes of the lines whose first byte is in [start, end) (a zstd
+    export: all of it) and the byte offset of the first of them."""
+    with open_text(path, zstd) as f:
+        if zstd or end is None:
+            return f.read(), 0
+        at = max(0, start - 1)    # a newline at start - 1: a line starts at start
+        f.seek(at)
+        data = f.read(end - at)
+        first = data.find(b"\n") + 1 if start else 0
+        if start and first == 0:
+            return b"", end       # no line starts in this range
+        if data and not data.endswith(b"\n"):   # the last line, to its end
+            more = f.read(MAX_LINE + 1)
+            cut = more.find(b"\n")
+            data += more if cut < 0 else more[:cut + 1]
+    return data[first:], at + first if start else 0
+
+
+def check_lines(data, path, start):
+    """Refuse a line longer than MAX_LINE, naming it."""
+    nl = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    ends = np.append(nl, len(data))
+    lengths = np.diff(np.insert(ends, 0, -1)) - 1
+    long = np.flatnonzero(lengths > MAX_LINE)
+    if len(long):
+        raise BadRow(path, "a line longer than %d bytes" % MAX_LINE, start, int(long[0]) + 1)
+
+
+def counts(col, low, high):
+    """A column of decimal counts as int64, and the rows that are not one
+    from @low to @high (inf, nan, negative, fractions, too large)."""
+    ok = col.str.fullmatch(COUNT_RE)
+    v = pd.to_numeric(col.where(ok, "0")).astype(np.int64)
+    return v, ~ok | (v < low) | (v > high)
+
+
+def first_defect(df, kind):
+    """(row, what) of the first defective row, or None."""
+    found = []
+    digest_bad = ~df["digest"].str.fullmatch(DIGEST_RE)
+    found.append((digest_bad, lambda r: "digest %r is not 0x and 32 lower-case hex "
+                  "digits" % df["digest"].iat[r][:40]))
+    pages, bad = counts(df["pages"], 1, MAX_COUNT)
+    found.append((bad, lambda r: "pages %r is not a count from 1 to 2^40"
+                  % df["pages"].iat[r][:40]))
+    col = COLUMNS[kind][3]
+    top = 1 if kind == "contents" else MAX_COUNT
+    _, bad = counts(df[col], 0, top)
+    found.append((bad, lambda r: "%s %r is not %s" % (
+        col, df[col].iat[r][:40], "0 or 1" if top == 1 else "a count up to 2^40")))
+    found.append((df["input"] == "", lambda r: "a row without input"))
+    best = None
+    for mask, what in found:
+        rows = np.flatnonzero(mask.to_numpy())
+        if len(rows) and (best is None or rows[0] < best[0]):
+            best = (int(rows[0]), what)
+    return None if best is None else (best[0], best[1](best[0]))
+
+
+def typed(df, kind, fileno):
+    """The checked rows as numbers: the digest as key (its first 64 bits,
+    which order sketches) and lo (the other 64)."""
+    raw = bytes.fromhex(df["digest"].str.slice(2).str.cat())
+    words = np.frombuffer(raw, dtype=">u8").astype(np.uint64).reshape(-1, 2)
+    out = pd.DataFrame({"file": np.full(len(df), fileno, dtype=np.int32),
+                        "input": df["input"].to_numpy(),
+                        "key": words[:, 0], "lo": words[:, 1],
+                        "pages": counts(df["pages"], 0, 0)[0]})
+    fourth = counts(df[COLUMNS[kind][3]], 0, 0)[0]
+    if kind == "sketch":
+        out["zero"] = (out["key"] == ZERO_KEY).astype(np.int64)
+        out["distinct"] = fourth
+    else:
+        out["zero"] = fourth
+    return out
+
+
+def parse(data, path, kind, names, off, has_header):
+    """pandas' reading of a piece; a CSV defect is a BadRow."""
+    try:
+        df = pd.read_csv(io.BytesIO(data), header=0 if has_header else None,
+                         names=None if has_header else names, dtype=str,
+                         keep_default_na=False, na_filter=False)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS[kind]})
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
+        m = re.search(r"line (\d+)", str(e))
+        raise BadRow(path, "not CSV as ksmscan writes it (%s)" % str(e).split(". ")[-1][:80],
+                     off, int(m.group(1)) if m else 1)
+    missing = [c for c in COLUMNS[kind] if c not in df.columns]
+    if missing:
+        raise BadRow(path, "no %s column" % missing[0], off, 1)
+    return df[COLUMNS[kind]].fillna("")
+
+
+def read_piece(fileno, piece, kind, names):
+    path, zstd, start, end = piece
+    try:
+        data, off = piece_text(path, zstd, start, end)
+    except OSError as e:
+        raise BadRow(path, e.strerror or str(e), 0, 1)
+    except Exception as e:   # a damaged zstd frame
+        raise BadRow(path, "cannot decompress: %s" % e, 0, 1)
+    check_lines(data, path, off)
+    df = parse(data, path, kind, names, off, start == 0)
+    bad = first_defect(df, kind)
+    if bad:
+        raise BadRow(path, bad[1], off, bad[0] + (2 if start == 0 else 1))
+    return typed(df, kind, fileno)
+
+
+def meta(kind):
+    cols = {"file": np.int32, "input": object, "key": np.uint64, "lo": np.uint64,
+            "pages": np.int64, "zero": np.int64}
+    if kind == "sketch":
+        cols["distinct"] = np.int64
+    m = pd.DataFrame({c: pd.Series(dtype=t) for c, t in cols.items()})
+    m["input"] = m["input"].astype("category")
+    return m
+
+
+def read_partition(items, kind, names):
+    """One partition: the rows of its pieces, the host name a category."""
+    frames = [read_piece(i, piece, kind, names[i]) for i, piece in items]
+    out = pd.concat(frames, ignore_index=True) if frames else meta(kind)
+    out["input"] = out["input"].astype("category")
+    return out[list(meta(kind).columns)]

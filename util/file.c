@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* Temporary files, the room they leave, and output files written safely. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "file.h"
+
+int tmpfile_fd(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+#ifdef O_TMPFILE
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+#endif
+	snprintf(path, sizeof(path), "%s/ksmscan.XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+int tmp_room_for(int fd, uint64_t len)
+{
+	struct statvfs v;
+	uint64_t size, avail, keep;
+
+	if (fstatvfs(fd, &v) < 0 || !v.f_blocks)
+		return 1;	/* unknown: the writes will tell */
+	size = (uint64_t)v.f_blocks * v.f_frsize;
+	avail = (uint64_t)v.f_bavail * v.f_frsize;
+	keep = size / 100 * FREE_MIN_PERCENT;
+	if (keep > FREE_MIN_BYTES)
+		keep = FREE_MIN_BYTES;
+	return avail >= keep + len;
+}
+
+int out_open(struct out_file *o, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path + 1) : 0;
+	mode_t mask = umask(0);
+	int fd;
+
+	umask(mask);
+	o->path = path;
+	if (snprintf(o->tmp, sizeof(o->tmp), "%.*s.%s.XXXXXX", dirlen, path,
+		     slash ? slash + 1 : path) >= (int)sizeof(o->tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = mkstemp(o->tmp);
+	if (fd < 0)
+		return -1;
+	/* mkstemp() makes 0600; an output file gets what open() would give. */
+	if (fchmod(fd, 0666 & ~mask) < 0 || !(o->f = fdopen(fd, "w"))) {
+		int e = errno;
+
+		close(fd);
+		unlink(o->tmp);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+int out_close(struct out_file *o, int ok)
+{
+	int failed = ferror(o->f);
+
+	failed |= fclose(o->f) != 0;
+	if (failed && !errno)
+		errno = EIO;
+	if (!ok || failed || rename(o->tmp, o->path) < 0) {
+		int e = errno;
+
+		unlink(o->tmp);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+int out_replaceable(const char *path, const char *magic)
+{
+	char head[64] = "";
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT;
+	if (S_ISLNK(st.st_mode))
+		return 1;
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	n = read(fd, head, sizeof(head) - 1);
+	close(fd);
+	return st.st_size == 0 ||
+	       (n > 0 && strncmp(head, magic, strlen(magic)) == 0);
+}
+
+int same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
+}
