@@ -659,6 +659,13 @@ def process_exits():
     child = subprocess.Popen([sys.executable, "-c", "import time; print(1, flush=True); "
                               "time.sleep(1.25)"], stdout=subprocess.PIPE)
     child.stdout.readline()                 # started: its memory is set up
+    # ... and asleep: between its print and its sleep it still writes to
+    # its heap, which the first snapshot could catch (a flaky changed page).
+    for _ in range(400):
+        with open("/proc/%d/stat" % child.pid) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "S":
+                break
+        __import__("time").sleep(0.005)
     try:
         r = run(["-p", str(child.pid), "--count=4", "--interval=0.5s", "--csv",
                  "-r", "volatility"])
