@@ -75,8 +75,10 @@ def common_rows(df, common):
     return df[holders(df) > common][["h", "key", "lo", "pages", "zero"]]
 
 
-def add_common(pairs, rows, m, z):
-    """The pairs' figures with the part of the common contents both hold."""
+def add_common(pairs, groups, m, z):
+    """The pairs' figures with the part of the common contents both hold
+    (@groups: the rows of the block's groups of hosts)."""
+    rows = pd.concat(groups, ignore_index=True)
     x = pairs[["a", "b"]].merge(rows, left_on="a", right_on="h")
     y = x.merge(rows, left_on=["b", "key", "lo"], right_on=["h", "key", "lo"])
     add = pd.DataFrame({"a": y["a"].to_numpy(), "b": y["b"].to_numpy(), "shared": 1,
@@ -195,7 +197,9 @@ def estimate(sa, sb, m, z):
 
 
 def host_sketches(rows):
-    """{host: (keys sorted, counts, distinct contents)} of a block's rows."""
+    """{host: (keys sorted, counts, distinct contents)} of a group's rows."""
+    if not len(rows):
+        return {}
     rows = rows.sort_values(["h", "key"])
     h = rows["h"].to_numpy()
     cut = np.flatnonzero(np.r_[True, h[1:] != h[:-1], True])
@@ -203,8 +207,10 @@ def host_sketches(rows):
     return {int(h[s]): (k[s:e], c[s:e], int(d[s])) for s, e in zip(cut[:-1], cut[1:])}
 
 
-def estimate_block(pairs, rows, m, z):
-    sk = host_sketches(rows)
+def estimate_block(pairs, groups, m, z):
+    """The estimates of a block's pairs (@groups: host_sketches of its
+    groups of hosts)."""
+    sk = {h: v for g in groups for h, v in g.items()}
     out = []
     for a, b in zip(pairs["a"].to_numpy(), pairs["b"].to_numpy()):
         s, pa, pb, sv, es, esv = estimate(sk[a], sk[b], m, z)
@@ -214,7 +220,8 @@ def estimate_block(pairs, rows, m, z):
 
 def sketch_pairs(f, hosts, m, z):
     cand = sketch_candidates(f)
-    return in_blocks(cand, f[["h", "key", "pages", "distinct"]], hosts, estimate_block, m, z)
+    return in_blocks(cand, f[["h", "key", "pages", "distinct"]], hosts, estimate_block, m, z,
+                     prepare=host_sketches)
 
 
 # --- blocks of hosts ----------------------------------------------------------------
@@ -234,9 +241,10 @@ def pair_block(df, g):
     return df.assign(blk=tri(i, j, g))
 
 
-def in_blocks(pairs, rows, hosts, fn, m, z):
-    """fn(pairs of a block, the rows of its groups' hosts, m, z) for every
-    block: a Dask frame of PAIR_COLS."""
+def in_blocks(pairs, rows, hosts, fn, m, z, prepare=None):
+    """fn(pairs of a block, [its groups' rows], m, z) for every block: a
+    Dask frame of PAIR_COLS. prepare(a group's rows) runs once per group,
+    not once per block (sorting a group is the costly part)."""
     import dask
     import dask.dataframe as dd
     g = groups_of(hosts)
@@ -245,13 +253,14 @@ def in_blocks(pairs, rows, hosts, fn, m, z):
     by_blk = by_blk.set_index("blk", divisions=list(range(nblk + 1))).to_delayed()
     grouped = rows.assign(grp=rows["h"] % g).set_index(
         "grp", divisions=list(range(g + 1))).to_delayed()
+    if prepare:
+        grouped = [dask.delayed(prepare)(x) for x in grouped]
     out = []
     for i in range(g):
         for j in range(i, g):
             both = [grouped[i]] if i == j else [grouped[i], grouped[j]]
-            part = dask.delayed(pd.concat)(both, ignore_index=True)
             out.append(dask.delayed(fn)(by_blk[tri(i, j, g)].reset_index(drop=True),
-                                        part, m, z))
+                                        both, m, z))
     return dd.from_delayed(out, meta=frame_of(PAIR_COLS), verify_meta=False)
 
 
@@ -274,7 +283,8 @@ def partners(pairs, hosts, top, chunk=4096):
     fwd = pairs.rename(columns={"a": "host", "b": "partner", "pages_a": "shared_pages"})
     rev = pairs.rename(columns={"b": "host", "a": "partner", "pages_b": "shared_pages"})
     both = dd.concat([fwd[PARTNER_COLS], rev[PARTNER_COLS]])
-    div = sorted(set(range(0, hosts, chunk)) | {hosts})
+    top_host = max(hosts, 1)      # divisions of no host at all: one empty partition
+    div = sorted(set(range(0, top_host, chunk)) | {top_host})
     by = both.set_index("host", divisions=div)
     meta = top_partners(by._meta, top)
     return by.map_partitions(top_partners, top, meta=meta)
