@@ -1,25 +1,35 @@
 #!/usr/bin/python3
 """make bench, part 3: hosts and fleets.
 
-Times the export (`ksmscan -r contents --csv HOST | zstd`) and the fleet
-tool's aggregation (fleet/ksmfleet, totals and pairs, on a LocalCluster of 1
-and of 2 worker processes), for:
-  fixtures   tests/fixtures/guest-b.elf.zst and a copy of the core with 15%
-             of its non-zero pages changed (two guests booted from one image)
-  synthetic  100 hosts of 4096 pages each (16 MiB): 25% zero pages, 45%
-             from a pool of 20000 "common" contents (the same software on
-             every host), 10% in duplicate groups of 2 to 8, 20% unique
-Images are written one at a time, exported and removed. The aggregation
-runs three times and the fastest counts (a shared machine). Benchmarks are
-not tests.
+Times the export (`ksmscan -r contents --csv HOST | zstd`) of the fixture
+guest and a copy of its core with 15% of its non-zero pages changed (two
+guests booted from one image), and the fleet tool on it; then fleets of
+synthetic hosts (KSMSCAN_BENCH_FLEETS, default "1000 10000"), made here as
+digests (no image is scanned):
+  a few images shared by many: 300 contents on every host (kernel text)
+  and the zero page; 5 images, each run by a fifth of the hosts; clusters
+  of 2 to 8 hosts sharing contents of their own; a quarter as many pairs
+  as hosts sharing more; and contents of each host alone.
+Sketch exports (4096 rows of hosts of some 13,600 distinct contents) time
+partners and pairs; contents exports (hosts of some 2,000 contents) time
+totals and placement. A fleet of at most 1,000 hosts runs on a LocalCluster
+of 1 and of 2 workers; a larger one on a `dask scheduler` and 2 `dask
+worker` processes started here on 127.0.0.1 (stopped at the end), so that
+the client's peak RSS (VmHWM, printed by ksmfleet with KSMFLEET_PEAK_RSS=1)
+is the client's alone. One run each; benchmarks are not tests.
 """
-import os, random, shutil, subprocess, sys, tempfile, time
+import json, os, random, re, shutil, signal, subprocess, sys, tempfile, time
+
+import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KSMSCAN = os.path.abspath(os.environ.get("KSMSCAN", os.path.join(ROOT, "ksmscan")))
 FLEET = [sys.executable, os.path.join(ROOT, "fleet", "ksmfleet")]
+sys.path.insert(0, os.path.join(ROOT, "fleet"))
 PAGE = 4096
-HOSTS = int(os.environ.get("KSMSCAN_BENCH_HOSTS", "100"))
+FLEETS = [int(n) for n in os.environ.get("KSMSCAN_BENCH_FLEETS", "1000 10000").split()]
+SKETCH = 4096
+ZERO = (0x3ee8dc4f9e7ee495, 0x93d76fe148c689ba)
 
 
 def export(image, out):
@@ -35,17 +45,21 @@ def export(image, out):
     return time.perf_counter() - t
 
 
-def aggregate(exports, workers, report):
+def aggregate(exports, where, report, runs=3, extra=()):
+    """Seconds of the fastest of @runs runs of ksmfleet, its output lines
+    and the client's peak RSS in MiB."""
     best = None
-    for _ in range(3):
+    for _ in range(runs):
         t = time.perf_counter()
-        r = subprocess.run(FLEET + ["--workers=%d" % workers, "--report=" + report,
-                                    "--csv"] + exports, capture_output=True, text=True)
+        r = subprocess.run(FLEET + [where, "--report=" + report, "--csv"] + list(extra)
+                           + exports, capture_output=True, text=True,
+                           env=dict(os.environ, KSMFLEET_PEAK_RSS="1"))
         if r.returncode:
-            sys.exit("ksmfleet failed: %s" % r.stderr.strip())
+            sys.exit("ksmfleet failed: %s" % r.stderr.strip()[-2000:])
         dt = time.perf_counter() - t
         best = dt if best is None or dt < best else best
-    return best, r.stdout.splitlines()
+    rss = re.search(r"client peak RSS ([0-9.]+) MiB", r.stderr)
+    return best, r.stdout.splitlines(), float(rss.group(1)) if rss else float("nan")
 
 
 def changed_copy(src, dst, rng):
@@ -68,18 +82,71 @@ def changed_copy(src, dst, rng):
         f.write(data)
 
 
-def synthetic_host(path, rng, pool):
-    n = 4096
-    pages = [bytes(PAGE)] * (n // 4)
-    pages += [pool[rng.randrange(len(pool))] for _ in range(n * 45 // 100)]
-    while len(pages) < n * 80 // 100:
-        p = os.urandom(PAGE)
-        pages += [p] * rng.randint(2, 8)
-    pages = pages[:n * 80 // 100]
-    pages += [os.urandom(PAGE) for _ in range(n - len(pages))]
-    rng.shuffle(pages)
-    with open(path, "wb") as f:
-        f.write(b"".join(pages))
+# --- synthetic fleets, as digests --------------------------------------------------
+
+def mix(x):
+    """splitmix64's finaliser: ids to digest halves."""
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xbf58476d1ce4e5b9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94d049bb133111eb)
+        return x ^ (x >> np.uint64(31))
+
+
+def plan(hosts, rng):
+    """Who shares what: each host's image, cluster and extra pairs."""
+    order = list(range(hosts))
+    rng.shuffle(order)
+    cluster, i, c = [0] * hosts, 0, 0
+    while i < hosts:
+        size = rng.randint(2, 8)
+        for h in order[i:i + size]:
+            cluster[h] = c
+        i, c = i + size, c + 1
+    extra = [[] for _ in range(hosts)]
+    for p in range(hosts // 4):
+        for h in rng.sample(range(hosts), 2):
+            extra[h].append(p)
+    return cluster, extra
+
+
+def host_ids(h, cluster, extra, scale, rng):
+    """The content ids of host h and their pages."""
+    def block(base, n):
+        return np.arange(base, base + n, dtype=np.uint64)
+    parts = [block(1 << 40, 300), block((2 << 40) + (h % 5 << 24), int(3000 * scale)),
+             block((3 << 40) + (cluster[h] << 20), int(2000 * scale)),
+             block((5 << 40) + (h << 20), int(8000 * scale))]
+    parts += [block((4 << 40) + (p << 16), int(300 * scale)) for p in extra[h]]
+    ids = np.concatenate(parts)
+    pages = rng.integers(1, 3, size=len(ids))
+    pages[:300] = rng.integers(1, 4, size=300)
+    return ids, pages
+
+
+def write_host(path, name, ids, pages, kind, zero_pages):
+    hi, lo = mix(ids ^ np.uint64(0x5ead)), mix(ids ^ np.uint64(0xf1ee7))
+    hi, lo = np.append(hi, np.uint64(ZERO[0])), np.append(lo, np.uint64(ZERO[1]))
+    pages = np.append(pages, zero_pages)
+    order = np.lexsort((lo, hi))
+    last = len(order) if kind == "contents" else SKETCH
+    fourth = (["%d" % (i == len(ids)) for i in order[:last]] if kind == "contents"
+              else ["%d" % len(hi)] * last)
+    head = "input,digest,pages," + ("zero" if kind == "contents" else "distinct_pages")
+    with open(path, "w") as f:
+        f.write(head + "\r\n" + "".join(
+            "%s,0x%016x%016x,%d,%s\r\n" % (name, hi[i], lo[i], pages[i], z)
+            for i, z in zip(order[:last], fourth)))
+
+
+def synthetic_fleet(where, hosts, kind, scale, seed=15):
+    rng, nrng = random.Random(seed), np.random.default_rng(seed)
+    cluster, extra = plan(hosts, rng)
+    paths = []
+    for h in range(hosts):
+        ids, pages = host_ids(h, cluster, extra, scale, nrng)
+        paths.append(os.path.join(where, "host%05d.%s.csv" % (h, kind)))
+        write_host(paths[-1], "host%05d" % h, ids, pages, kind, int(nrng.integers(20, 400)))
+    return paths
 
 
 def report(label, export_s, exports):
@@ -89,9 +156,57 @@ def report(label, export_s, exports):
     for rep in ("totals", "pairs"):
         line = "%-10s %-7s" % ("", rep)
         for w in (1, 2):
-            secs, out = aggregate(exports, w, rep)
+            secs, out, _ = aggregate(exports, "--workers=%d" % w, rep)
             line += "  %d worker%s %.2f s" % (w, "s" if w > 1 else " ", secs)
         print(line + ("  (%s)" % out[1] if rep == "totals" else ""), flush=True)
+
+
+def placement_saving(lines):
+    """The placement's saving: each machine's, once (rows are host, bin,
+    pages, saved_bytes)."""
+    per_bin = {}
+    for line in lines[1:]:
+        _, b, _, saved = line.rsplit(",", 3)
+        per_bin[b] = int(saved)
+    return sum(per_bin.values()), len(per_bin)
+
+
+def fleet_runs(hosts, sketches, contents, where):
+    """One line per report: seconds and the client's peak RSS."""
+    pages = [sum(int(l.split(",")[2]) for l in open(p).read().splitlines()[1:])
+             for p in contents[:50]]
+    capacity = 16 * sum(pages) // len(pages)
+    for rep, ex, extra in (("totals", contents, ()), ("partners", sketches, ()),
+                           ("pairs", sketches, ()),
+                           ("placement", contents, ("--capacity=%d" % capacity,))):
+        secs, out, rss = aggregate(ex, where, rep, runs=1, extra=extra)
+        note = {"totals": lambda: out[1],
+                "partners": lambda: "%d rows" % (len(out) - 1),
+                "pairs": lambda: "%d candidate pairs" % (len(out) - 1),
+                "placement": lambda: "%d machines of %d pages, %d bytes saved"
+                % (placement_saving(out)[1], capacity, placement_saving(out)[0])}[rep]()
+        print("  %-9s %-14s %8.1f s  client peak RSS %6.1f MiB  (%s)"
+              % (rep, where.split("=")[0].lstrip("-") + "=" + where.split("=")[1][-5:],
+                 secs, rss, note), flush=True)
+
+
+def synthetic(tmp, hosts):
+    t = time.perf_counter()
+    where = os.path.join(tmp, "fleet%d" % hosts)
+    os.makedirs(where)
+    sketches = synthetic_fleet(where, hosts, "sketch", 1.0)
+    contents = synthetic_fleet(where, hosts, "contents", 0.15)
+    size = [sum(os.path.getsize(p) for p in ps) / 2**20 for ps in (sketches, contents)]
+    print("synthetic %d hosts, made in %.0f s: sketches %.0f MiB, contents %.0f MiB"
+          % (hosts, time.perf_counter() - t, size[0], size[1]), flush=True)
+    if hosts <= 1000:
+        for w in (1, 2):
+            fleet_runs(hosts, sketches, contents, "--workers=%d" % w)
+    else:
+        from loopback import Loopback
+        with Loopback(2, where, memory="6GiB", seconds=120) as addr:
+            fleet_runs(hosts, sketches, contents, "--scheduler=" + addr)
+    shutil.rmtree(where, ignore_errors=True)
 
 
 def main():
@@ -108,15 +223,8 @@ def main():
             secs = export(guest, ex[0]) + export(copy, ex[1])
             os.unlink(copy)
             report("fixtures", secs, ex)
-        pool = [os.urandom(PAGE) for _ in range(20000)]
-        ex, secs = [], 0.0
-        for h in range(HOSTS):
-            img = os.path.join(tmp, "host%03d.raw" % h)   # the host's name
-            synthetic_host(img, rng, pool)
-            ex.append(os.path.join(tmp, "host%03d.csv.zst" % h))
-            secs += export(img, ex[-1])
-            os.unlink(img)
-        report("synthetic", secs, ex)
+        for hosts in FLEETS:
+            synthetic(tmp, hosts)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

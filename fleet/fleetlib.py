@@ -457,7 +457,7 @@ def start_client(a):
         return client, None
     n = a.workers or os.cpu_count() or 1
     cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", silence_logs=logging.ERROR)
+                           dashboard_address=":0", silence_logs=logging.CRITICAL)
     return Client(cluster), cluster
 
 
@@ -520,9 +520,10 @@ def main(argv=None):
     except BadRow as e:
         print("%s: %s" % (PROG, cell(e.message(), False)), file=sys.stderr)
         return 1
-    except (ValueError, OSError, pd.errors.ParserError) as e:
+    except Exception as e:   # also a cluster's or a library's: one line all the same
         msg = str(e).strip().splitlines()
-        print("%s: %s" % (PROG, msg[0] if msg else type(e).__name__), file=sys.stderr)
+        print("%s: %s" % (PROG, cell(msg[0] if msg else type(e).__name__, False)),
+              file=sys.stderr)
         return 1
     finally:
         if client:

@@ -75,8 +75,10 @@ def common_rows(df, common):
     return df[holders(df) > common][["h", "key", "lo", "pages", "zero"]]
 
 
-def add_common(pairs, rows, m, z):
-    """The pairs' figures with the part of the common contents both hold."""
+def add_common(pairs, groups, m, z):
+    """The pairs' figures with the part of the common contents both hold
+    (@groups: the rows of the block's groups of hosts)."""
+    rows = pd.concat(groups, ignore_index=True)
     x = pairs[["a", "b"]].merge(rows, left_on="a", right_on="h")
     y = x.merge(rows, left_on=["b", "key", "lo"], right_on=["h", "key", "lo"])
     add = pd.DataFrame({"a": y["a"].to_numpy(), "b": y["b"].to_numpy(), "shared": 1,
@@ -150,49 +152,54 @@ def sketch_candidates(f):
     return cand.drop_duplicates(split_out=max(1, f.npartitions))
 
 
-def counts_at(keys, counts, sample):
-    i = np.minimum(np.searchsorted(keys, sample), len(keys) - 1)
-    return np.where(keys[i] == sample, counts[i], 0) if len(keys) else np.zeros(len(sample), np.int64)
-
-
 def estimate(sa, sb, m, z):
-    """shared contents, saved pages, pages of each, and the bounds on the
-    first two (three standard errors), of two hosts from their bottom-k
-    sketches (keys sorted, counts, distinct contents).
+    """shared contents, pages of each host in them, saved pages, and the
+    bounds on shared contents and saved pages (three standard errors), of
+    two hosts from their bottom-k sketches (keys sorted, counts, distinct
+    contents).
 
-    The k smallest digests of the union of both sketches are a uniform
-    sample of the union's contents, and for each of them both hosts' pages
-    are known (a content among the k smallest of the union that a host
-    holds is among that host's k smallest). With d_a, d_b the hosts'
-    distinct contents and p the sampled fraction held by both, the union
-    holds N = (d_a + d_b) / (1 + p) contents.
+    The k smallest digests of the union of both sketches (k the smaller
+    sketch) are a uniform sample of the union's contents, and for each of
+    them both hosts' pages are known (a content among the k smallest of the
+    union that a host holds is among that host's k smallest). With d_a, d_b
+    the hosts' distinct contents and p the sampled fraction held by both,
+    the union holds N = (d_a + d_b) / (1 + p) contents. Only the sampled
+    contents both hold add to the sums: they are found by one binary search
+    of a's keys in b's, and a key's place in the union is its place in a
+    plus the keys of b below it, less the keys of both below it.
     """
     (ka, ca, da), (kb, cb, db) = sa, sb
     complete = len(ka) == da and len(kb) == db
-    sample = np.union1d(ka, kb)
-    sample = sample if complete else sample[:min(len(ka), len(kb))]
-    xa, xb = counts_at(ka, ca, sample), counts_at(kb, cb, sample)
-    both = (xa > 0) & (xb > 0)
-    f = np.where(both, ksmmodel.together(xa, xb, sample == ZERO_KEY, m, z), 0)
-    pa, pb = np.where(both, xa, 0), np.where(both, xb, 0)
-    if complete or not len(sample):
-        return [int(both.sum()), int(pa.sum()), int(pb.sum()), int(f.sum()), 0, 0]
-    n, p = len(sample), both.mean()
+    pos = np.searchsorted(kb, ka)
+    inb = pos < len(kb)
+    inb[inb] = kb[pos[inb]] == ka[inb]
+    n = len(ka) + len(kb) - int(inb.sum()) if complete else min(len(ka), len(kb))
+    # a's key at i: i keys of a, pos of b, less those counted twice (in both)
+    rank = np.arange(len(ka)) + pos - (np.cumsum(inb) - inb)
+    both = inb & (rank < n)
+    xa, xb = ca[both], cb[pos[both]]
+    f = ksmmodel.together(xa, xb, ka[both] == ZERO_KEY, m, z)
+    shared, sa_, sb_, sf = len(xa), int(xa.sum()), int(xb.sum()), int(f.sum())
+    if complete or not n:
+        return [shared, sa_, sb_, sf, 0, 0]
+    p = shared / n
     union_n = (da + db) / (1 + p)
     fpc = max(0.0, 1 - n / union_n)
-    pt = (both.sum() + 1) / (n + 2)     # no zero error when none is seen
+    pt = (shared + 1) / (n + 2)     # no zero error when none is seen
     se_p = math.sqrt(pt * (1 - pt) / n * fpc)
     se_n = (da + db) / (1 + p) ** 2 * se_p
-    se_mean = max(math.sqrt(f.var(ddof=1) / n * fpc) if n > 1 else 0.0,
-                  se_p * max(1.0, float(f.max())))
-    se_saved = math.hypot(union_n * se_mean, f.mean() * se_n)
-    return [int(round(p * union_n)), int(round(union_n * pa.mean())),
-            int(round(union_n * pb.mean())), int(round(union_n * f.mean())),
-            int(math.ceil(3 * se_n)), int(math.ceil(3 * se_saved))]
+    mean = sf / n
+    var = max(0.0, (float((f * f).sum()) - n * mean * mean) / (n - 1)) if n > 1 else 0.0
+    se_mean = max(math.sqrt(var / n * fpc), se_p * max(1.0, float(f.max()) if shared else 0.0))
+    se_saved = math.hypot(union_n * se_mean, mean * se_n)
+    return [int(round(p * union_n)), int(round(union_n * sa_ / n)), int(round(union_n * sb_ / n)),
+            int(round(union_n * mean)), int(math.ceil(3 * se_n)), int(math.ceil(3 * se_saved))]
 
 
 def host_sketches(rows):
-    """{host: (keys sorted, counts, distinct contents)} of a block's rows."""
+    """{host: (keys sorted, counts, distinct contents)} of a group's rows."""
+    if not len(rows):
+        return {}
     rows = rows.sort_values(["h", "key"])
     h = rows["h"].to_numpy()
     cut = np.flatnonzero(np.r_[True, h[1:] != h[:-1], True])
@@ -200,8 +207,10 @@ def host_sketches(rows):
     return {int(h[s]): (k[s:e], c[s:e], int(d[s])) for s, e in zip(cut[:-1], cut[1:])}
 
 
-def estimate_block(pairs, rows, m, z):
-    sk = host_sketches(rows)
+def estimate_block(pairs, groups, m, z):
+    """The estimates of a block's pairs (@groups: host_sketches of its
+    groups of hosts)."""
+    sk = {h: v for g in groups for h, v in g.items()}
     out = []
     for a, b in zip(pairs["a"].to_numpy(), pairs["b"].to_numpy()):
         s, pa, pb, sv, es, esv = estimate(sk[a], sk[b], m, z)
@@ -211,7 +220,8 @@ def estimate_block(pairs, rows, m, z):
 
 def sketch_pairs(f, hosts, m, z):
     cand = sketch_candidates(f)
-    return in_blocks(cand, f[["h", "key", "pages", "distinct"]], hosts, estimate_block, m, z)
+    return in_blocks(cand, f[["h", "key", "pages", "distinct"]], hosts, estimate_block, m, z,
+                     prepare=host_sketches)
 
 
 # --- blocks of hosts ----------------------------------------------------------------
@@ -231,9 +241,10 @@ def pair_block(df, g):
     return df.assign(blk=tri(i, j, g))
 
 
-def in_blocks(pairs, rows, hosts, fn, m, z):
-    """fn(pairs of a block, the rows of its groups' hosts, m, z) for every
-    block: a Dask frame of PAIR_COLS."""
+def in_blocks(pairs, rows, hosts, fn, m, z, prepare=None):
+    """fn(pairs of a block, [its groups' rows], m, z) for every block: a
+    Dask frame of PAIR_COLS. prepare(a group's rows) runs once per group,
+    not once per block (sorting a group is the costly part)."""
     import dask
     import dask.dataframe as dd
     g = groups_of(hosts)
@@ -242,13 +253,14 @@ def in_blocks(pairs, rows, hosts, fn, m, z):
     by_blk = by_blk.set_index("blk", divisions=list(range(nblk + 1))).to_delayed()
     grouped = rows.assign(grp=rows["h"] % g).set_index(
         "grp", divisions=list(range(g + 1))).to_delayed()
+    if prepare:
+        grouped = [dask.delayed(prepare)(x) for x in grouped]
     out = []
     for i in range(g):
         for j in range(i, g):
             both = [grouped[i]] if i == j else [grouped[i], grouped[j]]
-            part = dask.delayed(pd.concat)(both, ignore_index=True)
             out.append(dask.delayed(fn)(by_blk[tri(i, j, g)].reset_index(drop=True),
-                                        part, m, z))
+                                        both, m, z))
     return dd.from_delayed(out, meta=frame_of(PAIR_COLS), verify_meta=False)
 
 
@@ -271,7 +283,8 @@ def partners(pairs, hosts, top, chunk=4096):
     fwd = pairs.rename(columns={"a": "host", "b": "partner", "pages_a": "shared_pages"})
     rev = pairs.rename(columns={"b": "host", "a": "partner", "pages_b": "shared_pages"})
     both = dd.concat([fwd[PARTNER_COLS], rev[PARTNER_COLS]])
-    div = sorted(set(range(0, hosts, chunk)) | {hosts})
+    top_host = max(hosts, 1)      # divisions of no host at all: one empty partition
+    div = sorted(set(range(0, top_host, chunk)) | {top_host})
     by = both.set_index("host", divisions=div)
     meta = top_partners(by._meta, top)
     return by.map_partitions(top_partners, top, meta=meta)

@@ -150,6 +150,7 @@ def counts(col, low, high):
 
 def first_defect(df, kind):
     """(row, what) of the first defective row, or None."""
+    df = df.fillna("")        # a row with fewer fields than the header
     found = []
     digest_bad = ~df["digest"].str.fullmatch(DIGEST_RE)
     found.append((digest_bad, lambda r: "digest %r is not 0x and 32 lower-case hex "
@@ -171,16 +172,51 @@ def first_defect(df, kind):
     return None if best is None else (best[0], best[1](best[0]))
 
 
+def digest_words(col):
+    """The digests as two uint64 columns (key: the first 64 bits, which
+    order sketches; lo: the other 64), or None if one is not 0x and 32
+    lower-case hex digits. Checked on the bytes of the column at once."""
+    raw = col.str.cat().encode() if len(col) else b""
+    if len(raw) != 34 * len(col):
+        return None
+    a = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 34)
+    hexd = a[:, 2:]
+    if not ((a[:, 0] == 48).all() and (a[:, 1] == 120).all()
+            and (((hexd >= 48) & (hexd <= 57)) | ((hexd >= 97) & (hexd <= 102))).all()):
+        return None
+    words = np.frombuffer(bytes.fromhex(hexd.tobytes().decode()), dtype=">u8")
+    return words.astype(np.uint64).reshape(-1, 2)
+
+
+def whole_numbers(col, low, high):
+    """A column of decimal counts from @low to @high as int64, or None if
+    one is not (inf, nan, negative, a fraction, a blank): its bytes checked
+    at once."""
+    if not len(col):
+        return np.zeros(0, dtype=np.int64)
+    raw = np.frombuffer(col.str.cat(sep="\n").encode(), dtype=np.uint8)
+    digit, nl = (raw >= 48) & (raw <= 57), raw == 10
+    if (not raw.size or not (digit | nl).all() or int(nl.sum()) != len(col) - 1 or not digit[0]
+            or not digit[-1] or (nl[1:] & nl[:-1]).any()):
+        return None
+    v = pd.to_numeric(col).to_numpy()
+    if v.dtype.kind not in "iu" or (v < low).any() or (v > high).any():
+        return None
+    return v.astype(np.int64)
+
+
 def typed(df, kind, fileno):
-    """The checked rows as numbers: the digest as key (its first 64 bits,
-    which order sketches) and lo (the other 64)."""
-    raw = bytes.fromhex(df["digest"].str.slice(2).str.cat())
-    words = np.frombuffer(raw, dtype=">u8").astype(np.uint64).reshape(-1, 2)
+    """The rows as numbers, or None if a row is defective (first_defect
+    then says which and why)."""
+    words = digest_words(df["digest"])
+    pages = whole_numbers(df["pages"], 1, MAX_COUNT)
+    fourth = whole_numbers(df[COLUMNS[kind][3]], 0, 1 if kind == "contents" else MAX_COUNT)
+    if (words is None or pages is None or fourth is None or df["input"].isna().any()
+            or (df["input"] == "").any()):
+        return None
     out = pd.DataFrame({"file": np.full(len(df), fileno, dtype=np.int32),
                         "input": df["input"].to_numpy(),
-                        "key": words[:, 0], "lo": words[:, 1],
-                        "pages": counts(df["pages"], 0, 0)[0]})
-    fourth = counts(df[COLUMNS[kind][3]], 0, 0)[0]
+                        "key": words[:, 0], "lo": words[:, 1], "pages": pages})
     if kind == "sketch":
         out["zero"] = (out["key"] == ZERO_KEY).astype(np.int64)
         out["distinct"] = fourth
@@ -204,7 +240,7 @@ def parse(data, path, kind, names, off, has_header):
     missing = [c for c in COLUMNS[kind] if c not in df.columns]
     if missing:
         raise BadRow(path, "no %s column" % missing[0], off, 1)
-    return df[COLUMNS[kind]].fillna("")
+    return df[COLUMNS[kind]]
 
 
 def read_piece(fileno, piece, kind, names):
@@ -217,10 +253,11 @@ def read_piece(fileno, piece, kind, names):
         raise BadRow(path, "cannot decompress: %s" % e, 0, 1)
     check_lines(data, path, off)
     df = parse(data, path, kind, names, off, start == 0)
-    bad = first_defect(df, kind)
-    if bad:
+    out = typed(df, kind, fileno)
+    if out is None:   # the row by row check, to name the first defect
+        bad = first_defect(df, kind) or (0, "a defective row")
         raise BadRow(path, bad[1], off, bad[0] + (2 if start == 0 else 1))
-    return typed(df, kind, fileno)
+    return out
 
 
 def meta(kind):

@@ -12,12 +12,14 @@ is plain Python over those dicts: every pair of hosts intersected, KSM's
 grouping of ksmtest.ksm_group(), the greedy placement and first-fit written
 here again.
 """
-import csv, io, itertools, os, random, re, shutil, signal, subprocess, sys, time
+import csv, io, itertools, os, random, re, shutil, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import PAGE, Skip, check, eq, ksm_group, run_suite, test, tmp  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "fleet"))
+from loopback import Loopback  # noqa: E402
 FLEET = [sys.executable, os.path.join(ROOT, "fleet", "ksmfleet")]
 ZERO = "0x3ee8dc4f9e7ee49593d76fe148c689ba"
 SKETCH = 4096          # the sketch size docs/fleet.md states the recall for
@@ -295,71 +297,31 @@ def placement_from_partners():
 
 # --- a real cluster --------------------------------------------------------------------
 
-def start(cmd, log):
-    with open(log, "w") as f:
-        return subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-
-
-def stop(procs):
-    for p in procs:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGTERM)
-    for p in procs:
-        try:
-            p.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
-
-
-def scheduler_address(path, proc, seconds=60):
-    import json
-    for _ in range(seconds * 10):
-        if proc.poll() is not None:
-            return None
-        try:
-            with open(path) as f:
-                return json.load(f)["address"]
-        except (OSError, ValueError, KeyError):
-            time.sleep(0.1)
-    return None
-
-
 @test("fleet-scale")
 def real_cluster():
     """`dask scheduler` and two `dask worker` processes on 127.0.0.1, started
-    here: ksmfleet --scheduler gives the partners the oracle gives."""
-    dask = shutil.which("dask")
-    if not dask:
+    here (fleet/loopback.py): ksmfleet --scheduler gives the partners the
+    oracle gives, and the processes are gone afterwards."""
+    if not shutil.which("dask"):
         raise Skip("no dask command (python3-distributed)")
     c = setup()
-    sfile = tmp("scheduler.json")
-    procs = []
-    try:
-        procs.append(start([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                                       "--scheduler-file", sfile], tmp("scheduler.log")))
-        addr = scheduler_address(sfile, procs[0])
-        if not check(addr and addr.startswith("tcp://127.0.0.1:"), "the scheduler listens on "
-                     "127.0.0.1", repr(addr)):
-            return
-        procs.append(start([dask, "worker", "--scheduler-file", sfile, "--host", "127.0.0.1", "--nworkers", "2",
-                            "--nthreads", "1", "--no-dashboard", "--memory-limit", "2GiB"],
-                           tmp("worker.log")))
+    folder = tmp("cluster")
+    os.makedirs(folder)
+    cluster = Loopback(2, folder)
+    with cluster as addr:
+        check(addr.startswith("tcp://127.0.0.1:"), "the scheduler listens on 127.0.0.1", addr)
         r = fleet("--scheduler=" + addr, "--csv", "--report=partners", "--top=3",
                   *c["contents"], timeout=300)
-        if not check(r.returncode == 0, "partners on the real cluster: exit 0", r.stderr[-300:]):
-            return
-        exp = [(h, p, rank + 1, sv * PAGE) for h, top in true_top(c["fleet"], c["pairs"], 3).items()
-               for rank, (p, sp, sv) in enumerate(top)]
-        eq([(x["host"], x["partner"], int(x["rank"]), int(x["saved_bytes"]))
-            for x in rows(r.stdout)], exp, "partners from the real cluster: the oracle's")
-        with open(tmp("worker.log")) as f:
-            check(len(re.findall(r"Starting established connection", f.read())) >= 2,
-                  "both workers joined the scheduler")
-    finally:
-        stop(procs)
-    check(all(p.poll() is not None for p in procs), "the scheduler and workers are gone")
+        if check(r.returncode == 0, "partners on the real cluster: exit 0", r.stderr[-300:]):
+            exp = [(h, p, rank + 1, sv * PAGE) for h, top in
+                   true_top(c["fleet"], c["pairs"], 3).items()
+                   for rank, (p, sp, sv) in enumerate(top)]
+            eq([(x["host"], x["partner"], int(x["rank"]), int(x["saved_bytes"]))
+                for x in rows(r.stdout)], exp, "partners from the real cluster: the oracle's")
+        workers = set(re.findall(r"Start worker at:\s+(\S+)", cluster.log("worker.log")))
+        check(len(workers) == 2 and all(w.startswith("tcp://127.0.0.1:") for w in workers),
+              "two workers on 127.0.0.1", repr(workers))
+    check(cluster.stopped(), "the scheduler and workers are gone")
 
 
 if __name__ == "__main__":
