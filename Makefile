@@ -179,7 +179,7 @@ fuzz: fuzz-build
 			build-fuzz/corpus/$$f fuzz/seeds/$$f 2>&1 | \
 			grep -E 'stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|Test unit written|crash-|leak-|timeout-' ; \
 		if ls build-fuzz/$$f-crash-* build-fuzz/$$f-leak-* build-fuzz/$$f-timeout-* \
-			build-fuzz/$$f-oom-* >/dev/null 2>&1; then \
+			build-fuzz/$$f-oom-* 2>/dev/null | grep -q .; then \
 			echo "$$f: FINDINGS in build-fuzz/"; exit 1; fi; \
 	done
 

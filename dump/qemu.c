@@ -265,16 +265,20 @@ static int qemu_sends_table(struct dump *d, struct qemu *q)
 {
 	uint64_t n = q->next_base / PAGE_BYTES;
 
-	if (q->sends)
+	if (n <= q->npages && q->sends)
 		return 0;
+	/* The second pass knows every block already: its table is there. */
 	if (!q->counting || n > mem_available() / 2 / sizeof(*q->sends)) {
 		dump_error(d, d->src.pos, "the RAM blocks declare %llu MiB: keeping "
 			   "track of their pages would need more memory than there "
 			   "is", (unsigned long long)(q->next_base >> 20));
 		return -1;
 	}
-	q->npages = n;
-	q->sends = xcalloc(n ? n : 1, sizeof(*q->sends));
+	/* A later block list may add blocks: the table grows with it. */
+	q->sends = xreallocarray(q->sends, n ? n : 1, sizeof(*q->sends));
+	memset(q->sends + q->npages, 0, (size_t)((n ? n : 1) - q->npages) *
+	       sizeof(*q->sends));
+	q->npages = n ? n : 1;
 	return 0;
 }
 

@@ -439,6 +439,26 @@ def qemu_resent_pages_count_once():
        "a series pairs each page's last copy (8 made equal to page 8, 8 rewritten)")
 
 
+@test("qemu")
+def qemu_later_block_list():
+    """A second block list adding a block after pages were sent (the fuzzer
+    found the first pass's table too short for it)."""
+    import random
+    rnd = random.Random(14)
+    be = lambda n, v: v.to_bytes(n, "big")  # noqa: E731
+    a, b = rnd.randbytes(PAGE), rnd.randbytes(PAGE)
+    recs = (be(8, 0 | 0x08) + b"\x06pc.ram" + a
+            + be(8, (4 * PAGE) | 0x04) + b"\x08vga.vram" + be(8, 4 * PAGE)
+            + be(8, 2 * PAGE | 0x08) + b"\x08vga.vram" + b + be(8, 3 * PAGE | 0x28) + a)
+    path = tmp("later-blocks.mig")
+    with open(path, "wb") as f:
+        f.write(ram_stream(recs, ((b"pc.ram", 4 * PAGE),)))
+    r = run(["--csv", "-l", path])
+    row = summary_rows(r)[0] if r.out else {}
+    eq((r.rc, row.get("pages"), row.get("pages_sharing")), (0, "3", "1"),
+       "pages of a block listed later count, and share with the earlier block")
+
+
 @test("series")
 def capped_replay_is_partial():
     import random
