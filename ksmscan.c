@@ -611,6 +611,50 @@ static int series_value(struct prefs *p, int c, char **argv)
 	return 0;
 }
 
+/* One policy's name, from @s to a comma or the end. */
+static enum policy policy_word(const char *s, size_t len)
+{
+	static const enum policy all[] = {
+		POLICY_FIXED, POLICY_ADVISOR, POLICY_KSMTUNED,
+	};
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (strlen(policy_name(all[i])) == len &&
+		    strncmp(policy_name(all[i]), s, len) == 0)
+			return all[i];
+	char word[64];
+
+	snprintf(word, sizeof(word), "%.*s", (int)(len < 60 ? len : 60), s);
+	usage_error("--policy wants fixed, advisor or ksmtuned (or a comma list "
+		    "of them), not '%s'", word);
+}
+
+/* --policy=a,b,...: the first is the series' policy, the others are
+ * replayed beside it (the policies report), each once. */
+static void parse_policies(struct series_params *sp, const char *arg)
+{
+	size_t n = 0;
+
+	sp->nothers = 0;
+	for (const char *s = arg;; n++) {
+		size_t len = strcspn(s, ",");
+		enum policy pol = policy_word(s, len);
+
+		if (n > POLICIES_MAX)
+			usage_error("%s", "--policy takes at most 9 policies");
+		for (size_t k = 0; k < n; k++)
+			if ((k ? sp->others[k - 1] : sp->policy) == pol)
+				usage_error("--policy names %s twice", policy_name(pol));
+		if (n)
+			sp->others[sp->nothers++] = pol;
+		else
+			sp->policy = pol;
+		if (!s[len])
+			break;
+		s += len + 1;
+	}
+}
+
 /* --policy and the advisor's knobs: 0 if @c is one of them (handled). */
 static int advisor_value(struct prefs *p, int c)
 {
@@ -619,15 +663,7 @@ static int advisor_value(struct prefs *p, int c)
 
 	switch (c) {
 	case OPT_POLICY:
-		if (strcmp(optarg, "fixed") == 0)
-			p->series.policy = POLICY_FIXED;
-		else if (strcmp(optarg, "advisor") == 0)
-			p->series.policy = POLICY_ADVISOR;
-		else if (strcmp(optarg, "ksmtuned") == 0)
-			p->series.policy = POLICY_KSMTUNED;
-		else
-			usage_error("--policy wants fixed, advisor or ksmtuned, not "
-				    "'%s'", optarg);
+		parse_policies(&p->series, optarg);
 		break;
 	case OPT_ADV_TARGET:
 		/* the kernel takes whole seconds, at least 1 */
@@ -924,6 +960,15 @@ static void note_soft_dirty(const struct prefs *p)
 	     "may lack soft-dirty bits (its configuration cannot be read)");
 }
 
+/* Whether --policy names @pol. */
+static int uses_policy(const struct series_params *sp, enum policy pol)
+{
+	for (size_t k = 0; k < sp->nothers; k++)
+		if (sp->others[k] == pol)
+			return 1;
+	return sp->policy == pol;
+}
+
 /* ksmtuned's host: --host-memory and --host-used, or for live processes
  * this host's /proc/meminfo. */
 static void ksmtuned_host(struct prefs *p)
@@ -1007,7 +1052,7 @@ static void setup_series(struct prefs *p)
 		usage_error("%s", "--series wants snapshot files");
 	if (!p->hz_given && !(p->series.hz = kernel_hz()))
 		p->series.hz = HZ_DEFAULT;
-	if (p->series.policy == POLICY_KSMTUNED)
+	if (uses_policy(&p->series, POLICY_KSMTUNED))
 		ksmtuned_host(p);
 	if (p->ngroups || p->by || p->enable)
 		usage_error("%s", p->ngroups ? "--group does not apply to a series" :

@@ -86,3 +86,13 @@ int ksmtuned_adjust(struct ksmtuned *t, const struct ksmtuned_params *p,
 	*sleep_ms = sleep;
 	return 1;		/* KSMCTL start */
 }
+
+const char *policy_name(enum policy p)
+{
+	static const char *const names[] = {
+		[POLICY_FIXED] = "fixed", [POLICY_ADVISOR] = "advisor",
+		[POLICY_KSMTUNED] = "ksmtuned",
+	};
+
+	return names[p];
+}

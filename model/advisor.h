@@ -15,6 +15,17 @@
 
 enum policy { POLICY_FIXED, POLICY_ADVISOR, POLICY_KSMTUNED };
 
+/* At most this many policies to compare in one run (--policy=a,b,...). */
+#define POLICIES_MAX 8
+
+/**
+ * policy_name() - a policy's name, as --policy takes it.
+ * @p: the policy
+ *
+ * Return: its name.
+ */
+const char *policy_name(enum policy p);
+
 /* The advisor's knobs, as /sys/kernel/mm/ksm has them. */
 struct advisor_params {
 	uint64_t target_scan_time;	/* advisor_target_scan_time, seconds */

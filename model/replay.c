@@ -28,6 +28,7 @@
  * of the pages per second, picked at random (a fixed seed), is written with
  * its own bytes, which breaks a KSM mapping as any write does.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -560,7 +561,8 @@ static struct timeline_row counters(const struct replay *r, uint64_t scan,
 		.memcmp_bytes = r->memcmp_bytes,
 		.wakeups = r->batch - first_batch + 1,
 		.cow_ksm = r->cow, .skipped_scan = r->skipped_scan,
-		.pages_to_scan = r->pts, .ended = r->halt,
+		.pages_to_scan = r->pts, .sleep_ms = r->sleep_ms,
+		.ended = r->halt,
 	};
 	double cpu = ((double)row.hashed * r->p->ns_per_page +
 		      (double)row.memcmp_bytes * r->p->ns_per_byte) * 1e-9;
@@ -673,4 +675,65 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 	rb_free(&r.unstable);
 	*cut = r.cut;
 	return n;
+}
+
+/* A row's saving, in pages. */
+static uint64_t saving(const struct timeline_row *row)
+{
+	return row->pages_sharing + row->ksm_zero_pages;
+}
+
+/* The end of the first full scan whose saving is at least @want (and more
+ * than 0), or NaN. */
+static double first_reaching(const struct timeline_row *rows, size_t n,
+			     double want)
+{
+	for (size_t i = 0; i < n; i++)
+		if (saving(&rows[i]) && (double)saving(&rows[i]) >= want)
+			return rows[i].seconds;
+	return NAN;
+}
+
+struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
+				     double page_seconds, int settled)
+{
+	static const double hours[] = REPLAY_FIGURE_HOURS;
+	const struct timeline_row *last = &rows[n - 1];
+	double final = (double)saving(last), busy = 0, before = 0, visited = 0;
+	double window = 0;
+	struct replay_figures f = {
+		.seconds_to_start = first_reaching(rows, n, 1),
+		.seconds_to_50 = first_reaching(rows, n, 0.5 * final),
+		.seconds_to_90 = first_reaching(rows, n, 0.9 * final),
+		.pages_to_scan = last->pages_to_scan, .sleep_ms = last->sleep_ms,
+	};
+
+	for (size_t h = 0; h < sizeof(hours) / sizeof(hours[0]); h++) {
+		double at = hours[h] * 3600, v = 0;
+
+		for (size_t i = 0; i < n && rows[i].seconds <= at; i++)
+			v = (double)saving(&rows[i]);
+		f.saved_bytes[h] = at > last->seconds && !settled ? NAN :
+				   v * PAGE_BYTES;
+	}
+	/* ksmd's CPU: its pages visited at page_seconds each, over the time
+	 * from one scan's end to another's, at least a second apart (as top
+	 * measures it: a row's time is its last batch's start, so a scan of
+	 * one or two batches alone would count a batch's work twice) */
+	for (size_t i = 0; i < n; i++) {
+		double dt = rows[i].seconds - before;
+
+		window += (double)rows[i].visited;
+		visited += (double)rows[i].visited;
+		if (dt < REPLAY_PEAK_SECONDS && i + 1 < n)
+			continue;
+		if (dt > 0 && 100 * window * page_seconds / dt > busy)
+			busy = 100 * window * page_seconds / dt;
+		window = 0;
+		before = rows[i].seconds;
+	}
+	f.cpu_peak = busy;
+	f.cpu_mean = last->seconds > 0 ?
+		     100 * visited * page_seconds / last->seconds : 0;
+	return f;
 }
