@@ -26,8 +26,8 @@ static const struct column policies_cols[] = {
 
 /* For people: short names, whole seconds, sizes in units of 1024. */
 static const struct column people_cols[] = {
-	{ "policy", 0, 0 }, { "start", 0, 0 }, { "to 50%", 0, 0 },
-	{ "to 90%", 0, 0 }, { "saved 1h", 0, 0 }, { "6h", 0, 0 },
+	{ "policy", 0, 0 }, { "start", 0, 0 }, { "50%", 0, 0 },
+	{ "90%", 0, 0 }, { "1h", 0, 0 }, { "6h", 0, 0 },
 	{ "24h", 0, 0 }, { "cpu%", 0, 0 }, { "peak%", 0, 0 },
 	{ "pages", 0, 0 }, { "sleep", 0, 0 },
 };
@@ -112,9 +112,9 @@ static void sentences(const struct policies *p, const struct writer *w)
 	char text[400];
 
 	snprintf(text, sizeof(text), "%s: each policy's replay of the same "
-		 "snapshots. start, to 50%%, to 90%%: seconds until the end of "
+		 "snapshots. start, 50%%, 90%%: seconds until the end of "
 		 "the first full scan that saved a page, half and nine tenths "
-		 "of its last saving; cpu%%: ksmd at %.3g us a page visited "
+		 "of its last saving; 1h, 6h, 24h: the saving then; cpu%%: ksmd at %.3g us a page visited "
 		 "(--page-cost), over the replay and its busiest full scan; "
 		 "pages, sleep: pages_to_scan and sleep_millisecs at the end.",
 		 p->name, p->page_seconds * 1e6);

@@ -1,0 +1,239 @@
+#!/usr/bin/python3
+"""--policy=a,b,... and -r policies (docs/policies.md) against oracles
+written here, not taken from ksmscan.
+
+- The comparison against single-policy runs: each policy's row of
+  `-r policies` (one run, the policies replayed over the same snapshots)
+  against the figures this file computes from that policy's timeline in a
+  run of its own: the end of the first full scan with a saving
+  (pages_sharing + ksm_zero_pages), with half and nine tenths of the last
+  scan's saving; the saving of the last scan ended by 1 h, 6 h and 24 h (a
+  replay that settled keeps its last saving); ksmd's CPU as the pages the
+  timeline says it visited (pages_scanned) times --page-cost over the
+  replay's time, and at its busiest over scans at least a second apart;
+  pages_to_scan at the end; sleep_millisecs at the end (ksmtuned's
+  10 ms x 16 GiB / MemTotal, computed here).
+- A tiny memory, hand-computed from ksmd's loop: 12 pages in 6 pairs, 4
+  pages a batch, --hz=0 (wake-ups exactly --sleep-ms apart): a batch's
+  wake-up visits 4 pages and ksm_do_scan() ends the batch at a full scan's
+  end, so full scan k ends at the wake-up (4k - 1) (three batches a scan
+  and the one that finds its end), and the pairs merge in the second scan:
+  every time is 7 sleeps, the saving 6 pages, ksmd visits 12 pages a scan.
+- A policy that never starts merging: ksmtuned with plenty of free memory
+  (NaN in CSV, null in JSON, "never" for people).
+- Usage errors (exit 2).
+"""
+import json
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ksmtest import (PAGE, check, eq, fixture, parse_csv, run,  # noqa: E402
+                     run_suite, test, tmp)
+
+POLICIES = ["input", "policy", "seconds_to_start", "seconds_to_50_percent",
+            "seconds_to_90_percent", "saved_bytes_1h", "saved_bytes_6h",
+            "saved_bytes_24h", "ksmd_cpu_percent_mean", "ksmd_cpu_percent_peak",
+            "final_pages_to_scan", "final_sleep_ms"]
+TIMELINE = ["input", "scan", "seconds", "pages_shared", "pages_sharing"]
+COST = 2e-6             # --page-cost=2us
+HOST_KB = 1 << 20       # --host-memory=1G: ksmtuned's MemTotal in kB
+
+
+def csv_of(args, what, cols):
+    r = run(["--csv"] + args)
+    if not check(r.rc == 0, "%s: exit status 0" % what, r.brief()):
+        return None
+    return parse_csv(r, what, cols)
+
+
+def first_reaching(rows, want):
+    """The end of the first scan whose saving is > 0 and >= want, or NaN."""
+    for r in rows:
+        s = r["saving"]
+        if s and s >= want:
+            return r["seconds"]
+    return math.nan
+
+
+def peak(rows, cost):
+    """ksmd's CPU at its busiest: pages visited times cost over consecutive
+    scans from one scan's end to another's at least a second later (the
+    last ones: what is left), in percent."""
+    best, before, window = 0.0, 0.0, 0
+    for i, r in enumerate(rows):
+        window += r["visited"]
+        dt = r["seconds"] - before
+        if dt < 1.0 and i + 1 < len(rows):
+            continue
+        if dt > 0:
+            best = max(best, 100 * window * cost / dt)
+        window, before = 0, r["seconds"]
+    return best
+
+
+def figures(timeline, cost, sleep_ms, pages_to_scan=None):
+    """The policies report's row, from a timeline (CSV rows) of a replay
+    that settled."""
+    rows = [{"seconds": float(r["seconds"]),
+             "saving": int(r["pages_sharing"]) + int(r["ksm_zero_pages"]),
+             "visited": int(r["pages_scanned"])} for r in timeline]
+    final = rows[-1]["saving"]
+    out = {"seconds_to_start": first_reaching(rows, 1),
+           "seconds_to_50_percent": first_reaching(rows, 0.5 * final),
+           "seconds_to_90_percent": first_reaching(rows, 0.9 * final)}
+    for h in (1, 6, 24):
+        v = 0
+        for r in rows:
+            if r["seconds"] <= h * 3600:
+                v = r["saving"]
+        out["saved_bytes_%dh" % h] = v * PAGE
+    total = sum(r["visited"] for r in rows)
+    out["ksmd_cpu_percent_mean"] = 100 * total * cost / rows[-1]["seconds"]
+    out["ksmd_cpu_percent_peak"] = peak(rows, cost)
+    out["final_pages_to_scan"] = (pages_to_scan if pages_to_scan is not None
+                                  else int(timeline[-1]["pages_to_scan"]))
+    out["final_sleep_ms"] = sleep_ms
+    return out
+
+
+def close(got, exp, what):
+    """Each figure: times to the CSV's 3 decimals, CPU to its 4, the rest
+    exact; NaN equal to NaN."""
+    bad = {}
+    for k, e in exp.items():
+        g = float(got[k])
+        if math.isnan(e) or math.isnan(g):
+            ok = math.isnan(e) and math.isnan(g)
+        elif k.startswith("seconds"):
+            ok = abs(g - e) <= 0.0006
+        elif k.startswith("ksmd_cpu"):
+            ok = abs(g - e) <= 0.0001 + 1e-6 * e
+        else:
+            ok = g == e
+        if not ok:
+            bad[k] = (g, e)
+    return check(not bad, what, "got, expected: %r" % bad)
+
+
+@test("compare")
+def against_single_runs():
+    """Each policy's row of one comparison run against the timeline of a run
+    of that policy alone, over the fixture guest taken twice."""
+    guest = fixture("guest-b.elf.zst")
+    common = ["--series", guest, guest, "--interval=60s", "--page-cost=2us",
+              "--host-memory=1G", "--host-used=900M", "--pages-to-scan=200",
+              "--sleep-ms=30"]
+    rows = csv_of(common + ["-r", "policies", "--policy=ksmtuned,fixed,advisor"],
+                  "three policies", POLICIES)
+    if rows is None:
+        return
+    eq([r["policy"] for r in rows], ["ksmtuned", "fixed", "advisor"],
+       "a row per policy, in --policy's order")
+    tuned_sleep = max(10, 10 * 16 * 1024 * 1024 // HOST_KB)
+    sleeps = {"fixed": 30, "advisor": 30, "ksmtuned": tuned_sleep}
+    for r in rows:
+        pol = r["policy"]
+        tl = csv_of(common + ["-r", "timeline", "--policy=" + pol],
+                    "--policy=%s alone" % pol, TIMELINE)
+        if not tl:
+            continue
+        exp = figures(tl, COST, sleeps[pol], 200 if pol == "fixed" else None)
+        close(r, exp, "--policy=%s: its row is its own replay's timeline" % pol)
+        eq(r["input"], guest, "--policy=%s: the input" % pol)
+    starts = {r["policy"]: float(r["seconds_to_start"]) for r in rows}
+    check(starts["ksmtuned"] >= 60, "ksmtuned starts KSM at its first look, a "
+          "minute in", repr(starts))
+    # the first policy's replay is the timeline's, in the same run
+    both = run(["--json"] + common + ["-r", "policies,timeline",
+                                       "--policy=advisor,fixed"])
+    if check(both.rc == 0, "-r policies,timeline: exit 0", both.brief()):
+        doc = json.loads(both.out)
+        exp = figures([{k: str(v) for k, v in x.items()} for x in doc["timeline"]],
+                      COST, 30)
+        close(doc["policies"][0], exp, "the timeline of the same run is the "
+              "first policy's")
+
+
+def write_pairs(path, pairs):
+    """A raw image of `pairs` pairs of equal pages, each pair's two pages
+    apart (pair k at pages k and pairs + k)."""
+    one = [bytes([k + 1]) * PAGE for k in range(pairs)]
+    with open(path, "wb") as f:
+        f.write(b"".join(one + one))
+
+
+@test("hand")
+def tiny_memory():
+    """12 pages in 6 pairs, 4 pages a batch at --hz=0: full scan k ends at
+    wake-up 4k - 1; the pairs merge in scan 2, at 7 sleeps; the replay ends
+    at the first scan past the series' end (one interval) whose counters
+    equal the scan's before."""
+    snap = tmp("pairs.raw")
+    write_pairs(snap, 6)
+    sleep = 0.1
+    args = ["--series", snap, "--interval=1s", "--hz=0", "--pages-to-scan=4",
+            "--sleep-ms=100", "--page-cost=1ms", "-r", "policies",
+            "--policy=fixed,advisor", "--advisor-min-pages-to-scan=4",
+            "--advisor-max-pages-to-scan=4"]
+    rows = csv_of(args, "6 pairs", POLICIES)
+    if not rows:
+        return
+    ends = [(4 * k - 1) * sleep for k in range(1, 10)]
+    # scans 2 and 3 have the same counters; scan 3 is the first past 1 s
+    nscans = next(k for k in range(3, 10) if ends[k - 1] >= 1.0)
+    last = ends[nscans - 1]
+    exp = {"seconds_to_start": ends[1], "seconds_to_50_percent": ends[1],
+           "seconds_to_90_percent": ends[1], "saved_bytes_1h": 6 * PAGE,
+           "saved_bytes_6h": 6 * PAGE, "saved_bytes_24h": 6 * PAGE,
+           "ksmd_cpu_percent_mean": 100 * 12 * nscans * 1e-3 / last,
+           "ksmd_cpu_percent_peak": 100 * 12 * nscans * 1e-3 / last,
+           "final_pages_to_scan": 4, "final_sleep_ms": 100}
+    for r in rows:
+        close(r, exp, "6 pairs, --policy=%s: the hand-computed figures" % r["policy"])
+
+
+@test("never")
+def never_starts():
+    """ksmtuned on a host with memory to spare never starts KSM: no time,
+    no saving, ksmd never runs."""
+    guest = fixture("guest-b.elf.zst")
+    args = ["--series", guest, "--host-memory=64G", "--host-used=1G",
+            "-r", "policies", "--policy=ksmtuned,fixed"]
+    rows = csv_of(args, "plenty of memory", POLICIES)
+    if rows:
+        t = rows[0]
+        check(all(math.isnan(float(t[k])) for k in POLICIES[2:5]),
+              "ksmtuned: NaN times in CSV", repr(t))
+        eq([float(t[k]) for k in POLICIES[5:9]], [0.0] * 4,
+           "ksmtuned: nothing saved, ksmd's CPU 0")
+        check(float(rows[1]["seconds_to_start"]) > 0, "fixed merges", repr(rows[1]))
+    r = run(["--json"] + args)
+    if check(r.rc == 0, "JSON: exit 0", r.brief()):
+        p = json.loads(r.out)["policies"][0]
+        eq([p[k] for k in POLICIES[2:5]], [None] * 3, "JSON: null times")
+    r = run(args)
+    check(r.rc == 0 and "never" in r.out, "for people: never", r.out[:400])
+
+
+@test("usage")
+def usage_errors():
+    snap = tmp("pairs.raw")
+    write_pairs(snap, 2)
+    for args, says in (
+            (["--series", "--policy=fixed,nonsense", snap], "nonsense"),
+            (["--series", "--policy=fixed,advisor,fixed", snap], "twice"),
+            (["--series", "--policy=fixed,", snap], "--policy"),
+            (["--series", "--policy=fixed,ksmtuned", snap], "--host-memory"),
+            (["-r", "policies", snap], "--series")):
+        r = run(args)
+        first = r.err.strip().splitlines()[:1]
+        check(r.rc == 2 and first and first[0].startswith("ksmscan: ") and
+              says in first[0],
+              "%s: exit 2, the first line names %s" % (" ".join(args[:-1]), says),
+              r.brief())
+
+
+if __name__ == "__main__":
+    sys.exit(run_suite("ksmscan-policies-"))
