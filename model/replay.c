@@ -87,6 +87,8 @@ struct replay {
 	int run;		/* ksmd runs (ksmtuned may stop it) */
 	int halt;		/* stopped past the series' end: the replay ends */
 	double next_tick;	/* ksmtuned's next look */
+	double stop_time;	/* when ksmtuned last stopped KSM */
+	uint64_t stop_saving;	/* pages_sharing + ksm_zero_pages then */
 	struct ksmtuned tuned;	/* its state */
 	struct advisor adv;	/* the advisor's state */
 	uint64_t visited_all;	/* pages visited since the start: ksmd's CPU */
@@ -259,9 +261,15 @@ static void tuner(struct replay *r)
 			uint64_t saved_kb = (r->sharing + r->zero) * (PAGE_BYTES / 1024);
 			uint64_t committed = r->sr->snaps[r->snap].n * (PAGE_BYTES / 1024);
 
+			int was = r->run;
+
 			r->run = ksmtuned_adjust(&r->tuned, t,
 						 t->total_kb - t->used_kb + saved_kb,
 						 committed, &r->pts, &r->sleep_ms);
+			if (was && !r->run) {
+				r->stop_time = r->now;
+				r->stop_saving = r->sharing + r->zero;
+			}
 			r->next_tick += every;
 		}
 		if (r->run)
@@ -562,7 +570,8 @@ static struct timeline_row counters(const struct replay *r, uint64_t scan,
 		.wakeups = r->batch - first_batch + 1,
 		.cow_ksm = r->cow, .skipped_scan = r->skipped_scan,
 		.pages_to_scan = r->pts, .sleep_ms = r->sleep_ms,
-		.ended = r->halt,
+		.ended = r->halt, .stopped_seconds = r->stop_time,
+		.stopped_saving = r->stop_saving,
 	};
 	double cpu = ((double)row.hashed * r->p->ns_per_page +
 		      (double)row.memcmp_bytes * r->p->ns_per_byte) * 1e-9;
@@ -677,54 +686,74 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 	return n;
 }
 
-/* A row's saving, in pages. */
-static uint64_t saving(const struct timeline_row *row)
+/* A moment of the replay: its time and saving (pages). */
+struct point {
+	double seconds;
+	uint64_t saving;
+};
+
+/*
+ * The replay's savings over time: each full scan's end; a replay that
+ * ksmtuned stopped for good ends with a row at the replay's end, and
+ * before it the moment ksmtuned stopped KSM, with the saving then. Returns
+ * how many points (at most @n + 1).
+ */
+static size_t points(const struct timeline_row *rows, size_t n,
+		     struct point *pt)
 {
-	return row->pages_sharing + row->ksm_zero_pages;
+	const struct timeline_row *last = &rows[n - 1];
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (i == n - 1 && last->ended && last->stopped_seconds > 0 &&
+		    (!k || pt[k - 1].seconds <= last->stopped_seconds))
+			pt[k++] = (struct point){ last->stopped_seconds,
+						  last->stopped_saving };
+		pt[k++] = (struct point){ rows[i].seconds,
+					  rows[i].pages_sharing + rows[i].ksm_zero_pages };
+	}
+	return k;
 }
 
-/* The end of the first full scan whose saving is at least @want (and more
- * than 0), or NaN. */
-static double first_reaching(const struct timeline_row *rows, size_t n,
-			     double want)
+/*
+ * Whether the saving at @at is unknown: past the end of a replay that did
+ * not settle; or between ksmtuned's stop and the replay's end when the
+ * saving fell in between (while KSM is stopped nothing merges, so an equal
+ * saving at both ends held all along, but a snapshot that broke merges
+ * came at a time the rows do not say).
+ */
+static int unknown_at(const struct timeline_row *last, double at, int settled)
+{
+	if (at > last->seconds)
+		return !settled;
+	return last->ended && last->stopped_seconds > 0 &&
+	       at >= last->stopped_seconds &&
+	       last->stopped_saving != last->pages_sharing + last->ksm_zero_pages;
+}
+
+/* The first moment whose saving is at least @want (and more than 0), or
+ * NaN. */
+static double first_reaching(const struct point *pt, size_t n, double want)
 {
 	for (size_t i = 0; i < n; i++)
-		if (saving(&rows[i]) && (double)saving(&rows[i]) >= want)
-			return rows[i].seconds;
+		if (pt[i].saving && (double)pt[i].saving >= want)
+			return pt[i].seconds;
 	return NAN;
 }
 
-struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
-				     double page_seconds, int settled)
+/* ksmd's CPU at its busiest: its pages visited at page_seconds each, over
+ * the time from one scan's end to another's, at least REPLAY_PEAK_SECONDS
+ * apart (as top measures it: a row's time is its last batch's start, so a
+ * scan of one or two batches alone would count a batch's work twice). */
+static double cpu_peak(const struct timeline_row *rows, size_t n,
+		       double page_seconds)
 {
-	static const double hours[] = REPLAY_FIGURE_HOURS;
-	const struct timeline_row *last = &rows[n - 1];
-	double final = (double)saving(last), busy = 0, before = 0, visited = 0;
-	double window = 0;
-	struct replay_figures f = {
-		.seconds_to_start = first_reaching(rows, n, 1),
-		.seconds_to_50 = first_reaching(rows, n, 0.5 * final),
-		.seconds_to_90 = first_reaching(rows, n, 0.9 * final),
-		.pages_to_scan = last->pages_to_scan, .sleep_ms = last->sleep_ms,
-	};
+	double busy = 0, before = 0, window = 0;
 
-	for (size_t h = 0; h < sizeof(hours) / sizeof(hours[0]); h++) {
-		double at = hours[h] * 3600, v = 0;
-
-		for (size_t i = 0; i < n && rows[i].seconds <= at; i++)
-			v = (double)saving(&rows[i]);
-		f.saved_bytes[h] = at > last->seconds && !settled ? NAN :
-				   v * PAGE_BYTES;
-	}
-	/* ksmd's CPU: its pages visited at page_seconds each, over the time
-	 * from one scan's end to another's, at least a second apart (as top
-	 * measures it: a row's time is its last batch's start, so a scan of
-	 * one or two batches alone would count a batch's work twice) */
 	for (size_t i = 0; i < n; i++) {
 		double dt = rows[i].seconds - before;
 
 		window += (double)rows[i].visited;
-		visited += (double)rows[i].visited;
 		if (dt < REPLAY_PEAK_SECONDS && i + 1 < n)
 			continue;
 		if (dt > 0 && 100 * window * page_seconds / dt > busy)
@@ -732,8 +761,37 @@ struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
 		window = 0;
 		before = rows[i].seconds;
 	}
-	f.cpu_peak = busy;
+	return busy;
+}
+
+struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
+				     double page_seconds, int settled)
+{
+	static const double hours[] = REPLAY_FIGURE_HOURS;
+	const struct timeline_row *last = &rows[n - 1];
+	struct point *pt = xcalloc(n + 1, sizeof(*pt));
+	size_t np = points(rows, n, pt);
+	double final = (double)pt[np - 1].saving, visited = 0;
+	struct replay_figures f = {
+		.seconds_to_start = first_reaching(pt, np, 1),
+		.seconds_to_50 = first_reaching(pt, np, 0.5 * final),
+		.seconds_to_90 = first_reaching(pt, np, 0.9 * final),
+		.cpu_peak = cpu_peak(rows, n, page_seconds),
+		.pages_to_scan = last->pages_to_scan, .sleep_ms = last->sleep_ms,
+	};
+
+	for (size_t h = 0; h < sizeof(hours) / sizeof(hours[0]); h++) {
+		double at = hours[h] * 3600, v = 0;
+
+		for (size_t i = 0; i < np && pt[i].seconds <= at; i++)
+			v = (double)pt[i].saving;
+		f.saved_bytes[h] = unknown_at(last, at, settled) ? NAN :
+				   v * PAGE_BYTES;
+	}
+	for (size_t i = 0; i < n; i++)
+		visited += (double)rows[i].visited;
 	f.cpu_mean = last->seconds > 0 ?
 		     100 * visited * page_seconds / last->seconds : 0;
+	free(pt);
 	return f;
 }

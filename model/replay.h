@@ -113,6 +113,8 @@ struct timeline_row {
 	int ended;			/* ksmtuned kept KSM stopped until past the
 					 * series' end: the row is when the replay
 					 * ended, its scan not complete */
+	double stopped_seconds;		/* ...: when ksmtuned last stopped KSM */
+	uint64_t stopped_saving;	/* ...: pages_sharing + ksm_zero_pages then */
 };
 
 /* What a policy's replay comes to (the policies report): NaN for a time
@@ -150,7 +152,10 @@ struct replay_figures {
  *
  * The saving is pages_sharing plus ksm_zero_pages, in bytes. At a time
  * before the first row ended it is 0; past the last row it is the last
- * row's if @settled, else unknown (NaN).
+ * row's if @settled, else unknown (NaN). A replay that ksmtuned ended
+ * reached its saving when ksmtuned stopped KSM (the row says when); from
+ * then to the end the saving is that, if the last row has it too, else
+ * unknown (snapshots broke merges, at times the rows do not say).
  *
  * Return: the figures.
  */

@@ -217,6 +217,37 @@ def never_starts():
     check(r.rc == 0 and "never" in r.out, "for people: never", r.out[:400])
 
 
+@test("never")
+def ksmtuned_stops():
+    """ksmtuned on a 200 MiB host with 170 MiB used, the guest taken twice 12
+    h apart: it starts KSM at its first look and stops it at a later look,
+    once the saving frees memory, and keeps it stopped to the end (the last
+    row is the replay's end, 24 h). The saving came at that stop: a look is
+    at a ksmd wake-up (819 ms apart here) on or after a minute's turn, and
+    by ksmtuned's own rule (its adjust(), written here) the free memory
+    then, 30 MiB plus the saving, is above 20% of the host; the saving
+    holds to the end, since the second snapshot changes nothing."""
+    guest = fixture("guest-b.elf.zst")
+    args = ["--series", guest, guest, "--interval=12h", "--policy=ksmtuned",
+            "--host-memory=200M", "--host-used=170M", "--hz=250"]
+    rows = csv_of(args + ["-r", "policies"], "ksmtuned stops", POLICIES)
+    tl = csv_of(args + ["-r", "timeline"], "ksmtuned stops: timeline", TIMELINE)
+    if not rows or not tl:
+        return
+    r, last = rows[0], tl[-1]
+    start = float(r["seconds_to_start"])
+    saving = (int(last["pages_sharing"]) + int(last["ksm_zero_pages"])) * PAGE
+    check(float(tl[0]["seconds"]) < start < float(last["seconds"]) and
+          start % 60 < 0.85, "the saving came at a look of ksmtuned, before "
+          "the end", "start %r, rows at %r" % (start, [x["seconds"] for x in tl]))
+    total_kb, thres_kb = 200 * 1024, 200 * 1024 * 20 // 100
+    check(30 * 1024 + saving // 1024 > thres_kb and
+          36896 * 4 + thres_kb < total_kb,
+          "by ksmtuned's rule, KSM stops with that saving", repr(saving))
+    eq([float(r[k]) for k in POLICIES[5:8]], [saving] * 3,
+       "the saving at 1 h, 6 h and 24 h: the stop's, held to the end")
+
+
 @test("usage")
 def usage_errors():
     snap = tmp("pairs.raw")
