@@ -135,13 +135,15 @@ static const char help_formats[] =
 	"                              pages per second, 0.02 or 2% (default 0)\n"
 	"      --policy=P              who sets pages_to_scan: fixed (default),\n"
 	"                              advisor (the kernel's advisor_mode=scan-time)\n"
-	"                              or ksmtuned (by the host's free memory); a\n"
-	"                              comma list compares them (-r policies)\n"
+	"                              ksmtuned (by the host's free memory) or\n"
+	"                              kubevirt (KubeVirt's KSM handler); a comma\n"
+	"                              list compares them (-r policies)\n"
 	"      --advisor-target-scan-time=D  (default 200s)\n"
 	"      --advisor-max-cpu=P     percent (default 70)\n"
 	"      --advisor-min-pages-to-scan=N  (default 500)\n"
 	"      --advisor-max-pages-to-scan=N  (default 30000)\n"
-	"      --host-memory=SIZE      ksmtuned's host: its memory (live: MemTotal)\n"
+	"      --host-memory=SIZE      ksmtuned's and kubevirt's host: its memory\n"
+	"                              (live: MemTotal)\n"
 	"      --host-used=SIZE        and what is used before KSM (live: MemTotal\n"
 	"                              less MemFree, Buffers and Cached)\n";
 
@@ -616,7 +618,7 @@ static int series_value(struct prefs *p, int c, char **argv)
 static enum policy policy_word(const char *s, size_t len)
 {
 	static const enum policy all[] = {
-		POLICY_FIXED, POLICY_ADVISOR, POLICY_KSMTUNED,
+		POLICY_FIXED, POLICY_ADVISOR, POLICY_KSMTUNED, POLICY_KUBEVIRT,
 	};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
@@ -626,8 +628,8 @@ static enum policy policy_word(const char *s, size_t len)
 	char word[64];
 
 	snprintf(word, sizeof(word), "%.*s", (int)(len < 60 ? len : 60), s);
-	usage_error("--policy wants fixed, advisor or ksmtuned (or a comma list "
-		    "of them), not '%s'", word);
+	usage_error("--policy wants fixed, advisor, ksmtuned or kubevirt (or a "
+		    "comma list of them), not '%s'", word);
 }
 
 /* --policy=a,b,...: the first is the series' policy, the others are
@@ -979,8 +981,8 @@ static void ksmtuned_host(struct prefs *p)
 
 	if ((!p->host_memory || !p->host_used) &&
 	    (p->inputs[0].path || host_meminfo(&total, &free) < 0))
-		usage_error("%s", "--policy=ksmtuned needs --host-memory and "
-			    "--host-used (with files)");
+		usage_error("%s", "--policy=ksmtuned and kubevirt need "
+			    "--host-memory and --host-used (with files)");
 	t->total_kb = p->host_memory ? p->host_memory / 1024 : total;
 	t->used_kb = p->host_used ? p->host_used / 1024 : total - free;
 	if (t->used_kb > t->total_kb || !t->total_kb)
@@ -1053,7 +1055,8 @@ static void setup_series(struct prefs *p)
 		usage_error("%s", "--series wants snapshot files");
 	if (!p->hz_given && !(p->series.hz = kernel_hz()))
 		p->series.hz = HZ_DEFAULT;
-	if (uses_policy(&p->series, POLICY_KSMTUNED))
+	if (uses_policy(&p->series, POLICY_KSMTUNED) ||
+	    uses_policy(&p->series, POLICY_KUBEVIRT))
 		ksmtuned_host(p);
 	if (p->ngroups || p->by || p->enable)
 		usage_error("%s", p->ngroups ? "--group does not apply to a series" :
@@ -1195,7 +1198,9 @@ int main(int argc, char **argv)
 			    .advisor = { ADVISOR_TARGET_SCAN_TIME, ADVISOR_MAX_CPU,
 					 ADVISOR_MIN_PAGES, ADVISOR_MAX_PAGES },
 			    /* /etc/ksmtuned.conf's defaults */
-			    .tuned = { 60, 300, -50, 64, 1250, 10, 20, 2048, 0, 0 } },
+			    .tuned = { 60, 300, -50, 64, 1250, 10, 20, 2048, 0, 0 },
+			    /* KubeVirt's ksm.go's defaults */
+			    .kubevirt = { 180, 300, -50, 64, 1250, 100, 100, 0.2f } },
 		.output = "table",
 		.top = 10,
 		.sketch_size = 4096,

@@ -16,7 +16,7 @@ _ksmscan_names()
 		sed -n '/^  -r, --report=LIST/,/(default/{s/^  -r, --report=LIST//;/(default/d;p}' |
 		tr -d ',' ;;
 	--smart-scan) echo 0 1 ;;
-	--policy) echo fixed advisor ksmtuned ;;
+	--policy) echo fixed advisor ksmtuned kubevirt ;;
 	esac
 }
 

@@ -244,32 +244,51 @@ static void advance(struct replay *r)
 		snap_apply(r, r->snap + 1);
 }
 
-/* ksmtuned's looks due by now (its adjust() every monitor interval, on the
- * free memory KSM's savings give back); while it keeps KSM stopped, time
- * goes on to its next look, and past the series' end the replay ends. */
-static void tuner(struct replay *r)
+/* One look of the tuner: ksmtuned's adjust() or KubeVirt's handler, on
+ * the free memory KSM's savings give back. */
+static void look(struct replay *r)
 {
 	const struct ksmtuned_params *t = &r->p->tuned;
-	double end = snap_time(r, r->sr->nsnaps - 1) + r->p->interval;
-	/* a look at least every second: time must go on */
-	double every = t->monitor_seconds ? (double)t->monitor_seconds : 1.0;
+	uint64_t saved_kb = (r->sharing + r->zero) * (PAGE_BYTES / 1024);
+	uint64_t committed = r->sr->snaps[r->snap].n * (PAGE_BYTES / 1024);
+	int was = r->run;
 
-	if (r->p->policy != POLICY_KSMTUNED)
+	if (r->p->policy == POLICY_KUBEVIRT)
+		r->run = kubevirt_adjust(&r->p->kubevirt, t->total_kb,
+					 t->total_kb - t->used_kb + saved_kb,
+					 r->run, &r->pts, &r->sleep_ms);
+	else
+		r->run = ksmtuned_adjust(&r->tuned, t,
+					 t->total_kb - t->used_kb + saved_kb,
+					 committed, &r->pts, &r->sleep_ms);
+	if (was && !r->run) {
+		r->stop_time = r->now;
+		r->stop_saving = r->sharing + r->zero;
+	}
+}
+
+/* The tuner's time between looks: at least a second (time must go on). */
+static double look_every(const struct replay_params *p)
+{
+	uint64_t s = p->policy == POLICY_KUBEVIRT ? p->kubevirt.loop_seconds :
+		     p->tuned.monitor_seconds;
+
+	return s ? (double)s : 1.0;
+}
+
+/* The tuner's looks due by now (ksmtuned's or KubeVirt's); while it keeps
+ * KSM stopped, time goes on to its next look, and past the series' end the
+ * replay ends. */
+static void tuner(struct replay *r)
+{
+	double end = snap_time(r, r->sr->nsnaps - 1) + r->p->interval;
+	double every = look_every(r->p);
+
+	if (r->p->policy != POLICY_KSMTUNED && r->p->policy != POLICY_KUBEVIRT)
 		return;
 	for (;;) {
 		while (r->now + 1e-9 >= r->next_tick) {
-			uint64_t saved_kb = (r->sharing + r->zero) * (PAGE_BYTES / 1024);
-			uint64_t committed = r->sr->snaps[r->snap].n * (PAGE_BYTES / 1024);
-
-			int was = r->run;
-
-			r->run = ksmtuned_adjust(&r->tuned, t,
-						 t->total_kb - t->used_kb + saved_kb,
-						 committed, &r->pts, &r->sleep_ms);
-			if (was && !r->run) {
-				r->stop_time = r->now;
-				r->stop_saving = r->sharing + r->zero;
-			}
+			look(r);
 			r->next_tick += every;
 		}
 		if (r->run)
@@ -660,11 +679,12 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 	rb_init(&r.stable);
 	rb_init(&r.unstable);
 	snap_apply(&r, 0);
-	if (p->policy == POLICY_KSMTUNED) {
-		/* KSM is stopped until ksmtuned first looks, one interval on */
+	if (p->policy == POLICY_KSMTUNED || p->policy == POLICY_KUBEVIRT) {
+		/* KSM is stopped until the tuner first looks: ksmtuned one
+		 * interval on (its loop sleeps first), KubeVirt's handler at
+		 * once (its loop spins first) */
 		r.run = 0;
-		r.next_tick = p->tuned.monitor_seconds ?
-			      (double)p->tuned.monitor_seconds : 1.0;
+		r.next_tick = p->policy == POLICY_KUBEVIRT ? 0 : look_every(p);
 		tuner(&r);
 		r.budget = r.pts;
 	}

@@ -70,6 +70,8 @@ struct replay_params {
 					 * or the advisor after every full scan */
 	struct advisor_params advisor;	/* the advisor's knobs */
 	struct ksmtuned_params tuned;	/* ksmtuned's, and the host's memory */
+	struct kubevirt_params kubevirt;	/* KubeVirt's handler's (its host:
+					 * tuned's total_kb and used_kb) */
 	double write_rate;		/* fraction of the pages written per second
 					 * with the bytes they hold (writes the
 					 * snapshots cannot see), 0 for none */

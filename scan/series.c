@@ -312,6 +312,7 @@ static struct replay_params replay_params(const struct collect *c)
 		.page_seconds = c->sp->page_seconds, .write_rate = c->sp->write_rate,
 		.policy = c->sp->policy,
 		.advisor = c->sp->advisor, .tuned = c->sp->tuned,
+		.kubevirt = c->sp->kubevirt,
 		.ns_per_page = c->hashed ? c->hash_seconds * 1e9 / (double)c->hashed : 0,
 		.ns_per_byte = page_compare_ns_per_byte(),
 	};

@@ -33,6 +33,7 @@ struct series_params {
 	size_t nothers;
 	struct advisor_params advisor;	/* the scan-time advisor's knobs */
 	struct ksmtuned_params tuned;	/* ksmtuned's, and its host */
+	struct kubevirt_params kubevirt;	/* KubeVirt's KSM handler's */
 };
 
 /* Several processes make one memory: process k's addresses are offset by k
