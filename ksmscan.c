@@ -45,7 +45,7 @@ enum {
 	OPT_SERIES, OPT_INTERVAL, OPT_COUNT, OPT_PAGES_TO_SCAN, OPT_SLEEP_MS,
 	OPT_SMART_SCAN, OPT_SCANS, OPT_HZ, OPT_PAGE_COST, OPT_WRITE_RATE,
 	OPT_POLICY, OPT_ADV_TARGET, OPT_ADV_MAX_CPU, OPT_ADV_MIN_PAGES,
-	OPT_ADV_MAX_PAGES, OPT_HOST_MEMORY, OPT_HOST_USED,
+	OPT_ADV_MAX_PAGES, OPT_HOST_MEMORY, OPT_HOST_USED, OPT_TARGET, OPT_MAX_CPU,
 };
 
 /* Limits of --interval, in seconds. */
@@ -658,6 +658,40 @@ static void parse_policies(struct series_params *sp, const char *arg)
 	}
 }
 
+/* A share: 0.9 or 90%, within (0, @most]; -1 if it is not one. */
+static double share(const char *arg, double most)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (end != arg && strcmp(end, "%") == 0)
+		v /= 100;
+	else if (end == arg || *end)
+		return -1;
+	if (errno || !(v > 0 && v <= most) || strchr("+- \t", *arg))
+		return -1;
+	return v;
+}
+
+/* --target=FRACTION@DURATION (-r advise): 90%@1h. */
+static void parse_target(struct advise_params *a, const char *arg)
+{
+	const char *at = strchr(arg, '@');
+	char frac[64];
+
+	if (at && (size_t)(at - arg) < sizeof(frac)) {
+		snprintf(frac, sizeof(frac), "%.*s", (int)(at - arg), arg);
+		a->fraction = share(frac, 1);
+	}
+	if (!at || (size_t)(at - arg) >= sizeof(frac) || a->fraction < 0 ||
+	    parse_duration(at + 1, &a->seconds) < 0 || !(a->seconds > 0) ||
+	    a->seconds > 1e8)
+		usage_error("--target wants a share of the saving and a time, such "
+			    "as 90%%@1h, not '%s'", arg);
+}
+
 /* --policy and the advisor's knobs: 0 if @c is one of them (handled). */
 static int advisor_value(struct prefs *p, int c)
 {
@@ -695,6 +729,17 @@ static int advisor_value(struct prefs *p, int c)
 				    "--host-memory wants a size such as 64G, not '%s'" :
 				    "--host-used wants a size such as 48G, not '%s'",
 				    optarg);
+		break;
+	case OPT_TARGET:
+		parse_target(&p->series.advise, optarg);
+		break;
+	case OPT_MAX_CPU:
+		d = share(optarg, 100);
+		if (d < 0)
+			usage_error("--max-cpu wants a percent of a CPU above 0, "
+				    "such as 5 or 5%%, not '%s'", optarg);
+		/* "5" and "5%" are both 5 percent */
+		p->series.advise.max_cpu = strchr(optarg, '%') ? d * 100 : d;
 		break;
 	default:
 		return -1;
@@ -859,6 +904,8 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 		{ "advisor-max-pages-to-scan", required_argument, NULL, OPT_ADV_MAX_PAGES },
 		{ "host-memory", required_argument, NULL, OPT_HOST_MEMORY },
 		{ "host-used", required_argument, NULL, OPT_HOST_USED },
+		{ "target", required_argument, NULL, OPT_TARGET },
+		{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
 		{ "no-progress", no_argument, NULL, 'N' },
 		{ "use-zero-pages", no_argument, NULL, 'z' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -963,6 +1010,21 @@ static void note_soft_dirty(const struct prefs *p)
 	     "may lack soft-dirty bits (its configuration cannot be read)");
 }
 
+/* -r advise and --target go together. */
+static void advise_needs(const struct prefs *p)
+{
+	const struct report *r = report_lookup("advise", 6);
+	int asked = 0;
+
+	for (size_t i = 0; i < report_count(); i++)
+		if ((p->reports & UINT64_C(1) << i) && report_get(i) == r)
+			asked = 1;
+	if (asked && !(p->series.advise.seconds > 0))
+		usage_error("%s", "-r advise needs --target, such as --target=90%@1h");
+	if (!asked && p->series.advise.seconds > 0)
+		usage_error("%s", "--target and --max-cpu are for -r advise");
+}
+
 /* Whether --policy names @pol. */
 static int uses_policy(const struct series_params *sp, enum policy pol)
 {
@@ -1055,6 +1117,7 @@ static void setup_series(struct prefs *p)
 		usage_error("%s", "--series wants snapshot files");
 	if (!p->hz_given && !(p->series.hz = kernel_hz()))
 		p->series.hz = HZ_DEFAULT;
+	advise_needs(p);
 	if (uses_policy(&p->series, POLICY_KSMTUNED) ||
 	    uses_policy(&p->series, POLICY_KUBEVIRT))
 		ksmtuned_host(p);
@@ -1200,7 +1263,8 @@ int main(int argc, char **argv)
 			    /* /etc/ksmtuned.conf's defaults */
 			    .tuned = { 60, 300, -50, 64, 1250, 10, 20, 2048, 0, 0 },
 			    /* KubeVirt's ksm.go's defaults */
-			    .kubevirt = { 180, 300, -50, 64, 1250, 100, 100, 0.2f } },
+			    .kubevirt = { 180, 300, -50, 64, 1250, 100, 100, 0.2f },
+			    .advise = { 0, 0, 100 } },
 		.output = "table",
 		.top = 10,
 		.sketch_size = 4096,

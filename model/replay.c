@@ -650,6 +650,8 @@ static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 		return rows[n - 1].ended;
 	if (r->p->scans)
 		return n >= r->p->scans;
+	if (r->p->until > 0 && rows[n - 1].seconds >= r->p->until)
+		return 1;
 	if (n >= REPLAY_SCANS_MAX ||
 	    (uint64_t)n * (r->sr->naddr + 1) >= REPLAY_WORK_MAX)
 		return r->cut = 1;

@@ -72,6 +72,9 @@ struct replay_params {
 	struct ksmtuned_params tuned;	/* ksmtuned's, and the host's memory */
 	struct kubevirt_params kubevirt;	/* KubeVirt's handler's (its host:
 					 * tuned's total_kb and used_kb) */
+	double until;			/* with scans 0: end at the first full scan
+					 * at or past this time too (0: no such
+					 * end; the advice's search) */
 	double write_rate;		/* fraction of the pages written per second
 					 * with the bytes they hold (writes the
 					 * snapshots cannot see), 0 for none */

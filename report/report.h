@@ -398,6 +398,8 @@ struct sink *tree_create(const struct report_setup *rs);
 struct sink *pages_create(const struct report_setup *rs);
 /** compress_create() - what zram would hold, alone and after KSM. */
 struct sink *compress_create(const struct report_setup *rs);
+/** advise_create() - the fixed settings of ksmd that reach a target. */
+struct sink *advise_create(const struct report_setup *rs);
 /** policies_create() - each policy's replay of a series, side by side. */
 struct sink *policies_create(const struct report_setup *rs);
 /** timeline_create() - ksmd's counters after each full scan of a series. */

@@ -466,8 +466,16 @@ static void collect_finish(struct collect *c)
 	struct replay_params others[POLICIES_MAX];
 	size_t nruns = replay_others(c, &sr, runs, others);
 
+	struct advice advice[ADVISE_NSLEEPS];
+	uint64_t reference = rows[nrows - 1].pages_sharing +
+			     rows[nrows - 1].ksm_zero_pages;
+
+	if (c->sp->advise.seconds > 0)
+		advise_search(&sr, &rp, &c->sp->advise, reference, advice);
 	struct series_result res = { sc.name, &sc, rows, nrows, vol, ns - 1, ns,
-				     seconds_to_90(rows, nrows), &rp, runs, nruns };
+				     seconds_to_90(rows, nrows), &rp, runs, nruns,
+				     c->sp->advise.seconds > 0 ? advice : NULL,
+				     reference, &c->sp->advise };
 
 	for (size_t i = 0; i < c->nto; i++)
 		c->to[i]->ops->series(c->to[i], &res);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../model/advise.h"
 #include "../model/replay.h"
 #include "scan.h"
 
@@ -34,6 +35,8 @@ struct series_params {
 	struct advisor_params advisor;	/* the scan-time advisor's knobs */
 	struct ksmtuned_params tuned;	/* ksmtuned's, and its host */
 	struct kubevirt_params kubevirt;	/* KubeVirt's KSM handler's */
+	struct advise_params advise;	/* -r advise's target; seconds 0: no
+					 * search */
 };
 
 /* Several processes make one memory: process k's addresses are offset by k
@@ -80,6 +83,11 @@ struct series_result {
 	const struct policy_run *runs;	/* every policy's replay, the first
 					 * that of rows */
 	size_t nruns;
+	const struct advice *advice;	/* -r advise: ADVISE_NSLEEPS settings,
+					 * or NULL */
+	uint64_t reference;		/* the saving the target is a share of:
+					 * the first policy's last, in pages */
+	const struct advise_params *target;
 };
 
 /**
