@@ -248,6 +248,77 @@ def ksmtuned_stops():
        "the saving at 1 h, 6 h and 24 h: the stop's, held to the end")
 
 
+ADVISE = ["input", "policy", "pages_to_scan", "sleep_ms", "seconds_to_target",
+          "ksmd_cpu_percent_mean", "reaches_target", "apply"]
+
+
+def reaches(guest, pages, sleep, want, by):
+    """The end of the first full scan of a replay at pages every sleep ms
+    whose saving is at least want pages, if by `by` s, else None; and ksmd's
+    CPU to then (pages visited x 2 us over the time of the last scan by
+    `by`)."""
+    tl = csv_of(["--series", guest, "--page-cost=2us", "-r", "timeline",
+                 "--pages-to-scan=%d" % pages, "--sleep-ms=%d" % sleep],
+                "%d pages every %d ms" % (pages, sleep), TIMELINE)
+    if not tl:
+        return None, None
+    t, visited, end = None, 0, 0.0
+    for r in tl:
+        if float(r["seconds"]) > by:
+            break
+        visited += int(r["pages_scanned"])
+        end = float(r["seconds"])
+        s = int(r["pages_sharing"]) + int(r["ksm_zero_pages"])
+        if t is None and s and s >= want:
+            t = float(r["seconds"])
+    return t, 100 * visited * COST / end if end else 0.0
+
+
+@test("advise")
+def advise():
+    """-r advise on the fixture guest, 90% of the saving within 1 minute, at
+    most 5% CPU: the setting it returns reaches the target in its own
+    replay (a run of ksmscan with that setting, its timeline read here),
+    with the CPU it says; one page fewer at the same sleep does not reach
+    it; its apply lines are the sysfs writes of that setting."""
+    guest = fixture("guest-b.elf.zst")
+    base = csv_of(["--series", guest, "--page-cost=2us", "-r", "timeline"],
+                  "the run's own settings", TIMELINE)
+    rows = csv_of(["--series", guest, "--page-cost=2us", "-r", "advise",
+                   "--target=90%@1m", "--max-cpu=5"], "advise", ADVISE)
+    if not base or not rows:
+        return
+    ref = int(base[-1]["pages_sharing"]) + int(base[-1]["ksm_zero_pages"])
+    want = 0.9 * ref
+    eq(len(rows), 5, "a row per sleep tried")
+    a = rows[0]
+    pages, sleep = int(a["pages_to_scan"]), int(a["sleep_ms"])
+    eq(a["reaches_target"], "1", "the advice reaches the target")
+    t, cpu = reaches(guest, pages, sleep, want, 60)
+    check(t is not None and abs(t - float(a["seconds_to_target"])) < 0.001,
+          "%d pages every %d ms: its own replay reaches 90%% by 60 s, when the "
+          "advice says" % (pages, sleep), "replay %r, advice %r" %
+          (t, a["seconds_to_target"]))
+    check(cpu is not None and abs(cpu - float(a["ksmd_cpu_percent_mean"])) < 1e-4
+          and cpu <= 5, "its CPU to then is the advice's, within 5%",
+          "%r against %r" % (cpu, a["ksmd_cpu_percent_mean"]))
+    t1, _ = reaches(guest, pages - 1, sleep, want, 60)
+    eq(t1, None, "%d pages every %d ms, the next cheaper, does not" % (pages - 1, sleep))
+    eq(a["apply"], "echo %d > /sys/kernel/mm/ksm/pages_to_scan;echo %d > "
+       "/sys/kernel/mm/ksm/sleep_millisecs;echo 1 > /sys/kernel/mm/ksm/run"
+       % (pages, sleep), "the lines to apply")
+    cpus = [float(r["ksmd_cpu_percent_mean"]) for r in rows if r["reaches_target"] == "1"]
+    eq(cpus, sorted(cpus), "the settings that reach it, cheapest first")
+    # a target no setting reaches: merging needs two full scans
+    none = csv_of(["--series", guest, "--page-cost=2us", "-r", "advise",
+                   "--target=90%@10ms"], "an unreachable target", ADVISE)
+    if none:
+        eq({r["reaches_target"] for r in none}, {"0"}, "10 ms: nothing reaches it")
+    r = run(["--series", guest, "-r", "advise", "--target=90%@10ms"])
+    check(r.rc == 0 and "No setting reaches the target" in r.out,
+          "for people: said plainly", r.out[-400:])
+
+
 @test("usage")
 def usage_errors():
     snap = tmp("pairs.raw")
@@ -257,7 +328,14 @@ def usage_errors():
             (["--series", "--policy=fixed,advisor,fixed", snap], "twice"),
             (["--series", "--policy=fixed,", snap], "--policy"),
             (["--series", "--policy=fixed,ksmtuned", snap], "--host-memory"),
-            (["-r", "policies", snap], "--series")):
+            (["-r", "policies", snap], "--series"),
+            (["--series", "-r", "advise", snap], "--target"),
+            (["--series", "--target=90%@1h", snap], "-r advise"),
+            (["--series", "-r", "advise", "--target=90%", snap], "--target"),
+            (["--series", "-r", "advise", "--target=190%@1h", snap], "--target"),
+            (["--series", "-r", "advise", "--target=90%@0", snap], "--target"),
+            (["--series", "-r", "advise", "--target=0.9@1h", "--max-cpu=0", snap],
+             "--max-cpu")):
         r = run(args)
         first = r.err.strip().splitlines()[:1]
         check(r.rc == 2 and first and first[0].startswith("ksmscan: ") and
