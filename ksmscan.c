@@ -145,7 +145,11 @@ static const char help_formats[] =
 	"      --host-memory=SIZE      ksmtuned's and kubevirt's host: its memory\n"
 	"                              (live: MemTotal)\n"
 	"      --host-used=SIZE        and what is used before KSM (live: MemTotal\n"
-	"                              less MemFree, Buffers and Cached)\n";
+	"                              less MemFree, Buffers and Cached)\n"
+	"      --target=F@D            -r advise: a share of the saving by a time,\n"
+	"                              such as 90%@1h\n"
+	"      --max-cpu=P             -r advise: ksmd's mean CPU, percent (default\n"
+	"                              100)\n";
 
 static const char help_tail[] =
 	"      --top=N                 rows per input in the top report (default 10)\n"

@@ -52,7 +52,7 @@ _ksmscan()
 	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size|--enable|--hz|\
 	--page-cost|--write-rate|--advisor-target-scan-time|--advisor-max-cpu|\
 	--advisor-min-pages-to-scan|--advisor-max-pages-to-scan|--host-memory|\
-	--host-used)
+	--host-used|--target|--max-cpu)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then
