@@ -13,7 +13,7 @@ visits about N x M pages. The replay's cost is the difference; its pages per
 second per snapshot should stay flat as N and M grow (O(N x M)). Then the
 replay at ksmd's real pace (jiffies and the batch's cost) and with
 --write-rate, at ksmd's default settings; then --policy=advisor; then a
-comparison of policies over 24 h (-r policies).
+comparison of policies over 24 h (-r policies) and the search of -r advise.
 Benchmarks are not tests.
 """
 import os, random, subprocess, sys, time
@@ -138,6 +138,19 @@ def policies(guest):
                                              x.split(b",")[2].decode())
                        for x in out[1:])
     print("policies fixed,ksmtuned, fixture guest, 24 h: %.2f s (%s)" % (t, starts))
+    advise(guest)
+
+
+def advise(guest):
+    """-r advise: the search of fixed settings (five sleeps, a bisection of
+    replays each) for 90% of the fixture guest's saving within 10 minutes."""
+    cmd = [KSMSCAN, "--series", guest, "--hz=250", "--csv", "-r", "advise",
+           "--target=90%@10m", "--max-cpu=5"]
+    t, = best([cmd], rounds=1)
+    out = subprocess.run(cmd, capture_output=True, check=True).stdout.splitlines()
+    first = out[1].split(b",")
+    print("advise 90%%@10m, fixture guest: %.2f s (%s pages every %s ms)"
+          % (t, first[2].decode(), first[3].decode()))
 
 
 if __name__ == "__main__":
