@@ -541,8 +541,9 @@ static int set_value(struct prefs *p, int c)
 
 static int advisor_value(struct prefs *p, int c);
 
-/* --write-rate: a share of the pages per second, 0.02 or 2% (at most 1). */
-static double write_rate(const char *arg)
+/* A share: 0.9 or 90%, within (0, @most] ([0, @most] with @zero); -1 if
+ * it is not one. */
+static double share(const char *arg, double most, int zero)
 {
 	char *end;
 	double v;
@@ -552,8 +553,19 @@ static double write_rate(const char *arg)
 	if (end != arg && strcmp(end, "%") == 0)
 		v /= 100;
 	else if (end == arg || *end)
-		v = -1;
-	if (errno || !(v >= 0 && v <= 1) || !*arg || strchr("+- \t", *arg))
+		return -1;
+	if (errno || !(v > 0 || (zero && v == 0)) || !(v <= most) ||
+	    strchr("+- \t", *arg))
+		return -1;
+	return v;
+}
+
+/* --write-rate: a share of the pages per second, 0.02 or 2% (at most 1). */
+static double write_rate(const char *arg)
+{
+	double v = share(arg, 1, 1);
+
+	if (v < 0)
 		usage_error("--write-rate wants a share of the pages per second "
 			    "from 0 to 1, such as 0.02 or 2%%, not '%s'", arg);
 	return v;
@@ -662,23 +674,6 @@ static void parse_policies(struct series_params *sp, const char *arg)
 	}
 }
 
-/* A share: 0.9 or 90%, within (0, @most]; -1 if it is not one. */
-static double share(const char *arg, double most)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (end != arg && strcmp(end, "%") == 0)
-		v /= 100;
-	else if (end == arg || *end)
-		return -1;
-	if (errno || !(v > 0 && v <= most) || strchr("+- \t", *arg))
-		return -1;
-	return v;
-}
-
 /* --target=FRACTION@DURATION (-r advise): 90%@1h. */
 static void parse_target(struct advise_params *a, const char *arg)
 {
@@ -687,7 +682,7 @@ static void parse_target(struct advise_params *a, const char *arg)
 
 	if (at && (size_t)(at - arg) < sizeof(frac)) {
 		snprintf(frac, sizeof(frac), "%.*s", (int)(at - arg), arg);
-		a->fraction = share(frac, 1);
+		a->fraction = share(frac, 1, 0);
 	}
 	if (!at || (size_t)(at - arg) >= sizeof(frac) || a->fraction < 0 ||
 	    parse_duration(at + 1, &a->seconds) < 0 || !(a->seconds > 0) ||
@@ -738,7 +733,7 @@ static int advisor_value(struct prefs *p, int c)
 		parse_target(&p->series.advise, optarg);
 		break;
 	case OPT_MAX_CPU:
-		d = share(optarg, 100);
+		d = share(optarg, 100, 0);
 		if (d < 0)
 			usage_error("--max-cpu wants a percent of a CPU above 0, "
 				    "such as 5 or 5%%, not '%s'", optarg);
