@@ -29,7 +29,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import (PAGE, as_int, check, eq, fixture, parse_csv, run,  # noqa: E402
-                     run_suite, test, tmp)
+                     run_suite, test, unique_pages)
 
 TIMELINE_HEAD = ["input", "scan", "seconds", "pages_shared", "pages_sharing"]
 BOOST, DECAY, NMIN, NMAX, NINIT, BASELINE, FREE = 300, -50, 64, 1250, 100, 100, 0.2
@@ -95,14 +95,6 @@ def follow(rows, total_kb, used_kb, pages0):
         states = {s for s in states if s[1] == as_int(row["pages_to_scan"])}
         before = after
     return states, ambiguous
-
-
-def unique_pages(n):
-    snap = tmp("kubevirt-unique-%d.raw" % n)
-    if not os.path.exists(snap):
-        with open(snap, "wb") as f:
-            f.write(os.urandom(n * PAGE))
-    return snap
 
 
 @test("kubevirt")
