@@ -125,23 +125,27 @@ def against_single_runs():
     common = ["--series", guest, guest, "--interval=60s", "--page-cost=2us",
               "--host-memory=1G", "--host-used=900M", "--pages-to-scan=200",
               "--sleep-ms=30"]
-    rows = csv_of(common + ["-r", "policies", "--policy=ksmtuned,fixed,advisor"],
-                  "three policies", POLICIES)
+    svg = tmp("policies.svg")
+    rows = csv_of(common + ["-r", "policies", "--policy=ksmtuned,fixed,advisor",
+                            "--svg=" + svg], "three policies", POLICIES)
     if rows is None:
         return
     eq([r["policy"] for r in rows], ["ksmtuned", "fixed", "advisor"],
        "a row per policy, in --policy's order")
     tuned_sleep = max(10, 10 * 16 * 1024 * 1024 // HOST_KB)
     sleeps = {"fixed": 30, "advisor": 30, "ksmtuned": tuned_sleep}
+    timelines = {}
     for r in rows:
         pol = r["policy"]
         tl = csv_of(common + ["-r", "timeline", "--policy=" + pol],
                     "--policy=%s alone" % pol, TIMELINE)
         if not tl:
             continue
+        timelines[pol] = tl
         exp = figures(tl, COST, sleeps[pol], 200 if pol == "fixed" else None)
         close(r, exp, "--policy=%s: its row is its own replay's timeline" % pol)
         eq(r["input"], guest, "--policy=%s: the input" % pol)
+    svg_curves(svg, timelines)
     starts = {r["policy"]: float(r["seconds_to_start"]) for r in rows}
     check(starts["ksmtuned"] >= 60, "ksmtuned starts KSM at its first look, a "
           "minute in", repr(starts))
@@ -154,6 +158,29 @@ def against_single_runs():
                       COST, 30)
         close(doc["policies"][0], exp, "the timeline of the same run is the "
               "first policy's")
+
+
+def svg_curves(svg, timelines):
+    """--svg draws each policy's saving: a point per full scan of its own
+    timeline, x from 60 to 740 over the longest replay, y 160 high over the
+    largest saving (so y plus 160 x saving / top is the same everywhere)."""
+    import xml.etree.ElementTree as ET
+    ns = "{http://www.w3.org/2000/svg}"
+    curves = {e.get("data-policy"): e for e in ET.parse(svg).iter(ns + "polyline")
+              if e.get("data-policy")}
+    eq(sorted(curves), sorted(timelines), "a curve per policy")
+    saving = {p: [int(r["pages_sharing"]) + int(r["ksm_zero_pages"]) for r in tl]
+              for p, tl in timelines.items()}
+    end = max(float(tl[-1]["seconds"]) for tl in timelines.values())
+    top = max(max(v) for v in saving.values())
+    for pol, e in curves.items():
+        pts = [tuple(map(float, p.split(","))) for p in e.get("points").split()]
+        tl = timelines[pol]
+        eq([x for x, _ in pts],
+           [round(60 + 680 * float(r["seconds"]) / end, 1) for r in tl],
+           "%s: a point per full scan at its time" % pol)
+        base = {round(y + 160 * v / top) for (_, y), v in zip(pts, saving[pol])}
+        eq(len(base), 1, "%s: at its saving" % pol)
 
 
 def write_pairs(path, pairs):
