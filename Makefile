@@ -33,14 +33,14 @@ SRCS = ksmscan.c \
        dump/dump.c dump/source.c dump/layers.c dump/refuse.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/qemu.c dump/proc.c \
        scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c \
        scan/tally.c scan/series.c \
-       model/ksm.c model/rbtree.c model/treesim.c model/replay.c model/advisor.c model/zram.c \
+       model/ksm.c model/rbtree.c model/treesim.c model/replay.c model/advise.c model/advisor.c model/zram.c \
        compress/codecs.c compress/lzo.c \
        report/cell.c report/csv.c report/json.c report/table.c report/reports.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
        report/compress.c report/summary_people.c report/svg.c report/params.c \
        scan/group.c cli/groups.c dump/procfs.c dump/units.c cli/units.c report/matrix.c report/contents.c \
-       report/timeline.c report/volatility.c report/openmetrics.c report/doctor.c \
+       report/timeline.c report/policies.c report/advise.c report/volatility.c report/openmetrics.c report/doctor.c \
        report/pagerec.c report/numa.c report/thp.c \
        model/exposure.c report/domains.c report/exposure.c report/mitigations.c
 

@@ -45,7 +45,7 @@ enum {
 	OPT_SERIES, OPT_INTERVAL, OPT_COUNT, OPT_PAGES_TO_SCAN, OPT_SLEEP_MS,
 	OPT_SMART_SCAN, OPT_SCANS, OPT_HZ, OPT_PAGE_COST, OPT_WRITE_RATE,
 	OPT_POLICY, OPT_ADV_TARGET, OPT_ADV_MAX_CPU, OPT_ADV_MIN_PAGES,
-	OPT_ADV_MAX_PAGES, OPT_HOST_MEMORY, OPT_HOST_USED,
+	OPT_ADV_MAX_PAGES, OPT_HOST_MEMORY, OPT_HOST_USED, OPT_TARGET, OPT_MAX_CPU,
 };
 
 /* Limits of --interval, in seconds. */
@@ -135,14 +135,21 @@ static const char help_formats[] =
 	"                              pages per second, 0.02 or 2% (default 0)\n"
 	"      --policy=P              who sets pages_to_scan: fixed (default),\n"
 	"                              advisor (the kernel's advisor_mode=scan-time)\n"
-	"                              or ksmtuned (by the host's free memory)\n"
+	"                              ksmtuned (by the host's free memory) or\n"
+	"                              kubevirt (KubeVirt's KSM handler); a comma\n"
+	"                              list compares them (-r policies)\n"
 	"      --advisor-target-scan-time=D  (default 200s)\n"
 	"      --advisor-max-cpu=P     percent (default 70)\n"
 	"      --advisor-min-pages-to-scan=N  (default 500)\n"
 	"      --advisor-max-pages-to-scan=N  (default 30000)\n"
-	"      --host-memory=SIZE      ksmtuned's host: its memory (live: MemTotal)\n"
+	"      --host-memory=SIZE      ksmtuned's and kubevirt's host: its memory\n"
+	"                              (live: MemTotal)\n"
 	"      --host-used=SIZE        and what is used before KSM (live: MemTotal\n"
-	"                              less MemFree, Buffers and Cached)\n";
+	"                              less MemFree, Buffers and Cached)\n"
+	"      --target=F@D            -r advise: a share of the saving by a time,\n"
+	"                              such as 90%@1h\n"
+	"      --max-cpu=P             -r advise: ksmd's mean CPU, percent (default\n"
+	"                              100)\n";
 
 static const char help_tail[] =
 	"      --top=N                 rows per input in the top report (default 10)\n"
@@ -534,8 +541,9 @@ static int set_value(struct prefs *p, int c)
 
 static int advisor_value(struct prefs *p, int c);
 
-/* --write-rate: a share of the pages per second, 0.02 or 2% (at most 1). */
-static double write_rate(const char *arg)
+/* A share: 0.9 or 90%, within (0, @most] ([0, @most] with @zero); -1 if
+ * it is not one. */
+static double share(const char *arg, double most, int zero)
 {
 	char *end;
 	double v;
@@ -545,8 +553,19 @@ static double write_rate(const char *arg)
 	if (end != arg && strcmp(end, "%") == 0)
 		v /= 100;
 	else if (end == arg || *end)
-		v = -1;
-	if (errno || !(v >= 0 && v <= 1) || !*arg || strchr("+- \t", *arg))
+		return -1;
+	if (errno || !(v > 0 || (zero && v == 0)) || !(v <= most) ||
+	    strchr("+- \t", *arg))
+		return -1;
+	return v;
+}
+
+/* --write-rate: a share of the pages per second, 0.02 or 2% (at most 1). */
+static double write_rate(const char *arg)
+{
+	double v = share(arg, 1, 1);
+
+	if (v < 0)
 		usage_error("--write-rate wants a share of the pages per second "
 			    "from 0 to 1, such as 0.02 or 2%%, not '%s'", arg);
 	return v;
@@ -611,6 +630,67 @@ static int series_value(struct prefs *p, int c, char **argv)
 	return 0;
 }
 
+/* One policy's name, from @s to a comma or the end. */
+static enum policy policy_word(const char *s, size_t len)
+{
+	static const enum policy all[] = {
+		POLICY_FIXED, POLICY_ADVISOR, POLICY_KSMTUNED, POLICY_KUBEVIRT,
+	};
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (strlen(policy_name(all[i])) == len &&
+		    strncmp(policy_name(all[i]), s, len) == 0)
+			return all[i];
+	char word[64];
+
+	snprintf(word, sizeof(word), "%.*s", (int)(len < 60 ? len : 60), s);
+	usage_error("--policy wants fixed, advisor, ksmtuned or kubevirt (or a "
+		    "comma list of them), not '%s'", word);
+}
+
+/* --policy=a,b,...: the first is the series' policy, the others are
+ * replayed beside it (the policies report), each once. */
+static void parse_policies(struct series_params *sp, const char *arg)
+{
+	size_t n = 0;
+
+	sp->nothers = 0;
+	for (const char *s = arg;; n++) {
+		size_t len = strcspn(s, ",");
+		enum policy pol = policy_word(s, len);
+
+		if (n > POLICIES_MAX)
+			usage_error("%s", "--policy takes at most 9 policies");
+		for (size_t k = 0; k < n; k++)
+			if ((k ? sp->others[k - 1] : sp->policy) == pol)
+				usage_error("--policy names %s twice", policy_name(pol));
+		if (n)
+			sp->others[sp->nothers++] = pol;
+		else
+			sp->policy = pol;
+		if (!s[len])
+			break;
+		s += len + 1;
+	}
+}
+
+/* --target=FRACTION@DURATION (-r advise): 90%@1h. */
+static void parse_target(struct advise_params *a, const char *arg)
+{
+	const char *at = strchr(arg, '@');
+	char frac[64];
+
+	if (at && (size_t)(at - arg) < sizeof(frac)) {
+		snprintf(frac, sizeof(frac), "%.*s", (int)(at - arg), arg);
+		a->fraction = share(frac, 1, 0);
+	}
+	if (!at || (size_t)(at - arg) >= sizeof(frac) || a->fraction < 0 ||
+	    parse_duration(at + 1, &a->seconds) < 0 || !(a->seconds > 0) ||
+	    a->seconds > 1e8)
+		usage_error("--target wants a share of the saving and a time, such "
+			    "as 90%%@1h, not '%s'", arg);
+}
+
 /* --policy and the advisor's knobs: 0 if @c is one of them (handled). */
 static int advisor_value(struct prefs *p, int c)
 {
@@ -619,15 +699,7 @@ static int advisor_value(struct prefs *p, int c)
 
 	switch (c) {
 	case OPT_POLICY:
-		if (strcmp(optarg, "fixed") == 0)
-			p->series.policy = POLICY_FIXED;
-		else if (strcmp(optarg, "advisor") == 0)
-			p->series.policy = POLICY_ADVISOR;
-		else if (strcmp(optarg, "ksmtuned") == 0)
-			p->series.policy = POLICY_KSMTUNED;
-		else
-			usage_error("--policy wants fixed, advisor or ksmtuned, not "
-				    "'%s'", optarg);
+		parse_policies(&p->series, optarg);
 		break;
 	case OPT_ADV_TARGET:
 		/* the kernel takes whole seconds, at least 1 */
@@ -656,6 +728,17 @@ static int advisor_value(struct prefs *p, int c)
 				    "--host-memory wants a size such as 64G, not '%s'" :
 				    "--host-used wants a size such as 48G, not '%s'",
 				    optarg);
+		break;
+	case OPT_TARGET:
+		parse_target(&p->series.advise, optarg);
+		break;
+	case OPT_MAX_CPU:
+		d = share(optarg, 100, 0);
+		if (d < 0)
+			usage_error("--max-cpu wants a percent of a CPU above 0, "
+				    "such as 5 or 5%%, not '%s'", optarg);
+		/* "5" and "5%" are both 5 percent */
+		p->series.advise.max_cpu = strchr(optarg, '%') ? d * 100 : d;
 		break;
 	default:
 		return -1;
@@ -820,6 +903,8 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 		{ "advisor-max-pages-to-scan", required_argument, NULL, OPT_ADV_MAX_PAGES },
 		{ "host-memory", required_argument, NULL, OPT_HOST_MEMORY },
 		{ "host-used", required_argument, NULL, OPT_HOST_USED },
+		{ "target", required_argument, NULL, OPT_TARGET },
+		{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
 		{ "no-progress", no_argument, NULL, 'N' },
 		{ "use-zero-pages", no_argument, NULL, 'z' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -924,6 +1009,30 @@ static void note_soft_dirty(const struct prefs *p)
 	     "may lack soft-dirty bits (its configuration cannot be read)");
 }
 
+/* -r advise and --target go together. */
+static void advise_needs(const struct prefs *p)
+{
+	const struct report *r = report_lookup("advise", 6);
+	int asked = 0;
+
+	for (size_t i = 0; i < report_count(); i++)
+		if ((p->reports & UINT64_C(1) << i) && report_get(i) == r)
+			asked = 1;
+	if (asked && !(p->series.advise.seconds > 0))
+		usage_error("%s", "-r advise needs --target, such as --target=90%@1h");
+	if (!asked && p->series.advise.seconds > 0)
+		usage_error("%s", "--target and --max-cpu are for -r advise");
+}
+
+/* Whether --policy names @pol. */
+static int uses_policy(const struct series_params *sp, enum policy pol)
+{
+	for (size_t k = 0; k < sp->nothers; k++)
+		if (sp->others[k] == pol)
+			return 1;
+	return sp->policy == pol;
+}
+
 /* ksmtuned's host: --host-memory and --host-used, or for live processes
  * this host's /proc/meminfo. */
 static void ksmtuned_host(struct prefs *p)
@@ -933,8 +1042,8 @@ static void ksmtuned_host(struct prefs *p)
 
 	if ((!p->host_memory || !p->host_used) &&
 	    (p->inputs[0].path || host_meminfo(&total, &free) < 0))
-		usage_error("%s", "--policy=ksmtuned needs --host-memory and "
-			    "--host-used (with files)");
+		usage_error("%s", "--policy=ksmtuned and kubevirt need "
+			    "--host-memory and --host-used (with files)");
 	t->total_kb = p->host_memory ? p->host_memory / 1024 : total;
 	t->used_kb = p->host_used ? p->host_used / 1024 : total - free;
 	if (t->used_kb > t->total_kb || !t->total_kb)
@@ -1007,7 +1116,9 @@ static void setup_series(struct prefs *p)
 		usage_error("%s", "--series wants snapshot files");
 	if (!p->hz_given && !(p->series.hz = kernel_hz()))
 		p->series.hz = HZ_DEFAULT;
-	if (p->series.policy == POLICY_KSMTUNED)
+	advise_needs(p);
+	if (uses_policy(&p->series, POLICY_KSMTUNED) ||
+	    uses_policy(&p->series, POLICY_KUBEVIRT))
 		ksmtuned_host(p);
 	if (p->ngroups || p->by || p->enable)
 		usage_error("%s", p->ngroups ? "--group does not apply to a series" :
@@ -1149,7 +1260,10 @@ int main(int argc, char **argv)
 			    .advisor = { ADVISOR_TARGET_SCAN_TIME, ADVISOR_MAX_CPU,
 					 ADVISOR_MIN_PAGES, ADVISOR_MAX_PAGES },
 			    /* /etc/ksmtuned.conf's defaults */
-			    .tuned = { 60, 300, -50, 64, 1250, 10, 20, 2048, 0, 0 } },
+			    .tuned = { 60, 300, -50, 64, 1250, 10, 20, 2048, 0, 0 },
+			    /* KubeVirt's ksm.go's defaults */
+			    .kubevirt = { 180, 300, -50, 64, 1250, 100, 100, 0.2f },
+			    .advise = { 0, 0, 100 } },
 		.output = "table",
 		.top = 10,
 		.sketch_size = 4096,

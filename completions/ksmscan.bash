@@ -16,7 +16,7 @@ _ksmscan_names()
 		sed -n '/^  -r, --report=LIST/,/(default/{s/^  -r, --report=LIST//;/(default/d;p}' |
 		tr -d ',' ;;
 	--smart-scan) echo 0 1 ;;
-	--policy) echo fixed advisor ksmtuned ;;
+	--policy) echo fixed advisor ksmtuned kubevirt ;;
 	esac
 }
 
@@ -52,7 +52,7 @@ _ksmscan()
 	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size|--enable|--hz|\
 	--page-cost|--write-rate|--advisor-target-scan-time|--advisor-max-cpu|\
 	--advisor-min-pages-to-scan|--advisor-max-pages-to-scan|--host-memory|\
-	--host-used)
+	--host-used|--target|--max-cpu)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then

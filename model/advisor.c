@@ -86,3 +86,46 @@ int ksmtuned_adjust(struct ksmtuned *t, const struct ksmtuned_params *p,
 	*sleep_ms = sleep;
 	return 1;		/* KSMCTL start */
 }
+
+const char *policy_name(enum policy p)
+{
+	static const char *const names[] = {
+		[POLICY_FIXED] = "fixed", [POLICY_ADVISOR] = "advisor",
+		[POLICY_KSMTUNED] = "ksmtuned", [POLICY_KUBEVIRT] = "kubevirt",
+	};
+
+	return names[p];
+}
+
+int kubevirt_adjust(const struct kubevirt_params *p, uint64_t total_kb,
+		    uint64_t available_kb, int running, uint64_t *pages_to_scan,
+		    uint64_t *sleep_ms)
+{
+	/* Go's unsigned arithmetic: total - available wraps when the savings
+	 * make more available than there is memory (the sleep then comes to
+	 * its floor); 0 would be a division by zero, which panics in Go: the
+	 * floor here */
+	uint64_t used = total_kb - available_kb;
+	uint64_t sleep = used ? p->sleep_baseline * (16 * 1024 * 1024) / used : 0;
+	int64_t pages = (int64_t)*pages_to_scan;
+
+	if (sleep < p->sleep_baseline / 10)
+		sleep = p->sleep_baseline / 10;
+	/* float32, as Go compares them */
+	if ((float)available_kb > (float)total_kb * p->free_percent) {
+		if (!running)
+			return 0;		/* ksmState{false, 0, 0}: run=0 */
+		pages += p->decay;
+		if (pages < p->npages_min)
+			return 0;		/* run=0, nothing else written */
+	} else if (running) {
+		pages += p->boost;
+		if (pages > p->npages_max)
+			pages = p->npages_max;
+	} else {
+		pages = p->npages_init;
+	}
+	*pages_to_scan = (uint64_t)pages;
+	*sleep_ms = sleep;
+	return 1;
+}

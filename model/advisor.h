@@ -13,7 +13,18 @@
  * interval, its adjust() in its shell arithmetic, on the host's memory.
  */
 
-enum policy { POLICY_FIXED, POLICY_ADVISOR, POLICY_KSMTUNED };
+enum policy { POLICY_FIXED, POLICY_ADVISOR, POLICY_KSMTUNED, POLICY_KUBEVIRT };
+
+/* At most this many policies to compare in one run (--policy=a,b,...). */
+#define POLICIES_MAX 8
+
+/**
+ * policy_name() - a policy's name, as --policy takes it.
+ * @p: the policy
+ *
+ * Return: its name.
+ */
+const char *policy_name(enum policy p);
 
 /* The advisor's knobs, as /sys/kernel/mm/ksm has them. */
 struct advisor_params {
@@ -86,5 +97,34 @@ struct ksmtuned {
 int ksmtuned_adjust(struct ksmtuned *t, const struct ksmtuned_params *p,
 		    uint64_t free_kb, uint64_t committed_kb,
 		    uint64_t *pages_to_scan, uint64_t *sleep_ms);
+
+/* KubeVirt's KSM handler (virt-handler, pkg/virt-handler/ksm/ksm.go):
+ * its defaults, which a node's annotations may override. */
+struct kubevirt_params {
+	uint64_t loop_seconds;		/* ksmLoopIntervalMinutes: 3 min */
+	int64_t boost, decay;		/* pagesBoostDefault 300, _DecayDefault -50 */
+	int64_t npages_min, npages_max;	/* nPagesMinDefault 64, _MaxDefault 1250 */
+	int64_t npages_init;		/* nPagesInitDefault 100 */
+	uint64_t sleep_baseline;	/* sleepMsBaselineDefault 100 (ms) */
+	float free_percent;		/* freePercentDefault 0.2 */
+};
+
+/**
+ * kubevirt_adjust() - calculateNewRunSleepAndPages(), then what
+ * writeKsmValuesToFiles() writes: start, boost, decay or stop KSM.
+ * @p: the handler's settings
+ * @total_kb: MemTotal
+ * @available_kb: MemAvailable now
+ * @running: whether KSM runs (/sys/kernel/mm/ksm/run is 1)
+ * @pages_to_scan: pages_to_scan now; set to the one it writes, if it writes
+ * @sleep_ms: set to the sleep_millisecs it writes, if it writes
+ *
+ * It writes pages_to_scan and sleep_millisecs only when KSM runs after it.
+ *
+ * Return: 1 if KSM runs after it, 0 if not.
+ */
+int kubevirt_adjust(const struct kubevirt_params *p, uint64_t total_kb,
+		    uint64_t available_kb, int running, uint64_t *pages_to_scan,
+		    uint64_t *sleep_ms);
 
 #endif

@@ -28,6 +28,7 @@
  * of the pages per second, picked at random (a fixed seed), is written with
  * its own bytes, which breaks a KSM mapping as any write does.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,8 @@ struct replay {
 	int run;		/* ksmd runs (ksmtuned may stop it) */
 	int halt;		/* stopped past the series' end: the replay ends */
 	double next_tick;	/* ksmtuned's next look */
+	double stop_time;	/* when ksmtuned last stopped KSM */
+	uint64_t stop_saving;	/* pages_sharing + ksm_zero_pages then */
 	struct ksmtuned tuned;	/* its state */
 	struct advisor adv;	/* the advisor's state */
 	uint64_t visited_all;	/* pages visited since the start: ksmd's CPU */
@@ -241,26 +244,51 @@ static void advance(struct replay *r)
 		snap_apply(r, r->snap + 1);
 }
 
-/* ksmtuned's looks due by now (its adjust() every monitor interval, on the
- * free memory KSM's savings give back); while it keeps KSM stopped, time
- * goes on to its next look, and past the series' end the replay ends. */
-static void tuner(struct replay *r)
+/* One look of the tuner: ksmtuned's adjust() or KubeVirt's handler, on
+ * the free memory KSM's savings give back. */
+static void look(struct replay *r)
 {
 	const struct ksmtuned_params *t = &r->p->tuned;
-	double end = snap_time(r, r->sr->nsnaps - 1) + r->p->interval;
-	/* a look at least every second: time must go on */
-	double every = t->monitor_seconds ? (double)t->monitor_seconds : 1.0;
+	uint64_t saved_kb = (r->sharing + r->zero) * (PAGE_BYTES / 1024);
+	uint64_t committed = r->sr->snaps[r->snap].n * (PAGE_BYTES / 1024);
+	int was = r->run;
 
-	if (r->p->policy != POLICY_KSMTUNED)
+	if (r->p->policy == POLICY_KUBEVIRT)
+		r->run = kubevirt_adjust(&r->p->kubevirt, t->total_kb,
+					 t->total_kb - t->used_kb + saved_kb,
+					 r->run, &r->pts, &r->sleep_ms);
+	else
+		r->run = ksmtuned_adjust(&r->tuned, t,
+					 t->total_kb - t->used_kb + saved_kb,
+					 committed, &r->pts, &r->sleep_ms);
+	if (was && !r->run) {
+		r->stop_time = r->now;
+		r->stop_saving = r->sharing + r->zero;
+	}
+}
+
+/* The tuner's time between looks: at least a second (time must go on). */
+static double look_every(const struct replay_params *p)
+{
+	uint64_t s = p->policy == POLICY_KUBEVIRT ? p->kubevirt.loop_seconds :
+		     p->tuned.monitor_seconds;
+
+	return s ? (double)s : 1.0;
+}
+
+/* The tuner's looks due by now (ksmtuned's or KubeVirt's); while it keeps
+ * KSM stopped, time goes on to its next look, and past the series' end the
+ * replay ends. */
+static void tuner(struct replay *r)
+{
+	double end = snap_time(r, r->sr->nsnaps - 1) + r->p->interval;
+	double every = look_every(r->p);
+
+	if (r->p->policy != POLICY_KSMTUNED && r->p->policy != POLICY_KUBEVIRT)
 		return;
 	for (;;) {
 		while (r->now + 1e-9 >= r->next_tick) {
-			uint64_t saved_kb = (r->sharing + r->zero) * (PAGE_BYTES / 1024);
-			uint64_t committed = r->sr->snaps[r->snap].n * (PAGE_BYTES / 1024);
-
-			r->run = ksmtuned_adjust(&r->tuned, t,
-						 t->total_kb - t->used_kb + saved_kb,
-						 committed, &r->pts, &r->sleep_ms);
+			look(r);
 			r->next_tick += every;
 		}
 		if (r->run)
@@ -560,7 +588,9 @@ static struct timeline_row counters(const struct replay *r, uint64_t scan,
 		.memcmp_bytes = r->memcmp_bytes,
 		.wakeups = r->batch - first_batch + 1,
 		.cow_ksm = r->cow, .skipped_scan = r->skipped_scan,
-		.pages_to_scan = r->pts, .ended = r->halt,
+		.pages_to_scan = r->pts, .sleep_ms = r->sleep_ms,
+		.ended = r->halt, .stopped_seconds = r->stop_time,
+		.stopped_saving = r->stop_saving,
 	};
 	double cpu = ((double)row.hashed * r->p->ns_per_page +
 		      (double)row.memcmp_bytes * r->p->ns_per_byte) * 1e-9;
@@ -620,6 +650,8 @@ static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 		return rows[n - 1].ended;
 	if (r->p->scans)
 		return n >= r->p->scans;
+	if (r->p->until > 0 && rows[n - 1].seconds >= r->p->until)
+		return 1;
 	if (n >= REPLAY_SCANS_MAX ||
 	    (uint64_t)n * (r->sr->naddr + 1) >= REPLAY_WORK_MAX)
 		return r->cut = 1;
@@ -649,11 +681,12 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 	rb_init(&r.stable);
 	rb_init(&r.unstable);
 	snap_apply(&r, 0);
-	if (p->policy == POLICY_KSMTUNED) {
-		/* KSM is stopped until ksmtuned first looks, one interval on */
+	if (p->policy == POLICY_KSMTUNED || p->policy == POLICY_KUBEVIRT) {
+		/* KSM is stopped until the tuner first looks: ksmtuned one
+		 * interval on (its loop sleeps first), KubeVirt's handler at
+		 * once (its loop spins first) */
 		r.run = 0;
-		r.next_tick = p->tuned.monitor_seconds ?
-			      (double)p->tuned.monitor_seconds : 1.0;
+		r.next_tick = p->policy == POLICY_KUBEVIRT ? 0 : look_every(p);
 		tuner(&r);
 		r.budget = r.pts;
 	}
@@ -673,4 +706,114 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 	rb_free(&r.unstable);
 	*cut = r.cut;
 	return n;
+}
+
+/* A moment of the replay: its time and saving (pages). */
+struct point {
+	double seconds;
+	uint64_t saving;
+};
+
+/*
+ * The replay's savings over time: each full scan's end; a replay that
+ * ksmtuned stopped for good ends with a row at the replay's end, and
+ * before it the moment ksmtuned stopped KSM, with the saving then. Returns
+ * how many points (at most @n + 1).
+ */
+static size_t points(const struct timeline_row *rows, size_t n,
+		     struct point *pt)
+{
+	const struct timeline_row *last = &rows[n - 1];
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (i == n - 1 && last->ended && last->stopped_seconds > 0 &&
+		    (!k || pt[k - 1].seconds <= last->stopped_seconds))
+			pt[k++] = (struct point){ last->stopped_seconds,
+						  last->stopped_saving };
+		pt[k++] = (struct point){ rows[i].seconds,
+					  rows[i].pages_sharing + rows[i].ksm_zero_pages };
+	}
+	return k;
+}
+
+/*
+ * Whether the saving at @at is unknown: past the end of a replay that did
+ * not settle; or between ksmtuned's stop and the replay's end when the
+ * saving fell in between (while KSM is stopped nothing merges, so an equal
+ * saving at both ends held all along, but a snapshot that broke merges
+ * came at a time the rows do not say).
+ */
+static int unknown_at(const struct timeline_row *last, double at, int settled)
+{
+	if (at > last->seconds)
+		return !settled;
+	return last->ended && last->stopped_seconds > 0 &&
+	       at >= last->stopped_seconds &&
+	       last->stopped_saving != last->pages_sharing + last->ksm_zero_pages;
+}
+
+/* The first moment whose saving is at least @want (and more than 0), or
+ * NaN. */
+static double first_reaching(const struct point *pt, size_t n, double want)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pt[i].saving && (double)pt[i].saving >= want)
+			return pt[i].seconds;
+	return NAN;
+}
+
+/* ksmd's CPU at its busiest: its pages visited at page_seconds each, over
+ * the time from one scan's end to another's, at least REPLAY_PEAK_SECONDS
+ * apart (as top measures it: a row's time is its last batch's start, so a
+ * scan of one or two batches alone would count a batch's work twice). */
+static double cpu_peak(const struct timeline_row *rows, size_t n,
+		       double page_seconds)
+{
+	double busy = 0, before = 0, window = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		double dt = rows[i].seconds - before;
+
+		window += (double)rows[i].visited;
+		if (dt < REPLAY_PEAK_SECONDS && i + 1 < n)
+			continue;
+		if (dt > 0 && 100 * window * page_seconds / dt > busy)
+			busy = 100 * window * page_seconds / dt;
+		window = 0;
+		before = rows[i].seconds;
+	}
+	return busy;
+}
+
+struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
+				     double page_seconds, int settled)
+{
+	static const double hours[] = REPLAY_FIGURE_HOURS;
+	const struct timeline_row *last = &rows[n - 1];
+	struct point *pt = xcalloc(n + 1, sizeof(*pt));
+	size_t np = points(rows, n, pt);
+	double final = (double)pt[np - 1].saving, visited = 0;
+	struct replay_figures f = {
+		.seconds_to_start = first_reaching(pt, np, 1),
+		.seconds_to_50 = first_reaching(pt, np, 0.5 * final),
+		.seconds_to_90 = first_reaching(pt, np, 0.9 * final),
+		.cpu_peak = cpu_peak(rows, n, page_seconds),
+		.pages_to_scan = last->pages_to_scan, .sleep_ms = last->sleep_ms,
+	};
+
+	for (size_t h = 0; h < sizeof(hours) / sizeof(hours[0]); h++) {
+		double at = hours[h] * 3600, v = 0;
+
+		for (size_t i = 0; i < np && pt[i].seconds <= at; i++)
+			v = (double)pt[i].saving;
+		f.saved_bytes[h] = unknown_at(last, at, settled) ? NAN :
+				   v * PAGE_BYTES;
+	}
+	for (size_t i = 0; i < n; i++)
+		visited += (double)rows[i].visited;
+	f.cpu_mean = last->seconds > 0 ?
+		     100 * visited * page_seconds / last->seconds : 0;
+	free(pt);
+	return f;
 }

@@ -70,6 +70,11 @@ struct replay_params {
 					 * or the advisor after every full scan */
 	struct advisor_params advisor;	/* the advisor's knobs */
 	struct ksmtuned_params tuned;	/* ksmtuned's, and the host's memory */
+	struct kubevirt_params kubevirt;	/* KubeVirt's handler's (its host:
+					 * tuned's total_kb and used_kb) */
+	double until;			/* with scans 0: end at the first full scan
+					 * at or past this time too (0: no such
+					 * end; the advice's search) */
 	double write_rate;		/* fraction of the pages written per second
 					 * with the bytes they hold (writes the
 					 * snapshots cannot see), 0 for none */
@@ -108,10 +113,59 @@ struct timeline_row {
 	uint64_t skipped_scan;		/* pages smart_scan passed over in it */
 	uint64_t pages_to_scan;		/* ksmd's, after the scan (the advisor
 					 * may have changed it) */
+	uint64_t sleep_ms;		/* ksmd's sleep_millisecs then (ksmtuned
+					 * may have changed it) */
 	int ended;			/* ksmtuned kept KSM stopped until past the
 					 * series' end: the row is when the replay
 					 * ended, its scan not complete */
+	double stopped_seconds;		/* ...: when ksmtuned last stopped KSM */
+	uint64_t stopped_saving;	/* ...: pages_sharing + ksm_zero_pages then */
 };
+
+/* What a policy's replay comes to (the policies report): NaN for a time
+ * never reached, and for a saving at a time past a replay that ended
+ * before it without settling. */
+struct replay_figures {
+	double seconds_to_start;	/* the end of the first full scan that
+					 * saved a page */
+	double seconds_to_50, seconds_to_90;	/* ... that saved 50%, 90% of
+					 * the last scan's saving */
+	double saved_bytes[3];		/* at 1 h, 6 h and 24 h of the replay */
+	double cpu_mean, cpu_peak;	/* ksmd's CPU, percent, at page_seconds a
+					 * page visited: over the whole replay,
+					 * and at its busiest: over consecutive
+					 * full scans of REPLAY_PEAK_SECONDS or
+					 * more, from a scan's end (the last
+					 * ones: what is left) */
+	uint64_t pages_to_scan, sleep_ms;	/* at the end */
+};
+
+/* The shortest time replay_figures() measures ksmd's peak CPU over. */
+#define REPLAY_PEAK_SECONDS 1.0
+/* The times replay_figures() gives the saving at, in hours. */
+#define REPLAY_FIGURE_HOURS { 1, 6, 24 }
+
+/**
+ * replay_figures() - the figures of a replay, from its rows.
+ * @rows: its full scans, at least one
+ * @n: how many
+ * @page_seconds: ksmd's time per page visited (as the replay's pace)
+ * @settled: whether the replay ran until its counters settled after the
+ *	series' end (not cut at a bound, no unseen writes, no --scans):
+ *	then the memory and the saving stay as the last row has them, at
+ *	any later time
+ *
+ * The saving is pages_sharing plus ksm_zero_pages, in bytes. At a time
+ * before the first row ended it is 0; past the last row it is the last
+ * row's if @settled, else unknown (NaN). A replay that ksmtuned ended
+ * reached its saving when ksmtuned stopped KSM (the row says when); from
+ * then to the end the saving is that, if the last row has it too, else
+ * unknown (snapshots broke merges, at times the rows do not say).
+ *
+ * Return: the figures.
+ */
+struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
+				     double page_seconds, int settled);
 
 /**
  * replay_wake_period() - the seconds from one wake-up of ksmd to the next.

@@ -4,6 +4,7 @@
  * the CSV column names. Rows are printed as they come, so streamed reports of
  * millions of pages need no memory.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -106,6 +107,12 @@ static void json_members(const struct column *cols, const struct cell *cells,
 			cell_format(&cells[i], buf, sizeof(buf));
 			json_string(buf);
 			break;
+		case CELL_REAL:	/* JSON has no NaN: a time never reached */
+			if (!isfinite(cells[i].r)) {
+				fputs("null", stdout);
+				break;
+			}
+			/* fall through */
 		default:
 			cell_format(&cells[i], buf, sizeof(buf));
 			fputs(buf, stdout);

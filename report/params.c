@@ -46,6 +46,12 @@ void params_report(const struct report_setup *rs)
 		cn[i] = rs->compressors[i]->name;
 	names(algos, sizeof(algos), an, cfg->nalgos);
 	names(comps, sizeof(comps), cn, rs->ncompressors);
+	const char *pn[POLICIES_MAX + 1] = { policy_name(sp->policy) };
+	char pols[128];
+
+	for (size_t i = 0; i < sp->nothers; i++)
+		pn[i + 1] = policy_name(sp->others[i]);
+	names(pols, sizeof(pols), pn, sp->nothers + 1);
 	struct cell cells[] = {
 		cell_str(rs->version), cell_str(algos),
 		cell_uint(k->max_page_sharing),
@@ -55,7 +61,7 @@ void params_report(const struct report_setup *rs)
 		cell_uint(k->sleep_ms), cell_uint((uint64_t)k->smart_scan),
 		cell_uint(scans), cell_uint(sp->hz), cell_real(sp->page_seconds, -1),
 		cell_real(sp->write_rate, -1),
-		cell_str(sp->policy == POLICY_ADVISOR ? "advisor" : "fixed"),
+		cell_str(pols),	/* --policy's list, the timeline's first */
 		cell_uint(sp->advisor.target_scan_time), cell_uint(sp->advisor.max_cpu),
 		cell_uint(sp->advisor.min_pages_to_scan),
 		cell_uint(sp->advisor.max_pages_to_scan),

@@ -30,6 +30,8 @@ static const struct report reports[] = {
 	{ "numa", numa_create, 0 },
 	{ "timeline", timeline_create, REPORT_SERIES },
 	{ "volatility", volatility_create, REPORT_SERIES },
+	{ "policies", policies_create, REPORT_SERIES },
+	{ "advise", advise_create, REPORT_SERIES },
 };
 _Static_assert(sizeof(reports) / sizeof(reports[0]) <= REPORTS_MAX,
 	       "more reports than REPORTS_MAX: widen the selection's bit mask");

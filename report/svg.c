@@ -48,6 +48,12 @@ struct svg_sink {
 	struct picture cur;		/* the input being read */
 	struct timeline_row *rows;	/* a series' timeline, or NULL */
 	size_t nrows;
+	struct svg_run {		/* --policy=a,b,...: each policy's */
+		enum policy policy;
+		struct timeline_row *rows;
+		size_t nrows;
+	} runs[POLICIES_MAX + 1];
+	size_t nruns;			/* 0 with one policy */
 };
 
 static void svg_page(struct sink *sk, const struct page_event *pg)
@@ -88,6 +94,14 @@ static void svg_series(struct sink *sk, const struct series_result *r)
 	s->rows = xcalloc(r->nrows, sizeof(*s->rows));
 	memcpy(s->rows, r->rows, r->nrows * sizeof(*s->rows));
 	s->nrows = r->nrows;
+	for (size_t k = 0; r->nruns > 1 && k < r->nruns; k++) {
+		struct svg_run *u = &s->runs[s->nruns++];
+
+		u->policy = r->runs[k].policy;
+		u->nrows = r->runs[k].nrows;
+		u->rows = xcalloc(u->nrows, sizeof(*u->rows));
+		memcpy(u->rows, r->runs[k].rows, u->nrows * sizeof(*u->rows));
+	}
 }
 
 void svg_text(FILE *f, const char *s)
@@ -270,6 +284,49 @@ static int svg_timeline(FILE *f, const struct svg_sink *s, int y)
 	return y + CURVE_H + 44;
 }
 
+/* --policy=a,b,...: each policy's saving (pages_sharing + ksm_zero_pages)
+ * after each full scan, on one time scale. */
+static int svg_policies(FILE *f, const struct svg_sink *s, int y)
+{
+	static const char *const colour[] = {
+		"#2ca02c", "#1f77b4", "#ff7f0e", "#d62728", "#9467bd",
+	};
+	double end = 0, top = 1;
+
+	for (size_t k = 0; k < s->nruns; k++)
+		for (size_t i = 0; i < s->runs[k].nrows; i++) {
+			const struct timeline_row *r = &s->runs[k].rows[i];
+			double v = (double)(r->pages_sharing + r->ksm_zero_pages);
+
+			end = r->seconds > end ? r->seconds : end;
+			top = v > top ? v : top;
+		}
+	fprintf(f, "<g class=\"policies\"><text x=\"20\" y=\"%d\" class=\"title\">"
+		"The saving under each policy</text>\n", y + 16);
+	y += 30;
+	for (size_t k = 0; k < s->nruns; k++) {
+		const struct svg_run *u = &s->runs[k];
+		const char *c = colour[k % (sizeof(colour) / sizeof(colour[0]))];
+
+		fprintf(f, "<polyline class=\"curve\" data-policy=\"%s\" fill=\"none\" "
+			"stroke=\"%s\" stroke-width=\"1.5\" points=\"",
+			policy_name(u->policy), c);
+		for (size_t i = 0; i < u->nrows; i++)
+			fprintf(f, "%s%.1f,%.1f", i ? " " : "",
+				60 + (end > 0 ? 680.0 * u->rows[i].seconds / end : 0),
+				y + CURVE_H - CURVE_H * (double)(u->rows[i].pages_sharing +
+						u->rows[i].ksm_zero_pages) / top);
+		fprintf(f, "\"/>\n<text x=\"%d\" y=\"%d\" class=\"tick\" fill=\"%s\">"
+			"%s</text>\n", 60 + 120 * (int)k, y + CURVE_H + 28, c,
+			policy_name(u->policy));
+	}
+	fprintf(f, "<text x=\"20\" y=\"%d\" class=\"tick\">%.0f</text>"
+		"<text x=\"20\" y=\"%d\" class=\"tick\">0</text>"
+		"<text x=\"720\" y=\"%d\" class=\"tick\">%.0f s</text></g>\n",
+		y + 8, top, y + CURVE_H, y + CURVE_H + 14, end);
+	return y + CURVE_H + 44;
+}
+
 void svg_bar_add(struct svg_bars *bars, const char *input, const char *label,
 		 uint64_t bytes)
 {
@@ -346,6 +403,7 @@ static void svg_print(struct sink *sk)
 	size_t first = s->rows && s->npics ? s->npics - 1 : 0;
 	int height = 30 + (int)(s->npics - first) * 340 +
 		     16 * svg_extra(s->r.rs->bars) + (s->rows ? CURVE_H + 80 : 0) +
+		     (s->nruns ? CURVE_H + 80 : 0) +
 		     svg_drawings_height(s->r.rs->bars), y = 10;
 	struct out_file out;
 	FILE *f;
@@ -364,6 +422,8 @@ static void svg_print(struct sink *sk)
 		WIDTH, height, WIDTH, height);
 	if (s->rows && s->nrows)
 		y = svg_timeline(f, s, y);
+	if (s->nruns)
+		y = svg_policies(f, s, y);
 	for (size_t i = first; i < s->npics; i++) {
 		const struct picture *p = &s->pics[i];
 		char a[32], b[32];
@@ -404,6 +464,8 @@ static void svg_free(struct sink *sk)
 	free(s->cur.map);
 	free(s->pics);
 	free(s->rows);
+	for (size_t k = 0; k < s->nruns; k++)
+		free(s->runs[k].rows);
 	free(s);
 }
 

@@ -248,13 +248,18 @@ static void timeline_sentences(const struct timeline *t, const struct writer *w)
 	else
 		snprintf(how, sizeof(how), "its pages_to_scan set by %s, %llu at the "
 			 "end", t->params.policy == POLICY_ADVISOR ? "the advisor" :
-			 "ksmtuned", (unsigned long long)last->pages_to_scan);
+			 policy_name(t->params.policy),
+			 (unsigned long long)last->pages_to_scan);
 	snprintf(text, sizeof(text), "%s: after %llu full scans (%.0f s of ksmd %s), "
 		 "pages_sharing is %llu%s.", t->name, (unsigned long long)last->scan,
 		 last->seconds, how, (unsigned long long)last->pages_sharing, when);
 	w->note(text);
 	if (last->ended)
-		w->note("ksmtuned stopped KSM and did not start it again: the last "
+		w->note(t->params.policy == POLICY_KUBEVIRT ?
+			"KubeVirt's handler stopped KSM and did not start it "
+			"again: the last row is when the replay ended, its scan "
+			"not complete." :
+			"ksmtuned stopped KSM and did not start it again: the last "
 			"row is when the replay ended, its scan not complete.");
 }
 

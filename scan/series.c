@@ -312,6 +312,7 @@ static struct replay_params replay_params(const struct collect *c)
 		.page_seconds = c->sp->page_seconds, .write_rate = c->sp->write_rate,
 		.policy = c->sp->policy,
 		.advisor = c->sp->advisor, .tuned = c->sp->tuned,
+		.kubevirt = c->sp->kubevirt,
 		.ns_per_page = c->hashed ? c->hash_seconds * 1e9 / (double)c->hashed : 0,
 		.ns_per_byte = page_compare_ns_per_byte(),
 	};
@@ -381,6 +382,45 @@ static void say_late(const struct collect *c)
 		     c->at[c->worst_snap] - c->worst_late);
 }
 
+/* Whether a replay ran until its counters settled (replay_figures()). */
+static int settled(const struct replay_params *rp, int cut)
+{
+	return !cut && !rp->scans && !(rp->write_rate > 0);
+}
+
+/*
+ * --policy=a,b,...: the policies after the first, each replayed over the
+ * same snapshots with the same settings but its own tuner; @runs[0], the
+ * first policy's, is set already. Returns how many runs there are.
+ */
+static size_t replay_others(const struct collect *c, const struct series *sr,
+			    struct policy_run *runs, struct replay_params *rps)
+{
+	size_t n = 1;
+
+	for (size_t k = 0; k < c->sp->nothers; k++, n++) {
+		struct timeline_row *rows;
+		size_t nrows;
+		int cut;
+
+		rps[k] = *runs[0].params;
+		rps[k].policy = c->sp->others[k];
+		if (rps[k].policy != POLICY_ADVISOR)
+			rps[k].ksmd_cpu_seconds = 0;
+		else if (!c->cfg->inputs[0].path)
+			rps[k].ksmd_cpu_seconds = ksmd_cpu_seconds();
+		nrows = replay_run(sr, &rps[k], &rows, &cut);
+		runs[n] = (struct policy_run){ rps[k].policy, rows, nrows,
+					       settled(&rps[k], cut), &rps[k] };
+		if (cut)
+			warn("%s: the replay of --policy=%s stopped at a bound after "
+			     "%zu full scans (%.0f s): its later figures are unknown",
+			     series_name(c), policy_name(rps[k].policy), nrows,
+			     rows[nrows - 1].seconds);
+	}
+	return n;
+}
+
 /* Replay ksmd over the snapshots and hand the result to the series sinks. */
 static void collect_finish(struct collect *c)
 {
@@ -420,9 +460,22 @@ static void collect_finish(struct collect *c)
 		      "or more --pages-to-scan or --sleep-ms", name, nrows,
 		      rows[nrows - 1].seconds, rows[nrows - 1].snapshot + 1, ns);
 	struct scope sc = last_scope(c, &rows[nrows - 1], snaps);
+	struct policy_run runs[POLICIES_MAX + 1] = {
+		{ rp.policy, rows, nrows, settled(&rp, cut), &rp },
+	};
+	struct replay_params others[POLICIES_MAX];
+	size_t nruns = replay_others(c, &sr, runs, others);
 
+	struct advice advice[ADVISE_NSLEEPS];
+	uint64_t reference = rows[nrows - 1].pages_sharing +
+			     rows[nrows - 1].ksm_zero_pages;
+
+	if (c->sp->advise.seconds > 0)
+		advise_search(&sr, &rp, &c->sp->advise, reference, advice);
 	struct series_result res = { sc.name, &sc, rows, nrows, vol, ns - 1, ns,
-				     seconds_to_90(rows, nrows), &rp };
+				     seconds_to_90(rows, nrows), &rp, runs, nruns,
+				     c->sp->advise.seconds > 0 ? advice : NULL,
+				     reference, &c->sp->advise };
 
 	for (size_t i = 0; i < c->nto; i++)
 		c->to[i]->ops->series(c->to[i], &res);
@@ -434,7 +487,8 @@ static void collect_finish(struct collect *c)
 	free(addr);
 	free(count);
 	free(vol);
-	free(rows);
+	for (size_t k = 0; k < nruns; k++)
+		free((void *)runs[k].rows);
 }
 
 /* scope(): keep the snapshot's figures; after the last one, replay. */

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../model/advise.h"
 #include "../model/replay.h"
 #include "scan.h"
 
@@ -27,8 +28,15 @@ struct series_params {
 	double page_seconds;		/* ksmd's time per page visited */
 	double write_rate;		/* unseen writes: share of pages per second */
 	enum policy policy;		/* who sets pages_to_scan */
+	enum policy others[POLICIES_MAX];	/* --policy=a,b,...: the policies
+					 * after the first (policy), each
+					 * replayed over the same snapshots */
+	size_t nothers;
 	struct advisor_params advisor;	/* the scan-time advisor's knobs */
 	struct ksmtuned_params tuned;	/* ksmtuned's, and its host */
+	struct kubevirt_params kubevirt;	/* KubeVirt's KSM handler's */
+	struct advise_params advise;	/* -r advise's target; seconds 0: no
+					 * search */
 };
 
 /* Several processes make one memory: process k's addresses are offset by k
@@ -48,6 +56,16 @@ struct volatility_row {
 	uint64_t merges_broken;		/* changed, and had a duplicate in @from */
 };
 
+/* One policy's replay of the series. */
+struct policy_run {
+	enum policy policy;
+	const struct timeline_row *rows;	/* one per full scan */
+	size_t nrows;
+	int settled;			/* ran until its counters settled (see
+					 * replay_figures()) */
+	const struct replay_params *params;	/* what it ran with */
+};
+
 /* A replayed series, for the sinks' series() hooks. */
 struct series_result {
 	const char *name;		/* the series' name: that of the snapshot
@@ -62,6 +80,14 @@ struct series_result {
 	double seconds_to_90;		/* until pages_sharing first reached 90% of
 					 * its last value; 0 if that is 0 */
 	const struct replay_params *params;	/* what the replay ran with */
+	const struct policy_run *runs;	/* every policy's replay, the first
+					 * that of rows */
+	size_t nruns;
+	const struct advice *advice;	/* -r advise: ADVISE_NSLEEPS settings,
+					 * or NULL */
+	uint64_t reference;		/* the saving the target is a share of:
+					 * the first policy's last, in pages */
+	const struct advise_params *target;
 };
 
 /**

@@ -278,6 +278,15 @@ def tmp(name):
     return os.path.join(STATE["tmp"], name)
 
 
+def unique_pages(n):
+    """A raw image of n random pages (no two alike), made once a run."""
+    snap = tmp("unique-%d.raw" % n)
+    if not os.path.exists(snap):
+        with open(snap, "wb") as f:
+            f.write(os.urandom(n * PAGE))
+    return snap
+
+
 def parse_csv(r, what, cols):
     """Parse a run's CSV output (r.out); check the header starts with cols
     and every row has as many fields (one check each). Rows as dicts, or None."""

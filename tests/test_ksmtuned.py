@@ -30,8 +30,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import (PAGE, as_int, check, eq, fixture, parse_csv, run,  # noqa: E402
-                     run_suite, skip, test, tmp)
+from ksmtest import (as_int, check, eq, fixture, parse_csv, run,  # noqa: E402
+                     run_suite, skip, test, tmp, unique_pages)
 
 TIMELINE_HEAD = ["input", "scan", "seconds", "pages_shared", "pages_sharing"]
 
@@ -97,14 +97,6 @@ def distinct(seq):
         if not out or out[-1] != v:
             out.append(v)
     return out
-
-
-def unique_pages(n):
-    snap = tmp("ksmtuned-unique-%d.raw" % n)
-    if not os.path.exists(snap):
-        with open(snap, "wb") as f:
-            f.write(os.urandom(n * PAGE))
-    return snap
 
 
 @test("ksmtuned")

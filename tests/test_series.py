@@ -506,7 +506,7 @@ def usage_errors():
         (["--series", "--write-rate=2", snap], "--write-rate"),
         (["--series", "--write-rate=-1%", snap], "--write-rate"),
         (["--series", "--write-rate=5%x", snap], "--write-rate"),
-        (["--series", "--policy=kubevirt", snap], "--policy"),
+        (["--series", "--policy=kubevirtt", snap], "--policy"),
         (["--series", "--policy=ksmtuned", snap], "--policy=ksmtuned"),
         (["--series", "--policy=ksmtuned", "--host-memory=1G", "--host-used=2G",
           snap], "--host-used"),

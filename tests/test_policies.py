@@ -1,0 +1,375 @@
+#!/usr/bin/python3
+"""--policy=a,b,... and -r policies (docs/policies.md) against oracles
+written here, not taken from ksmscan.
+
+- The comparison against single-policy runs: each policy's row of
+  `-r policies` (one run, the policies replayed over the same snapshots)
+  against the figures this file computes from that policy's timeline in a
+  run of its own: the end of the first full scan with a saving
+  (pages_sharing + ksm_zero_pages), with half and nine tenths of the last
+  scan's saving; the saving of the last scan ended by 1 h, 6 h and 24 h (a
+  replay that settled keeps its last saving); ksmd's CPU as the pages the
+  timeline says it visited (pages_scanned) times --page-cost over the
+  replay's time, and at its busiest over scans at least a second apart;
+  pages_to_scan at the end; sleep_millisecs at the end (ksmtuned's
+  10 ms x 16 GiB / MemTotal, computed here).
+- A tiny memory, hand-computed from ksmd's loop: 12 pages in 6 pairs, 4
+  pages a batch, --hz=0 (wake-ups exactly --sleep-ms apart): a batch's
+  wake-up visits 4 pages and ksm_do_scan() ends the batch at a full scan's
+  end, so full scan k ends at the wake-up (4k - 1) (three batches a scan
+  and the one that finds its end), and the pairs merge in the second scan:
+  every time is 7 sleeps, the saving 6 pages, ksmd visits 12 pages a scan.
+- A policy that never starts merging: ksmtuned with plenty of free memory
+  (NaN in CSV, null in JSON, "never" for people).
+- Usage errors (exit 2).
+"""
+import json
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ksmtest import (PAGE, check, eq, fixture, parse_csv, run,  # noqa: E402
+                     run_suite, test, tmp)
+
+POLICIES = ["input", "policy", "seconds_to_start", "seconds_to_50_percent",
+            "seconds_to_90_percent", "saved_bytes_1h", "saved_bytes_6h",
+            "saved_bytes_24h", "ksmd_cpu_percent_mean", "ksmd_cpu_percent_peak",
+            "final_pages_to_scan", "final_sleep_ms"]
+TIMELINE = ["input", "scan", "seconds", "pages_shared", "pages_sharing"]
+COST = 2e-6             # --page-cost=2us
+HOST_KB = 1 << 20       # --host-memory=1G: ksmtuned's MemTotal in kB
+
+
+def csv_of(args, what, cols):
+    r = run(["--csv"] + args)
+    if not check(r.rc == 0, "%s: exit status 0" % what, r.brief()):
+        return None
+    return parse_csv(r, what, cols)
+
+
+def first_reaching(rows, want):
+    """The end of the first scan whose saving is > 0 and >= want, or NaN."""
+    for r in rows:
+        s = r["saving"]
+        if s and s >= want:
+            return r["seconds"]
+    return math.nan
+
+
+def peak(rows, cost):
+    """ksmd's CPU at its busiest: pages visited times cost over consecutive
+    scans from one scan's end to another's at least a second later (the
+    last ones: what is left), in percent."""
+    best, before, window = 0.0, 0.0, 0
+    for i, r in enumerate(rows):
+        window += r["visited"]
+        dt = r["seconds"] - before
+        if dt < 1.0 and i + 1 < len(rows):
+            continue
+        if dt > 0:
+            best = max(best, 100 * window * cost / dt)
+        window, before = 0, r["seconds"]
+    return best
+
+
+def figures(timeline, cost, sleep_ms, pages_to_scan=None):
+    """The policies report's row, from a timeline (CSV rows) of a replay
+    that settled."""
+    rows = [{"seconds": float(r["seconds"]),
+             "saving": int(r["pages_sharing"]) + int(r["ksm_zero_pages"]),
+             "visited": int(r["pages_scanned"])} for r in timeline]
+    final = rows[-1]["saving"]
+    out = {"seconds_to_start": first_reaching(rows, 1),
+           "seconds_to_50_percent": first_reaching(rows, 0.5 * final),
+           "seconds_to_90_percent": first_reaching(rows, 0.9 * final)}
+    for h in (1, 6, 24):
+        v = 0
+        for r in rows:
+            if r["seconds"] <= h * 3600:
+                v = r["saving"]
+        out["saved_bytes_%dh" % h] = v * PAGE
+    total = sum(r["visited"] for r in rows)
+    out["ksmd_cpu_percent_mean"] = 100 * total * cost / rows[-1]["seconds"]
+    out["ksmd_cpu_percent_peak"] = peak(rows, cost)
+    out["final_pages_to_scan"] = (pages_to_scan if pages_to_scan is not None
+                                  else int(timeline[-1]["pages_to_scan"]))
+    out["final_sleep_ms"] = sleep_ms
+    return out
+
+
+def close(got, exp, what):
+    """Each figure: times to the CSV's 3 decimals, CPU to its 4, the rest
+    exact; NaN equal to NaN."""
+    bad = {}
+    for k, e in exp.items():
+        g = float(got[k])
+        if math.isnan(e) or math.isnan(g):
+            ok = math.isnan(e) and math.isnan(g)
+        elif k.startswith("seconds"):
+            ok = abs(g - e) <= 0.0006
+        elif k.startswith("ksmd_cpu"):
+            ok = abs(g - e) <= 0.0001 + 1e-6 * e
+        else:
+            ok = g == e
+        if not ok:
+            bad[k] = (g, e)
+    return check(not bad, what, "got, expected: %r" % bad)
+
+
+@test("compare")
+def against_single_runs():
+    """Each policy's row of one comparison run against the timeline of a run
+    of that policy alone, over the fixture guest taken twice."""
+    guest = fixture("guest-b.elf.zst")
+    common = ["--series", guest, guest, "--interval=60s", "--page-cost=2us",
+              "--host-memory=1G", "--host-used=900M", "--pages-to-scan=200",
+              "--sleep-ms=30"]
+    svg = tmp("policies.svg")
+    rows = csv_of(common + ["-r", "policies", "--policy=ksmtuned,fixed,advisor",
+                            "--svg=" + svg], "three policies", POLICIES)
+    if rows is None:
+        return
+    eq([r["policy"] for r in rows], ["ksmtuned", "fixed", "advisor"],
+       "a row per policy, in --policy's order")
+    tuned_sleep = max(10, 10 * 16 * 1024 * 1024 // HOST_KB)
+    sleeps = {"fixed": 30, "advisor": 30, "ksmtuned": tuned_sleep}
+    timelines = {}
+    for r in rows:
+        pol = r["policy"]
+        tl = csv_of(common + ["-r", "timeline", "--policy=" + pol],
+                    "--policy=%s alone" % pol, TIMELINE)
+        if not tl:
+            continue
+        timelines[pol] = tl
+        exp = figures(tl, COST, sleeps[pol], 200 if pol == "fixed" else None)
+        close(r, exp, "--policy=%s: its row is its own replay's timeline" % pol)
+        eq(r["input"], guest, "--policy=%s: the input" % pol)
+    svg_curves(svg, timelines)
+    starts = {r["policy"]: float(r["seconds_to_start"]) for r in rows}
+    check(starts["ksmtuned"] >= 60, "ksmtuned starts KSM at its first look, a "
+          "minute in", repr(starts))
+    # the first policy's replay is the timeline's, in the same run
+    both = run(["--json"] + common + ["-r", "policies,timeline",
+                                       "--policy=advisor,fixed"])
+    if check(both.rc == 0, "-r policies,timeline: exit 0", both.brief()):
+        doc = json.loads(both.out)
+        exp = figures([{k: str(v) for k, v in x.items()} for x in doc["timeline"]],
+                      COST, 30)
+        close(doc["policies"][0], exp, "the timeline of the same run is the "
+              "first policy's")
+
+
+def svg_curves(svg, timelines):
+    """--svg draws each policy's saving: a point per full scan of its own
+    timeline, x from 60 to 740 over the longest replay, y 160 high over the
+    largest saving (so y plus 160 x saving / top is the same everywhere)."""
+    import xml.etree.ElementTree as ET
+    ns = "{http://www.w3.org/2000/svg}"
+    curves = {e.get("data-policy"): e for e in ET.parse(svg).iter(ns + "polyline")
+              if e.get("data-policy")}
+    eq(sorted(curves), sorted(timelines), "a curve per policy")
+    saving = {p: [int(r["pages_sharing"]) + int(r["ksm_zero_pages"]) for r in tl]
+              for p, tl in timelines.items()}
+    end = max(float(tl[-1]["seconds"]) for tl in timelines.values())
+    top = max(max(v) for v in saving.values())
+    for pol, e in curves.items():
+        pts = [tuple(map(float, p.split(","))) for p in e.get("points").split()]
+        tl = timelines[pol]
+        eq([x for x, _ in pts],
+           [round(60 + 680 * float(r["seconds"]) / end, 1) for r in tl],
+           "%s: a point per full scan at its time" % pol)
+        base = {round(y + 160 * v / top) for (_, y), v in zip(pts, saving[pol])}
+        eq(len(base), 1, "%s: at its saving" % pol)
+
+
+def write_pairs(path, pairs):
+    """A raw image of `pairs` pairs of equal pages, each pair's two pages
+    apart (pair k at pages k and pairs + k)."""
+    one = [bytes([k + 1]) * PAGE for k in range(pairs)]
+    with open(path, "wb") as f:
+        f.write(b"".join(one + one))
+
+
+@test("hand")
+def tiny_memory():
+    """12 pages in 6 pairs, 4 pages a batch at --hz=0: full scan k ends at
+    wake-up 4k - 1; the pairs merge in scan 2, at 7 sleeps; the replay ends
+    at the first scan past the series' end (one interval) whose counters
+    equal the scan's before."""
+    snap = tmp("pairs.raw")
+    write_pairs(snap, 6)
+    sleep = 0.1
+    args = ["--series", snap, "--interval=1s", "--hz=0", "--pages-to-scan=4",
+            "--sleep-ms=100", "--page-cost=1ms", "-r", "policies",
+            "--policy=fixed,advisor", "--advisor-min-pages-to-scan=4",
+            "--advisor-max-pages-to-scan=4"]
+    rows = csv_of(args, "6 pairs", POLICIES)
+    if not rows:
+        return
+    ends = [(4 * k - 1) * sleep for k in range(1, 10)]
+    # scans 2 and 3 have the same counters; scan 3 is the first past 1 s
+    nscans = next(k for k in range(3, 10) if ends[k - 1] >= 1.0)
+    last = ends[nscans - 1]
+    exp = {"seconds_to_start": ends[1], "seconds_to_50_percent": ends[1],
+           "seconds_to_90_percent": ends[1], "saved_bytes_1h": 6 * PAGE,
+           "saved_bytes_6h": 6 * PAGE, "saved_bytes_24h": 6 * PAGE,
+           "ksmd_cpu_percent_mean": 100 * 12 * nscans * 1e-3 / last,
+           "ksmd_cpu_percent_peak": 100 * 12 * nscans * 1e-3 / last,
+           "final_pages_to_scan": 4, "final_sleep_ms": 100}
+    for r in rows:
+        close(r, exp, "6 pairs, --policy=%s: the hand-computed figures" % r["policy"])
+
+
+@test("never")
+def never_starts():
+    """ksmtuned on a host with memory to spare never starts KSM: no time,
+    no saving, ksmd never runs."""
+    guest = fixture("guest-b.elf.zst")
+    args = ["--series", guest, "--host-memory=64G", "--host-used=1G",
+            "-r", "policies", "--policy=ksmtuned,fixed"]
+    rows = csv_of(args, "plenty of memory", POLICIES)
+    if rows:
+        t = rows[0]
+        check(all(math.isnan(float(t[k])) for k in POLICIES[2:5]),
+              "ksmtuned: NaN times in CSV", repr(t))
+        eq([float(t[k]) for k in POLICIES[5:9]], [0.0] * 4,
+           "ksmtuned: nothing saved, ksmd's CPU 0")
+        check(float(rows[1]["seconds_to_start"]) > 0, "fixed merges", repr(rows[1]))
+    r = run(["--json"] + args)
+    if check(r.rc == 0, "JSON: exit 0", r.brief()):
+        p = json.loads(r.out)["policies"][0]
+        eq([p[k] for k in POLICIES[2:5]], [None] * 3, "JSON: null times")
+    r = run(args)
+    check(r.rc == 0 and "never" in r.out, "for people: never", r.out[:400])
+
+
+@test("never")
+def ksmtuned_stops():
+    """ksmtuned on a 200 MiB host with 170 MiB used, the guest taken twice 12
+    h apart: it starts KSM at its first look and stops it at a later look,
+    once the saving frees memory, and keeps it stopped to the end (the last
+    row is the replay's end, 24 h). The saving came at that stop: a look is
+    at a ksmd wake-up (819 ms apart here) on or after a minute's turn, and
+    by ksmtuned's own rule (its adjust(), written here) the free memory
+    then, 30 MiB plus the saving, is above 20% of the host; the saving
+    holds to the end, since the second snapshot changes nothing."""
+    guest = fixture("guest-b.elf.zst")
+    args = ["--series", guest, guest, "--interval=12h", "--policy=ksmtuned",
+            "--host-memory=200M", "--host-used=170M", "--hz=250"]
+    rows = csv_of(args + ["-r", "policies"], "ksmtuned stops", POLICIES)
+    tl = csv_of(args + ["-r", "timeline"], "ksmtuned stops: timeline", TIMELINE)
+    if not rows or not tl:
+        return
+    r, last = rows[0], tl[-1]
+    start = float(r["seconds_to_start"])
+    saving = (int(last["pages_sharing"]) + int(last["ksm_zero_pages"])) * PAGE
+    check(float(tl[0]["seconds"]) < start < float(last["seconds"]) and
+          start % 60 < 0.85, "the saving came at a look of ksmtuned, before "
+          "the end", "start %r, rows at %r" % (start, [x["seconds"] for x in tl]))
+    total_kb, thres_kb = 200 * 1024, 200 * 1024 * 20 // 100
+    check(30 * 1024 + saving // 1024 > thres_kb and
+          36896 * 4 + thres_kb < total_kb,
+          "by ksmtuned's rule, KSM stops with that saving", repr(saving))
+    eq([float(r[k]) for k in POLICIES[5:8]], [saving] * 3,
+       "the saving at 1 h, 6 h and 24 h: the stop's, held to the end")
+
+
+ADVISE = ["input", "policy", "pages_to_scan", "sleep_ms", "seconds_to_target",
+          "ksmd_cpu_percent_mean", "reaches_target", "apply"]
+
+
+def reaches(guest, pages, sleep, want, by):
+    """The end of the first full scan of a replay at pages every sleep ms
+    whose saving is at least want pages, if by `by` s, else None; and ksmd's
+    CPU to then (pages visited x 2 us over the time of the last scan by
+    `by`)."""
+    tl = csv_of(["--series", guest, "--page-cost=2us", "-r", "timeline",
+                 "--pages-to-scan=%d" % pages, "--sleep-ms=%d" % sleep],
+                "%d pages every %d ms" % (pages, sleep), TIMELINE)
+    if not tl:
+        return None, None
+    t, visited, end = None, 0, 0.0
+    for r in tl:
+        if float(r["seconds"]) > by:
+            break
+        visited += int(r["pages_scanned"])
+        end = float(r["seconds"])
+        s = int(r["pages_sharing"]) + int(r["ksm_zero_pages"])
+        if t is None and s and s >= want:
+            t = float(r["seconds"])
+    return t, 100 * visited * COST / end if end else 0.0
+
+
+@test("advise")
+def advise():
+    """-r advise on the fixture guest, 90% of the saving within 1 minute, at
+    most 5% CPU: the setting it returns reaches the target in its own
+    replay (a run of ksmscan with that setting, its timeline read here),
+    with the CPU it says; one page fewer at the same sleep does not reach
+    it; its apply lines are the sysfs writes of that setting."""
+    guest = fixture("guest-b.elf.zst")
+    base = csv_of(["--series", guest, "--page-cost=2us", "-r", "timeline"],
+                  "the run's own settings", TIMELINE)
+    rows = csv_of(["--series", guest, "--page-cost=2us", "-r", "advise",
+                   "--target=90%@1m", "--max-cpu=5"], "advise", ADVISE)
+    if not base or not rows:
+        return
+    ref = int(base[-1]["pages_sharing"]) + int(base[-1]["ksm_zero_pages"])
+    want = 0.9 * ref
+    eq(len(rows), 5, "a row per sleep tried")
+    a = rows[0]
+    pages, sleep = int(a["pages_to_scan"]), int(a["sleep_ms"])
+    eq(a["reaches_target"], "1", "the advice reaches the target")
+    t, cpu = reaches(guest, pages, sleep, want, 60)
+    check(t is not None and abs(t - float(a["seconds_to_target"])) < 0.001,
+          "%d pages every %d ms: its own replay reaches 90%% by 60 s, when the "
+          "advice says" % (pages, sleep), "replay %r, advice %r" %
+          (t, a["seconds_to_target"]))
+    check(cpu is not None and abs(cpu - float(a["ksmd_cpu_percent_mean"])) < 1e-4
+          and cpu <= 5, "its CPU to then is the advice's, within 5%",
+          "%r against %r" % (cpu, a["ksmd_cpu_percent_mean"]))
+    t1, _ = reaches(guest, pages - 1, sleep, want, 60)
+    eq(t1, None, "%d pages every %d ms, the next cheaper, does not" % (pages - 1, sleep))
+    eq(a["apply"], "echo %d > /sys/kernel/mm/ksm/pages_to_scan;echo %d > "
+       "/sys/kernel/mm/ksm/sleep_millisecs;echo 1 > /sys/kernel/mm/ksm/run"
+       % (pages, sleep), "the lines to apply")
+    cpus = [float(r["ksmd_cpu_percent_mean"]) for r in rows if r["reaches_target"] == "1"]
+    eq(cpus, sorted(cpus), "the settings that reach it, cheapest first")
+    # a target no setting reaches: merging needs two full scans
+    none = csv_of(["--series", guest, "--page-cost=2us", "-r", "advise",
+                   "--target=90%@10ms"], "an unreachable target", ADVISE)
+    if none:
+        eq({r["reaches_target"] for r in none}, {"0"}, "10 ms: nothing reaches it")
+    r = run(["--series", guest, "-r", "advise", "--target=90%@10ms"])
+    check(r.rc == 0 and "No setting reaches the target" in r.out,
+          "for people: said plainly", r.out[-400:])
+
+
+@test("usage")
+def usage_errors():
+    snap = tmp("pairs.raw")
+    write_pairs(snap, 2)
+    for args, says in (
+            (["--series", "--policy=fixed,nonsense", snap], "nonsense"),
+            (["--series", "--policy=fixed,advisor,fixed", snap], "twice"),
+            (["--series", "--policy=fixed,", snap], "--policy"),
+            (["--series", "--policy=fixed,ksmtuned", snap], "--host-memory"),
+            (["-r", "policies", snap], "--series"),
+            (["--series", "-r", "advise", snap], "--target"),
+            (["--series", "--target=90%@1h", snap], "-r advise"),
+            (["--series", "-r", "advise", "--target=90%", snap], "--target"),
+            (["--series", "-r", "advise", "--target=190%@1h", snap], "--target"),
+            (["--series", "-r", "advise", "--target=90%@0", snap], "--target"),
+            (["--series", "-r", "advise", "--target=0.9@1h", "--max-cpu=0", snap],
+             "--max-cpu")):
+        r = run(args)
+        first = r.err.strip().splitlines()[:1]
+        check(r.rc == 2 and first and first[0].startswith("ksmscan: ") and
+              says in first[0],
+              "%s: exit 2, the first line names %s" % (" ".join(args[:-1]), says),
+              r.brief())
+
+
+if __name__ == "__main__":
+    sys.exit(run_suite("ksmscan-policies-"))
