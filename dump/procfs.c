@@ -443,25 +443,44 @@ long procs_list(const char *regex, struct input **inputs, size_t *n,
 	return added;
 }
 
+/*
+ * The values of @n keys of /proc/meminfo, in kB (0 for a key it lacks).
+ * Return: a bit per key found, or -1 if the file cannot be read.
+ */
+static int meminfo_kb(const char *const *keys, unsigned long long *kb, size_t n)
+{
+	char line[256], key[64];
+	unsigned long long v;
+	int found = 0;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	memset(kb, 0, n * sizeof(*kb));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63[^:]: %llu", key, &v) != 2)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (strcmp(key, keys[k]) == 0) {
+				kb[k] = v;
+				found |= 1 << k;
+			}
+	}
+	fclose(f);
+	return found;
+}
+
 uint64_t mem_available(void)
 {
+	static const char *const keys[] = { "MemAvailable" };
 	const char *env = getenv("KSMSCAN_MEM_AVAILABLE");
-	char line[256];
-	unsigned long long kib;
-	uint64_t avail = UINT64_MAX;
-	FILE *f;
+	unsigned long long kb;
 
 	if (env && *env)
 		return strtoull(env, NULL, 0);
-	if (!(f = fopen("/proc/meminfo", "re")))
-		return UINT64_MAX;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
-			avail = (uint64_t)kib * 1024;
-			break;
-		}
-	fclose(f);
-	return avail;
+	if (meminfo_kb(keys, &kb, 1) != 1)
+		return UINT64_MAX;	/* it does not say */
+	return (uint64_t)kb * 1024;
 }
 
 uint64_t proc_resident_pages(int pid)
@@ -834,24 +853,14 @@ double ksmd_cpu_seconds(void)
 
 int host_meminfo(uint64_t *total_kb, uint64_t *free_kb)
 {
-	char line[256];
-	unsigned long long v;
-	int have = 0;
-	FILE *f = fopen("/proc/meminfo", "re");
+	/* ksmtuned's free memory: MemFree + Buffers + Cached. */
+	static const char *const keys[] = { "MemTotal", "MemFree", "Buffers", "Cached" };
+	unsigned long long kb[4];
+	int found = meminfo_kb(keys, kb, 4);
 
-	if (!f)
+	if (found < 0 || !(found & 1))
 		return -1;
-	*total_kb = *free_kb = 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "MemTotal: %llu kB", &v) == 1) {
-			*total_kb = v;
-			have = 1;
-		} else if (sscanf(line, "MemFree: %llu kB", &v) == 1 ||
-			   sscanf(line, "Buffers: %llu kB", &v) == 1 ||
-			   sscanf(line, "Cached: %llu kB", &v) == 1) {
-			*free_kb += v;
-		}
-	}
-	fclose(f);
-	return have ? 0 : -1;
+	*total_kb = kb[0];
+	*free_kb = kb[1] + kb[2] + kb[3];
+	return 0;
 }

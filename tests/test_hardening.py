@@ -534,6 +534,27 @@ def series_known_too_big_at_start():
 
 
 @test("memory")
+def series_bound_reads_memavailable():
+    # A 4 TiB sparse file: 2^30 pages a snapshot, more than any memory here.
+    big = tmp("sparse-4t.raw")
+    with open(big, "wb") as f:
+        f.truncate(4 << 40)
+    env = {k: v for k, v in os.environ.items() if k != "KSMSCAN_MEM_AVAILABLE"}
+    from ksmtest import KSMSCAN
+    p = subprocess.run(KSMSCAN + ["--series", big, big], capture_output=True, text=True,
+                       env=env, timeout=60)
+    os.unlink(big)
+    with open("/proc/meminfo") as f:
+        avail = [int(l.split()[1]) for l in f if l.startswith("MemAvailable:")]
+    import re
+    m = re.search(r"more than the (\d+) MiB available", p.stderr)
+    check(p.returncode == 1 and m and avail and
+          abs(int(m.group(1)) - avail[0] // 1024) <= 64,
+          "the bound is /proc/meminfo's MemAvailable (within 64 MiB of this "
+          "test's read of it)", p.stderr + repr(avail))
+
+
+@test("memory")
 def series_bomb_stops_as_it_grows():
     import zstandard
     bomb = tmp("bomb.zst")
