@@ -1085,6 +1085,9 @@ static void live_snapshots(struct prefs *p)
 			add_input(p, in);
 		}
 	p->series.nprocs = np;
+	/* what a later --check of this forecast counts the kernel's scans from */
+	if (ksm_sysfs_signed("full_scans", &p->series.ksm_full_scans) < 0)
+		p->series.ksm_full_scans = -1;
 	p->cfg.dump.ksmd_pages = 1;
 	note_soft_dirty(p);
 }
@@ -1158,7 +1161,8 @@ static void setup_domains(struct prefs *p)
 }
 
 /* The reports without -r: the summary; a series adds its timeline (CSV,
- * which holds one report, has the timeline alone). */
+ * which holds one report, has the timeline alone), and a live one the
+ * forecast for each process (what --check reads back). */
 static void default_reports(struct prefs *p)
 {
 	if (!p->series_on && !p->count)
@@ -1168,6 +1172,8 @@ static void default_reports(struct prefs *p)
 	else {
 		report_name(p, "summary", 7);
 		report_name(p, "timeline", 8);
+		if (p->count)
+			report_name(p, "processes", 9);
 	}
 }
 
@@ -1257,6 +1263,7 @@ int main(int argc, char **argv)
 				 .smart_scan = 1 },
 		},
 		.series = { .interval = 60, .page_seconds = PAGE_COST_DEFAULT,
+			    .ksm_full_scans = -1,
 			    .advisor = { ADVISOR_TARGET_SCAN_TIME, ADVISOR_MAX_CPU,
 					 ADVISOR_MIN_PAGES, ADVISOR_MAX_PAGES },
 			    /* /etc/ksmtuned.conf's defaults */

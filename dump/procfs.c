@@ -217,18 +217,9 @@ static void proc_smaps(int pid, struct proc_stats *st)
 
 void proc_stats_read(int pid, struct proc_stats *st)
 {
-	char path[64];
-	FILE *f;
-
 	memset(st, 0, sizeof(*st));
 	st->valid = 1;
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	f = fopen(path, "re");
-	if (f) {
-		if (fgets(st->command, sizeof(st->command), f))
-			st->command[strcspn(st->command, "\n")] = '\0';
-		fclose(f);
-	}
+	proc_comm(pid, st->command, sizeof(st->command));
 	proc_smaps(pid, st);
 	st->ksm_merging_pages = proc_number(pid, "ksm_merging_pages", "");
 	st->ksm_rmap_items = proc_number(pid, "ksm_stat", "ksm_rmap_items");
@@ -237,6 +228,64 @@ void proc_stats_read(int pid, struct proc_stats *st)
 int ksm_run_value(void)
 {
 	return read_int("/sys/kernel/mm/ksm/run");
+}
+
+int ksm_sysfs_signed(const char *name, int64_t *value)
+{
+	char path[128];
+	long long v;
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", name);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%lld", &v) == 1;
+	fclose(f);
+	if (!ok)
+		return -1;
+	*value = v;
+	return 0;
+}
+
+int ksm_sysfs(const char *name, uint64_t *value)
+{
+	int64_t v;
+
+	if (ksm_sysfs_signed(name, &v) < 0)
+		return -1;
+	*value = v < 0 ? 0 : (uint64_t)v;
+	return 0;
+}
+
+int proc_ksm_stat(int pid, struct proc_ksm_stat *st)
+{
+	static const char *const keys[] = {
+		"ksm_rmap_items", "ksm_merging_pages", "ksm_zero_pages",
+		"ksm_process_profit",
+	};
+	long long v[4] = { 0 };
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/ksm_stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		for (size_t k = 0; k < 4; k++) {
+			size_t n = strlen(keys[k]);
+
+			if (strncmp(line, keys[k], n) == 0 && line[n] == ' ')
+				sscanf(line + n, " %lld", &v[k]);
+		}
+	fclose(f);
+	st->rmap_items = (uint64_t)(v[0] < 0 ? 0 : v[0]);
+	st->merging_pages = (uint64_t)(v[1] < 0 ? 0 : v[1]);
+	st->zero_pages = (uint64_t)(v[2] < 0 ? 0 : v[2]);
+	st->process_profit = v[3];
+	return 0;
 }
 
 /* One smaps area's figures, in kB, until its VmFlags line. */
@@ -321,8 +370,7 @@ int proc_doctor_read(int pid, int ksm_running, struct proc_doctor *d)
 	return 0;
 }
 
-/* A process's command name; 0, or -1 if it is gone. */
-static int proc_comm(int pid, char *buf, size_t len)
+int proc_comm(int pid, char *buf, size_t len)
 {
 	char path[64];
 	FILE *f;

@@ -58,6 +58,42 @@ struct proc_doctor {
 int ksm_run_value(void);
 
 /**
+ * ksm_sysfs() - a figure or setting of /sys/kernel/mm/ksm.
+ * @name: the file, as "full_scans"
+ * @value: set to its value (a negative general_profit reads as 0: give
+ *	ksm_sysfs_signed() for that one)
+ *
+ * Return: 0, or -1 if the kernel has no such file.
+ */
+int ksm_sysfs(const char *name, uint64_t *value);
+
+/**
+ * ksm_sysfs_signed() - ksm_sysfs() of a signed figure (general_profit).
+ * @name: the file
+ * @value: set to its value
+ *
+ * Return: 0, or -1 if the kernel has no such file.
+ */
+int ksm_sysfs_signed(const char *name, int64_t *value);
+
+/* A process's KSM figures as /proc/PID/ksm_stat has them (Linux 6.1+). */
+struct proc_ksm_stat {
+	uint64_t rmap_items;		/* ksm_rmap_items */
+	uint64_t merging_pages;		/* ksm_merging_pages */
+	uint64_t zero_pages;		/* ksm_zero_pages (6.10+; else 0) */
+	int64_t process_profit;		/* ksm_process_profit (6.4+) */
+};
+
+/**
+ * proc_ksm_stat() - read a process's /proc/PID/ksm_stat.
+ * @pid: the process
+ * @st: filled in; figures the file lacks are 0
+ *
+ * Return: 0, or -1 if the process or the file is gone.
+ */
+int proc_ksm_stat(int pid, struct proc_ksm_stat *st);
+
+/**
  * proc_doctor_read() - count a process's present pages that will not merge,
  * by reason, from /proc/PID/smaps (every area, also those the pid reader
  * skips). Private areas count their anonymous pages (smaps Anonymous),
@@ -88,6 +124,16 @@ void proc_stats_read(int pid, struct proc_stats *st);
  * Return: 0, or -1 if the process is gone.
  */
 int proc_stat(int pid, char *state, unsigned long *flags);
+
+/**
+ * proc_comm() - a process's command name (/proc/PID/comm).
+ * @pid: the process
+ * @buf: set to the name, without its newline ("" if unreadable)
+ * @len: size of @buf
+ *
+ * Return: 0, or -1 if the process is gone.
+ */
+int proc_comm(int pid, char *buf, size_t len);
 
 /**
  * proc_exited() - whether a process is gone or a zombie (no memory left).

@@ -663,8 +663,34 @@ static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 	       ++r->settling > REPLAY_SETTLE_MAX;
 }
 
+/* Each owner's pages now: the rmap_item counters of its mm. */
+static void owners_count(const struct replay *r, unsigned shift,
+			 struct replay_owner *owners, size_t nowners)
+{
+	memset(owners, 0, nowners * sizeof(*owners));
+	for (size_t i = 0; i < r->sr->naddr; i++) {
+		uint64_t o = r->sr->addr[i] >> shift;
+		const struct rmap *s = &r->s[i];
+
+		if (o >= nowners)
+			continue;
+		owners[o].rmap_items += s->rmap;
+		/* STABLE_FLAG: in a KSM page's rmap list until ksmd next
+		 * visits the address, even once a write broke the mapping */
+		owners[o].merging += s->rmap && s->dup != NO_ID;
+		owners[o].zero += s->zero;
+	}
+}
+
 size_t replay_run(const struct series *sr, const struct replay_params *p,
 		  struct timeline_row **rows, int *cut)
+{
+	return replay_run_owners(sr, p, rows, cut, 0, NULL, 0);
+}
+
+size_t replay_run_owners(const struct series *sr, const struct replay_params *p,
+			 struct timeline_row **rows, int *cut, unsigned shift,
+			 struct replay_owner *owners, size_t nowners)
 {
 	/* set_advisor_defaults(): the advisor starts from its minimum */
 	uint64_t pts = p->policy == POLICY_ADVISOR ?
@@ -697,6 +723,8 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 		n++;
 		wake(&r);	/* a batch ends with its full scan */
 	} while (!done(&r, *rows, n));
+	if (nowners)
+		owners_count(&r, shift, owners, nowners);
 	free(r.s);
 	free(r.d);
 	free(r.c);

@@ -196,4 +196,31 @@ double replay_wake_period(const struct replay_params *p, uint64_t visited);
 size_t replay_run(const struct series *sr, const struct replay_params *p,
 		  struct timeline_row **rows, int *cut);
 
+/* One owner's pages at the end of a replay: a live process, as its
+ * /proc/PID/ksm_stat would read. */
+struct replay_owner {
+	uint64_t rmap_items;		/* ksm_rmap_items: pages ksmd tracks */
+	uint64_t merging;		/* ksm_merging_pages: its pages in the
+					 * stable tree */
+	uint64_t zero;			/* ksm_zero_pages: mapped to the zero
+					 * page by KSM */
+};
+
+/**
+ * replay_run_owners() - replay_run(), and each owner's pages at its end.
+ * @sr: the series
+ * @p: the settings
+ * @rows: set as replay_run() sets it
+ * @cut: set as replay_run() sets it
+ * @shift: an address's owner is the address >> @shift
+ * @owners: @nowners entries, zeroed and filled in (an owner at or past
+ *	@nowners is not counted)
+ * @nowners: how many
+ *
+ * Return: the number of rows.
+ */
+size_t replay_run_owners(const struct series *sr, const struct replay_params *p,
+			 struct timeline_row **rows, int *cut, unsigned shift,
+			 struct replay_owner *owners, size_t nowners);
+
 #endif

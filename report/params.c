@@ -30,6 +30,8 @@ void params_report(const struct report_setup *rs)
 		{ "policy", 0, 0 }, { "advisor_target_scan_time", 0, 0 },
 		{ "advisor_max_cpu", 0, 0 }, { "advisor_min_pages_to_scan", 0, 0 },
 		{ "advisor_max_pages_to_scan", 0, 0 },
+		/* a live series: the kernel's full_scans as it began */
+		{ "ksm_full_scans", 0, 0 },
 	};
 	const struct series_params none = { 0 };
 	const struct series_params *sp = rs->series ? rs->series : &none;
@@ -65,7 +67,13 @@ void params_report(const struct report_setup *rs)
 		cell_uint(sp->advisor.target_scan_time), cell_uint(sp->advisor.max_cpu),
 		cell_uint(sp->advisor.min_pages_to_scan),
 		cell_uint(sp->advisor.max_pages_to_scan),
+		cell_int(sp->ksm_full_scans),
 	};
+	size_t n = sizeof(cols) / sizeof(cols[0]);
 
-	rs->out->params(cols, cells, rs->series ? sizeof(cols) / sizeof(cols[0]) : 6);
+	if (!rs->series)
+		n = 6;
+	else if (sp->ksm_full_scans < 0)
+		n--;
+	rs->out->params(cols, cells, n);
 }

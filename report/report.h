@@ -402,6 +402,8 @@ struct sink *compress_create(const struct report_setup *rs);
 struct sink *advise_create(const struct report_setup *rs);
 /** policies_create() - each policy's replay of a series, side by side. */
 struct sink *policies_create(const struct report_setup *rs);
+/** processes_create() - a live series' forecast for each process. */
+struct sink *processes_create(const struct report_setup *rs);
 /** timeline_create() - ksmd's counters after each full scan of a series. */
 struct sink *timeline_create(const struct report_setup *rs);
 /** volatility_create() - how each snapshot of a series differs from the last. */

@@ -29,6 +29,7 @@ static const struct report reports[] = {
 	{ "thp", thp_create, 0 },
 	{ "numa", numa_create, 0 },
 	{ "timeline", timeline_create, REPORT_SERIES },
+	{ "processes", processes_create, REPORT_SERIES },
 	{ "volatility", volatility_create, REPORT_SERIES },
 	{ "policies", policies_create, REPORT_SERIES },
 	{ "advise", advise_create, REPORT_SERIES },

@@ -434,6 +434,8 @@ static void collect_finish(struct collect *c)
 			     c->zero_sum, content_bytes, c->ix,
 			     c->cfg->inputs[0].path ? NULL : c->at };
 	const char *name = series_name(c);
+	int live = !c->cfg->inputs[0].path;
+	struct replay_owner owners[SERIES_PROCS_MAX];
 	struct timeline_row *rows;
 	size_t nrows;
 	int cut;
@@ -441,7 +443,7 @@ static void collect_finish(struct collect *c)
 	say_late(c);
 	rp.nlate = pacer_stop(&c->pacer);
 	rp.late = rp.nlate ? c->pacer.late : NULL;
-	if (!c->cfg->inputs[0].path && rp.policy == POLICY_ADVISOR)
+	if (live && rp.policy == POLICY_ADVISOR)
 		rp.ksmd_cpu_seconds = ksmd_cpu_seconds();
 	for (size_t s = ns; s-- > 0;)
 		c->at[s] -= c->at[0];	/* from the first snapshot on */
@@ -452,7 +454,8 @@ static void collect_finish(struct collect *c)
 		vol[s - 1].from = s;
 		vol[s - 1].to = s + 1;
 	}
-	nrows = replay_run(&sr, &rp, &rows, &cut);
+	nrows = replay_run_owners(&sr, &rp, &rows, &cut, SERIES_PROC_SHIFT,
+				  owners, live ? c->nprocs : 0);
 	c->cut = cut;
 	if (cut)
 		error("%s: the replay stopped after %zu full scans (%.0f s, in "
@@ -475,7 +478,8 @@ static void collect_finish(struct collect *c)
 	struct series_result res = { sc.name, &sc, rows, nrows, vol, ns - 1, ns,
 				     seconds_to_90(rows, nrows), &rp, runs, nruns,
 				     c->sp->advise.seconds > 0 ? advice : NULL,
-				     reference, &c->sp->advise };
+				     reference, &c->sp->advise,
+				     live ? owners : NULL, live ? c->nprocs : 0 };
 
 	for (size_t i = 0; i < c->nto; i++)
 		c->to[i]->ops->series(c->to[i], &res);

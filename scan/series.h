@@ -37,6 +37,10 @@ struct series_params {
 	struct kubevirt_params kubevirt;	/* KubeVirt's KSM handler's */
 	struct advise_params advise;	/* -r advise's target; seconds 0: no
 					 * search */
+	int64_t ksm_full_scans;		/* a live series: the kernel's
+					 * full_scans as it began (what a check
+					 * of the forecast counts from); -1:
+					 * none */
 };
 
 /* Several processes make one memory: process k's addresses are offset by k
@@ -88,6 +92,11 @@ struct series_result {
 	uint64_t reference;		/* the saving the target is a share of:
 					 * the first policy's last, in pages */
 	const struct advise_params *target;
+	const struct replay_owner *owners;	/* a live series: per process
+					 * (the first snapshot's inputs, in
+					 * order) at the first policy's last
+					 * full scan; NULL for files */
+	size_t nowners;
 };
 
 /**
