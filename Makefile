@@ -23,16 +23,18 @@ LDLIBS  += /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/x86_64-linux-gnu/libz.a
 # Compression layers besides zstd and gzip (dump/layers.c): xz, bzip2, lz4.
 LDLIBS  += /usr/lib/x86_64-linux-gnu/liblzma.a /usr/lib/x86_64-linux-gnu/libbz2.a \
            /usr/lib/x86_64-linux-gnu/liblz4.a
+# The JSON of a forecast, read back by --check.
+LDLIBS  += /usr/lib/x86_64-linux-gnu/libjansson.a
 # The same libraries for the clang builds (sanitizers, fuzzing).
-LAYER_LIBS = -llzma -lbz2 -llz4
+LAYER_LIBS = -llzma -lbz2 -llz4 -ljansson
 
 SRCS = ksmscan.c \
-       util/util.c util/file.c util/text.c util/progress.c \
+       util/util.c util/glibc.c util/file.c util/text.c util/progress.c \
        hash/hash.c hash/measure.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
        hash/xxh3_avx2.c hash/xxh3_avx512.c \
        dump/dump.c dump/source.c dump/layers.c dump/refuse.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/qemu.c dump/proc.c \
        scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c \
-       scan/tally.c scan/series.c \
+       scan/tally.c scan/series.c scan/forecast.c \
        model/ksm.c model/rbtree.c model/treesim.c model/replay.c model/advise.c model/advisor.c model/zram.c \
        compress/codecs.c compress/lzo.c \
        report/cell.c report/csv.c report/json.c report/table.c report/reports.c \
@@ -40,7 +42,7 @@ SRCS = ksmscan.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
        report/compress.c report/summary_people.c report/svg.c report/params.c \
        scan/group.c cli/groups.c dump/procfs.c dump/units.c cli/units.c report/matrix.c report/contents.c \
-       report/timeline.c report/processes.c report/policies.c report/advise.c report/volatility.c report/openmetrics.c report/doctor.c \
+       report/timeline.c report/processes.c report/check.c report/policies.c report/advise.c report/volatility.c report/openmetrics.c report/doctor.c \
        report/pagerec.c report/numa.c report/thp.c \
        model/exposure.c report/domains.c report/exposure.c report/mitigations.c
 

@@ -28,6 +28,7 @@
 #include "hash/hash.h"
 #include "hash/measure.h"
 #include "report/report.h"
+#include "scan/forecast.h"
 #include "scan/scan.h"
 #include "util/util.h"
 
@@ -46,6 +47,8 @@ enum {
 	OPT_SMART_SCAN, OPT_SCANS, OPT_HZ, OPT_PAGE_COST, OPT_WRITE_RATE,
 	OPT_POLICY, OPT_ADV_TARGET, OPT_ADV_MAX_CPU, OPT_ADV_MIN_PAGES,
 	OPT_ADV_MAX_PAGES, OPT_HOST_MEMORY, OPT_HOST_USED, OPT_TARGET, OPT_MAX_CPU,
+	/* a forecast against the kernel afterwards */
+	OPT_CHECK, OPT_TOLERANCE,
 };
 
 /* Limits of --interval, in seconds. */
@@ -241,6 +244,8 @@ struct prefs {
 	int hz_given;			/* --hz was given */
 	uint64_t host_memory, host_used;	/* --host-memory, --host-used */
 	int bench;			/* --bench */
+	const char *check;		/* --check: the forecast's file */
+	double tolerance;		/* --tolerance, percent */
 	int algos_given;		/* -a was given */
 	int algos_help;			/* -a help */
 	int compress;			/* -c or -r compress: the compress report */
@@ -497,6 +502,19 @@ static int print_version(void)
 	return output_close() < 0 ? EXIT_INPUT : EXIT_OK;
 }
 
+static double share(const char *arg, double most, int zero);
+
+/* --tolerance: a percent, "10" or "10%". */
+static double tolerance(const char *arg)
+{
+	double d = share(arg, 1e6, 1);
+
+	if (d < 0)
+		usage_error("--tolerance wants a percent, such as 10 or 10%%, "
+			    "not '%s'", arg);
+	return strchr(arg, '%') ? d * 100 : d;
+}
+
 /* Options that only set a value: 0 if @c is one of them (handled). */
 static int set_value(struct prefs *p, int c)
 {
@@ -516,6 +534,8 @@ static int set_value(struct prefs *p, int c)
 	case OPT_GROUP: p->groups[p->ngroups++] = optarg; break;
 	case OPT_KNOWN: for_each_name(p, optarg, known_name); break;
 	case OPT_ENABLE: p->enable = optarg; break;
+	case OPT_CHECK: p->check = optarg; break;
+	case OPT_TOLERANCE: p->tolerance = tolerance(optarg); break;
 	case OPT_SKETCH_SIZE:
 		p->sketch_size = (size_t)number(optarg, 1, SKETCH_MAX,
 			"--sketch-size wants 1 to 268435455, not '%s'");
@@ -905,6 +925,8 @@ static void parse_args(struct prefs *p, int argc, char **argv)
 		{ "host-used", required_argument, NULL, OPT_HOST_USED },
 		{ "target", required_argument, NULL, OPT_TARGET },
 		{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
+		{ "check", required_argument, NULL, OPT_CHECK },
+		{ "tolerance", required_argument, NULL, OPT_TOLERANCE },
 		{ "no-progress", no_argument, NULL, 'N' },
 		{ "use-zero-pages", no_argument, NULL, 'z' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -1236,6 +1258,38 @@ static int run_bench(const struct prefs *p, const struct writer *w)
 	return EXIT_OK;
 }
 
+/*
+ * --check: the forecast read back and compared with the kernel's figures;
+ * 0 within the tolerance, 1 outside, 2 for a file that is not a forecast.
+ */
+static int run_check(const struct prefs *p, const struct writer *w)
+{
+	struct forecast f;
+	struct forecast_actual a;
+	char why[300];
+	int status;
+
+	if (p->ninputs)
+		usage_error("%s", "--check reads no input: its processes are the "
+			    "forecast's");
+	if (forecast_read(p->check, &f, why, sizeof(why)) < 0) {
+		error("%s: %s", p->check, why);
+		return EXIT_USAGE;
+	}
+	if (forecast_actual(&f, &a) < 0) {
+		error("%s: this kernel has no KSM (no /sys/kernel/mm/ksm/full_scans)",
+		      p->check);
+		status = EXIT_INPUT;
+	} else {
+		status = check_report(w, p->check, &f, &a, p->tolerance,
+				      !p->long_table && strcmp(w->name, "table") == 0);
+		w->finish();
+	}
+	forecast_free(&f);
+	forecast_actual_free(&a);
+	return status;
+}
+
 /* Free what the command line allocated. */
 static void prefs_free(struct prefs *p)
 {
@@ -1272,6 +1326,7 @@ int main(int argc, char **argv)
 			    .kubevirt = { 180, 300, -50, 64, 1250, 100, 100, 0.2f },
 			    .advise = { 0, 0, 100 } },
 		.output = "table",
+		.tolerance = 10,
 		.top = 10,
 		.sketch_size = 4096,
 	};
@@ -1290,10 +1345,13 @@ int main(int argc, char **argv)
 	p.inputs = xcalloc(p.cap, sizeof(*p.inputs));
 	p.groups = xcalloc(p.cap, sizeof(*p.groups));
 	parse_args(&p, argc, argv);
+	if (p.tolerance != 10 && !p.check)
+		usage_error("%s", "--tolerance is for --check");
 	listed = any_listed(&p);
 	expand_processes(&p);
 	/* No input, and something on standard input: read it, as xxhsum does. */
-	if (!p.ninputs && !listed && !isatty(STDIN_FILENO) && !p.bench && !p.algos_help)
+	if (!p.ninputs && !listed && !isatty(STDIN_FILENO) && !p.bench &&
+	    !p.algos_help && !p.check)
 		add_input(&p, (struct input){ .name = "-", .path = "-" });
 	for (size_t i = 0; p.label && i < p.ninputs; i++)
 		if (p.inputs[i].path && strcmp(p.inputs[i].path, "-") == 0)
@@ -1320,6 +1378,8 @@ int main(int argc, char **argv)
 	if (p.algos_help) {
 		algos_report(w);
 		status = EXIT_OK;
+	} else if (p.check) {
+		status = run_check(&p, w);
 	} else if (p.bench) {
 		if (p.ninputs)
 			usage_error("%s", "--bench reads no input");

@@ -320,26 +320,3 @@ const struct layer_codec *layer_find(const unsigned char *head, size_t len)
 			return &codecs[i];
 	return NULL;
 }
-
-#ifndef __GLIBC__
-#include <stdarg.h>
-
-int __fprintf_chk(FILE *f, int flag, const char *fmt, ...);
-
-/*
- * Debian's libbz2.a was built with _FORTIFY_SOURCE, so its verbose messages
- * (never turned on here) call glibc's __fprintf_chk, which musl lacks: the
- * plain fprintf does the same.
- */
-int __fprintf_chk(FILE *f, int flag, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	(void)flag;
-	va_start(ap, fmt);
-	n = vfprintf(f, fmt, ap);
-	va_end(ap);
-	return n;
-}
-#endif

@@ -249,6 +249,19 @@ int ksm_sysfs_signed(const char *name, int64_t *value)
 	return 0;
 }
 
+int ksm_advisor_on(void)
+{
+	char buf[64] = "";
+	FILE *f = fopen("/sys/kernel/mm/ksm/advisor_mode", "re");
+
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return strstr(buf, "[scan-time]") != NULL;	/* the choice in force */
+}
+
 int ksm_sysfs(const char *name, uint64_t *value)
 {
 	int64_t v;
@@ -452,6 +465,29 @@ static int *procs_pids(size_t *n)
 		closedir(dir);
 	qsort(pids, *n, sizeof(*pids), cmp_int);
 	return pids;
+}
+
+uint64_t ksm_merging_elsewhere(const int *skip, size_t nskip, size_t *procs)
+{
+	size_t n;
+	int *pids = procs_pids(&n);
+	uint64_t pages = 0;
+
+	*procs = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct proc_ksm_stat st;
+		size_t k = 0;
+
+		while (k < nskip && skip[k] != pids[i])
+			k++;
+		if (k < nskip || proc_ksm_stat(pids[i], &st) < 0 ||
+		    !st.merging_pages)
+			continue;
+		pages += st.merging_pages;
+		(*procs)++;
+	}
+	free(pids);
+	return pages;
 }
 
 long procs_list(const char *regex, struct input **inputs, size_t *n,

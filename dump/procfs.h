@@ -76,6 +76,13 @@ int ksm_sysfs(const char *name, uint64_t *value);
  */
 int ksm_sysfs_signed(const char *name, int64_t *value);
 
+/**
+ * ksm_advisor_on() - whether /sys/kernel/mm/ksm/advisor_mode is scan-time.
+ *
+ * Return: 1 if so, 0 if not, -1 if the kernel has no advisor (before 6.9).
+ */
+int ksm_advisor_on(void);
+
 /* A process's KSM figures as /proc/PID/ksm_stat has them (Linux 6.1+). */
 struct proc_ksm_stat {
 	uint64_t rmap_items;		/* ksm_rmap_items */
@@ -92,6 +99,17 @@ struct proc_ksm_stat {
  * Return: 0, or -1 if the process or the file is gone.
  */
 int proc_ksm_stat(int pid, struct proc_ksm_stat *st);
+
+/**
+ * ksm_merging_elsewhere() - the pages KSM has merged in processes other than
+ * some (ksm_merging_pages of every other process).
+ * @skip: the pids left out
+ * @nskip: how many
+ * @procs: set to the processes with merged pages counted
+ *
+ * Return: their pages.
+ */
+uint64_t ksm_merging_elsewhere(const int *skip, size_t nskip, size_t *procs);
 
 /**
  * proc_doctor_read() - count a process's present pages that will not merge,
