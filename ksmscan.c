@@ -86,7 +86,8 @@ static const char usage_line[] =
 	"               [--smart-scan=0|1] [--scans=n] [--hz=n] [--page-cost=d]\n"
 	"               [--write-rate=r] [options] snapshot ...\n"
 	"       ksmscan -p pid [-p pid ...] --interval=d --count=n [ksmd options]\n"
-	"       ksmscan --bench [-a algos] [-o format]\n";
+	"       ksmscan --bench [-a algos] [-o format]\n"
+	"       ksmscan --check=forecast.json [--tolerance=percent] [-o format]\n";
 
 /* --help, before and after the list of reports (from the reports' table). */
 static const char help_head[] =
@@ -96,6 +97,10 @@ static const char help_head[] =
 	"                              of crc32c and xxhash here) or 'help' (default\n"
 	"                              xxhash)\n"
 	"      --bench                 measure the checksums instead of reading inputs\n"
+	"      --check=FILE            instead of reading inputs, compare a live\n"
+	"                              series' forecast (its JSON) with the kernel\n"
+	"                              now; exit 1 outside --tolerance\n"
+	"      --tolerance=P           --check's largest error, percent (default 10)\n"
 	"  -c, --compress=LIST         zram's compressors: lz4, lzo, lzo-rle, zstd or\n"
 	"                              'all'; selects the compress report too\n";
 
@@ -174,7 +179,7 @@ static const char help_tail[] =
 	"A file may be '-' for standard input, which is read when no input is named\n"
 	"and it is not a terminal; compressed files are read as they are. Exit\n"
 	"status: 0 success, 1 an input or the output could not be read or written\n"
-	"completely, 2 usage error.\n"
+	"completely, 2 usage error; --check: 1 outside the tolerance, 2 not a forecast.\n"
 	"See ksmscan(1).\n";
 
 static void usage_error(const char *fmt, const char *arg)

@@ -45,6 +45,9 @@ _ksmscan()
 		[[ $cur == *,* ]] && head=${cur%,*},
 		COMPREPLY=($(compgen -P "$head" -f -- "${cur##*,}"))
 		return ;;
+	--check)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
 	-p|--pid)
 		COMPREPLY=($(compgen -W "$(cd /proc && echo [0-9]*)" -- "$cur"))
 		return ;;
@@ -52,7 +55,7 @@ _ksmscan()
 	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size|--enable|--hz|\
 	--page-cost|--write-rate|--advisor-target-scan-time|--advisor-max-cpu|\
 	--advisor-min-pages-to-scan|--advisor-max-pages-to-scan|--host-memory|\
-	--host-used|--target|--max-cpu)
+	--host-used|--target|--max-cpu|--tolerance)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then

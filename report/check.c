@@ -188,8 +188,9 @@ int check_report(const struct writer *w, const char *path,
 	uint64_t done, k;
 
 	if (a->full_scans < f->full_scans) {
-		error("%s: the kernel has done %llu full scans, fewer than the %llu "
-		      "it had when the forecast began: it restarted since", path,
+		error("%s: the kernel's full_scans is %llu, below the %llu it was "
+		      "when the forecast began: KSM was unmerged (run=2) or the "
+		      "host restarted since", path,
 		      (unsigned long long)a->full_scans,
 		      (unsigned long long)f->full_scans);
 		return 1;

@@ -1,0 +1,396 @@
+#!/usr/bin/python3
+"""--check=FORECAST.json without changing the kernel: forecasts written by
+this test, compared by ksmscan with the kernel's figures as they are, which
+the test reads itself (/sys/kernel/mm/ksm, /proc/PID/ksm_stat, the start
+time in /proc/PID/stat) and computes the errors from:
+
+- a forecast equal to the kernel now: every error 0, exit 0; the host's row
+  is the timeline's full scan that the kernel's full_scans less the
+  forecast's says (0: before any, all zero; past the last: the last);
+- a forecast off by a known amount: error_percent as computed here, exit 1
+  at the default tolerance and 0 at one that covers it;
+- a process that has exited, and one whose pid a later process took
+  (another start time): a warning each, no actual figure, exit 1;
+- the kernel's full_scans below the forecast's: one error line, exit 1;
+- settings the kernel does not run: a warning naming them;
+- files that are not forecasts (missing, a folder, too large, malformed
+  JSON with its offset, a file series' JSON, a value of the wrong kind):
+  one line each, exit 2; and the options' usage errors;
+- a real forecast of a child process (a live series, -p PID --count=2):
+  its processes report names the child's pid and start time, and
+  parameters.ksm_full_scans is the kernel's full_scans.
+
+The forecast against a kernel that ran KSM is tests/test_check_live.py.
+"""
+import csv
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ksmtest import Skip, check, eq, run, run_suite, test, tmp  # noqa: E402
+
+KSM = "/sys/kernel/mm/ksm"
+COLS = ["input", "figure", "forecast", "actual", "error_percent", "scan",
+        "within_tolerance"]
+HOST = ["pages_shared", "pages_sharing", "general_profit"]
+PROC = ["ksm_rmap_items", "ksm_merging_pages", "ksm_process_profit"]
+STAT_KEYS = {"ksm_rmap_items": "ksm_rmap_items",
+             "ksm_merging_pages": "ksm_merging_pages",
+             "ksm_process_profit": "ksm_process_profit"}
+
+
+def kread(name):
+    with open(os.path.join(KSM, name)) as f:
+        return int(f.read().split()[0])
+
+
+def kernel():
+    """The host's figures and settings, as the test reads them."""
+    if not os.path.exists(os.path.join(KSM, "full_scans")):
+        raise Skip("this kernel has no KSM")
+    k = {n: kread(n) for n in ["full_scans", "pages_shared", "pages_sharing",
+                               "pages_to_scan", "sleep_millisecs",
+                               "use_zero_pages", "max_page_sharing"]}
+    k["general_profit"] = kread("general_profit") \
+        if os.path.exists(os.path.join(KSM, "general_profit")) else 0
+    k["smart_scan"] = kread("smart_scan") \
+        if os.path.exists(os.path.join(KSM, "smart_scan")) else 0
+    return k
+
+
+def ksm_stat(pid):
+    out = {}
+    with open("/proc/%d/ksm_stat" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(" ")
+            try:
+                out[k] = int(v)
+            except ValueError:
+                pass
+    return out
+
+
+def start_time(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        text = f.read()
+    return int(text[text.rindex(")") + 2:].split()[19])      # field 22
+
+
+CHILD = "import sys; sys.stdout.write('x\\n'); sys.stdout.flush(); sys.stdin.read()"
+
+
+class Child:
+    """A process of the test's (plain memory, never marked mergeable)."""
+
+    def __enter__(self):
+        self.p = subprocess.Popen([sys.executable, "-c", CHILD],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.p.stdout.readline()
+        self.pid = self.p.pid
+        return self
+
+    def __exit__(self, *exc):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def forecast(k, procs, full_scans, timeline, **params):
+    """A forecast as a live series writes it: parameters like the kernel's
+    (or @params), timeline rows of @timeline (dicts of HOST figures), and a
+    processes row per (pid, start, figures)."""
+    par = {"pages_to_scan": k["pages_to_scan"], "sleep_ms": k["sleep_millisecs"],
+           "use_zero_pages": k["use_zero_pages"],
+           "max_page_sharing": k["max_page_sharing"],
+           "smart_scan": k["smart_scan"], "policy": "fixed",
+           "ksm_full_scans": full_scans}
+    if os.path.exists(os.path.join(KSM, "advisor_mode")):
+        with open(os.path.join(KSM, "advisor_mode")) as f:
+            if "[scan-time]" in f.read():
+                par["policy"] = "advisor"
+    par.update(params)
+    rows = [dict(input="pid:1+1", scan=i + 1, seconds=i + 1.0,
+                 ksm_zero_pages=0, **t) for i, t in enumerate(timeline)]
+    ps = [dict(input="pid:%d" % pid, pid=pid, start_time=st, command="python3",
+               scan=len(timeline), seconds=1.0, ksm_zero_pages=0, **fig)
+          for pid, st, fig in procs]
+    return {"parameters": par, "summary": [], "timeline": rows, "processes": ps}
+
+
+def write(name, obj):
+    path = tmp(name)
+    with open(path, "w") as f:
+        json.dump(obj, f)
+    return path
+
+
+def check_csv(path, *extra):
+    """Run --check -o csv; (run, rows) with the kernel unchanged around it
+    (retried while KSM's figures move on a host where it runs)."""
+    for _ in range(5):
+        before = kernel()
+        r = run(["--check=" + path, "-o", "csv"] + list(extra))
+        if kernel() == before:
+            rows = list(csv.DictReader(io.StringIO(r.out)))
+            return r, rows, before
+        time.sleep(0.2)
+    raise Skip("KSM's figures kept changing while the checks ran")
+
+
+def error_percent(fc, actual):
+    if fc == 0:
+        return 0.0 if actual == 0 else math.copysign(math.inf, actual)
+    return 100.0 * (actual - fc) / abs(fc)
+
+
+def same_rows(rows, want, what):
+    """rows as CSV gave them against want: [(input, figure, forecast,
+    actual or None, scan)], errors as computed here."""
+    eq([(r["input"], r["figure"]) for r in rows],
+       [(w[0], w[1]) for w in want], "%s: the rows, in order" % what)
+    for r, (inp, fig, fc, actual, scan) in zip(rows, want):
+        tag = "%s: %s %s" % (what, inp, fig)
+        eq(float(r["forecast"]), float(fc), tag + ": forecast")
+        eq(int(r["scan"]), scan, tag + ": scan")
+        if actual is None:
+            check(r["actual"] == "nan" and r["error_percent"] == "nan",
+                  tag + ": no actual figure (nan)", repr(r))
+            eq(r["within_tolerance"], "0", tag + ": outside")
+            continue
+        eq(float(r["actual"]), float(actual), tag + ": actual (the kernel's)")
+        e = error_percent(fc, actual)
+        got = float(r["error_percent"])
+        check(got == e or abs(got - e) <= 0.0005, tag + ": error_percent",
+              "expected %r, got %r" % (e, got))
+
+
+def host_want(k, fc_row, scan):
+    return [("*", n, fc_row.get(n, 0), k[n], scan) for n in HOST]
+
+
+def proc_want(pid, fig, stat, scan):
+    return [("pid:%d" % pid, n, fig[n], None if stat is None else stat[STAT_KEYS[n]],
+             scan) for n in PROC]
+
+
+@test("check")
+def equal_forecast():
+    """A forecast equal to the kernel now, at the full scan it says."""
+    k = kernel()
+    with Child() as c:
+        st, stat = start_time(c.pid), ksm_stat(c.pid)
+        fig = {n: stat[STAT_KEYS[n]] for n in PROC}
+        host = {n: k[n] for n in HOST}
+        other = {"pages_shared": 1, "pages_sharing": 2, "general_profit": 3}
+        # full_scans equal: before the first scan, all zero
+        path = write("zero.json", forecast(k, [(c.pid, st, fig)],
+                                           k["full_scans"], [host]))
+        r, rows, k = check_csv(path)
+        check(r.out.splitlines()[:1] == [",".join(COLS)], "the CSV header",
+              r.out.splitlines()[:1])
+        same_rows(rows, host_want(k, {}, 0) + proc_want(c.pid, fig, stat, 1),
+                  "no scan since the forecast")
+        eq(r.rc, 0 if all(k[n] == 0 for n in HOST) else 1,
+           "no scan since: exit 0 if the host has nothing merged")
+        if k["full_scans"] < 2:
+            raise Skip("the kernel has done fewer than 2 full scans: the "
+                       "forecast's later rows are checked live only")
+        # full_scans one less than the kernel's: the first row of two
+        path = write("equal.json", forecast(k, [(c.pid, st, fig)],
+                                            k["full_scans"] - 1, [host, other]))
+        r, rows, k = check_csv(path)
+        eq(r.rc, 0, "equal forecast: exit 0")
+        same_rows(rows, host_want(k, host, 1) + proc_want(c.pid, fig, stat, 2),
+                  "equal forecast")
+        # the kernel's full_scans past the last row: the last row
+        path = write("past.json", forecast(k, [(c.pid, st, fig)],
+                                           max(0, k["full_scans"] - 5),
+                                           [other, host]))
+        r, rows, k = check_csv(path)
+        same_rows(rows, host_want(k, host, 2) + proc_want(c.pid, fig, stat, 2),
+                  "past the forecast's last scan")
+
+
+@test("check")
+def off_forecast():
+    """A forecast off by a known amount, and the tolerance."""
+    k = kernel()
+    with Child() as c:
+        st, stat = start_time(c.pid), ksm_stat(c.pid)
+        fig = {n: stat[STAT_KEYS[n]] for n in PROC}
+        fig["ksm_merging_pages"] = stat["ksm_merging_pages"] + 100
+        fig["ksm_rmap_items"] = stat["ksm_rmap_items"] + 50
+        host = {n: k[n] for n in HOST}
+        path = write("off.json", forecast(k, [(c.pid, st, fig)],
+                                          k["full_scans"], [host]))
+        r, rows, k = check_csv(path)
+        eq(r.rc, 1, "forecast off: exit 1 at the default tolerance (10%)")
+        same_rows(rows, host_want(k, {}, 0) + proc_want(c.pid, fig, stat, 1),
+                  "forecast off")
+        worst = max(abs(error_percent(fig[n], stat[STAT_KEYS[n]])) for n in PROC)
+        for tol, rc in ((worst, 0), (worst * 0.99, 1)):
+            r, rows, k = check_csv(path, "--tolerance=%r" % tol)
+            host_ok = all(error_percent(0, k[n]) == 0 for n in HOST)
+            eq(r.rc, rc if host_ok else 1,
+               "--tolerance=%g around the worst error %g" % (tol, worst))
+        r = run(["--check=" + path, "--tolerance=%r%%" % worst])
+        check("within +-%g%%" % worst in r.out or "outside +-%g%%" % worst in r.out,
+              "--tolerance=P% is taken as P percent", r.brief())
+        r = run(["--check=" + path])
+        check(" no\n" in r.out and "outside +-10%." in r.out,
+              "the table says which rows are outside, and how many", r.out)
+        check(all(len(line) <= 80 for line in r.out.splitlines()),
+              "the table for people fits 80 columns", r.out)
+
+
+@test("check")
+def gone_processes():
+    """An exited process, and a pid a later process took."""
+    k = kernel()
+    with Child() as c:
+        dead_pid = c.pid
+    with Child() as c:
+        st, stat = start_time(c.pid), ksm_stat(c.pid)
+        fig = {n: stat[STAT_KEYS[n]] for n in PROC}
+        host = {n: k[n] for n in HOST}
+        path = write("gone.json", forecast(
+            k, [(dead_pid, st, fig), (c.pid, st - 1, fig)], k["full_scans"], [host]))
+        r, rows, k = check_csv(path)
+        eq(r.rc, 1, "gone processes: exit 1")
+        same_rows(rows, host_want(k, {}, 0) + proc_want(dead_pid, fig, None, 1) +
+                  proc_want(c.pid, fig, None, 1), "gone processes")
+        check("pid:%d has exited since the forecast" % dead_pid in r.err,
+              "a warning: the process has exited", r.err)
+        check("pid:%d is another process" % c.pid in r.err,
+              "a warning: the pid is another process's", r.err)
+        r = run(["--check=" + path])
+        check("gone" in r.out, "the table for people says gone", r.out)
+
+
+@test("check")
+def restarted_and_settings():
+    """full_scans below the forecast's; settings the kernel does not run."""
+    k = kernel()
+    with Child() as c:
+        st, stat = start_time(c.pid), ksm_stat(c.pid)
+        fig = {n: stat[STAT_KEYS[n]] for n in PROC}
+        host = {n: k[n] for n in HOST}
+        path = write("restart.json", forecast(k, [(c.pid, st, fig)],
+                                              k["full_scans"] + 1000, [host]))
+        r = run(["--check=" + path])
+        lines = r.err.strip().splitlines()
+        check(r.rc == 1 and len(lines) == 1 and "unmerged (run=2)" in lines[0] and
+              lines[0].startswith("ksmscan: " + path), "full_scans went back: "
+              "one line, exit 1", r.brief())
+        path = write("settings.json", forecast(
+            k, [(c.pid, st, fig)], k["full_scans"], [host],
+            pages_to_scan=k["pages_to_scan"] + 7, policy="fixed"))
+        r, rows, k = check_csv(path)
+        check("the forecast replayed %d" % (k["pages_to_scan"] + 7) in r.err or
+              "the kernel runs advisor" in r.err,
+              "a warning names the pages_to_scan replayed", r.err)
+
+
+@test("errors")
+def not_forecasts():
+    """Files that are not forecasts: one line each, exit 2."""
+    k = kernel()
+    good = forecast(k, [(1, 0, {n: 0 for n in PROC})], 0, [{n: 0 for n in HOST}])
+    trunc = json.dumps(good)[:40]
+    bad_type = json.loads(json.dumps(good))
+    bad_type["timeline"][0]["pages_sharing"] = "many"
+    no_procs = json.loads(json.dumps(good))
+    del no_procs["processes"]
+    bad_pid = json.loads(json.dumps(good))
+    bad_pid["processes"][0]["pid"] = -4
+    big = tmp("big.json")
+    with open(big, "w") as f:
+        f.truncate(257 << 20)               # sparse: nothing is written
+    with open(tmp("trunc.json"), "w") as f:
+        f.write(trunc)
+    cases = [
+        (tmp("absent.json"), "No such file"),
+        (os.path.dirname(big), "not a file"),
+        (big, "larger than 256 MiB"),
+        (tmp("trunc.json"), "not JSON (", ", at offset %d" % len(trunc)),
+        (write("type.json", bad_type), "timeline[0].pages_sharing is not a whole"),
+        (write("noprocs.json", no_procs), "not the JSON of a live series"),
+        (write("badpid.json", bad_pid), "processes[0].pid"),
+        (write("array.json", []), "not a JSON object"),
+    ]
+    for path, *says in cases:
+        r = run(["--check=" + path])
+        lines = r.err.strip().splitlines()
+        check(r.rc == 2 and len(lines) == 1 and
+              lines[0].startswith("ksmscan: %s: " % path) and
+              all(s in lines[0] for s in says) and r.out == "",
+              "%s: exit 2, one line naming %r" % (os.path.basename(path), says),
+              r.brief())
+    snap = tmp("one.raw")
+    with open(snap, "wb") as f:
+        f.write(bytes(4096) + b"\1" * 4096)
+    r = run(["--series", snap, snap, "-o", "json"])
+    path = write("files.json", json.loads(r.out))
+    r = run(["--check=" + path])
+    check(r.rc == 2 and "not the JSON of a live series" in r.err,
+          "a series of files' JSON: exit 2, it is not a live series", r.brief())
+
+
+@test("errors")
+def usage():
+    k = kernel()
+    path = write("u.json", forecast(k, [], 0, [{n: 0 for n in HOST}]))
+    for args, says in ((["--tolerance=5", path], "--tolerance"),
+                       (["--check=" + path, "--tolerance=x"], "--tolerance"),
+                       (["--check=" + path, "--tolerance=-1"], "--tolerance"),
+                       (["--check=" + path, "/dev/null"], "--check")):
+        r = run(args)
+        first = r.err.strip().splitlines()[:1]
+        check(r.rc == 2 and first and first[0].startswith("ksmscan: ") and
+              says in first[0], "%s: exit 2, names %s" % (" ".join(args), says),
+              r.brief())
+
+
+@test("forecast")
+def live_forecast_of_a_child():
+    """A real forecast of a child: its pid, start time, the kernel's scans."""
+    with Child() as c:
+        before = kernel()["full_scans"]
+        r = run(["-p", str(c.pid), "--count=2", "--interval=0.2s", "-o", "json"])
+        after = kernel()["full_scans"]
+        try:
+            d = json.loads(r.out)
+        except ValueError:
+            check(False, "the forecast is JSON", r.brief())
+            return
+        eq(r.rc, 0, "the forecast: exit 0")
+        check(before <= d["parameters"].get("ksm_full_scans", -1) <= after,
+              "parameters.ksm_full_scans is the kernel's full_scans",
+              "%r <= %r <= %r" % (before, d["parameters"].get("ksm_full_scans"),
+                                  after))
+        ps = d.get("processes", [])
+        eq([(p["pid"], p["start_time"], p["input"]) for p in ps],
+           [(c.pid, start_time(c.pid), "pid:%d" % c.pid)],
+           "processes: the child's pid and start time (/proc/PID/stat)")
+        last = d["timeline"][-1]
+        eq([p["scan"] for p in ps], [last["scan"]],
+           "processes: at the timeline's last full scan")
+        if ps:
+            # one process: its merging pages are the host's shared + sharing
+            eq(ps[0]["ksm_merging_pages"], last["pages_shared"] + last["pages_sharing"],
+               "one process: ksm_merging_pages = pages_shared + pages_sharing")
+        r = run(["-p", str(c.pid), "--count=2", "--interval=0.2s", "-o", "csv"])
+        check(r.out.startswith("input,scan,"), "CSV keeps the timeline alone",
+              r.out[:80])
+        r = run(["-p", str(c.pid), "--count=2", "--interval=0.2s"])
+        check("pid:%d  python" % c.pid in r.out and
+              all(len(line) <= 80 for line in r.out.splitlines()),
+              "for people: the processes table, within 80 columns", r.out)
+
+
+if __name__ == "__main__":
+    sys.exit(run_suite("ksmscan-check-"))
