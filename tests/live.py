@@ -240,10 +240,17 @@ class Session:
 
 class KsmSession(Session):
     last = ("run",)
+    ran = False           # the session wrote run=1 while run was 0 at entry
+
+    def set(self, name, value):
+        if name == "run" and value == 1 and self.saved.get("run", self.read("run")) == 0:
+            self.ran = True
+        return Session.set(self, name, value)
 
     def started(self):
-        """Did this session start KSM (run was 0, and it wrote another value)?"""
-        return self.saved.get("run") == 0 and self.read("run") != 0
+        """Did this session start KSM (run was 0 at entry, and it wrote 1,
+        even if it stopped ksmd again since: what ksmd merged stays)?"""
+        return self.saved.get("run") == 0 and self.ran
 
     def counters(self):
         return {k: self.read(k) for k in KSM_COUNTERS if self.has(k)}

@@ -115,7 +115,7 @@ def forecast(k, procs, full_scans, timeline, **params):
     par.update(params)
     rows = [dict(input="pid:1+1", scan=i + 1, seconds=i + 1.0,
                  ksm_zero_pages=0, **t) for i, t in enumerate(timeline)]
-    ps = [dict(input="pid:%d" % pid, pid=pid, start_time=st, command="python3",
+    ps = [dict(input="pid:%d" % pid, pid=pid, start_time=st, command="child",
                scan=len(timeline), seconds=1.0, ksm_zero_pages=0, **fig)
           for pid, st, fig in procs]
     return {"parameters": par, "summary": [], "timeline": rows, "processes": ps}

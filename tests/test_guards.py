@@ -212,6 +212,21 @@ def ksm_restore_order_and_values():
 
 
 @test("ksm guard")
+def ksm_unmerges_after_stopping_itself():
+    """A session that started KSM and stopped it again (run=1, then 0) still
+    unmerges at the end: what ksmd merged while it ran stays merged."""
+    ksm, proc = fake_ksm("stopped")
+    with WriteLog() as w:
+        with live.ksm_session(root=ksm, proc=proc, env=ON) as ks:
+            ks.set("run", 1)
+            ks.set("run", 0)
+            w.log.clear()
+    eq([v for n, v in w.log if n == "run"][:1], ["2"],
+       "run=1 then run=0 inside: restore writes run=2 first")
+    eq(values(ksm)["run"], 0, "... and run=0 last")
+
+
+@test("ksm guard")
 def ksm_never_writes_run_unless_started():
     ksm, proc = fake_ksm("norun")
     with WriteLog() as w:
