@@ -21,7 +21,7 @@ static struct advice try_setting(const struct series *sr,
 	struct replay_params rp = *base;
 	struct timeline_row *rows;
 	struct advice ad = { pages, sleep_ms, NAN, 0, 0, 0, 0, 1 };
-	double want = a->fraction * (double)reference, visited = 0, end = 0;
+	double want = a->fraction * (double)reference, cpu = 0, end = 0;
 	uint64_t by_then = 0;
 	size_t n;
 	int cut;
@@ -36,14 +36,14 @@ static struct advice try_setting(const struct series *sr,
 		uint64_t s = rows[i].pages_sharing + rows[i].ksm_zero_pages;
 
 		by_then = s;
-		visited += (double)rows[i].visited;
+		cpu += rows[i].cpu_seconds;
 		end = rows[i].seconds;
 		if (isnan(ad.seconds_to_target) && s && (double)s >= want)
 			ad.seconds_to_target = rows[i].seconds;
 	}
 	ad.reaches = !isnan(ad.seconds_to_target);
 	ad.reached = reference ? (double)by_then / (double)reference : 0;
-	ad.cpu_mean = end > 0 ? 100 * visited * rp.page_seconds / end : 0;
+	ad.cpu_mean = end > 0 ? 100 * cpu / end : 0;
 	free(rows);
 	return ad;
 }

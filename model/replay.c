@@ -91,9 +91,10 @@ struct replay {
 	uint64_t stop_saving;	/* pages_sharing + ksm_zero_pages then */
 	struct ksmtuned tuned;	/* its state */
 	struct advisor adv;	/* the advisor's state */
-	uint64_t visited_all;	/* pages visited since the start: ksmd's CPU */
+	double cpu_all;		/* ksmd's CPU since the start */
+	double cpu_scan;	/* ... in this full scan */
 	double now;		/* the time of this wake-up */
-	uint64_t batch_visited;	/* pages visited in this wake-up */
+	double batch_cost;	/* ksmd's CPU in this wake-up */
 	double writes;		/* write_rate's writes due, not yet made */
 	uint64_t rng;		/* their random state */
 	/* the kernel's counters */
@@ -192,9 +193,9 @@ static uint64_t wheel_fires(uint64_t n, uint64_t ended)
 
 /* replay_wake_period() with ksmd's sleep_millisecs @sleep_ms. */
 static double period(const struct replay_params *p, uint64_t sleep_ms,
-		     uint64_t visited)
+		     double cost)
 {
-	double jiffy, cost = (double)visited * p->page_seconds, sum = 0;
+	double jiffy, sum = 0;
 	uint64_t n;
 
 	if (!p->hz)
@@ -208,9 +209,9 @@ static double period(const struct replay_params *p, uint64_t sleep_ms,
 	return sum / (double)p->nlate * jiffy;
 }
 
-double replay_wake_period(const struct replay_params *p, uint64_t visited)
+double replay_wake_period(const struct replay_params *p, double cost)
 {
-	return period(p, p->ksm.sleep_ms, visited);
+	return period(p, p->ksm.sleep_ms, cost);
 }
 
 /* The time snapshot @k was taken. */
@@ -305,10 +306,10 @@ static void tuner(struct replay *r)
 /* ksmd sleeps, and wakes with a new batch; the memory is as it is then. */
 static void wake(struct replay *r)
 {
-	double dt = period(r->p, r->sleep_ms, r->batch_visited);
+	double dt = period(r->p, r->sleep_ms, r->batch_cost);
 
 	r->batch++;
-	r->batch_visited = 0;
+	r->batch_cost = 0;
 	r->now += dt;
 	advance(r);
 	if (r->p->write_rate > 0)
@@ -531,6 +532,7 @@ static int should_skip(struct replay *r, struct rmap *s)
 static void step(struct replay *r, uint32_t i)
 {
 	struct rmap *s = &r->s[i];
+	double cost;
 
 	if (s->id == NO_ID || s->zero) {
 		/* No anonymous page here: get_next_rmap_item() frees the item. */
@@ -552,8 +554,11 @@ static void step(struct replay *r, uint32_t i)
 		return;
 	r->budget--;
 	r->visited++;
-	r->visited_all++;
-	r->batch_visited++;
+	/* a KSM page already costs ksmd a look at its rmap_item, no checksum */
+	cost = s->map != NO_ID ? r->p->revisit_seconds : r->p->page_seconds;
+	r->cpu_all += cost;
+	r->cpu_scan += cost;
+	r->batch_cost += cost;
 	cmp_and_merge(r, i);
 }
 
@@ -589,14 +594,14 @@ static struct timeline_row counters(const struct replay *r, uint64_t scan,
 		.wakeups = r->batch - first_batch + 1,
 		.cow_ksm = r->cow, .skipped_scan = r->skipped_scan,
 		.pages_to_scan = r->pts, .sleep_ms = r->sleep_ms,
-		.ended = r->halt, .stopped_seconds = r->stop_time,
+		.cpu_seconds = r->cpu_scan, .ended = r->halt, .stopped_seconds = r->stop_time,
 		.stopped_saving = r->stop_saving,
 	};
 	double cpu = ((double)row.hashed * r->p->ns_per_page +
 		      (double)row.memcmp_bytes * r->p->ns_per_byte) * 1e-9;
 	/* from the scan's first wake-up to the end of its last batch's sleep */
 	double wall = r->now - first_time +
-		      period(r->p, r->sleep_ms, r->batch_visited);
+		      period(r->p, r->sleep_ms, r->batch_cost);
 
 	row.cpu_percent = wall > 0 ? 100.0 * cpu / wall : 0.0;
 	return row;
@@ -611,6 +616,7 @@ static struct timeline_row full_scan(struct replay *r, uint64_t scan)
 
 	rb_clear(&r->unstable);	/* root_unstable_tree = RB_ROOT */
 	r->visited = r->hashed = r->memcmp_bytes = 0;
+	r->cpu_scan = 0;
 	for (size_t i = 0; i < r->sr->naddr && !r->halt; i++) {
 		if (!r->budget)
 			wake(r);
@@ -622,8 +628,7 @@ static struct timeline_row full_scan(struct replay *r, uint64_t scan)
 	if (r->p->policy == POLICY_ADVISOR)	/* advisor_stop_scan() */
 		r->pts = advisor_scan_end(&r->adv, &r->p->advisor,
 					  r->now - first_time,
-					  r->p->ksmd_cpu_seconds +
-					  (double)r->visited_all * r->p->page_seconds,
+					  r->p->ksmd_cpu_seconds + r->cpu_all,
 					  r->pts);
 	row = counters(r, scan, first, first_time);
 	r->cow = r->skipped_scan = 0;	/* counted until the next scan ends */
@@ -791,23 +796,22 @@ static double first_reaching(const struct point *pt, size_t n, double want)
 	return NAN;
 }
 
-/* ksmd's CPU at its busiest: its pages visited at page_seconds each, over
- * the time from one scan's end to another's, at least REPLAY_PEAK_SECONDS
- * apart (as top measures it: a row's time is its last batch's start, so a
- * scan of one or two batches alone would count a batch's work twice). */
-static double cpu_peak(const struct timeline_row *rows, size_t n,
-		       double page_seconds)
+/* ksmd's CPU at its busiest: its scans' CPU over the time from one scan's
+ * end to another's, at least REPLAY_PEAK_SECONDS apart (as top measures it:
+ * a row's time is its last batch's start, so a scan of one or two batches
+ * alone would count a batch's work twice). */
+static double cpu_peak(const struct timeline_row *rows, size_t n)
 {
 	double busy = 0, before = 0, window = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		double dt = rows[i].seconds - before;
 
-		window += (double)rows[i].visited;
+		window += rows[i].cpu_seconds;
 		if (dt < REPLAY_PEAK_SECONDS && i + 1 < n)
 			continue;
-		if (dt > 0 && 100 * window * page_seconds / dt > busy)
-			busy = 100 * window * page_seconds / dt;
+		if (dt > 0 && 100 * window / dt > busy)
+			busy = 100 * window / dt;
 		window = 0;
 		before = rows[i].seconds;
 	}
@@ -815,18 +819,18 @@ static double cpu_peak(const struct timeline_row *rows, size_t n,
 }
 
 struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
-				     double page_seconds, int settled)
+				     int settled)
 {
 	static const double hours[] = REPLAY_FIGURE_HOURS;
 	const struct timeline_row *last = &rows[n - 1];
 	struct point *pt = xcalloc(n + 1, sizeof(*pt));
 	size_t np = points(rows, n, pt);
-	double final = (double)pt[np - 1].saving, visited = 0;
+	double final = (double)pt[np - 1].saving, cpu = 0;
 	struct replay_figures f = {
 		.seconds_to_start = first_reaching(pt, np, 1),
 		.seconds_to_50 = first_reaching(pt, np, 0.5 * final),
 		.seconds_to_90 = first_reaching(pt, np, 0.9 * final),
-		.cpu_peak = cpu_peak(rows, n, page_seconds),
+		.cpu_peak = cpu_peak(rows, n),
 		.pages_to_scan = last->pages_to_scan, .sleep_ms = last->sleep_ms,
 	};
 
@@ -839,9 +843,8 @@ struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
 				   v * PAGE_BYTES;
 	}
 	for (size_t i = 0; i < n; i++)
-		visited += (double)rows[i].visited;
-	f.cpu_mean = last->seconds > 0 ?
-		     100 * visited * page_seconds / last->seconds : 0;
+		cpu += rows[i].cpu_seconds;
+	f.cpu_mean = last->seconds > 0 ? 100 * cpu / last->seconds : 0;
 	free(pt);
 	return f;
 }

@@ -57,8 +57,12 @@ struct replay_params {
 	unsigned hz;			/* the kernel's HZ: ksmd sleeps on the timer
 					 * wheel (replay_wake_period()); 0: every
 					 * sleep_ms exactly, with no batch cost */
-	double page_seconds;		/* ksmd's time per page it visits: a batch's
-					 * cost, before it sleeps */
+	double page_seconds;		/* ksmd's time per page it visits and
+					 * checksums: a batch's cost, before it
+					 * sleeps */
+	double revisit_seconds;		/* ... per page it visits that is a KSM
+					 * page already (it only finds the page
+					 * still in its KSM page's list) */
 	const double *late;		/* measured on a live host: how late ksmd
 					 * runs (seconds past its tick, and its
 					 * batch stretched by other tasks), a
@@ -108,6 +112,9 @@ struct timeline_row {
 	uint64_t memcmp_bytes;		/* bytes its tree searches compared */
 	uint64_t wakeups;		/* ksmd's batches it took */
 	double cpu_percent;		/* ksmd's CPU over the scan's wall time */
+	double cpu_seconds;		/* ksmd's CPU in the scan: its visits at
+					 * page_seconds, revisits of KSM pages at
+					 * revisit_seconds */
 	uint64_t cow_ksm;		/* KSM pages written in the scan (copy on
 					 * write: /proc/vmstat cow_ksm) */
 	uint64_t skipped_scan;		/* pages smart_scan passed over in it */
@@ -149,7 +156,6 @@ struct replay_figures {
  * replay_figures() - the figures of a replay, from its rows.
  * @rows: its full scans, at least one
  * @n: how many
- * @page_seconds: ksmd's time per page visited (as the replay's pace)
  * @settled: whether the replay ran until its counters settled after the
  *	series' end (not cut at a bound, no unseen writes, no --scans):
  *	then the memory and the saving stay as the last row has them, at
@@ -165,12 +171,13 @@ struct replay_figures {
  * Return: the figures.
  */
 struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
-				     double page_seconds, int settled);
+				     int settled);
 
 /**
  * replay_wake_period() - the seconds from one wake-up of ksmd to the next.
- * @p: the settings (hz, sleep_ms, page_seconds)
- * @visited: the pages the batch visited
+ * @p: the settings (hz, sleep_ms)
+ * @cost: the batch's CPU seconds (its pages at page_seconds or
+ *	revisit_seconds)
  *
  * ksmd sleeps msecs_to_jiffies(sleep_ms) jiffies from the jiffy its batch
  * ended in, on the timer wheel, which rounds a timer up past its expiry to
@@ -181,7 +188,7 @@ struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
  *
  * Return: the period; with @p->hz 0, sleep_ms exactly.
  */
-double replay_wake_period(const struct replay_params *p, uint64_t visited);
+double replay_wake_period(const struct replay_params *p, double cost);
 
 /**
  * replay_run() - run ksmd over a series.

@@ -30,6 +30,8 @@ void params_report(const struct report_setup *rs)
 		{ "policy", 0, 0 }, { "advisor_target_scan_time", 0, 0 },
 		{ "advisor_max_cpu", 0, 0 }, { "advisor_min_pages_to_scan", 0, 0 },
 		{ "advisor_max_pages_to_scan", 0, 0 },
+		/* ksmd's time per KSM page it revisits */
+		{ "revisit_cost_seconds", 0, 0 },
 		/* a live series: the kernel's full_scans as it began */
 		{ "ksm_full_scans", 0, 0 },
 	};
@@ -67,6 +69,7 @@ void params_report(const struct report_setup *rs)
 		cell_uint(sp->advisor.target_scan_time), cell_uint(sp->advisor.max_cpu),
 		cell_uint(sp->advisor.min_pages_to_scan),
 		cell_uint(sp->advisor.max_pages_to_scan),
+		cell_real(sp->revisit_seconds, -1),
 		cell_int(sp->ksm_full_scans),
 	};
 	size_t n = sizeof(cols) / sizeof(cols[0]);

@@ -47,7 +47,7 @@ struct policies {
 	char *name;
 	struct policy_line *lines;
 	size_t nlines;
-	double page_seconds;
+	double page_seconds, revisit_seconds;
 };
 
 static void policies_series(struct sink *sk, const struct series_result *r)
@@ -57,13 +57,12 @@ static void policies_series(struct sink *sk, const struct series_result *r)
 	p->name = xstrdup(r->name);
 	p->lines = xcalloc(r->nruns + 1, sizeof(*p->lines));
 	p->page_seconds = r->params->page_seconds;
+	p->revisit_seconds = r->params->revisit_seconds;
 	for (size_t k = 0; k < r->nruns; k++) {
 		const struct policy_run *u = &r->runs[k];
 
 		p->lines[k] = (struct policy_line){
-			u->policy, replay_figures(u->rows, u->nrows,
-						  u->params->page_seconds,
-						  u->settled),
+			u->policy, replay_figures(u->rows, u->nrows, u->settled),
 			u->nrows, u->rows[u->nrows - 1].seconds, u->settled,
 		};
 	}
@@ -109,15 +108,17 @@ static void line_row(const struct policies *p, const struct writer *w,
 /* What a person reads under the table. */
 static void sentences(const struct policies *p, const struct writer *w)
 {
-	char text[400];
+	char text[600];
 
 	snprintf(text, sizeof(text), "%s: each policy's replay of the same "
 		 "snapshots. start, 50%%, 90%%: seconds until the end of "
 		 "the first full scan that saved a page, half and nine tenths "
-		 "of its last saving; 1h, 6h, 24h: the saving then; cpu%%: ksmd at %.3g us a page visited "
-		 "(--page-cost), over the replay and its busiest full scan; "
-		 "pages, sleep: pages_to_scan and sleep_millisecs at the end.",
-		 p->name, p->page_seconds * 1e6);
+		 "of its last saving; 1h, 6h, 24h: the saving then; cpu%%: ksmd at "
+		 "%.3g us a page visited (--page-cost), %.3g us a KSM page "
+		 "revisited (--revisit-cost), over the replay and its busiest "
+		 "full scan; pages, sleep: pages_to_scan and sleep_millisecs at "
+		 "the end.", p->name, p->page_seconds * 1e6,
+		 p->revisit_seconds * 1e6);
 	w->note(text);
 	for (size_t k = 0; k < p->nlines; k++) {
 		const struct policy_line *l = &p->lines[k];

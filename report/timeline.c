@@ -243,7 +243,8 @@ static void timeline_sentences(const struct timeline *t, const struct writer *w)
 			 (unsigned long long)t->params.ksm.pages_to_scan,
 			 (unsigned long long)t->params.ksm.sleep_ms,
 			 1000.0 * replay_wake_period(&t->params,
-						     t->params.ksm.pages_to_scan),
+				(double)t->params.ksm.pages_to_scan *
+				t->params.page_seconds),
 			 t->params.hz, t->params.nlate ? " and this host's load" : "");
 	else
 		snprintf(how, sizeof(how), "its pages_to_scan set by %s, %llu at the "

@@ -309,7 +309,8 @@ static struct replay_params replay_params(const struct collect *c)
 	return (struct replay_params){
 		.ksm = c->cfg->ksm, .scans = c->sp->scans,
 		.interval = c->sp->interval, .hz = c->sp->hz,
-		.page_seconds = c->sp->page_seconds, .write_rate = c->sp->write_rate,
+		.page_seconds = c->sp->page_seconds,
+		.revisit_seconds = c->sp->revisit_seconds, .write_rate = c->sp->write_rate,
 		.policy = c->sp->policy,
 		.advisor = c->sp->advisor, .tuned = c->sp->tuned,
 		.kubevirt = c->sp->kubevirt,

@@ -118,11 +118,43 @@ def close(got, exp, what):
 
 
 @test("compare")
+def revisits():
+    """--revisit-cost: ksmd's CPU counts a KSM page it revisits at its own
+    cost. On static memory the KSM pages' addresses at a full scan's start
+    are the last scan's pages_shared + pages_sharing (smart_scan never
+    passes them over), and the other pages it visited (pages_scanned) cost
+    --page-cost: the mean CPU of the replay, from its timeline, against the
+    policies report, for two costs of a revisit."""
+    guest = fixture("guest-b.elf.zst")
+    for page, revisit in ((4e-6, 1e-6), (4e-6, 4e-6)):
+        args = ["--series", guest, guest, "--interval=60s",
+                "--page-cost=%gus" % (page * 1e6),
+                "--revisit-cost=%gus" % (revisit * 1e6), "--pages-to-scan=500"]
+        tl = csv_of(args + ["-r", "timeline"], "the timeline", TIMELINE)
+        pol = csv_of(args + ["-r", "policies"], "-r policies", POLICIES)
+        if not tl or not pol:
+            return
+        cpu, merged = 0.0, 0
+        for r in tl:
+            scanned = int(r["pages_scanned"])
+            cpu += (scanned - merged) * page + merged * revisit
+            merged = int(r["pages_shared"]) + int(r["pages_sharing"])
+        want = 100 * cpu / float(tl[-1]["seconds"])
+        got = float(pol[0]["ksmd_cpu_percent_mean"])
+        check(abs(got - want) <= 1e-4 + 1e-3 * want, "revisits at %g us, other "
+              "pages at %g us: ksmd's mean CPU %.4f%% (computed here)" %
+              (revisit * 1e6, page * 1e6, want), "got %r" % got)
+    r = run(["--series", guest, "--revisit-cost=2", "-r", "policies"])
+    check(r.rc == 2 and "--revisit-cost" in r.err, "--revisit-cost=2 (seconds): "
+          "exit 2, named", r.brief())
+
+
+@test("compare")
 def against_single_runs():
     """Each policy's row of one comparison run against the timeline of a run
     of that policy alone, over the fixture guest taken twice."""
     guest = fixture("guest-b.elf.zst")
-    common = ["--series", guest, guest, "--interval=60s", "--page-cost=2us",
+    common = ["--series", guest, guest, "--interval=60s", "--page-cost=2us", "--revisit-cost=2us",
               "--host-memory=1G", "--host-used=900M", "--pages-to-scan=200",
               "--sleep-ms=30"]
     svg = tmp("policies.svg")
@@ -201,7 +233,7 @@ def tiny_memory():
     write_pairs(snap, 6)
     sleep = 0.1
     args = ["--series", snap, "--interval=1s", "--hz=0", "--pages-to-scan=4",
-            "--sleep-ms=100", "--page-cost=1ms", "-r", "policies",
+            "--sleep-ms=100", "--page-cost=1ms", "--revisit-cost=1ms", "-r", "policies",
             "--policy=fixed,advisor", "--advisor-min-pages-to-scan=4",
             "--advisor-max-pages-to-scan=4"]
     rows = csv_of(args, "6 pairs", POLICIES)
@@ -284,7 +316,7 @@ def reaches(guest, pages, sleep, want, by):
     whose saving is at least want pages, if by `by` s, else None; and ksmd's
     CPU to then (pages visited x 2 us over the time of the last scan by
     `by`)."""
-    tl = csv_of(["--series", guest, "--page-cost=2us", "-r", "timeline",
+    tl = csv_of(["--series", guest, "--page-cost=2us", "--revisit-cost=2us", "-r", "timeline",
                  "--pages-to-scan=%d" % pages, "--sleep-ms=%d" % sleep],
                 "%d pages every %d ms" % (pages, sleep), TIMELINE)
     if not tl:
@@ -309,9 +341,9 @@ def advise():
     with the CPU it says; one page fewer at the same sleep does not reach
     it; its apply lines are the sysfs writes of that setting."""
     guest = fixture("guest-b.elf.zst")
-    base = csv_of(["--series", guest, "--page-cost=2us", "-r", "timeline"],
+    base = csv_of(["--series", guest, "--page-cost=2us", "--revisit-cost=2us", "-r", "timeline"],
                   "the run's own settings", TIMELINE)
-    rows = csv_of(["--series", guest, "--page-cost=2us", "-r", "advise",
+    rows = csv_of(["--series", guest, "--page-cost=2us", "--revisit-cost=2us", "-r", "advise",
                    "--target=90%@1m", "--max-cpu=5"], "advise", ADVISE)
     if not base or not rows:
         return
@@ -337,7 +369,7 @@ def advise():
     cpus = [float(r["ksmd_cpu_percent_mean"]) for r in rows if r["reaches_target"] == "1"]
     eq(cpus, sorted(cpus), "the settings that reach it, cheapest first")
     # a target no setting reaches: merging needs two full scans
-    none = csv_of(["--series", guest, "--page-cost=2us", "-r", "advise",
+    none = csv_of(["--series", guest, "--page-cost=2us", "--revisit-cost=2us", "-r", "advise",
                    "--target=90%@10ms"], "an unreachable target", ADVISE)
     if none:
         eq({r["reaches_target"] for r in none}, {"0"}, "10 ms: nothing reaches it")

@@ -196,7 +196,7 @@ def pace():
         what = "pages_to_scan=%d --page-cost=%gs" % (pts, cost)
         rows = csv_rows(["--series", snap, "-r", "timeline", "-m", "4", "--hz=250",
                          "--pages-to-scan=%d" % pts, "--sleep-ms=20",
-                         "--page-cost=%gs" % cost, "--scans=12"], what, TIMELINE)
+                         "--page-cost=%gs" % cost, "--revisit-cost=%gs" % cost, "--scans=12"], what, TIMELINE)
         exp = static_oracle(pages, 4, 0, 1, pts, 20, 12, 250, cost)
         if rows and eq(len(rows), 12, what + ": 12 scans"):
             eq([float(r["seconds"]) for r in rows], [e["seconds"] for e in exp],
@@ -307,6 +307,7 @@ def advisor():
         what = "advisor target %ds, %g us a page %s" % (target, cost * 1e6, " ".join(extra))
         r = run(["--series", guest, "--csv", "-r", "timeline", "--policy=advisor",
                  "--hz=250", "--sleep-ms=20", "--page-cost=%gus" % (cost * 1e6),
+                 "--revisit-cost=%gus" % (cost * 1e6),
                  "--advisor-target-scan-time=%ds" % target, "--scans=12"] + extra)
         cols = TIMELINE[:11] + ["pages_to_scan"] + TIMELINE[11:]
         rows = parse_csv(r, what, cols) if r.rc == 0 else None
