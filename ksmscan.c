@@ -165,7 +165,7 @@ static const char help_formats[] =
 	"      --target=F@D            -r advise: a share of the saving by a time,\n"
 	"                              such as 90%@1h\n"
 	"      --max-cpu=P             -r advise: ksmd's mean CPU, percent (default\n"
-	"                              100)\n";
+	"                              100); the advisor_max_cpu tried besides 10\n";
 
 static const char help_tail[] =
 	"      --top=N                 rows per input in the top report (default 10)\n"

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The advice: a search over fixed settings of ksmd by replaying the series
+ * The advice: searches over settings of ksmd by replaying the series
  * (advise.h). More pages a wake-up never makes ksmd slower, so for one
- * sleep the settings that reach a target by a time are those from some
- * pages_to_scan up: a bisection finds it, and the setting just below it is
- * one the search tried and saw fail.
+ * sleep the fixed settings that reach a target by a time are those from
+ * some pages_to_scan up: a bisection finds it, and the setting just below
+ * it is one the search tried and saw fail. The scan-time advisor the same
+ * way, over advisor_target_scan_time at one advisor_max_cpu: a longer
+ * target makes it slower, so the settings that reach the target are those
+ * up to some target scan time.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -12,25 +15,29 @@
 #include "../util/util.h"
 #include "advise.h"
 
-/* One fixed setting, replayed to the target time. */
-static struct advice try_setting(const struct series *sr,
-				 const struct replay_params *base,
-				 const struct advise_params *a, uint64_t reference,
-				 uint64_t pages, uint64_t sleep_ms)
+/* A replay of @rp (its policy and knobs set) to the target time, or, with
+ * @early, only until it reaches the target (then only .reaches holds). */
+static struct advice replay_to_target(const struct series *sr,
+				      struct replay_params rp,
+				      const struct advise_params *a,
+				      uint64_t reference, int early)
 {
-	struct replay_params rp = *base;
 	struct timeline_row *rows;
-	struct advice ad = { pages, sleep_ms, NAN, 0, 0, 0, 0, 1 };
+	struct advice ad = {
+		.policy = rp.policy, .pages_to_scan = rp.ksm.pages_to_scan,
+		.sleep_ms = rp.ksm.sleep_ms, .advisor = rp.advisor,
+		.seconds_to_target = NAN, .replays = 1,
+	};
 	double want = a->fraction * (double)reference, cpu = 0, end = 0;
 	uint64_t by_then = 0;
 	size_t n;
 	int cut;
 
-	rp.policy = POLICY_FIXED;
-	rp.ksm.pages_to_scan = pages;
-	rp.ksm.sleep_ms = sleep_ms;
+	if (rp.policy == POLICY_ADVISOR)	/* it starts at its minimum */
+		ad.pages_to_scan = rp.advisor.min_pages_to_scan;
 	rp.scans = 0;
 	rp.until = a->seconds;
+	rp.until_saving = early ? (want > 1 ? (uint64_t)ceil(want) : 1) : 0;
 	n = replay_run(sr, &rp, &rows, &cut);
 	for (size_t i = 0; i < n && rows[i].seconds <= a->seconds; i++) {
 		uint64_t s = rows[i].pages_sharing + rows[i].ksm_zero_pages;
@@ -38,6 +45,8 @@ static struct advice try_setting(const struct series *sr,
 		by_then = s;
 		cpu += rows[i].cpu_seconds;
 		end = rows[i].seconds;
+		ad.pages_to_scan = rows[i].pages_to_scan;	/* in force */
+		ad.sleep_ms = rows[i].sleep_ms;
 		if (isnan(ad.seconds_to_target) && s && (double)s >= want)
 			ad.seconds_to_target = rows[i].seconds;
 	}
@@ -46,6 +55,20 @@ static struct advice try_setting(const struct series *sr,
 	ad.cpu_mean = end > 0 ? 100 * cpu / end : 0;
 	free(rows);
 	return ad;
+}
+
+/* One fixed setting, replayed to the target time. */
+static struct advice try_setting(const struct series *sr,
+				 const struct replay_params *base,
+				 const struct advise_params *a, uint64_t reference,
+				 uint64_t pages, uint64_t sleep_ms)
+{
+	struct replay_params rp = *base;
+
+	rp.policy = POLICY_FIXED;
+	rp.ksm.pages_to_scan = pages;
+	rp.ksm.sleep_ms = sleep_ms;
+	return replay_to_target(sr, rp, a, reference, 0);
 }
 
 /* The fewest pages_to_scan at @sleep_ms that reach the target; the most
@@ -73,7 +96,7 @@ static struct advice search_sleep(const struct series *sr,
 			lo = mid;
 		}
 	}
-	best.cheaper_pages = lo;
+	best.cheaper = lo;
 	best.replays = replays;
 	return best;
 }
@@ -86,4 +109,83 @@ void advise_search(const struct series *sr, const struct replay_params *base,
 
 	for (size_t k = 0; k < ADVISE_NSLEEPS; k++)
 		out[k] = search_sleep(sr, base, a, reference, sleeps[k]);
+}
+
+/* The advisor at @target s and @max_cpu %, replayed to the target time (or,
+ * with @early, until it reaches the target). */
+static struct advice try_advisor(const struct series *sr,
+				 const struct replay_params *base,
+				 const struct advise_params *a, uint64_t reference,
+				 uint64_t target, uint64_t max_cpu, int early)
+{
+	struct replay_params rp = *base;
+
+	rp.policy = POLICY_ADVISOR;
+	rp.advisor.target_scan_time = target;
+	rp.advisor.max_cpu = max_cpu;
+	return replay_to_target(sr, rp, a, reference, early);
+}
+
+/* The longest advisor_target_scan_time from 1 s to the target's duration
+ * that reaches the target at @max_cpu; if none, 1 s (the fastest). */
+static struct advice search_max_cpu(const struct series *sr,
+				    const struct replay_params *base,
+				    const struct advise_params *a,
+				    uint64_t reference, uint64_t max_cpu)
+{
+	uint64_t lo = 1, hi = a->seconds > 1 ? (uint64_t)ceil(a->seconds) : 1;
+	struct advice top = try_advisor(sr, base, a, reference, hi, max_cpu, 0);
+	struct advice best;
+	unsigned replays = 1;
+
+	if (top.reaches || hi == 1)
+		return top;	/* nothing longer was tried */
+	best = try_advisor(sr, base, a, reference, lo, max_cpu, 1);
+	replays++;
+	if (!best.reaches) {	/* failed: it ran to the target time */
+		best.replays = replays;
+		return best;
+	}
+	while (hi - lo > 1) {	/* lo reaches, hi does not */
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		replays++;
+		if (try_advisor(sr, base, a, reference, mid, max_cpu, 1).reaches)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	best = try_advisor(sr, base, a, reference, lo, max_cpu, 0);
+	best.cheaper = hi;
+	best.replays = replays + 1;
+	return best;
+}
+
+/* The advisor_max_cpu values to try, ascending: the advisor's floor of
+ * 10% (below it the floor wins), and --max-cpu in whole percent if given,
+ * else the kernel's default. */
+static size_t max_cpus(const struct advise_params *a, uint64_t *out)
+{
+	uint64_t want = ADVISOR_MAX_CPU;
+
+	out[0] = ADVISOR_MIN_CPU;
+	if (a->max_cpu < 100)
+		want = (uint64_t)floor(a->max_cpu);
+	if (want <= ADVISOR_MIN_CPU)
+		return 1;
+	out[1] = want;
+	return 2;
+}
+
+size_t advise_search_advisor(const struct series *sr,
+			     const struct replay_params *base,
+			     const struct advise_params *a, uint64_t reference,
+			     struct advice *out)
+{
+	uint64_t cpus[ADVISE_ADVISOR_NCPUS];
+	size_t n = max_cpus(a, cpus);
+
+	for (size_t k = 0; k < n; k++)
+		out[k] = search_max_cpu(sr, base, a, reference, cpus[k]);
+	return n;
 }

@@ -2,41 +2,60 @@
 #ifndef KSMSCAN_ADVISE_H
 #define KSMSCAN_ADVISE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "replay.h"
 
 /*
- * The advice (-r advise): the cheapest fixed setting of ksmd that reaches a
- * share of the saving by a time, found by replaying the series (not by a
- * formula): for each sleep_millisecs of a small set, a bisection over
- * pages_to_scan for the fewest that reach the target.
+ * The advice (-r advise): the settings of ksmd that reach a share of the
+ * saving by a time, found by replaying the series (not by a formula).
+ * Fixed settings: for each sleep_millisecs of a small set, a bisection over
+ * pages_to_scan for the fewest that reach the target. The kernel's
+ * scan-time advisor: for each advisor_max_cpu of a small set, a bisection
+ * over advisor_target_scan_time for the longest that reaches it.
  */
 
 /* What the user asks for: --target=FRACTION@DURATION, --max-cpu. */
 struct advise_params {
 	double fraction;		/* of the reference saving, (0, 1] */
 	double seconds;			/* by this time of the replay */
-	double max_cpu;			/* percent of a CPU, ksmd's mean */
+	double max_cpu;			/* percent of a CPU, ksmd's mean; 100
+					 * unless given */
 };
 
-/* The sleeps the search tries, in ms. */
+/* The sleeps the fixed search tries, in ms. */
 #define ADVISE_SLEEPS { 10, 20, 50, 100, 200 }
 #define ADVISE_NSLEEPS 5
 
-/* One setting the search settled on: the fewest pages_to_scan that reach
- * the target at its sleep_ms, or, if none does, the most it tried. */
+/* The advisor search: at most this many advisor_max_cpu values (10, the
+ * advisor's own floor, and --max-cpu, or the kernel's 70 without it). */
+#define ADVISE_ADVISOR_NCPUS 2
+/* Every row of the advice: fixed ones, then the advisor's. */
+#define ADVISE_ROWS_MAX (ADVISE_NSLEEPS + ADVISE_ADVISOR_NCPUS)
+
+/* One setting the search settled on. Fixed: the fewest pages_to_scan that
+ * reach the target at its sleep_ms, or, if none does, the most it tried.
+ * The advisor: the longest advisor_target_scan_time that reaches it at its
+ * advisor_max_cpu, or, if none does, 1 s. */
 struct advice {
-	uint64_t pages_to_scan, sleep_ms;
+	enum policy policy;		/* POLICY_FIXED or POLICY_ADVISOR */
+	uint64_t pages_to_scan, sleep_ms;	/* fixed: the setting; the
+					 * advisor: in force at the target time
+					 * (after the last full scan by then) */
+	struct advisor_params advisor;	/* the advisor's knobs (its rows) */
 	double seconds_to_target;	/* NaN if not reached by the target time */
 	double cpu_mean;		/* ksmd's CPU to the target time, percent */
 	double reached;			/* the share of the reference saving by
 					 * the target time */
 	int reaches;			/* reached the target in time */
-	uint64_t cheaper_pages;		/* the next cheaper setting the search
-					 * tried at this sleep (it does not reach
-					 * the target), 0 if none */
-	unsigned replays;		/* replays the search ran at this sleep */
+	uint64_t cheaper;		/* the next cheaper setting the search
+					 * tried, which does not reach the
+					 * target: fixed, pages_to_scan at the
+					 * same sleep (0: none tried); the
+					 * advisor, advisor_target_scan_time at
+					 * the same max CPU (0: none tried) */
+	unsigned replays;		/* replays the search ran for this row */
 };
 
 /**
@@ -54,5 +73,35 @@ struct advice {
 void advise_search(const struct series *sr, const struct replay_params *base,
 		   const struct advise_params *a, uint64_t reference,
 		   struct advice *out);
+
+/**
+ * advise_search_advisor() - search the scan-time advisor's knobs for the
+ * target.
+ * @sr: the series
+ * @base: the replay's settings (pace, costs, sleep_ms, ksmd's CPU time
+ *	before the replay, and the advisor's min and max pages_to_scan; its
+ *	policy, scans and the advisor's target scan time and max CPU are the
+ *	search's)
+ * @a: the target
+ * @reference: the saving the fraction is of, in pages
+ * @out: up to ADVISE_ADVISOR_NCPUS settings, one per advisor_max_cpu
+ *	tried, ascending
+ *
+ * For each advisor_max_cpu: a replay at a target scan time of the target's
+ * duration (whole seconds, at least 1); if that reaches the target, it is
+ * the setting. Else, if 1 s reaches it, a bisection between the two for
+ * the longest that does, with replays that stop once they reach it, and a
+ * replay of that one to the target time; its neighbour, 1 s longer, is a
+ * replay that did not. A longer target scan time makes the advisor slower
+ * and cheaper (up to its floor of 10% CPU); where the replay does not
+ * follow that, the bisection still ends at a setting that reaches the
+ * target next to one that does not, both replayed.
+ *
+ * Return: the number of settings in @out.
+ */
+size_t advise_search_advisor(const struct series *sr,
+			     const struct replay_params *base,
+			     const struct advise_params *a, uint64_t reference,
+			     struct advice *out);
 
 #endif

@@ -657,6 +657,9 @@ static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 		return n >= r->p->scans;
 	if (r->p->until > 0 && rows[n - 1].seconds >= r->p->until)
 		return 1;
+	if (r->p->until_saving && rows[n - 1].pages_sharing +
+	    rows[n - 1].ksm_zero_pages >= r->p->until_saving)
+		return 1;
 	if (n >= REPLAY_SCANS_MAX ||
 	    (uint64_t)n * (r->sr->naddr + 1) >= REPLAY_WORK_MAX)
 		return r->cut = 1;

@@ -82,6 +82,12 @@ struct replay_params {
 	double write_rate;		/* fraction of the pages written per second
 					 * with the bytes they hold (writes the
 					 * snapshots cannot see), 0 for none */
+	uint64_t until_saving;		/* with scans 0: end too at the first full
+					 * scan whose saving (pages_sharing +
+					 * ksm_zero_pages) is at least this (0:
+					 * no such end; the advice's search,
+					 * which only asks whether a target is
+					 * reached) */
 };
 
 /* At most this many scans beyond the series' time, waiting for the counters

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The advise report (--series -r advise --target=F@D [--max-cpu=P]): the
- * fixed settings of ksmd the search found (model/advise.c), one per sleep
- * it tried, cheapest first: those that reach the target within the CPU
- * asked, then those that reach it at more CPU, then those that do not; the
- * first row is the advice, with the lines that apply it.
+ * settings of ksmd the search found (model/advise.c), fixed ones (one per
+ * sleep it tried) and the scan-time advisor's (one per advisor_max_cpu it
+ * tried), cheapest first: those that reach the target within the CPU
+ * asked, then those that reach it at more CPU, then those that do not. The
+ * sentences under the table give the best of each kind with the lines that
+ * apply it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,28 +21,37 @@ static const struct column advise_cols[] = {
 	{ "sleep_ms", 0, 0 }, { "seconds_to_target", 0, 0 },
 	{ "ksmd_cpu_percent_mean", 0, 0 }, { "reaches_target", 0, 0 },
 	{ "apply", 0, 0 },
-	/* beyond the contract: whether it is within --max-cpu, and how much
-	 * of the target saving it had by the target time */
+	/* beyond the contract: whether it is within --max-cpu, how much of
+	 * the target saving it had by the target time, the advisor's knobs
+	 * (NaN on fixed rows), the next cheaper setting the search tried,
+	 * which does not reach the target (pages_to_scan on fixed rows,
+	 * advisor_target_scan_time on the advisor's; NaN if none), and the
+	 * replays the search ran for the row */
 	{ "within_max_cpu", 0, 0 }, { "reached_percent", 0, 0 },
+	{ "advisor_target_scan_time", 0, 0 }, { "advisor_max_cpu", 0, 0 },
+	{ "next_cheaper_tried", 0, 0 }, { "replays", 0, 0 },
 };
 
 #define NCOLS (sizeof(advise_cols) / sizeof(advise_cols[0]))
 
 static const struct column people_cols[] = {
-	{ "pages", 0, 0 }, { "sleep ms", 0, 0 }, { "to target s", 0, 0 },
-	{ "cpu%", 0, 0 }, { "reaches", 0, 0 }, { "within cpu", 0, 0 },
-	{ "reached%", 0, 0 },
+	{ "policy", 0, 0 }, { "pages", 0, 0 }, { "sleep ms", 0, 0 },
+	{ "to target s", 0, 0 }, { "cpu%", 0, 0 }, { "reaches", 0, 0 },
+	{ "in cpu", 0, 0 }, { "reached%", 0, 0 },
 };
 
 #define NPEOPLE (sizeof(people_cols) / sizeof(people_cols[0]))
 
+/* The kernel's sleep_millisecs when nothing set it. */
+#define DEFAULT_SLEEP_MS 20
+
 struct advise {
 	struct report_sink r;		/* first: its sink and its setup */
 	char *name;
-	struct advice rows[ADVISE_NSLEEPS];
+	struct advice rows[ADVISE_ROWS_MAX];
+	size_t n;
 	struct advise_params target;
 	uint64_t reference;
-	int have;
 };
 
 /* How good a setting is, for the order: lower is better. */
@@ -66,11 +77,11 @@ static void advise_series(struct sink *sk, const struct series_result *r)
 	if (!r->advice)
 		return;
 	v->name = xstrdup(r->name);
-	memcpy(v->rows, r->advice, sizeof(v->rows));
+	v->n = r->nadvice < ADVISE_ROWS_MAX ? r->nadvice : ADVISE_ROWS_MAX;
+	memcpy(v->rows, r->advice, v->n * sizeof(v->rows[0]));
 	v->target = *r->target;
 	v->reference = r->reference;
-	v->have = 1;
-	for (size_t i = 1; i < ADVISE_NSLEEPS; i++)	/* insertion sort */
+	for (size_t i = 1; i < v->n; i++)	/* insertion sort */
 		for (size_t j = i; j > 0 && better(v, &v->rows[j], &v->rows[j - 1]); j--) {
 			struct advice t = v->rows[j];
 
@@ -79,34 +90,84 @@ static void advise_series(struct sink *sk, const struct series_result *r)
 		}
 }
 
+#define KSM_SYSFS "/sys/kernel/mm/ksm/"
+
+/* The advisor's lines: its page bounds first when they are not the
+ * kernel's (switching the mode on starts pages_to_scan at the minimum),
+ * the mode, its target and CPU, the sleep if not the kernel's, run. */
+static void advisor_lines(const struct advice *a, char *buf, size_t len)
+{
+	int n = 0;
+
+	if (a->advisor.min_pages_to_scan != ADVISOR_MIN_PAGES)
+		n += snprintf(buf + n, len - (size_t)n, "echo %llu > " KSM_SYSFS
+			      "advisor_min_pages_to_scan;",
+			      (unsigned long long)a->advisor.min_pages_to_scan);
+	if (a->advisor.max_pages_to_scan != ADVISOR_MAX_PAGES)
+		n += snprintf(buf + n, len - (size_t)n, "echo %llu > " KSM_SYSFS
+			      "advisor_max_pages_to_scan;",
+			      (unsigned long long)a->advisor.max_pages_to_scan);
+	n += snprintf(buf + n, len - (size_t)n, "echo scan-time > " KSM_SYSFS
+		      "advisor_mode;echo %llu > " KSM_SYSFS
+		      "advisor_target_scan_time;echo %llu > " KSM_SYSFS
+		      "advisor_max_cpu;",
+		      (unsigned long long)a->advisor.target_scan_time,
+		      (unsigned long long)a->advisor.max_cpu);
+	if (a->sleep_ms != DEFAULT_SLEEP_MS)
+		n += snprintf(buf + n, len - (size_t)n, "echo %llu > " KSM_SYSFS
+			      "sleep_millisecs;", (unsigned long long)a->sleep_ms);
+	snprintf(buf + n, len - (size_t)n, "echo 1 > " KSM_SYSFS "run");
+}
+
 /* The lines that apply a setting: sysfs writes, ';'-separated. */
 static void apply_lines(const struct advice *a, char *buf, size_t len)
 {
-	snprintf(buf, len, "echo %llu > /sys/kernel/mm/ksm/pages_to_scan;"
-		 "echo %llu > /sys/kernel/mm/ksm/sleep_millisecs;"
-		 "echo 1 > /sys/kernel/mm/ksm/run",
+	if (a->policy == POLICY_ADVISOR) {
+		advisor_lines(a, buf, len);
+		return;
+	}
+	snprintf(buf, len, "echo %llu > " KSM_SYSFS "pages_to_scan;"
+		 "echo %llu > " KSM_SYSFS "sleep_millisecs;"
+		 "echo 1 > " KSM_SYSFS "run",
 		 (unsigned long long)a->pages_to_scan,
 		 (unsigned long long)a->sleep_ms);
+}
+
+/* A whole number, or NaN (NaN in CSV, null in JSON) for 0: none. */
+static struct cell maybe(uint64_t u)
+{
+	return u ? cell_uint(u) : cell_real(NAN, 0);
 }
 
 static void advice_row(const struct advise *v, const struct writer *w,
 		       const struct advice *a, int people)
 {
-	char apply[200];
+	char apply[600], policy[40];
 	int within = a->reaches && a->cpu_mean <= v->target.max_cpu;
+	int adv = a->policy == POLICY_ADVISOR;
 
 	apply_lines(a, apply, sizeof(apply));
 	struct cell row[NCOLS] = {
-		cell_str(v->name), cell_str("fixed"), cell_uint(a->pages_to_scan),
-		cell_uint(a->sleep_ms), cell_real(a->seconds_to_target, people ? 0 : 3),
+		cell_str(v->name), cell_str(policy_name(a->policy)),
+		cell_uint(a->pages_to_scan), cell_uint(a->sleep_ms),
+		cell_real(a->seconds_to_target, people ? 0 : 3),
 		cell_real(a->cpu_mean, people ? 2 : 4), cell_uint((uint64_t)a->reaches),
 		cell_str(apply), cell_uint((uint64_t)within),
 		cell_real(100 * a->reached, people ? 1 : 3),
+		maybe(adv ? a->advisor.target_scan_time : 0),
+		maybe(adv ? a->advisor.max_cpu : 0), maybe(a->cheaper),
+		cell_uint(a->replays),
 	};
 
 	if (people) {
+		if (adv)
+			snprintf(policy, sizeof(policy), "advisor %llus %llu%%",
+				 (unsigned long long)a->advisor.target_scan_time,
+				 (unsigned long long)a->advisor.max_cpu);
+		else
+			snprintf(policy, sizeof(policy), "fixed");
 		struct cell short_row[NPEOPLE] = {
-			row[2], row[3],
+			cell_str(policy), row[2], row[3],
 			a->reaches ? row[4] : cell_str("never"), row[5],
 			cell_str(a->reaches ? "yes" : "no"),
 			cell_str(within ? "yes" : "no"), row[9],
@@ -118,39 +179,111 @@ static void advice_row(const struct advise *v, const struct writer *w,
 	}
 }
 
-/* What a person reads: the advice and its lines, or that none reaches. */
-static void sentences(const struct advise *v, const struct writer *w)
+/* The best row of a policy (the rows are in order), or NULL. */
+static const struct advice *best_of(const struct advise *v, enum policy p)
 {
-	const struct advice *a = &v->rows[0];
-	char text[600], apply[200];
+	for (size_t i = 0; i < v->n; i++)
+		if (v->rows[i].policy == p)
+			return &v->rows[i];
+	return NULL;
+}
 
-	snprintf(text, sizeof(text), "%s: the target is %g%% of the saving the "
-		 "replay of the run's own settings ends at (%llu pages) within "
-		 "%g s, at most %g%% of a CPU for ksmd on average (its pages "
-		 "visited at --page-cost).", v->name, 100 * v->target.fraction,
-		 (unsigned long long)v->reference, v->target.seconds,
-		 v->target.max_cpu);
-	w->note(text);
+/* The fixed settings' sentence. */
+static void fixed_sentence(const struct advise *v, const struct advice *a,
+			   char *text, size_t len)
+{
+	char apply[600];
+
 	apply_lines(a, apply, sizeof(apply));
-	if (rank(v, a) == 0) {
-		snprintf(text, sizeof(text), "Apply: %s (%llu pages every %llu ms "
+	if (rank(v, a) == 0)
+		snprintf(text, len, "Fixed: apply %s (%llu pages every %llu ms "
 			 "reach it in %.0f s at %.2f%% CPU; %llu pages did not).",
 			 apply, (unsigned long long)a->pages_to_scan,
 			 (unsigned long long)a->sleep_ms, a->seconds_to_target,
-			 a->cpu_mean, (unsigned long long)a->cheaper_pages);
-	} else if (rank(v, a) == 1) {
-		snprintf(text, sizeof(text), "No setting reaches the target within "
+			 a->cpu_mean, (unsigned long long)a->cheaper);
+	else if (rank(v, a) == 1)
+		snprintf(text, len, "No fixed setting reaches the target within "
 			 "%g%% CPU: the cheapest that reaches it, %llu pages every "
 			 "%llu ms, takes %.2f%%.", v->target.max_cpu,
 			 (unsigned long long)a->pages_to_scan,
 			 (unsigned long long)a->sleep_ms, a->cpu_mean);
-	} else {
-		snprintf(text, sizeof(text), "No setting reaches the target: the "
+	else
+		snprintf(text, len, "No fixed setting reaches the target: the "
 			 "best, the whole memory every %llu ms, has %.1f%% of the "
-			 "saving by then; a later target would be reached.",
-			 (unsigned long long)a->sleep_ms, 100 * a->reached);
-	}
+			 "saving by then.", (unsigned long long)a->sleep_ms,
+			 100 * a->reached);
+}
+
+/* What the next cheaper target scan time did, for the advisor's sentence. */
+static void advisor_neighbour(const struct advice *a, char *text, size_t len)
+{
+	if (a->cheaper)
+		snprintf(text, len, "%llu s did not",
+			 (unsigned long long)a->cheaper);
+	else
+		snprintf(text, len, "no longer target scan time was tried");
+}
+
+/* The scan-time advisor's sentence. */
+static void advisor_sentence(const struct advise *v, const struct advice *a,
+			     char *text, size_t len)
+{
+	char apply[600], next[80];
+	unsigned long long t = a->advisor.target_scan_time,
+			   m = a->advisor.max_cpu;
+
+	apply_lines(a, apply, sizeof(apply));
+	advisor_neighbour(a, next, sizeof(next));
+	if (rank(v, a) == 0)
+		snprintf(text, len, "Advisor: apply %s (a target scan time of "
+			 "%llu s at most %llu%% CPU reaches it in %.0f s at %.2f%% "
+			 "CPU, pages_to_scan %llu by then; %s).", apply, t, m,
+			 a->seconds_to_target, a->cpu_mean,
+			 (unsigned long long)a->pages_to_scan, next);
+	else if (rank(v, a) == 1)
+		snprintf(text, len, "No advisor setting reaches the target within "
+			 "%g%% CPU: the cheapest that reaches it, a target scan "
+			 "time of %llu s at most %llu%% CPU, takes %.2f%% (it "
+			 "keeps ksmd at 10%% of a CPU or more as it measures a full "
+			 "scan: in whole seconds, at least 1).", v->target.max_cpu,
+			 t, m, a->cpu_mean);
+	else
+		snprintf(text, len, "No advisor setting reaches the target: the "
+			 "best, a target scan time of %llu s at most %llu%% CPU, "
+			 "has %.1f%% of the saving by then.", t, m, 100 * a->reached);
+}
+
+/* What a person reads: the advice of each kind and its lines, or that
+ * none reaches the target. */
+static void sentences(const struct advise *v, const struct writer *w)
+{
+	const struct advice *f = best_of(v, POLICY_FIXED);
+	const struct advice *d = best_of(v, POLICY_ADVISOR);
+	char text[1400];
+
+	snprintf(text, sizeof(text), "%s: the target is %g%% of the saving the "
+		 "replay of the run's own settings ends at (%llu pages) within "
+		 "%g s, at most %g%% of a CPU for ksmd on average (its pages "
+		 "visited at --page-cost, KSM pages revisited at --revisit-cost).",
+		 v->name, 100 * v->target.fraction,
+		 (unsigned long long)v->reference, v->target.seconds,
+		 v->target.max_cpu);
 	w->note(text);
+	if (f) {
+		fixed_sentence(v, f, text, sizeof(text));
+		w->note(text);
+	}
+	if (d) {
+		advisor_sentence(v, d, text, sizeof(text));
+		w->note(text);
+	}
+	if (rank(v, &v->rows[0]) == 2)
+		w->note("No setting reaches the target, fixed or the advisor's: "
+			"a later target would be reached.");
+	else if (f && d && rank(v, f) == 0 && rank(v, d) == 0)
+		w->note(f->cpu_mean <= d->cpu_mean ?
+			"The fixed setting is the cheaper." :
+			"The advisor is the cheaper.");
 }
 
 static void advise_print(struct sink *sk)
@@ -163,9 +296,9 @@ static void advise_print(struct sink *sk)
 		w->begin("advise", people_cols, NPEOPLE, 0);
 	else
 		w->begin("advise", advise_cols, NCOLS, 0);
-	for (size_t i = 0; v->have && i < ADVISE_NSLEEPS; i++)
+	for (size_t i = 0; i < v->n; i++)
 		advice_row(v, w, &v->rows[i], people);
-	if (people && v->have)
+	if (people && v->n)
 		sentences(v, w);
 	w->end();
 }

@@ -415,7 +415,7 @@ struct sink *tree_create(const struct report_setup *rs);
 struct sink *pages_create(const struct report_setup *rs);
 /** compress_create() - what zram would hold, alone and after KSM. */
 struct sink *compress_create(const struct report_setup *rs);
-/** advise_create() - the fixed settings of ksmd that reach a target. */
+/** advise_create() - the settings of ksmd (fixed, the advisor's) that reach a target. */
 struct sink *advise_create(const struct report_setup *rs);
 /** policies_create() - each policy's replay of a series, side by side. */
 struct sink *policies_create(const struct report_setup *rs);

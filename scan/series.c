@@ -422,6 +422,27 @@ static size_t replay_others(const struct collect *c, const struct series *sr,
 	return n;
 }
 
+/* -r advise: the fixed settings and the advisor's knobs that reach the
+ * target (model/advise.c), the target a share of @last's saving; the
+ * advisor's first scan counts ksmd's CPU so far on a live host, as its
+ * policy's replay does. Return: the rows in @out, 0 without -r advise. */
+static size_t advise(const struct collect *c, const struct series *sr,
+		     const struct replay_params *rp,
+		     const struct timeline_row *last, struct advice *out)
+{
+	const struct advise_params *a = &c->sp->advise;
+	uint64_t reference = last->pages_sharing + last->ksm_zero_pages;
+	struct replay_params ap = *rp;
+
+	if (!(a->seconds > 0))
+		return 0;
+	advise_search(sr, rp, a, reference, out);
+	if (rp->policy != POLICY_ADVISOR)
+		ap.ksmd_cpu_seconds = c->cfg->inputs[0].path ? 0 : ksmd_cpu_seconds();
+	return ADVISE_NSLEEPS + advise_search_advisor(sr, &ap, a, reference,
+						      out + ADVISE_NSLEEPS);
+}
+
 /* Replay ksmd over the snapshots and hand the result to the series sinks. */
 static void collect_finish(struct collect *c)
 {
@@ -470,16 +491,14 @@ static void collect_finish(struct collect *c)
 	struct replay_params others[POLICIES_MAX];
 	size_t nruns = replay_others(c, &sr, runs, others);
 
-	struct advice advice[ADVISE_NSLEEPS];
-	uint64_t reference = rows[nrows - 1].pages_sharing +
-			     rows[nrows - 1].ksm_zero_pages;
-
-	if (c->sp->advise.seconds > 0)
-		advise_search(&sr, &rp, &c->sp->advise, reference, advice);
+	struct advice advice[ADVISE_ROWS_MAX];
+	size_t nadvice = advise(c, &sr, &rp, &rows[nrows - 1], advice);
 	struct series_result res = { sc.name, &sc, rows, nrows, vol, ns - 1, ns,
 				     seconds_to_90(rows, nrows), &rp, runs, nruns,
-				     c->sp->advise.seconds > 0 ? advice : NULL,
-				     reference, &c->sp->advise,
+				     nadvice ? advice : NULL, nadvice,
+				     rows[nrows - 1].pages_sharing +
+				     rows[nrows - 1].ksm_zero_pages,
+				     &c->sp->advise,
 				     live ? owners : NULL, live ? c->nprocs : 0 };
 
 	for (size_t i = 0; i < c->nto; i++)

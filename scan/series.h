@@ -88,8 +88,9 @@ struct series_result {
 	const struct policy_run *runs;	/* every policy's replay, the first
 					 * that of rows */
 	size_t nruns;
-	const struct advice *advice;	/* -r advise: ADVISE_NSLEEPS settings,
-					 * or NULL */
+	const struct advice *advice;	/* -r advise: ADVISE_NSLEEPS fixed
+					 * settings, then the advisor's, or NULL */
+	size_t nadvice;			/* ... how many in all */
 	uint64_t reference;		/* the saving the target is a share of:
 					 * the first policy's last, in pages */
 	const struct advise_params *target;

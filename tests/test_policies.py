@@ -336,20 +336,21 @@ def reaches(guest, pages, sleep, want, by):
 @test("advise")
 def advise():
     """-r advise on the fixture guest, 90% of the saving within 1 minute, at
-    most 5% CPU: the setting it returns reaches the target in its own
+    most 5% CPU: the fixed setting it returns reaches the target in its own
     replay (a run of ksmscan with that setting, its timeline read here),
     with the CPU it says; one page fewer at the same sleep does not reach
     it; its apply lines are the sysfs writes of that setting."""
     guest = fixture("guest-b.elf.zst")
     base = csv_of(["--series", guest, "--page-cost=2us", "--revisit-cost=2us", "-r", "timeline"],
                   "the run's own settings", TIMELINE)
-    rows = csv_of(["--series", guest, "--page-cost=2us", "--revisit-cost=2us", "-r", "advise",
-                   "--target=90%@1m", "--max-cpu=5"], "advise", ADVISE)
-    if not base or not rows:
+    every = csv_of(["--series", guest, "--page-cost=2us", "--revisit-cost=2us", "-r", "advise",
+                    "--target=90%@1m", "--max-cpu=5"], "advise", ADVISE)
+    if not base or not every:
         return
     ref = int(base[-1]["pages_sharing"]) + int(base[-1]["ksm_zero_pages"])
     want = 0.9 * ref
-    eq(len(rows), 5, "a row per sleep tried")
+    rows = [r for r in every if r["policy"] == "fixed"]
+    eq(len(rows), 5, "a fixed row per sleep tried")
     a = rows[0]
     pages, sleep = int(a["pages_to_scan"]), int(a["sleep_ms"])
     eq(a["reaches_target"], "1", "the advice reaches the target")
@@ -366,16 +367,157 @@ def advise():
     eq(a["apply"], "echo %d > /sys/kernel/mm/ksm/pages_to_scan;echo %d > "
        "/sys/kernel/mm/ksm/sleep_millisecs;echo 1 > /sys/kernel/mm/ksm/run"
        % (pages, sleep), "the lines to apply")
-    cpus = [float(r["ksmd_cpu_percent_mean"]) for r in rows if r["reaches_target"] == "1"]
+    cpus = [float(r["ksmd_cpu_percent_mean"]) for r in every if r["reaches_target"] == "1"]
     eq(cpus, sorted(cpus), "the settings that reach it, cheapest first")
     # a target no setting reaches: merging needs two full scans
     none = csv_of(["--series", guest, "--page-cost=2us", "--revisit-cost=2us", "-r", "advise",
                    "--target=90%@10ms"], "an unreachable target", ADVISE)
     if none:
         eq({r["reaches_target"] for r in none}, {"0"}, "10 ms: nothing reaches it")
+        eq(sorted(r["policy"] for r in none if r["policy"] == "advisor"),
+           ["advisor"] * 2, "10 ms: the advisor's rows too (10% and 70%)")
     r = run(["--series", guest, "-r", "advise", "--target=90%@10ms"])
-    check(r.rc == 0 and "No setting reaches the target" in r.out,
-          "for people: said plainly", r.out[-400:])
+    check(r.rc == 0 and "No setting reaches the target" in r.out and
+          "No fixed setting reaches the target:" in r.out and
+          "No advisor setting reaches the target:" in r.out,
+          "for people: said plainly, for both kinds", r.out[-700:])
+
+
+SYSFS = "/sys/kernel/mm/ksm/"
+
+
+def advisor_run(guest, target, max_cpu, want, by, extra, cost=100e-6):
+    """A replay of the advisor at target s and max_cpu %, run here from its
+    timeline: the end of the first full scan by `by` s whose saving is at
+    least want pages (None if none), ksmd's CPU to the last scan by then
+    (pages visited x cost, --page-cost in extra, over its time), and
+    pages_to_scan after that scan (in force at `by`)."""
+    tl = csv_of(["--series", guest, "-r", "timeline", "--policy=advisor",
+                 "--advisor-target-scan-time=%d" % target,
+                 "--advisor-max-cpu=%d" % max_cpu] + extra,
+                "the advisor at %d s, %d%%" % (target, max_cpu), TIMELINE)
+    if not tl:
+        return None, None, None
+    t, visited, end, pts = None, 0, 0.0, None
+    for r in tl:
+        if float(r["seconds"]) > by:
+            break
+        visited += int(r["pages_scanned"])
+        end, pts = float(r["seconds"]), int(r["pages_to_scan"])
+        s = int(r["pages_sharing"]) + int(r["ksm_zero_pages"])
+        if t is None and s and s >= want:
+            t = float(r["seconds"])
+    return t, (100 * visited * cost / end if end else 0.0), pts
+
+
+def advisor_lines(target, max_cpu, before="", sleep=""):
+    return (before + "echo scan-time > %sadvisor_mode;echo %d > "
+            "%sadvisor_target_scan_time;echo %d > %sadvisor_max_cpu;%s"
+            "echo 1 > %srun" % (SYSFS, target, SYSFS, max_cpu, SYSFS, sleep, SYSFS))
+
+
+def check_advisor_row(guest, a, want, by, extra, what):
+    """An advisor row of -r advise against replays run here: its setting
+    reaches the target by `by` s in its own replay, when and at the CPU the
+    row says, with pages_to_scan in force then as the row says; the next
+    cheaper target scan time the search tried, 1 s longer, does not."""
+    target, cpu_max = int(a["advisor_target_scan_time"]), int(a["advisor_max_cpu"])
+    t, cpu, pts = advisor_run(guest, target, cpu_max, want, by, extra)
+    check(t is not None and abs(t - float(a["seconds_to_target"])) < 0.001,
+          "%s: %d s at %d%%, its own replay reaches 90%% by %g s, when the row "
+          "says" % (what, target, cpu_max, by), "replay %r, row %r" %
+          (t, a["seconds_to_target"]))
+    check(cpu is not None and abs(cpu - float(a["ksmd_cpu_percent_mean"])) < 1e-4,
+          "%s: its CPU to then is the row's" % what,
+          "%r against %r" % (cpu, a["ksmd_cpu_percent_mean"]))
+    eq(int(a["pages_to_scan"]), pts, "%s: pages_to_scan in force at %g s" % (what, by))
+    nxt = a["next_cheaper_tried"]
+    if nxt.lower() != "nan":
+        eq(int(nxt), target + 1, "%s: the neighbour tried is 1 s longer" % what)
+        t1, _, _ = advisor_run(guest, target + 1, cpu_max, want, by, extra)
+        eq(t1, None, "%s: %d s at %d%%, the next cheaper, does not reach it"
+           % (what, target + 1, cpu_max))
+    return target, cpu_max
+
+
+@test("advise")
+def advise_advisor():
+    """The advisor's rows of -r advise, against its replays run here. At
+    100 us a page (ksmd's 10% floor then scans the guest in 37 s, so the
+    target scan time matters) and 90% within 15 s, at most 70% CPU: an
+    advisor_max_cpu of 10 and of 70 tried; the cheapest advisor row reaches
+    the target in its own replay, when, at the CPU and with the
+    pages_to_scan it says, and a target scan time 1 s longer does not; the
+    apply lines are its sysfs writes. With advisor_min_pages_to_scan and
+    sleep_millisecs not the kernel's, the lines set them too (the minimum
+    before the mode: switching it on starts there). At 2 us a page the
+    advisor is held at its floor: the longest target tried, the target's
+    duration, reaches; the row says so, and that it is not within 5% CPU."""
+    guest = fixture("guest-b.elf.zst")
+    slow = ["--page-cost=100us", "--revisit-cost=100us"]
+    base = csv_of(["--series", guest, "-r", "timeline"] + slow,
+                  "the run's own settings at 100 us", TIMELINE)
+    rows = csv_of(["--series", guest, "-r", "advise", "--target=90%@15s",
+                   "--max-cpu=70"] + slow, "advise at 100 us", ADVISE)
+    if not base or not rows:
+        return
+    want = 0.9 * (int(base[-1]["pages_sharing"]) + int(base[-1]["ksm_zero_pages"]))
+    adv = [r for r in rows if r["policy"] == "advisor"]
+    eq(sorted(int(r["advisor_max_cpu"]) for r in adv), [10, 70],
+       "an advisor row per advisor_max_cpu tried: 10 and --max-cpu")
+    best = next((r for r in adv if r["reaches_target"] == "1"), None)
+    if not check(best is not None and best["next_cheaper_tried"].lower() != "nan",
+                 "an advisor setting reaches it, next to one that does not",
+                 repr(adv)):
+        return
+    target, cpu_max = check_advisor_row(guest, best, want, 15, slow, "100 us")
+    eq(best["apply"], advisor_lines(target, cpu_max), "the lines to apply")
+    eq(int(best["sleep_ms"]), 20, "the sleep in force: the kernel's")
+    for r in adv:
+        if r["reaches_target"] == "0":
+            t, _, _ = advisor_run(guest, int(r["advisor_target_scan_time"]),
+                                  int(r["advisor_max_cpu"]), want, 15, slow)
+            eq(t, None, "a row that does not reach it: nor does its replay")
+    knobs = slow + ["--sleep-ms=50", "--advisor-min-pages-to-scan=200"]
+    rows = csv_of(["--series", guest, "-r", "advise", "--target=90%@40s",
+                   "--max-cpu=70"] + knobs, "advise, knobs not the kernel's", ADVISE)
+    best = next((r for r in rows or [] if r["policy"] == "advisor" and
+                 r["reaches_target"] == "1"), None)
+    if check(best is not None, "with the knobs: an advisor setting reaches it",
+             repr(rows)):
+        target, cpu_max = check_advisor_row(guest, best, want, 40, knobs, "knobs")
+        eq(best["apply"], advisor_lines(
+            target, cpu_max, "echo 200 > %sadvisor_min_pages_to_scan;" % SYSFS,
+            "echo 50 > %ssleep_millisecs;" % SYSFS), "the lines set the knobs")
+    floor_held(guest)
+
+
+def floor_held(guest):
+    """At 2 us a page, 90% within a minute, at most 5%: the advisor reaches
+    it at the longest target scan time tried, 60 s, with nothing longer
+    tried; its own replay at 2 us says when and at what CPU; above 5%."""
+    fast = ["--page-cost=2us", "--revisit-cost=2us"]
+    rows = csv_of(["--series", guest, "-r", "advise", "--target=90%@1m",
+                   "--max-cpu=5"] + fast, "advise at 2 us", ADVISE)
+    base = csv_of(["--series", guest, "-r", "timeline"] + fast,
+                  "the run's own settings at 2 us", TIMELINE)
+    if not rows or not base:
+        return
+    adv = [r for r in rows if r["policy"] == "advisor"]
+    eq([(r["advisor_target_scan_time"], r["advisor_max_cpu"], r["reaches_target"],
+         r["within_max_cpu"], r["next_cheaper_tried"].lower()) for r in adv],
+       [("60", "10", "1", "0", "nan")], "one advisor row (--max-cpu under 10): "
+       "60 s at 10% reaches it, above 5%, nothing longer tried")
+    want = 0.9 * (int(base[-1]["pages_sharing"]) + int(base[-1]["ksm_zero_pages"]))
+    t, cpu, _ = advisor_run(guest, 60, 10, want, 60, fast, COST)
+    if adv:
+        check(t is not None and abs(t - float(adv[0]["seconds_to_target"])) < 0.001
+              and abs(cpu - float(adv[0]["ksmd_cpu_percent_mean"])) < 1e-4,
+              "60 s at 10%: its own replay at 2 us, when and at the CPU the row "
+              "says", "%r %r / %r" % (t, cpu, adv[0]))
+    r = run(["--series", guest, "-r", "advise", "--target=90%@1m", "--max-cpu=5"] + fast)
+    check(r.rc == 0 and "No advisor setting reaches the target within 5% CPU" in r.out,
+          "for people: the advisor is above --max-cpu, said plainly", r.out[-700:])
 
 
 @test("usage")
