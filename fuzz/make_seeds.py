@@ -76,7 +76,26 @@ def seeds():
         # and go; ksmd with a small batch, smart_scan, use_zero_pages, M = 3.
         "fuzz_replay": {"series": bytes([31, 2, 9, 20, 3, 1, 24, 99]) + bytes(
             (i * 7 + s * (i % 3 == 0)) % 9 for s in range(3) for i in range(32))},
+        # the JSON a live series of two processes writes, as --check reads it
+        "fuzz_forecast": {"forecast.json": forecast()},
     }
+
+
+def forecast():
+    import json
+    par = {"pages_to_scan": 100, "sleep_ms": 20, "use_zero_pages": 0,
+           "max_page_sharing": 256, "smart_scan": 1, "policy": "fixed,advisor",
+           "ksm_full_scans": 7}
+    tl = [{"input": "pid:10+1", "scan": k, "seconds": 0.5 * k,
+           "pages_shared": 3 * (k > 1), "pages_sharing": 40 * (k > 1),
+           "ksm_zero_pages": 0, "general_profit": 160000 * (k > 1) - 5000}
+          for k in (1, 2, 3)]
+    ps = [{"input": "pid:%d" % p, "pid": p, "start_time": 1000 + p,
+           "command": "guest", "scan": 3, "seconds": 1.5, "ksm_rmap_items": 30,
+           "ksm_merging_pages": 20 + p % 3, "ksm_zero_pages": 0,
+           "ksm_process_profit": 80000} for p in (10, 11)]
+    return json.dumps({"parameters": par, "summary": [], "timeline": tl,
+                       "processes": ps}).encode()
 
 
 def main():

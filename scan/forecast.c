@@ -222,17 +222,28 @@ int forecast_read(const char *path, struct forecast *f, char *why, size_t len)
 {
 	size_t n;
 	char *buf;
-	json_error_t err;
-	json_t *root;
-	int r = -1;
+	int r;
 
 	memset(f, 0, sizeof(*f));
 	why[0] = '\0';
 	buf = read_all(path, &n, why, len);
 	if (!buf)
 		return -1;
-	root = json_loadb(buf, n, JSON_REJECT_DUPLICATES, &err);
+	r = forecast_parse(buf, n, f, why, len);
 	free(buf);
+	return r;
+}
+
+int forecast_parse(const char *buf, size_t n, struct forecast *f, char *why,
+		   size_t len)
+{
+	json_error_t err;
+	json_t *root;
+	int r = -1;
+
+	memset(f, 0, sizeof(*f));
+	why[0] = '\0';
+	root = json_loadb(buf, n, JSON_REJECT_DUPLICATES, &err);
 	if (!root) {
 		snprintf(why, len, "not JSON (%s), at offset %d", err.text,
 			 err.position);

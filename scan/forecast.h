@@ -77,6 +77,19 @@ struct forecast_actual {
 int forecast_read(const char *path, struct forecast *f, char *why, size_t len);
 
 /**
+ * forecast_parse() - forecast_read() of a file's bytes.
+ * @buf: the bytes (JSON; need not end in a NUL)
+ * @n: how many
+ * @f: filled in (forecast_free() it)
+ * @why: on failure, what is wrong
+ * @len: size of @why
+ *
+ * Return: 0, or -1 if the bytes are not the JSON of a live series.
+ */
+int forecast_parse(const char *buf, size_t n, struct forecast *f, char *why,
+		   size_t len);
+
+/**
  * forecast_actual() - read the kernel's figures a forecast is compared with.
  * @f: the forecast (its processes)
  * @a: filled in (forecast_actual_free() it)
