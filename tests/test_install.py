@@ -22,7 +22,9 @@ that the script lists, or that a listed package needs (Depends or
 Pre-Depends, followed through; Recommends are not installed, since the
 script passes --no-install-recommends). The same check is run on the list
 without python3-pandas, where it must name pandas: the check can fail on a
-machine that has every package installed.
+machine that has every package installed. Likewise every static library the
+Makefile links (LDLIBS) must come from a package of the BUILD list, and
+without libjansson-dev the check names libjansson.a.
 """
 import ast
 import glob
@@ -255,6 +257,52 @@ def imports_are_installed():
     env_list = os.environ.get("KSMSCAN_DEPS_PACKAGES")
     if env_list:   # a list of the caller's, checked as the script's would be
         eq(uncovered(env_list.split(), mods), {}, "KSMSCAN_DEPS_PACKAGES covers the imports")
+
+
+def build_packages(path=os.path.join(ROOT, "scripts", "install-deps")):
+    """The packages of install-deps' BUILD list (what make needs)."""
+    with open(path) as f:
+        text = f.read().replace("\\\n", " ")
+    m = re.search(r'^BUILD="([^"]*)"', text, re.M)
+    return m.group(1).split() if m else []
+
+
+def static_libraries(path=os.path.join(ROOT, "Makefile")):
+    """The static libraries the Makefile links ksmscan with (LDLIBS)."""
+    with open(path) as f:
+        lines = f.read().replace("\\\n", " ").splitlines()
+    return sorted({lib for line in lines if re.match(r"LDLIBS\s*\+?=", line)
+                   for lib in re.findall(r"/\S+\.a\b", line)})
+
+
+def file_package(path):
+    r = subprocess.run(["dpkg", "-S", path], capture_output=True, text=True)
+    return r.stdout.split(":")[0].strip() if r.returncode == 0 else None
+
+
+def unlisted_libraries(pkgs, libs):
+    """{library: its package} for the libraries no package of pkgs brings."""
+    have = hard_closure(pkgs)
+    return {lib: file_package(lib) for lib in libs if file_package(lib) not in have}
+
+
+@test("install-deps")
+def libraries_are_installed():
+    """Every static library make links comes from a package of the BUILD
+    list (or one it needs): a fresh machine builds."""
+    if not shutil.which("dpkg") or not shutil.which("dpkg-query"):
+        raise Skip("dpkg missing (not Debian)")
+    libs = static_libraries()
+    for must in ("libzstd.a", "libjansson.a", "liblz4.a"):
+        check(any(lib.endswith("/" + must) for lib in libs),
+              "the Makefile's LDLIBS name %s" % must, repr(libs))
+    pkgs = build_packages()
+    eq(unlisted_libraries(pkgs, libs), {}, "every static library's package is "
+       "in the BUILD list or needed by one")
+    without = [p for p in pkgs if p != "libjansson-dev"]
+    eq(unlisted_libraries(without, libs),
+       {l: "libjansson-dev" for l in libs if l.endswith("/libjansson.a")},
+       "without libjansson-dev in the list: libjansson.a is named")
 
 
 def main():
