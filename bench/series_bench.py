@@ -14,7 +14,8 @@ second per snapshot should stay flat as N and M grow (O(N x M)). Then the
 replay at ksmd's real pace (jiffies and the batch's cost) and with
 --write-rate, at ksmd's default settings; then --policy=advisor; then a
 comparison of policies over 24 h (-r policies) and the searches of -r advise
-(fixed settings and the advisor's knobs).
+(fixed settings and the advisor's knobs); then --check of a forecast of 64
+processes and 10000 full scans against this kernel.
 Benchmarks are not tests.
 """
 import csv, io, os, random, subprocess, sys, time
@@ -140,6 +141,42 @@ def policies(guest):
                        for x in out[1:])
     print("policies fixed,ksmtuned, fixture guest, 24 h: %.2f s (%s)" % (t, starts))
     advise(guest)
+    check_forecast()
+
+
+def check_forecast():
+    """--check: a forecast as a live series of 64 processes writes it, with a
+    timeline of 10000 full scans, read and compared with this kernel (its
+    counters, each process's ksm_stat, every process's ksm_merging_pages)."""
+    import json
+    if not os.path.exists("/sys/kernel/mm/ksm/full_scans"):
+        print("check: no KSM in this kernel")
+        return
+    pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())[:64]
+    tl = [{"input": "pid:1+63", "scan": k, "seconds": 0.5 * k, "pages_shared": 10,
+           "pages_sharing": 100, "ksm_zero_pages": 0, "general_profit": 400000}
+          for k in range(1, 10001)]
+    ps = [{"input": "pid:%d" % p, "pid": p, "start_time": 0, "command": "x",
+           "scan": 10000, "seconds": 5000.0, "ksm_rmap_items": 0,
+           "ksm_merging_pages": 0, "ksm_zero_pages": 0, "ksm_process_profit": 0}
+          for p in pids]
+    par = {"pages_to_scan": 100, "sleep_ms": 20, "use_zero_pages": 0,
+           "max_page_sharing": 256, "smart_scan": 1, "policy": "fixed",
+           "ksm_full_scans": 0}
+    path = os.path.join(DIR, "forecast.json")
+    os.makedirs(DIR, exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"parameters": par, "timeline": tl, "processes": ps}, f)
+    cmd = [KSMSCAN, "--check=" + path, "-q", "--csv"]
+    times = []
+    for _ in range(3):
+        t = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - t)
+    print("check: forecast of %d processes, 10000 full scans (%.1f MB), against "
+          "this kernel and its %d processes: %.3f s"
+          % (len(ps), os.path.getsize(path) / 1e6, len(os.listdir("/proc")),
+             min(times)))
 
 
 def advise(guest):
