@@ -90,7 +90,7 @@ static const char usage_line[] =
 	"               [file ...]\n"
 	"       ksmscan --series [--interval=d] [--pages-to-scan=n] [--sleep-ms=n]\n"
 	"               [--smart-scan=0|1] [--scans=n] [--hz=n] [--page-cost=d]\n"
-	"               [--write-rate=r] [options] snapshot ...\n"
+	"               [--revisit-cost=d] [--write-rate=r] [options] snapshot ...\n"
 	"       ksmscan -p pid [-p pid ...] --interval=d --count=n [ksmd options]\n"
 	"       ksmscan --bench [-a algos] [-o format]\n"
 	"       ksmscan --check=forecast.json [--tolerance=percent] [-o format]\n";
@@ -258,7 +258,7 @@ struct prefs {
 	uint64_t host_memory, host_used;	/* --host-memory, --host-used */
 	int bench;			/* --bench */
 	const char *check;		/* --check: the forecast's file */
-	double tolerance;		/* --tolerance, percent */
+	double tolerance;		/* --tolerance, percent; -1: not given */
 	int algos_given;		/* -a was given */
 	int algos_help;			/* -a help */
 	int compress;			/* -c or -r compress: the compress report */
@@ -901,64 +901,66 @@ static void parse_option(struct prefs *p, int c, char **argv)
 	}
 }
 
+/* The long options; those without a short form have OPT_ values. */
+static const struct option longopts[] = {
+	{ "algo", required_argument, NULL, 'a' },
+	{ "compress", required_argument, NULL, 'c' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "max-page-sharing", required_argument, NULL, 'm' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "report", required_argument, NULL, 'r' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "all-mappings", no_argument, NULL, 'M' },
+	{ "range", required_argument, NULL, 'R' },
+	{ "bench", no_argument, NULL, 'B' },
+	{ "top", required_argument, NULL, 'T' },
+	{ "threads", required_argument, NULL, 'j' },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "process", required_argument, NULL, 'P' },
+	{ "all-processes", no_argument, NULL, OPT_ALL_PROCESSES },
+	{ "group", required_argument, NULL, OPT_GROUP },
+	{ "known", required_argument, NULL, OPT_KNOWN },
+	{ "by", required_argument, NULL, OPT_BY },
+	{ "enable", required_argument, NULL, OPT_ENABLE },
+	{ "sketch-size", required_argument, NULL, OPT_SKETCH_SIZE },
+	{ "series", no_argument, NULL, OPT_SERIES },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "count", required_argument, NULL, OPT_COUNT },
+	{ "pages-to-scan", required_argument, NULL, OPT_PAGES_TO_SCAN },
+	{ "sleep-ms", required_argument, NULL, OPT_SLEEP_MS },
+	{ "smart-scan", required_argument, NULL, OPT_SMART_SCAN },
+	{ "scans", required_argument, NULL, OPT_SCANS },
+	{ "hz", required_argument, NULL, OPT_HZ },
+	{ "page-cost", required_argument, NULL, OPT_PAGE_COST },
+	{ "revisit-cost", required_argument, NULL, OPT_REVISIT_COST },
+	{ "write-rate", required_argument, NULL, OPT_WRITE_RATE },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "advisor-target-scan-time", required_argument, NULL, OPT_ADV_TARGET },
+	{ "advisor-max-cpu", required_argument, NULL, OPT_ADV_MAX_CPU },
+	{ "advisor-min-pages-to-scan", required_argument, NULL, OPT_ADV_MIN_PAGES },
+	{ "advisor-max-pages-to-scan", required_argument, NULL, OPT_ADV_MAX_PAGES },
+	{ "host-memory", required_argument, NULL, OPT_HOST_MEMORY },
+	{ "host-used", required_argument, NULL, OPT_HOST_USED },
+	{ "target", required_argument, NULL, OPT_TARGET },
+	{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
+	{ "check", required_argument, NULL, OPT_CHECK },
+	{ "tolerance", required_argument, NULL, OPT_TOLERANCE },
+	{ "no-progress", no_argument, NULL, 'N' },
+	{ "use-zero-pages", no_argument, NULL, 'z' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "long", no_argument, NULL, 'l' },
+	{ "label", required_argument, NULL, 'L' },
+	{ "svg", required_argument, NULL, 'S' },
+	{ "csv", no_argument, NULL, 'C' },
+	{ "json", no_argument, NULL, 'J' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
 /* Parse the whole command line into @p. */
 static void parse_args(struct prefs *p, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "algo", required_argument, NULL, 'a' },
-		{ "compress", required_argument, NULL, 'c' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "max-page-sharing", required_argument, NULL, 'm' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "report", required_argument, NULL, 'r' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all-mappings", no_argument, NULL, 'M' },
-		{ "range", required_argument, NULL, 'R' },
-		{ "bench", no_argument, NULL, 'B' },
-		{ "top", required_argument, NULL, 'T' },
-		{ "threads", required_argument, NULL, 'j' },
-		{ "progress", no_argument, NULL, OPT_PROGRESS },
-		{ "process", required_argument, NULL, 'P' },
-		{ "all-processes", no_argument, NULL, OPT_ALL_PROCESSES },
-		{ "group", required_argument, NULL, OPT_GROUP },
-		{ "known", required_argument, NULL, OPT_KNOWN },
-		{ "by", required_argument, NULL, OPT_BY },
-		{ "enable", required_argument, NULL, OPT_ENABLE },
-		{ "sketch-size", required_argument, NULL, OPT_SKETCH_SIZE },
-		{ "series", no_argument, NULL, OPT_SERIES },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "count", required_argument, NULL, OPT_COUNT },
-		{ "pages-to-scan", required_argument, NULL, OPT_PAGES_TO_SCAN },
-		{ "sleep-ms", required_argument, NULL, OPT_SLEEP_MS },
-		{ "smart-scan", required_argument, NULL, OPT_SMART_SCAN },
-		{ "scans", required_argument, NULL, OPT_SCANS },
-		{ "hz", required_argument, NULL, OPT_HZ },
-		{ "page-cost", required_argument, NULL, OPT_PAGE_COST },
-		{ "revisit-cost", required_argument, NULL, OPT_REVISIT_COST },
-		{ "write-rate", required_argument, NULL, OPT_WRITE_RATE },
-		{ "policy", required_argument, NULL, OPT_POLICY },
-		{ "advisor-target-scan-time", required_argument, NULL, OPT_ADV_TARGET },
-		{ "advisor-max-cpu", required_argument, NULL, OPT_ADV_MAX_CPU },
-		{ "advisor-min-pages-to-scan", required_argument, NULL, OPT_ADV_MIN_PAGES },
-		{ "advisor-max-pages-to-scan", required_argument, NULL, OPT_ADV_MAX_PAGES },
-		{ "host-memory", required_argument, NULL, OPT_HOST_MEMORY },
-		{ "host-used", required_argument, NULL, OPT_HOST_USED },
-		{ "target", required_argument, NULL, OPT_TARGET },
-		{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
-		{ "check", required_argument, NULL, OPT_CHECK },
-		{ "tolerance", required_argument, NULL, OPT_TOLERANCE },
-		{ "no-progress", no_argument, NULL, 'N' },
-		{ "use-zero-pages", no_argument, NULL, 'z' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "long", no_argument, NULL, 'l' },
-		{ "label", required_argument, NULL, 'L' },
-		{ "svg", required_argument, NULL, 'S' },
-		{ "csv", no_argument, NULL, 'C' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	opterr = 0;
@@ -1303,13 +1305,40 @@ static int run_check(const struct prefs *p, const struct writer *w)
 		      p->check);
 		status = EXIT_INPUT;
 	} else {
-		status = check_report(w, p->check, &f, &a, p->tolerance,
+		status = check_report(w, p->check, &f, &a,
+				      p->tolerance < 0 ? 10 : p->tolerance,
 				      !p->long_table && strcmp(w->name, "table") == 0);
 		w->finish();
 	}
 	forecast_free(&f);
 	forecast_actual_free(&a);
 	return status;
+}
+
+/* Run what the command line asked for through @w: the exit status. */
+static int dispatch(struct prefs *p, const struct writer *w, int listed)
+{
+	if (p->algos_help) {
+		algos_report(w);
+		return EXIT_OK;
+	}
+	if (p->check)
+		return run_check(p, w);
+	if (p->bench) {
+		if (p->ninputs)
+			usage_error("%s", "--bench reads no input");
+		/* Without -a, every algorithm is measured. */
+		if (!p->algos_given)
+			parse_algos(p, "all");
+		return run_bench(p, w);
+	}
+	if (p->ninputs == 0 && listed)
+		return EXIT_INPUT;	/* expand_processes() said why */
+	if (p->ninputs == 0)
+		usage_error("%s", "no input file or process");
+	if (!p->cfg.threads)
+		p->cfg.threads = online_cpus();
+	return run_scan(p, w);
 }
 
 /* Free what the command line allocated. */
@@ -1349,7 +1378,7 @@ int main(int argc, char **argv)
 			    .kubevirt = { 180, 300, -50, 64, 1250, 100, 100, 0.2f },
 			    .advise = { 0, 0, 100 } },
 		.output = "table",
-		.tolerance = 10,
+		.tolerance = -1,
 		.top = 10,
 		.sketch_size = 4096,
 	};
@@ -1368,7 +1397,7 @@ int main(int argc, char **argv)
 	p.inputs = xcalloc(p.cap, sizeof(*p.inputs));
 	p.groups = xcalloc(p.cap, sizeof(*p.groups));
 	parse_args(&p, argc, argv);
-	if (p.tolerance != 10 && !p.check)
+	if (p.tolerance >= 0 && !p.check)
 		usage_error("%s", "--tolerance is for --check");
 	listed = any_listed(&p);
 	expand_processes(&p);
@@ -1398,27 +1427,7 @@ int main(int argc, char **argv)
 			    p.output);
 	if (w == writer_lookup("csv") && (p.reports & (p.reports - 1)))
 		usage_error("%s", "--csv takes exactly one report");
-	if (p.algos_help) {
-		algos_report(w);
-		status = EXIT_OK;
-	} else if (p.check) {
-		status = run_check(&p, w);
-	} else if (p.bench) {
-		if (p.ninputs)
-			usage_error("%s", "--bench reads no input");
-		/* Without -a, every algorithm is measured. */
-		if (!p.algos_given)
-			parse_algos(&p, "all");
-		status = run_bench(&p, w);
-	} else if (p.ninputs == 0 && listed) {
-		status = EXIT_INPUT;	/* expand_processes() said why */
-	} else {
-		if (p.ninputs == 0)
-			usage_error("%s", "no input file or process");
-		if (!p.cfg.threads)
-			p.cfg.threads = online_cpus();
-		status = run_scan(&p, w);
-	}
+	status = dispatch(&p, w, listed);
 	if (output_close() < 0)
 		status = EXIT_INPUT;
 	prefs_free(&p);
