@@ -133,6 +133,8 @@ struct collect {
 	struct figures *figs;		/* each snapshot's figures (its last
 					 * process's, for several) */
 	struct scope last_sc;		/* the last input's scope */
+	struct proc_stats last_proc;	/* ... its process's KSM state, kept:
+					 * the input is closed before the replay */
 	const struct index *ix;
 	int cut;			/* the replay stopped at a bound */
 	char why[200];			/* what the series row lacks */
@@ -525,6 +527,10 @@ static void collect_scope(struct sink *sk, const struct scope *sc)
 		c->hashed += sc->f->hashed_pages;
 		c->figs[sc->input_no / c->nprocs] = *sc->f;
 		c->last_sc = *sc;
+		if (sc->proc) {
+			c->last_proc = *sc->proc;
+			c->last_sc.proc = &c->last_proc;
+		}
 		c->ix = sc->ix;
 	}
 	if (sc->all || c->cfg->ninputs == 1) {
