@@ -49,7 +49,9 @@ struct timeline {
 	struct timeline_row *rows;
 	size_t nrows;
 	double to_90;
-	struct replay_params params;
+	struct replay_params params;	/* its pointers (late) are not kept */
+	double wake_period;		/* seconds between ksmd's wake-ups at its
+					 * settings, from the replay's pace */
 	size_t nsnaps;
 };
 
@@ -63,6 +65,11 @@ static void timeline_series(struct sink *sk, const struct series_result *r)
 	t->nrows = r->nrows;
 	t->to_90 = r->seconds_to_90;
 	t->params = *r->params;
+	/* the pace's sample of lateness is the series' own, gone once the
+	 * hook returns: the period is worked out now */
+	t->wake_period = replay_wake_period(r->params,
+		(double)r->params->ksm.pages_to_scan * r->params->page_seconds);
+	t->params.late = NULL;
 	t->nsnaps = r->nsnaps;
 }
 
@@ -242,9 +249,7 @@ static void timeline_sentences(const struct timeline *t, const struct writer *w)
 			 "%.1f ms at HZ=%u%s",
 			 (unsigned long long)t->params.ksm.pages_to_scan,
 			 (unsigned long long)t->params.ksm.sleep_ms,
-			 1000.0 * replay_wake_period(&t->params,
-				(double)t->params.ksm.pages_to_scan *
-				t->params.page_seconds),
+			 1000.0 * t->wake_period,
 			 t->params.hz, t->params.nlate ? " and this host's load" : "");
 	else
 		snprintf(how, sizeof(how), "its pages_to_scan set by %s, %llu at the "
