@@ -517,14 +517,32 @@ static int print_version(void)
 
 static double share(const char *arg, double most, int zero);
 
-/* --tolerance: a percent, "10" or "10%". */
-static double tolerance(const char *arg)
+/* --page-cost, --revisit-cost: ksmd's time per page, at most a second. */
+static double cost(const char *arg, const char *fmt)
 {
-	double d = share(arg, 1e6, 1);
+	double d;
 
-	if (d < 0)
-		usage_error("--tolerance wants a percent, such as 10 or 10%%, "
-			    "not '%s'", arg);
+	if (parse_duration(arg, &d) < 0 || d > 1)
+		usage_error(fmt, arg);
+	return d;
+}
+
+/* share() of an option's value, or the usage error @fmt naming it. */
+static double share_arg(const char *arg, double most, int zero, const char *fmt)
+{
+	double v = share(arg, most, zero);
+
+	if (v < 0)
+		usage_error(fmt, arg);
+	return v;
+}
+
+/* A percent: "5" and "5%" are both 5 percent (--tolerance, --max-cpu). */
+static double percent_arg(const char *arg, double most, int zero,
+			  const char *fmt)
+{
+	double d = share_arg(arg, most, zero, fmt);
+
 	return strchr(arg, '%') ? d * 100 : d;
 }
 
@@ -548,7 +566,10 @@ static int set_value(struct prefs *p, int c)
 	case OPT_KNOWN: for_each_name(p, optarg, known_name); break;
 	case OPT_ENABLE: p->enable = optarg; break;
 	case OPT_CHECK: p->check = optarg; break;
-	case OPT_TOLERANCE: p->tolerance = tolerance(optarg); break;
+	case OPT_TOLERANCE:
+		p->tolerance = percent_arg(optarg, 1e6, 1, "--tolerance wants a "
+					   "percent, such as 10 or 10%%, not '%s'");
+		break;
 	case OPT_SKETCH_SIZE:
 		p->sketch_size = (size_t)number(optarg, 1, SKETCH_MAX,
 			"--sketch-size wants 1 to 268435455, not '%s'");
@@ -593,16 +614,6 @@ static double share(const char *arg, double most, int zero)
 	return v;
 }
 
-/* --write-rate: a share of the pages per second, 0.02 or 2% (at most 1). */
-static double write_rate(const char *arg)
-{
-	double v = share(arg, 1, 1);
-
-	if (v < 0)
-		usage_error("--write-rate wants a share of the pages per second "
-			    "from 0 to 1, such as 0.02 or 2%%, not '%s'", arg);
-	return v;
-}
 
 /* --series and ksmd's settings: 0 if @c is one of them (handled). */
 static int series_value(struct prefs *p, int c, char **argv)
@@ -646,19 +657,18 @@ static int series_value(struct prefs *p, int c, char **argv)
 		p->hz_given = 1;
 		break;
 	case OPT_PAGE_COST:
-		if (parse_duration(optarg, &sp->page_seconds) < 0 ||
-		    sp->page_seconds > 1)
-			usage_error("--page-cost wants a duration such as 2.5us, "
-				    "not '%s'", optarg);
+		sp->page_seconds = cost(optarg, "--page-cost wants a duration "
+					"such as 2.5us, not '%s'");
 		break;
 	case OPT_REVISIT_COST:
-		if (parse_duration(optarg, &sp->revisit_seconds) < 0 ||
-		    sp->revisit_seconds > 1)
-			usage_error("--revisit-cost wants a duration such as 0.5us, "
-				    "not '%s'", optarg);
+		sp->revisit_seconds = cost(optarg, "--revisit-cost wants a "
+					   "duration such as 0.5us, not '%s'");
 		break;
 	case OPT_WRITE_RATE:
-		sp->write_rate = write_rate(optarg);
+		/* a share of the pages per second, at most 1 */
+		sp->write_rate = share_arg(optarg, 1, 1, "--write-rate wants a share "
+					   "of the pages per second from 0 to 1, "
+					   "such as 0.02 or 2%%, not '%s'");
 		break;
 	default:
 		if (advisor_value(p, c) < 0)
@@ -772,12 +782,8 @@ static int advisor_value(struct prefs *p, int c)
 		parse_target(&p->series.advise, optarg);
 		break;
 	case OPT_MAX_CPU:
-		d = share(optarg, 100, 0);
-		if (d < 0)
-			usage_error("--max-cpu wants a percent of a CPU above 0, "
-				    "such as 5 or 5%%, not '%s'", optarg);
-		/* "5" and "5%" are both 5 percent */
-		p->series.advise.max_cpu = strchr(optarg, '%') ? d * 100 : d;
+		p->series.advise.max_cpu = percent_arg(optarg, 100, 0, "--max-cpu "
+			"wants a percent of a CPU above 0, such as 5 or 5%%, not '%s'");
 		break;
 	default:
 		return -1;

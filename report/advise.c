@@ -292,10 +292,8 @@ static void advise_print(struct sink *sk)
 	const struct writer *w = v->r.rs->out;
 	int people = for_people(v->r.rs);
 
-	if (people)
-		w->begin("advise", people_cols, NPEOPLE, 0);
-	else
-		w->begin("advise", advise_cols, NCOLS, 0);
+	report_begin(w, "advise", people, advise_cols, NCOLS, people_cols,
+		     NPEOPLE);
 	for (size_t i = 0; i < v->n; i++)
 		advice_row(v, w, &v->rows[i], people);
 	if (people && v->n)

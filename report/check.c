@@ -198,10 +198,8 @@ int check_report(const struct writer *w, const char *path,
 	done = a->full_scans - f->full_scans;
 	k = done < f->nscans - 1 ? done : f->nscans - 1;
 	warnings(path, f, a);
-	if (people)
-		w->begin("check", people_cols, NPEOPLE, 0);
-	else
-		w->begin("check", check_cols, NCOLS, 0);
+	report_begin(w, "check", people, check_cols, NCOLS, people_cols,
+		     NPEOPLE);
 	host_rows(&c, f, a, k);
 	for (size_t i = 0; i < f->nprocs; i++)
 		process_rows(&c, f, a, i);

@@ -137,10 +137,8 @@ static void policies_print(struct sink *sk)
 	const struct writer *w = p->r.rs->out;
 	int people = for_people(p->r.rs);
 
-	if (people)
-		w->begin("policies", people_cols, NPEOPLE, 0);
-	else
-		w->begin("policies", policies_cols, NCOLS, 0);
+	report_begin(w, "policies", people, policies_cols, NCOLS, people_cols,
+		     NPEOPLE);
 	for (size_t k = 0; k < p->nlines; k++)
 		line_row(p, w, &p->lines[k], people);
 	if (people && p->nlines)

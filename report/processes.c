@@ -87,10 +87,8 @@ static void processes_print(struct sink *sk)
 	const struct writer *w = v->r.rs->out;
 	int people = for_people(v->r.rs);
 
-	if (people)
-		w->begin("processes", people_cols, NPEOPLE, 0);
-	else
-		w->begin("processes", processes_cols, NCOLS, 0);
+	report_begin(w, "processes", people, processes_cols, NCOLS, people_cols,
+		     NPEOPLE);
 	for (size_t i = 0; i < v->nrows; i++) {
 		const struct process_row *p = &v->rows[i];
 		struct cell row[NCOLS] = {

@@ -353,6 +353,20 @@ const char *scope_status_name(enum scope_status st);
 void table_fit(int cols);
 
 /**
+ * report_begin() - begin a report with the columns for people or its own.
+ * @w: the writer
+ * @name: the report
+ * @people: a table for people (for_people())
+ * @cols: its columns, as CSV and JSON have them
+ * @n: how many
+ * @short_cols: its columns for people
+ * @nshort: how many
+ */
+void report_begin(const struct writer *w, const char *name, int people,
+		  const struct column *cols, size_t n,
+		  const struct column *short_cols, size_t nshort);
+
+/**
  * for_people() - whether a report is printed for people: a table without
  * -l, where reports may show fewer columns, sizes in units, and sentences.
  * @rs: the report's setup

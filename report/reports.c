@@ -104,6 +104,16 @@ const char *scope_status_name(enum scope_status st)
 	return st == SCOPE_OK ? "ok" : st == SCOPE_PARTIAL ? "partial" : "failed";
 }
 
+void report_begin(const struct writer *w, const char *name, int people,
+		  const struct column *cols, size_t n,
+		  const struct column *short_cols, size_t nshort)
+{
+	if (people)
+		w->begin(name, short_cols, nshort, 0);
+	else
+		w->begin(name, cols, n, 0);
+}
+
 int for_people(const struct report_setup *rs)
 {
 	return !rs->long_table && strcmp(rs->out->name, "table") == 0;

@@ -279,10 +279,8 @@ static void timeline_print(struct sink *sk)
 
 	struct column cols[NCOLS + 1];
 
-	if (people)
-		w->begin("timeline", people_cols, NPEOPLE, 0);
-	else
-		w->begin("timeline", cols, columns(t, cols), 0);
+	report_begin(w, "timeline", people, cols, columns(t, cols), people_cols,
+		     NPEOPLE);
 	for (size_t i = 0; i < t->nrows; i++)
 		if (people && pick[i])
 			people_row(w, &t->rows[i]);

@@ -134,15 +134,23 @@ static int read_params(json_t *p, struct forecast *f, char *why, size_t len)
 	return 0;
 }
 
-/* The timeline: full scans 1, 2, ... in order, into f->scans[1...]. */
-static int read_timeline(json_t *t, struct forecast *f, char *why, size_t len)
+/* The rows of report @name (a JSON array of at least one), or 0 with @why. */
+static size_t report_rows(json_t *t, const char *name, char *why, size_t len)
 {
 	size_t n = json_array_size(t);
 
-	if (!json_is_array(t) || !n) {
-		snprintf(why, len, "no \"timeline\" rows: %s", NOT_LIVE);
+	if (!json_is_array(t) || !n)
+		snprintf(why, len, "no \"%s\" rows: %s", name, NOT_LIVE);
+	return json_is_array(t) ? n : 0;
+}
+
+/* The timeline: full scans 1, 2, ... in order, into f->scans[1...]. */
+static int read_timeline(json_t *t, struct forecast *f, char *why, size_t len)
+{
+	size_t n = report_rows(t, "timeline", why, len);
+
+	if (!n)
 		return -1;
-	}
 	f->scans = xcalloc(n + 1, sizeof(*f->scans));
 	f->nscans = n + 1;
 	for (size_t i = 0; i < n; i++) {
@@ -202,14 +210,13 @@ static int read_proc(json_t *r, size_t i, struct forecast_proc *p, char *why,
 	return 0;
 }
 
+/* The processes, one per row. */
 static int read_procs(json_t *t, struct forecast *f, char *why, size_t len)
 {
-	size_t n = json_array_size(t);
+	size_t n = report_rows(t, "processes", why, len);
 
-	if (!json_is_array(t) || !n) {
-		snprintf(why, len, "no \"processes\" rows: %s", NOT_LIVE);
+	if (!n)
 		return -1;
-	}
 	f->procs = xcalloc(n, sizeof(*f->procs));
 	f->nprocs = n;
 	for (size_t i = 0; i < n; i++)

@@ -33,6 +33,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import Skip, check, eq, run, run_suite, test, tmp  # noqa: E402
+from test_ksm_live import ksm_stat  # noqa: E402
 
 KSM = "/sys/kernel/mm/ksm"
 COLS = ["input", "figure", "forecast", "actual", "error_percent", "scan",
@@ -63,22 +64,20 @@ def kernel():
     return k
 
 
-def ksm_stat(pid):
-    out = {}
-    with open("/proc/%d/ksm_stat" % pid) as f:
-        for line in f:
-            k, _, v = line.partition(" ")
-            try:
-                out[k] = int(v)
-            except ValueError:
-                pass
-    return out
-
-
 def start_time(pid):
     with open("/proc/%d/stat" % pid) as f:
         text = f.read()
     return int(text[text.rindex(")") + 2:].split()[19])      # field 22
+
+
+def figures(k, pid):
+    """The child's start time, its ksm_stat, the forecast figures equal to
+    them, and the host's figures equal to the kernel's now (k)."""
+    st, stat = start_time(pid), ksm_stat(pid)
+    stat.setdefault("ksm_process_profit", 0)
+    stat.setdefault("ksm_rmap_items", 0)
+    return (st, stat, {n: stat[STAT_KEYS[n]] for n in PROC},
+            {n: k[n] for n in HOST})
 
 
 CHILD = "import sys; sys.stdout.write('x\\n'); sys.stdout.flush(); sys.stdin.read()"
@@ -182,9 +181,7 @@ def equal_forecast():
     """A forecast equal to the kernel now, at the full scan it says."""
     k = kernel()
     with Child() as c:
-        st, stat = start_time(c.pid), ksm_stat(c.pid)
-        fig = {n: stat[STAT_KEYS[n]] for n in PROC}
-        host = {n: k[n] for n in HOST}
+        st, stat, fig, host = figures(k, c.pid)
         other = {"pages_shared": 1, "pages_sharing": 2, "general_profit": 3}
         # full_scans equal: before the first scan, all zero
         path = write("zero.json", forecast(k, [(c.pid, st, fig)],
@@ -220,11 +217,9 @@ def off_forecast():
     """A forecast off by a known amount, and the tolerance."""
     k = kernel()
     with Child() as c:
-        st, stat = start_time(c.pid), ksm_stat(c.pid)
-        fig = {n: stat[STAT_KEYS[n]] for n in PROC}
+        st, stat, fig, host = figures(k, c.pid)
         fig["ksm_merging_pages"] = stat["ksm_merging_pages"] + 100
         fig["ksm_rmap_items"] = stat["ksm_rmap_items"] + 50
-        host = {n: k[n] for n in HOST}
         path = write("off.json", forecast(k, [(c.pid, st, fig)],
                                           k["full_scans"], [host]))
         r, rows, k = check_csv(path)
@@ -254,9 +249,7 @@ def gone_processes():
     with Child() as c:
         dead_pid = c.pid
     with Child() as c:
-        st, stat = start_time(c.pid), ksm_stat(c.pid)
-        fig = {n: stat[STAT_KEYS[n]] for n in PROC}
-        host = {n: k[n] for n in HOST}
+        st, stat, fig, host = figures(k, c.pid)
         path = write("gone.json", forecast(
             k, [(dead_pid, st, fig), (c.pid, st - 1, fig)], k["full_scans"], [host]))
         r, rows, k = check_csv(path)
@@ -276,9 +269,7 @@ def restarted_and_settings():
     """full_scans below the forecast's; settings the kernel does not run."""
     k = kernel()
     with Child() as c:
-        st, stat = start_time(c.pid), ksm_stat(c.pid)
-        fig = {n: stat[STAT_KEYS[n]] for n in PROC}
-        host = {n: k[n] for n in HOST}
+        st, stat, fig, host = figures(k, c.pid)
         path = write("restart.json", forecast(k, [(c.pid, st, fig)],
                                               k["full_scans"] + 1000, [host]))
         r = run(["--check=" + path])
