@@ -20,11 +20,15 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "host/kernel.h"
+#include "host/ksm.h"
+#include "host/memory.h"
+#include "host/process.h"
+#include "host/units.h"
 #include "compress/compress.h"
 #include "model/zram.h"
 #include "dump/dump.h"
 #include "cli/cli.h"
-#include "dump/procfs.h"
 #include "hash/hash.h"
 #include "hash/measure.h"
 #include "report/report.h"
@@ -193,17 +197,25 @@ static const char help_tail[] =
 static void usage_error(const char *fmt, const char *arg)
 	__attribute__((noreturn));
 
-/* -p PID: a positive process id, reported as "pid:PID". */
+/* A live process as an input, named "pid:PID"; @listed: by -P or
+ * --all-processes. */
+static struct input pid_input_of(int pid, int listed)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "pid:%d", pid);
+	return (struct input){ .name = xstrdup(name), .pid = pid, .listed = listed };
+}
+
+/* -p PID: a positive process id. */
 static struct input pid_input(const char *arg)
 {
 	uint64_t pid;
-	char name[32];
 
 	if (parse_u64(arg, &pid) < 0 || pid == 0 || pid > INT32_MAX ||
 	    strspn(arg, "0123456789") != strlen(arg))
 		usage_error("not a process id: '%s'", arg);
-	snprintf(name, sizeof(name), "pid:%d", (int)pid);
-	return (struct input){ .name = xstrdup(name), .pid = (int)pid };
+	return pid_input_of((int)pid, 0);
 }
 
 /* Print an error and the usage line, then exit with the usage status. */
@@ -814,23 +826,39 @@ static int any_listed(const struct prefs *p)
 	return 0;
 }
 
+/* The processes of one -P REGEX (@regex) or --all-processes (NULL), as
+ * pid:PID inputs; a bad regular expression is a usage error. */
+static size_t add_processes(struct prefs *p, const char *regex)
+{
+	char why[256];
+	size_t n;
+	int *pids = procs_list(regex, &n, why, sizeof(why));
+
+	if (!pids)
+		usage_error("%s", why);
+	for (size_t k = 0; k < n; k++)
+		add_input(p, pid_input_of(pids[k], 1));
+	free(pids);
+	return n;
+}
+
 /* Replace each -P and --all-processes by the processes, in place. */
 static void expand_processes(struct prefs *p)
 {
 	struct input *old = p->inputs;
 	size_t n = p->ninputs;
-	char why[256];
-	long found;
 
 	p->inputs = xcalloc(p->cap, sizeof(*p->inputs));
 	p->ninputs = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (old[i].path || old[i].pid != PID_LIST)
+		size_t found;
+
+		if (old[i].path || old[i].pid != PID_LIST) {
 			add_input(p, old[i]);
-		else if ((found = procs_list(old[i].name, &p->inputs, &p->ninputs,
-					     &p->cap, why, sizeof(why))) < 0)
-			usage_error("%s", why);
-		else if (!found && n > 1)
+			continue;
+		}
+		found = add_processes(p, old[i].name);
+		if (!found && n > 1)
 			warn("%s%s%s: no process to read", old[i].name ? "-P '" : "",
 			     old[i].name ? old[i].name : "--all-processes",
 			     old[i].name ? "'" : "");

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "../host/units.h"
 #include "../scan/group.h"
 
 /*
@@ -53,7 +54,7 @@ int groups_domains(const struct group *g, size_t n, const struct input *inputs,
  * container, vm and process (process: the inputs' own rows, which are
  * there anyway).
  * @list: the value
- * @mask: set to a bit per enum unit_kind (dump/units.h) named
+ * @mask: set to a bit per enum unit_kind (host/units.h) named
  * @why: on failure, what is wrong (at most @len bytes)
  * @len: size of @why
  *

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dump/units.h"
+#include "../host/units.h"
 #include "../util/util.h"
 #include "cli.h"
 

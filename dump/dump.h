@@ -6,9 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../hash/hash.h"
+#include "../host/process.h"
 #include "../util/page.h"
-#include "procfs.h"
 #include "source.h"
 
 /*
@@ -121,7 +120,7 @@ struct dump {
 	uint64_t errors;	/* problems found; only the first is printed at once */
 	uint64_t warnings;	/* warnings; likewise */
 	int drained;		/* the rest of the stream was read to its end */
-	struct proc_stats proc;	/* a live process's KSM state (procfs.h) */
+	struct proc_stats proc;	/* a live process's KSM state (host/process.h) */
 	char why[256];		/* the first error said of it, as printed
 				 * (without "ksmscan: "), or "" */
 	int bomb_said;		/* it was said to decompress to much more */

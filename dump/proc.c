@@ -18,9 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../host/doctor.h"
+#include "../host/host.h"
+#include "../host/memory.h"
+#include "../host/process.h"
 #include "../util/util.h"
 #include "dump.h"
-#include "procfs.h"
 
 /* The most /proc/PID/maps text read: about a million mappings. */
 #define MAPS_MAX (128u << 20)
@@ -51,14 +54,11 @@ struct proc {
 /* Open /proc/PID/NAME read-only; report why not. */
 static int proc_file(struct dump *d, const char *what)
 {
-	char path[64];
-	int fd;
+	int fd = host_open("/proc/%d/%s", d->pid, what);
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", d->pid, what);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		dump_fail(d, "cannot open %s: %s", path,
-		      proc_why_unreadable(d->pid, errno));
+		dump_fail(d, "cannot open /proc/%d/%s: %s", d->pid, what,
+			  proc_why_unreadable(d->pid, errno));
 	return fd;
 }
 
@@ -232,15 +232,14 @@ static void proc_gone(struct dump *d, struct proc *p, uint64_t addr)
  */
 static void proc_recheck(struct dump *d, struct proc *p)
 {
-	char path[64], *text;
+	char *text;
 	size_t gone = 0;
 	int fd;
 
 	if (p->rechecked || !p->nmaps)
 		return;
 	p->rechecked = 1;
-	snprintf(path, sizeof(path), "/proc/%d/maps", d->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = host_open("/proc/%d/maps", d->pid);
 	if (fd < 0) {
 		proc_gone(d, p, p->maps[0].region.start);
 		return;

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../host/memory.h"
 #include "../util/bytes.h"
 #include "../util/util.h"
 #include "dump.h"

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../host/kernel.h"
 #include "../util/util.h"
 #include "layers.h"
 #include "source.h"
@@ -216,7 +217,7 @@ ssize_t source_read(struct source *s, void *buf, size_t len)
  */
 static void source_consume_stdin(struct source *s)
 {
-	int own = open("/proc/self/fd/0", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int own = reopen_stdin();
 
 	if (own >= 0) {
 		close(s->fd);
@@ -255,14 +256,10 @@ static void source_try_map(struct source *s, int is_stdin)
 /* Make a pipe's buffer as large as the system allows an unprivileged user. */
 static void source_grow_pipe(int fd)
 {
-	int max = 1 << 20;
-	FILE *f = fopen("/proc/sys/fs/pipe-max-size", "re");
+	int max = pipe_max_size();
 
-	if (f) {
-		if (fscanf(f, "%d", &max) != 1 || max < 65536)
-			max = 1 << 20;
-		fclose(f);
-	}
+	if (max < 65536)
+		max = 1 << 20;
 	if (max > 16 << 20)
 		max = 16 << 20;
 	fcntl(fd, F_SETPIPE_SZ, max);

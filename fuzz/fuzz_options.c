@@ -3,14 +3,14 @@
  * libFuzzer harness for the parsers of command-line values: sizes and
  * addresses (parse_u64), --range (parse_range), durations (parse_duration)
  * and algorithm names (hash_lookup), and of what /proc says a process
- * belongs to (/proc/PID/cgroup, a QEMU command line: dump/units.c), on
+ * belongs to (/proc/PID/cgroup, a QEMU command line: host/units.c), on
  * arbitrary text.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dump/units.h"
+#include "../host/units.h"
 #include "../hash/hash.h"
 #include "../util/util.h"
 

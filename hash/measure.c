@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../host/kernel.h"
 #include "../util/progress.h"
 #include "../util/util.h"
 #include "measure.h"
@@ -28,34 +29,6 @@ static void fill_random(unsigned char *p, size_t n)
 		x ^= x << 17;
 		memcpy(p + i, &x, 8);
 	}
-}
-
-/* The last-level cache size from sysfs, or 0 if unknown. */
-static size_t llc_bytes(void)
-{
-	size_t best = 0;
-
-	for (int i = 0; i < 8; i++) {
-		char path[96], buf[32];
-		FILE *f;
-		unsigned long v;
-		char unit = 0;
-
-		snprintf(path, sizeof(path),
-			 "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(buf, sizeof(buf), f) &&
-		    sscanf(buf, "%lu%c", &v, &unit) >= 1) {
-			size_t b = unit == 'K' ? v << 10 : unit == 'M' ? v << 20 : v;
-
-			if (b > best)
-				best = b;
-		}
-		fclose(f);
-	}
-	return best;
 }
 
 /* Seconds per page over @npages pages at @buf, hashed @reps times. */
@@ -154,7 +127,7 @@ size_t hash_measure(const struct algo *const *algos, size_t nalgos,
 		    struct hash_speed *rows, const struct algo **autopick,
 		    int progress)
 {
-	size_t stream = 4 * llc_bytes();
+	size_t stream = 4 * cpu_cache_bytes();
 	struct progress *pr = progress_start(progress, 0);
 	unsigned char *buf;
 	char what[96];

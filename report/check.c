@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../host/process.h"
 #include "../util/util.h"
 #include "report.h"
 

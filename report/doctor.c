@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dump/procfs.h"
-#include "../dump/units.h"
+#include "../host/doctor.h"
+#include "../host/ksm.h"
+#include "../host/units.h"
 #include "../util/util.h"
 #include "report.h"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dump/procfs.h"
+#include "../host/memory.h"
 #include "../util/text.h"
 #include "../util/util.h"
 #include "pagerec.h"

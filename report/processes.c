@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dump/procfs.h"
+#include "../host/process.h"
 #include "../model/ksm.h"
 #include "../util/util.h"
 #include "report.h"

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../host/process.h"
 #include "../compress/compress.h"
 #include "../hash/hash.h"
 #include "../hash/measure.h"

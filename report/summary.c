@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../host/process.h"
 #include "../util/util.h"
 #include "report.h"
 

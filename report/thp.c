@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dump/procfs.h"
+#include "../host/memory.h"
 #include "../util/util.h"
 #include "pagerec.h"
 #include "report.h"

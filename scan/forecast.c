@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../host/ksm.h"
+#include "../host/process.h"
 #include "../util/util.h"
 #include "forecast.h"
 

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../dump/procfs.h"
+#include "../host/process.h"
 
 /*
  * A forecast read back (--check): the JSON a live series wrote (-p PID...

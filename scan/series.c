@@ -15,7 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../dump/procfs.h"
+#include "../host/kernel.h"
+#include "../host/ksm.h"
+#include "../host/memory.h"
+#include "../host/process.h"
 #include "../hash/measure.h"
 #include "../util/util.h"
 #include "index.h"

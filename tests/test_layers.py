@@ -3,8 +3,10 @@
 own #include lines (no compiler involved, so this cannot agree with itself):
 
 - every folder includes only from itself and the folders below it, in the
-  order util, hash, dump, compress, model, scan, then report and cli (which
-  do not include each other), then ksmscan.c on top;
+  order util, host, hash, dump, compress, model, scan, then report and cli
+  (which do not include each other), then ksmscan.c on top;
+- only host/ reads the live kernel: no other file opens a /proc or /sys path
+  itself (it asks host/, whose root the tests can move);
 - no two headers or sources include each other in a cycle;
 - every quoted include names a file that exists;
 - no comment or document in the repository cites a file it does not hold
@@ -24,8 +26,13 @@ top = os.path.dirname(here)
 sys.path.insert(0, here)
 import ksmtest  # noqa: E402
 
-RANK = {"util": 0, "hash": 1, "dump": 2, "compress": 3, "model": 4,
-        "scan": 5, "report": 6, "cli": 6, ".": 7}
+RANK = {"util": 0, "host": 1, "hash": 2, "dump": 3, "compress": 4, "model": 5,
+        "scan": 6, "report": 7, "cli": 7, ".": 8}
+# A kernel path opened without host/: open("/proc...", fopen("/sys...",
+# opendir("/proc"), or a /proc or /sys path built with a format.
+RAW_KERNEL_PATH = re.compile(
+    r'(?<![\w])(?:open|fopen|opendir|openat|stat|access)\s*\(\s*"/(?:proc|sys)\b'
+    r'|printf\s*\([^;]*?"/(?:proc|sys)/[^"]*%')
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 passed = failed = 0
@@ -75,6 +82,19 @@ def test_layers(files, graph):
             ok = b in RANK and RANK[b] < RANK[a]
             check(ok, "%s (%s) may include %s (%s)" % (f, a, inc, b),
                   "a folder includes only from the folders below it")
+
+
+def test_host_only(files):
+    """/proc and /sys are read through host/ alone."""
+    for f in files:
+        if folder_of(f) == "host":
+            continue
+        with open(os.path.join(top, f)) as fh:
+            text = fh.read()
+        bad = [text.count("\n", 0, m.start()) + 1
+               for m in RAW_KERNEL_PATH.finditer(text)]
+        check(not bad, "%s reads no /proc or /sys path itself" % f,
+              "lines %s: ask host/ (host/host.h)" % bad)
 
 
 def test_cycles(files, graph):
@@ -134,6 +154,7 @@ def main():
     files = product_files()
     graph = {f: includes(f) for f in files}
     test_layers(files, graph)
+    test_host_only(files)
     test_cycles(files, graph)
     test_no_outside_citations()
     print(ksmtest.closing_line(passed, failed, 0))

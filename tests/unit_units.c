@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit test of dump/units.c's parsers on fixed texts of /proc/PID/cgroup
+ * Unit test of host/units.c's parsers on fixed texts of /proc/PID/cgroup
  * (cgroup2 alone, the hybrid layout, v1 only, with docker, podman,
  * containerd, CRI-O, Kubernetes and libvirt paths) and of QEMU command
  * lines. The expected names are written by hand from the paths' formats;
@@ -9,7 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../dump/units.c"
+#include "../host/root.c"
+#include "../host/units.c"
 
 static unsigned long passed, failed;
 

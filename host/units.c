@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host.h"
 #include "units.h"
 
 static const char *const kind_names[UNIT_KINDS] = {
@@ -276,13 +277,9 @@ void unit_parse_cmdline(const char *args, size_t len, struct proc_unit *u)
 /* Up to @cap - 1 bytes of /proc/PID/@what, NUL-terminated; the length, or -1. */
 static long read_proc(int pid, const char *what, char *buf, size_t cap)
 {
-	char path[64];
 	size_t n = 0;
 	ssize_t got;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", pid, what);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = host_open("/proc/%d/%s", pid, what);
 	if (fd < 0)
 		return -1;
 	while (n < cap - 1 && (got = read(fd, buf + n, cap - 1 - n)) > 0)

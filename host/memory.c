@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host's memory (memory.h): /proc/meminfo, its NUMA nodes, and where a
+ * process's pages sit (their node, their frame in a transparent huge page,
+ * the zero page's frame).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../util/page.h"
+#include "../util/util.h"
+#include "host.h"
+#include "memory.h"
+
+/* pagemap: bit 63 present, bits 0-54 the frame (zero unless root). */
+#define PM_PRESENT (UINT64_C(1) << 63)
+#define PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
+/* /proc/kpageflags: the page is part of a transparent huge page. */
+#define KPF_THP (UINT64_C(1) << 22)
+/* Pages per move_pages() query. */
+#define NODE_BATCH 1024
+
+/*
+ * The values of @n keys of /proc/meminfo, in kB (0 for a key it lacks).
+ * Return: a bit per key found, or -1 if the file cannot be read.
+ */
+static int meminfo_kb(const char *const *keys, unsigned long long *kb, size_t n)
+{
+	char line[256], key[64];
+	unsigned long long v;
+	int found = 0;
+	FILE *f = host_fopen("/proc/meminfo");
+
+	if (!f)
+		return -1;
+	memset(kb, 0, n * sizeof(*kb));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63[^:]: %llu", key, &v) != 2)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (strcmp(key, keys[k]) == 0) {
+				kb[k] = v;
+				found |= 1 << k;
+			}
+	}
+	fclose(f);
+	return found;
+}
+
+uint64_t mem_available(void)
+{
+	static const char *const keys[] = { "MemAvailable" };
+	const char *env = getenv("KSMSCAN_MEM_AVAILABLE");
+	unsigned long long kb;
+
+	if (env && *env)
+		return strtoull(env, NULL, 0);
+	if (meminfo_kb(keys, &kb, 1) != 1)
+		return UINT64_MAX;	/* it does not say */
+	return (uint64_t)kb * 1024;
+}
+
+int host_meminfo(uint64_t *total_kb, uint64_t *free_kb)
+{
+	/* ksmtuned's free memory: MemFree + Buffers + Cached. */
+	static const char *const keys[] = { "MemTotal", "MemFree", "Buffers", "Cached" };
+	unsigned long long kb[4];
+	int found = meminfo_kb(keys, kb, 4);
+
+	if (found < 0 || !(found & 1))
+		return -1;
+	*total_kb = kb[0];
+	*free_kb = kb[1] + kb[2] + kb[3];
+	return 0;
+}
+
+/* KSMSCAN_TEST_NODES: a fake host of that many nodes (tests only); 0 unset. */
+static int test_nodes(void)
+{
+	const char *v = getenv("KSMSCAN_TEST_NODES");
+	int n = v ? atoi(v) : 0;
+
+	return n > 0 && n <= 1024 ? n : 0;
+}
+
+int numa_host_nodes(void)
+{
+	char buf[256];
+	int nodes = 0, a, b, used;
+	FILE *f;
+
+	if (test_nodes())
+		return test_nodes();
+	f = host_fopen("/sys/devices/system/node/online");
+	if (!f)
+		return 1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	/* A list of ranges: "0", "0-3", "0,2-3". */
+	for (const char *p = buf; sscanf(p, "%d%n", &a, &used) == 1; ) {
+		p += used;
+		b = a;
+		if (*p == '-' && sscanf(p + 1, "%d%n", &b, &used) == 1)
+			p += 1 + used;
+		nodes += b >= a ? b - a + 1 : 1;
+		if (*p != ',')
+			break;
+		p++;
+	}
+	return nodes ? nodes : 1;
+}
+
+int proc_page_nodes(int pid, const uint64_t *addrs, size_t n, int *nodes)
+{
+	void *pages[NODE_BATCH];
+	int fake = test_nodes();
+
+	for (size_t i = 0; i < n; i += NODE_BATCH) {
+		size_t m = n - i < NODE_BATCH ? n - i : NODE_BATCH;
+
+		if (fake) {
+			for (size_t j = 0; j < m; j++)
+				nodes[i + j] = (int)(addrs[i + j] / 4096 % (uint64_t)fake);
+			continue;
+		}
+		for (size_t j = 0; j < m; j++)
+			pages[j] = (void *)(uintptr_t)addrs[i + j];
+		/* No target nodes: a query; each status is a node or -errno. */
+		if (syscall(SYS_move_pages, pid, (unsigned long)m, pages, NULL,
+			    nodes + i, 0) < 0)
+			return -1;
+		for (size_t j = 0; j < m; j++)
+			if (nodes[i + j] < 0)
+				nodes[i + j] = -1;
+	}
+	return 0;
+}
+
+/* Whether frame @pfn is in a transparent huge page; -1 on a read error. */
+static int pfn_thp(int kpf, uint64_t pfn)
+{
+	uint64_t flags;
+
+	if (pread(kpf, &flags, sizeof(flags), (off_t)(pfn * sizeof(flags))) !=
+	    (ssize_t)sizeof(flags))
+		return -1;
+	return (flags & KPF_THP) != 0;
+}
+
+int proc_page_thp(int pid, const uint64_t *addrs, size_t n, unsigned char *thp)
+{
+	uint64_t pm[512];
+	int fd, kpf = host_open("/proc/kpageflags");
+
+	if (kpf < 0)
+		return -1;
+	fd = host_open("/proc/%d/pagemap", pid);
+	if (fd < 0) {
+		close(kpf);
+		return -1;
+	}
+	for (size_t i = 0; i < n; ) {
+		size_t run = 1;
+
+		/* One read for a run of consecutive pages. */
+		while (i + run < n && run < 512 && addrs[i + run] == addrs[i] + run * 4096)
+			run++;
+		if (pread(fd, pm, run * sizeof(*pm), (off_t)(addrs[i] / 4096 * 8)) !=
+		    (ssize_t)(run * sizeof(*pm)))
+			memset(pm, 0, sizeof(pm));
+		for (size_t j = 0; j < run; j++)
+			thp[i + j] = (pm[j] & PM_PRESENT) && (pm[j] & PM_PFN_MASK) &&
+				     pfn_thp(kpf, pm[j] & PM_PFN_MASK) == 1;
+		i += run;
+	}
+	close(fd);
+	close(kpf);
+	return 0;
+}
+
+uint64_t proc_zero_pfn(void)
+{
+	static uint64_t pfn = UINT64_MAX;
+	volatile const unsigned char *page;
+	uint64_t entry = 0;
+	int fd;
+
+	if (pfn != UINT64_MAX)
+		return pfn;
+	pfn = 0;
+	/* A private anonymous page that is only read maps the zero page. */
+	page = mmap(NULL, PAGE_BYTES, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return pfn;
+	(void)page[0];
+	fd = host_open("/proc/self/pagemap");
+	if (fd >= 0 && pread(fd, &entry, sizeof(entry),
+			     (off_t)((uintptr_t)page / PAGE_BYTES * sizeof(entry))) ==
+	    (ssize_t)sizeof(entry) && (entry >> 63))
+		pfn = entry & PM_PFN_MASK;	/* 0 unless CAP_SYS_ADMIN */
+	if (fd >= 0)
+		close(fd);
+	munmap((void *)page, PAGE_BYTES);
+	return pfn;
+}

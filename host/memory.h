@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef KSMSCAN_HOST_MEMORY_H
+#define KSMSCAN_HOST_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The host's memory and where a process's pages sit (memory.c). */
+
+/**
+ * mem_available() - the memory this machine can give a new task without
+ * swapping: MemAvailable of /proc/meminfo, in bytes (UINT64_MAX when it
+ * does not say). $KSMSCAN_MEM_AVAILABLE, in bytes, stands in for it (tests).
+ */
+uint64_t mem_available(void);
+
+/**
+ * host_meminfo() - this host's memory as ksmtuned reads it from
+ * /proc/meminfo, in kB.
+ * @total_kb: set to MemTotal
+ * @free_kb: set to MemFree + Buffers + Cached
+ *
+ * Return: 0, or -1 if /proc/meminfo cannot be read.
+ */
+int host_meminfo(uint64_t *total_kb, uint64_t *free_kb);
+
+/**
+ * numa_host_nodes() - how many NUMA nodes this host has online
+ * (/sys/devices/system/node/online); 1 if that cannot be read. With
+ * KSMSCAN_TEST_NODES=N in the environment (for tests only) it is N.
+ */
+int numa_host_nodes(void);
+
+/**
+ * proc_page_nodes() - the NUMA node of each page of a process, from
+ * move_pages(2) with no target nodes, which moves nothing and answers
+ * where each page is. With KSMSCAN_TEST_NODES=N (for tests only) the
+ * answer is (address / 4096) % N instead, a fake N-node host.
+ * @pid: the process
+ * @addrs: the pages' addresses
+ * @n: how many
+ * @nodes: set to each page's node, or -1 (not present, or no answer)
+ *
+ * Return: 0, or -1 (errno set) if the kernel refused the query.
+ */
+int proc_page_nodes(int pid, const uint64_t *addrs, size_t n, int *nodes);
+
+/**
+ * proc_page_thp() - whether each page of a process is part of a
+ * transparent huge page: its frame from /proc/PID/pagemap, then the
+ * frame's KPF_THP bit in /proc/kpageflags, which only root may read
+ * (others see no frame numbers).
+ * @pid: the process
+ * @addrs: the pages' addresses, ascending runs preferred
+ * @n: how many
+ * @thp: set to 1 for a page in a transparent huge page, else 0
+ *
+ * Return: 0, or -1 with errno (EACCES or EPERM: not root).
+ */
+int proc_page_thp(int pid, const uint64_t *addrs, size_t n, unsigned char *thp);
+
+/**
+ * proc_zero_pfn() - the page frame number of the kernel's zero page, as
+ * pagemap shows it for a page that was only read; 0 when pagemap hides
+ * frame numbers (without CAP_SYS_ADMIN). Measured once.
+ */
+uint64_t proc_zero_pfn(void);
+
+#endif
