@@ -436,9 +436,8 @@ int source_adopt(struct source *s, int fd)
 		close(fd);
 		return -1;
 	}
-	m = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
-			      fd, 0) : NULL;
-	if (m == MAP_FAILED) {
+	m = st.st_size ? tmp_map(fd, (uint64_t)st.st_size) : NULL;
+	if (st.st_size && !m) {
 		close(fd);
 		return -1;
 	}

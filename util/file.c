@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -44,6 +45,64 @@ int tmp_room_for(int fd, uint64_t len)
 	if (keep > FREE_MIN_BYTES)
 		keep = FREE_MIN_BYTES;
 	return avail >= keep + len;
+}
+
+/*
+ * Map the hole [@start, @end) of the map @m of a file of @size bytes as
+ * anonymous zero memory, its whole pages (and the last page's tail).
+ * Return: 0, or -1 when the kernel will not (too many maps).
+ */
+static int map_hole(unsigned char *m, uint64_t start, uint64_t end,
+		    uint64_t size)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	start = (start + pg - 1) / pg * pg;
+	end = end >= size ? (size + pg - 1) / pg * pg : end / pg * pg;
+	if (end <= start)
+		return 0;
+	return mmap(m + start, (size_t)(end - start), PROT_READ,
+		    MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED ?
+	       -1 : 0;
+}
+
+void *tmp_map(int fd, uint64_t size)
+{
+	unsigned char *m;
+	off_t at = 0;
+
+	if (size > SIZE_MAX) {
+		errno = EFBIG;
+		return NULL;
+	}
+	m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	/* tmpfs gives a hole a page of its own when it is read through a
+	 * map, and a full file system ends that read with SIGBUS: holes are
+	 * read from zero memory instead, which takes no room anywhere. */
+	while ((uint64_t)at < size) {
+		off_t hole = lseek(fd, at, SEEK_HOLE), data;
+
+		if (hole < 0 || (uint64_t)hole >= size)
+			break;
+		data = lseek(fd, hole, SEEK_DATA);
+		if (data < 0 || (uint64_t)data > size)
+			data = (off_t)size;
+		if (map_hole(m, (uint64_t)hole, (uint64_t)data, size) < 0 &&
+		    fallocate(fd, 0, hole, (off_t)size - hole) < 0 &&
+		    errno != EOPNOTSUPP) {
+			/* Out of maps: the rest of the holes take their room
+			 * now, or the copy is refused. */
+			int e = errno;
+
+			munmap(m, (size_t)size);
+			errno = e;
+			return NULL;
+		}
+		at = data;
+	}
+	return m;
 }
 
 int out_open(struct out_file *o, const char *path)

@@ -35,6 +35,20 @@ int tmpfile_fd(void);
  */
 int tmp_room_for(int fd, uint64_t len);
 
+/**
+ * tmp_map() - map a temporary file (a copy written sparse) for reading,
+ * its holes as anonymous zero memory: reading a hole takes no room of the
+ * file system (tmpfs would give it a page, and a full one would end the
+ * read with SIGBUS). Where the kernel allows no more maps, the remaining
+ * holes are given their room at once (fallocate) or the map is refused.
+ * @fd: the temporary file, at its final size
+ * @size: its size, not 0
+ *
+ * Return: the map (munmap() it with @size), or NULL (errno set; ENOSPC:
+ * no room for the holes that could not be mapped).
+ */
+void *tmp_map(int fd, uint64_t size);
+
 /* An output file being written (out_open() to out_close()). */
 struct out_file {
 	FILE *f;		/* write here */
