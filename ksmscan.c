@@ -45,7 +45,7 @@
 /* Long options without a short form, beyond every character. */
 enum {
 	OPT_PROGRESS = 256, OPT_ALL_PROCESSES, OPT_GROUP, OPT_SKETCH_SIZE,
-	OPT_KNOWN, OPT_BY, OPT_ENABLE,
+	OPT_KNOWN, OPT_BY, OPT_ENABLE, OPT_NO_DECOMPRESS,
 	/* --series and ksmd's settings */
 	OPT_SERIES, OPT_INTERVAL, OPT_COUNT, OPT_PAGES_TO_SCAN, OPT_SLEEP_MS,
 	OPT_SMART_SCAN, OPT_SCANS, OPT_HZ, OPT_PAGE_COST, OPT_REVISIT_COST,
@@ -89,9 +89,9 @@ static const char usage_line[] =
 	"               [-P regex] [-r reports]\n"
 	"               [--all-mappings] [--all-processes] [--by=kind] [--csv]\n"
 	"               [--enable=unit,...] [--group=name=input,...] [--json]\n"
-	"               [--known=file,...] [--label=name] [--[no-]progress]\n"
-	"               [--range=start-end] [--sketch-size=k] [--svg=file] [--top=n]\n"
-	"               [file ...]\n"
+	"               [--known=file,...] [--label=name] [--no-decompress]\n"
+	"               [--[no-]progress] [--range=start-end] [--sketch-size=k]\n"
+	"               [--svg=file] [--top=n] [file ...]\n"
 	"       ksmscan --series [--interval=d] [--pages-to-scan=n] [--sleep-ms=n]\n"
 	"               [--smart-scan=0|1] [--scans=n] [--hz=n] [--page-cost=d]\n"
 	"               [--revisit-cost=d] [--write-rate=r] [options] snapshot ...\n"
@@ -116,7 +116,9 @@ static const char help_head[] =
 
 /* --help after the formats of -f (from the readers' table). */
 static const char help_formats[] =
-	"\n                              (default auto: by magic)\n"
+	"\n                              (default auto: by magic); compression is\n"
+	"                              still recognised by its magic\n"
+	"      --no-decompress         read files' bytes as they are, compressed or not\n"
 	"  -m, --max-page-sharing=N    KSM's max_page_sharing, N >= 2 (default 256)\n"
 	"  -o, --output=FMT            table, csv, json or openmetrics (default table)\n"
 	"      --csv, --json           short for -o csv, -o json\n"
@@ -189,7 +191,8 @@ static const char help_tail[] =
 	"  -V, --version               version\n"
 	"\n"
 	"A file may be '-' for standard input, which is read when no input is named\n"
-	"and it is not a terminal; compressed files are read as they are. Exit\n"
+	"and it is not a terminal; compressed files are decompressed whatever -f\n"
+	"says (not with --no-decompress). Exit\n"
 	"status: 0 success, 1 an input or the output could not be read or written\n"
 	"completely, 2 usage error; --check: 1 outside the tolerance, 2 not a forecast.\n"
 	"See ksmscan(1).\n";
@@ -563,6 +566,7 @@ static int set_value(struct prefs *p, int c)
 {
 	switch (c) {
 	case 'M': p->cfg.dump.all_mappings = 1; break;
+	case OPT_NO_DECOMPRESS: p->cfg.dump.no_decompress = 1; break;
 	case 'B': p->bench = 1; break;
 	case OPT_PROGRESS: p->cfg.progress = 1; break;
 	case 'N': p->cfg.progress = 0; break;
@@ -945,6 +949,7 @@ static const struct option longopts[] = {
 	{ "report", required_argument, NULL, 'r' },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "all-mappings", no_argument, NULL, 'M' },
+	{ "no-decompress", no_argument, NULL, OPT_NO_DECOMPRESS },
 	{ "range", required_argument, NULL, 'R' },
 	{ "bench", no_argument, NULL, 'B' },
 	{ "top", required_argument, NULL, 'T' },

@@ -281,7 +281,7 @@ struct dump *dump_open(const struct input *in, const struct dump_options *opt,
 		d->reader = &proc_reader;
 	} else {
 		unsigned flags = (opt->stream_only ? SOURCE_STREAM : 0) |
-				 (strcmp(opt->format, "raw") == 0 ? SOURCE_RAW : 0);
+				 (opt->no_decompress ? SOURCE_RAW : 0);
 
 		if (source_open(&d->src, in->path, in->name, flags) < 0) {
 			/* A compression layer's fault has a place; opening's has not. */

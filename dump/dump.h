@@ -75,6 +75,7 @@ struct dump_options {
 	uint64_t range_end;
 	int stream_only;	/* read files as streams, never mapped (the
 				 * fuzzer takes the path a pipe takes) */
+	int no_decompress;	/* --no-decompress: the bytes as they are */
 };
 
 /* One input format: probe its magic, then hand out page ranges. */

