@@ -35,6 +35,7 @@
 #include "scan/forecast.h"
 #include "scan/scan.h"
 #include "util/util.h"
+#include "util/text.h"
 
 #define KSMSCAN_VERSION "0.1.0"
 
@@ -224,9 +225,11 @@ static struct input pid_input(const char *arg)
 /* Print an error and the usage line, then exit with the usage status. */
 static void usage_error(const char *fmt, const char *arg)
 {
-	fputs("ksmscan: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
+	char line[1024], shown[4 * 1024];
+
+	/* An option's value may hold controls or bytes that are not UTF-8. */
+	snprintf(line, sizeof(line), fmt, arg);
+	fprintf(stderr, "ksmscan: %s\n", text_clean(line, shown, sizeof(shown)));
 	fputs(usage_line, stderr);
 	exit(EXIT_USAGE);
 }
@@ -838,8 +841,11 @@ static size_t add_processes(struct prefs *p, const char *regex)
 	size_t n;
 	int *pids = procs_list(regex, &n, why, sizeof(why));
 
-	if (!pids)
-		usage_error("%s", why);
+	if (!pids) {
+		/* One line naming the pattern, without the usage. */
+		error("%s", why);
+		exit(EXIT_USAGE);
+	}
 	for (size_t k = 0; k < n; k++)
 		add_input(p, pid_input_of(pids[k], 1));
 	free(pids);

@@ -10,7 +10,10 @@
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../util/util.h"
@@ -229,14 +232,18 @@ int proc_ksm_stat(int pid, struct proc_ksm_stat *st)
 int proc_comm(int pid, char *buf, size_t len)
 {
 	FILE *f;
+	size_t n;
 
 	f = host_fopen("/proc/%d/comm", pid);
 	if (!f)
 		return -1;
-	if (!fgets(buf, (int)len, f))
-		buf[0] = '\0';
+	/* The kernel ends the name with a line break; one within it is its
+	 * own (prctl(PR_SET_NAME) takes any byte but NUL). */
+	n = fread(buf, 1, len - 1, f);
 	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
+	if (n && buf[n - 1] == '\n')
+		n--;
+	buf[n] = '\0';
 	return 0;
 }
 
@@ -292,38 +299,158 @@ int *procs_pids(size_t *n)
 	return pids;
 }
 
-int *procs_list(const char *regex, size_t *n, char *why, size_t len)
+/* What the child that matches -P's pattern sends first: regcomp()'s result
+ * and, if it failed, why; then the pids that match. */
+struct match_head {
+	int rc;
+	char msg[128];
+};
+
+/* The address space the child may add to what it has: PROCS_MATCH_BYTES. */
+static void limit_memory(void)
 {
-	regex_t re;
-	size_t npids;
-	int *pids, rc;
+	unsigned long long pages = 0;
+	struct rlimit r;
+	/* ksmscan's own size now, not the host's: no host root here. */
+	FILE *f = fopen("/proc/self/statm", "r");
 
-	*n = 0;
-	if (regex && (rc = regcomp(&re, regex, REG_EXTENDED | REG_NOSUB)) != 0) {
-		char msg[128];
-
-		regerror(rc, &re, msg, sizeof(msg));
-		snprintf(why, len, "bad regular expression '%.60s': %s", regex, msg);
-		return NULL;
+	if (!f)
+		return;
+	if (fscanf(f, "%llu", &pages) == 1) {
+		r.rlim_cur = r.rlim_max = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) +
+					  PROCS_MATCH_BYTES;
+		setrlimit(RLIMIT_AS, &r);
 	}
-	pids = procs_pids(&npids);
-	for (size_t i = 0; i < npids; i++) {
+	fclose(f);
+}
+
+/*
+ * Keep those of the @n pids (ascending, kept so) that -P's compiled @re (or
+ * NULL: every one) takes, ksmscan (@self) left out. Return: how many, or -1
+ * when matching ran out of memory.
+ */
+static ssize_t procs_keep(const regex_t *re, int *pids, size_t n, int self)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++) {
 		char comm[64], state;
 		unsigned long flags;
+		int rc;
 
-		if (pids[i] == getpid() || proc_stat(pids[i], &state, &flags) < 0 ||
+		if (pids[i] == self || proc_stat(pids[i], &state, &flags) < 0 ||
 		    (flags & PF_KTHREAD) || state == 'Z' || state == 'X' ||
 		    proc_comm(pids[i], comm, sizeof(comm)) < 0)
 			continue;
-		if (regex && regexec(&re, comm, 0, NULL, 0) != 0)
-			continue;
-		if (proc_readable(pids[i], comm) <= 0)
-			continue;
-		pids[(*n)++] = pids[i];	/* kept in place: ascending still */
+		if ((rc = re ? regexec(re, comm, 0, NULL, 0) : 0) == REG_ESPACE)
+			return -1;
+		if (rc == 0 && proc_readable(pids[i], comm) > 0)
+			pids[kept++] = pids[i];
 	}
-	if (regex)
-		regfree(&re);
-	return pids;
+	return (ssize_t)kept;
+}
+
+/* In the child: compile @regex, match every process, send the result to
+ * @fd; never returns. */
+static void procs_match(const char *regex, int fd)
+{
+	struct match_head h = { 0 };
+	size_t npids;
+	ssize_t kept;
+	int *pids;
+	regex_t re;
+
+	limit_memory();
+	alarm(PROCS_MATCH_SECONDS);
+	if ((h.rc = regcomp(&re, regex, REG_EXTENDED | REG_NOSUB)) != 0)
+		regerror(h.rc, &re, h.msg, sizeof(h.msg));
+	if (write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || h.rc)
+		_exit(h.rc == REG_ESPACE ? 3 : 0);
+	pids = procs_pids(&npids);
+	kept = procs_keep(&re, pids, npids, getppid());
+	if (kept < 0)
+		_exit(3);
+	for (size_t done = 0; done < (size_t)kept * sizeof(int);) {
+		ssize_t w = write(fd, (char *)pids + done, (size_t)kept * sizeof(int) - done);
+
+		if (w <= 0)
+			_exit(1);
+		done += (size_t)w;
+	}
+	fflush(stderr);
+	_exit(0);
+}
+
+/* All that @fd gives until its end, in *@len bytes. */
+static unsigned char *read_all(int fd, size_t *len)
+{
+	size_t cap = 4096;
+	unsigned char *buf = xmalloc(cap);
+	ssize_t n;
+
+	*len = 0;
+	for (;;) {
+		if (*len == cap)
+			buf = xreallocarray(buf, cap *= 2, 1);
+		n = read(fd, buf + *len, cap - *len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return buf;
+		*len += (size_t)n;
+	}
+}
+
+int *procs_list(const char *regex, size_t *n, char *why, size_t len)
+{
+	struct match_head h;
+	unsigned char *buf;
+	int fds[2], status = 0;
+	size_t got;
+	pid_t child;
+
+	*n = 0;
+	if (!regex) {
+		int *pids = procs_pids(&got);
+
+		*n = (size_t)procs_keep(NULL, pids, got, getpid());
+		return pids;
+	}
+	/* Matching is done in a child under a memory limit and a timer: a
+	 * pattern such as ((a{99}){99}){99} compiles to gigabytes. */
+	fflush(stderr);
+	if (pipe(fds) < 0 || (child = fork()) < 0) {
+		snprintf(why, len, "-P: cannot start matching: %s", strerror(errno));
+		return NULL;
+	}
+	if (child == 0) {
+		close(fds[0]);
+		procs_match(regex, fds[1]);
+	}
+	close(fds[1]);
+	buf = read_all(fds[0], &got);
+	close(fds[0]);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	if (got >= sizeof(h))
+		memcpy(&h, buf, sizeof(h));
+	if (got >= sizeof(h) && h.rc && h.rc != REG_ESPACE) {
+		snprintf(why, len, "bad regular expression '%.60s': %s", regex, h.msg);
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status) || got < sizeof(h)) {
+		snprintf(why, len, "-P '%.60s'%s: the pattern needs more than %d MiB "
+			 "or %d s to match the processes' names: refused", regex,
+			 strlen(regex) > 60 ? "..." : "", PROCS_MATCH_BYTES >> 20,
+			 PROCS_MATCH_SECONDS);
+	} else {
+		int *pids = xcalloc((got - sizeof(h)) / sizeof(int) + 1, sizeof(int));
+
+		*n = (got - sizeof(h)) / sizeof(int);
+		memcpy(pids, buf + sizeof(h), *n * sizeof(int));
+		free(buf);
+		return pids;
+	}
+	free(buf);
+	return NULL;
 }
 
 double proc_start_time(int pid)

@@ -100,6 +100,10 @@ double proc_start_time(int pid);
  */
 uint64_t proc_resident_pages(int pid);
 
+/* What matching -P's pattern against every process may take. */
+#define PROCS_MATCH_BYTES (64 << 20)
+#define PROCS_MATCH_SECONDS 5
+
 /**
  * procs_list() - the processes -P REGEX or --all-processes take, in
  * ascending pid order. Kernel threads, zombies, ksmscan itself and
@@ -112,7 +116,12 @@ uint64_t proc_resident_pages(int pid);
  * @why: for a bad regular expression, what is wrong (at most @len bytes)
  * @len: size of @why
  *
- * Return: the pids (free them), or NULL for a bad regular expression.
+ * The pattern is compiled and matched in a child process under a limit of
+ * PROCS_MATCH_BYTES more memory and PROCS_MATCH_SECONDS: past either, it is
+ * refused (@why says so).
+ *
+ * Return: the pids (free them), or NULL for a bad or refused regular
+ * expression.
  */
 int *procs_list(const char *regex, size_t *n, char *why, size_t len);
 

@@ -92,5 +92,66 @@ def format_names_memory_only():
           "%s / %s" % (row_figures(a), row_figures(b)))
 
 
+
+def named_child(name):
+    """A sleeping child whose comm is @name (bytes, prctl(PR_SET_NAME))."""
+    code = ("import ctypes,sys,time\n"
+            "ctypes.CDLL(None).prctl(15, ctypes.c_char_p(bytes.fromhex(sys.argv[1])), 0, 0, 0)\n"
+            "print('ok', flush=True)\n"
+            "time.sleep(120)\n")
+    p = subprocess.Popen([sys.executable, "-c", code, name.hex()], stdout=subprocess.PIPE)
+    p.stdout.readline()
+    return p
+
+
+def pids_of(r):
+    return sorted(int(row["input"][4:]) for row in csv.DictReader(io.StringIO(r.out))
+                  if row["input"].startswith("pid:"))
+
+
+def peak_child_kib():
+    import resource
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+
+
+@test("regex")
+def process_regex_bounded():
+    """Patterns whose compilation needs gigabytes, of shapes and sizes other
+    than one nest of three: each refused with exit 2 and one line naming it,
+    the run's peak memory far below them."""
+    pats = ["((b{200}){150}){120}", "(((c{40}){40}){40}){40}", "(x{1,250}){1,250}z",
+            "([a-z]{250}|[0-9]{250}){250}", "(" + "|".join("w%dq{99}" % i for i in range(3000)) + "){50}"]
+    for pat in pats:
+        before = peak_child_kib()
+        r = run(["--csv", "-P", pat], timeout=60)
+        lines = r.err.splitlines()
+        eq(r.rc, 2, "-P %.40s: refused, exit 2" % pat)
+        check(len(lines) == 1 and "-P '" + pat[:40] in lines[0] and "refused" in lines[0],
+              "-P %.40s: one line naming it" % pat, r.err[:300])
+        check(r.out == "", "-P %.40s: no output" % pat, r.out[:200])
+        peak = peak_child_kib()
+        check(peak < 200 * 1024 or peak == before, "-P %.40s: peak memory below 200 MiB" % pat,
+              "%d KiB" % peak)
+
+
+@test("regex")
+def process_regex_still_selects():
+    """Ordinary patterns select exactly the processes whose comm Python's re
+    matches (the children started here, with names of their own)."""
+    import re
+    tag = "kq%d" % (os.getpid() % 100000)
+    names = [(tag + "a1").encode(), (tag + "b22").encode(), (tag + "a333").encode()]
+    kids = [named_child(n) for n in names]
+    try:
+        for pat in (tag + "a[0-9]+$", "^" + tag + "(b|a3)", tag + "[ab]2*$", tag + "zz"):
+            want = sorted(k.pid for k, n in zip(kids, names) if re.search(pat, n.decode()))
+            r = run(["--csv", "-P", pat])
+            eq((r.rc, pids_of(r)), (0 if want else 1, want), "-P %s: its processes" % pat)
+    finally:
+        for k in kids:
+            k.kill()
+            k.wait()
+
+
 if __name__ == "__main__":
     sys.exit(run_suite("bounds"))
