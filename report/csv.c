@@ -23,8 +23,9 @@ static int csv_formula(const char *s)
 
 /*
  * Print one field, quoted when it holds a comma, quote or line break. Text
- * from a dump may hold controls (ESC, BEL) that a terminal would act on: they
- * are shown as '?' (text_char()); tab and line breaks are CSV's own. A text
+ * from a dump may hold controls (ESC, BEL) that a terminal would act on, or
+ * bytes that are not UTF-8: they are shown as text_shown() shows them ('?',
+ * "\xHH"); tab and line breaks are CSV's own. A text
  * cell (@text) that looks like a formula is defused with a leading '.
  */
 static void csv_field(const char *s, int first, int text)
@@ -38,15 +39,15 @@ static void csv_field(const char *s, int first, int text)
 	if (text && csv_formula(s))
 		putchar('\'');
 	while (*s) {
+		char shown[TEXT_SHOWN_MAX];
 		int bad;
 		size_t n = text_char(s, &bad);
 
 		if (*s == '"')
 			putchar('"');
-		if (bad && *s != '\t' && *s != '\r' && *s != '\n')
-			putchar('?');
-		else
-			fwrite(s, 1, n, stdout);
+		if (*s == '\t' || *s == '\r' || *s == '\n')
+			bad = 0;
+		fwrite(shown, 1, text_shown(s, n, bad, shown), stdout);
 		s += n;
 	}
 	if (quote)

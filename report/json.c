@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../util/text.h"
 #include "writers.h"
 
 static const struct column *json_cols;
@@ -15,58 +16,30 @@ static size_t json_ncols;
 static int json_reports;	/* reports begun so far */
 static int json_rows;		/* rows of the current report */
 
-/* Length of the valid UTF-8 sequence at @p, or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *p)
-{
-	size_t n;
-	uint32_t c;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, c = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, c = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, c = p[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	/* No overlong forms, surrogates or code points past U+10FFFF. */
-	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /*
  * Print a JSON string with the escapes RFC 8259 requires. Text from a dump
- * (file names in a core) may not be UTF-8: each invalid byte becomes U+FFFD,
- * so the output is always valid JSON.
+ * (file names in a core) may not be UTF-8: each byte that is not becomes
+ * U+FFFD, so the output is always valid JSON; controls, C1 and
+ * bidirectional controls are written as \u escapes (text_decode() says
+ * which), so a terminal showing the JSON acts on none of them.
  */
 static void json_string(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
 	putchar('"');
-	while (*p) {
-		size_t n = utf8_len(p);
+	while (*s) {
+		uint32_t cp;
+		int bad;
+		size_t n = text_decode(s, &cp, &bad);
 
-		if (n == 0) {
+		if (bad == TEXT_BYTE)
 			fputs("\\ufffd", stdout);
-			p++;
-		} else if (*p == '"' || *p == '\\') {
-			printf("\\%c", *p++);
-		} else if (*p < 0x20 || *p == 0x7f) {
-			printf("\\u%04x", *p++);
-		} else {
-			fwrite(p, 1, n, stdout);
-			p += n;
-		}
+		else if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if (bad)
+			printf("\\u%04x", (unsigned)cp);
+		else
+			fwrite(s, 1, n, stdout);
+		s += n;
 	}
 	putchar('"');
 }

@@ -39,23 +39,28 @@ static void put_name(const char *s)
 }
 
 /*
- * A label value, escaped as OpenMetrics wants (\\, \" and \n); bytes that
- * are not UTF-8 or are controls (text from a dump) become '?'.
+ * A label value, escaped as OpenMetrics wants (\\, \" and \n); controls
+ * (text from a dump) become '?', bytes that are not UTF-8 "\xHH" (its
+ * backslash escaped too, so the value read back is those four characters).
  */
 static void put_escaped(FILE *f, const char *s)
 {
 	while (*s) {
+		char shown[TEXT_SHOWN_MAX];
 		int bad;
-		size_t n = text_char(s, &bad);
+		size_t n = text_char(s, &bad), m;
 
-		if (*s == '\\' || *s == '"')
-			fprintf(f, "\\%c", *s);
-		else if (*s == '\n')
+		if (*s == '\n') {
 			fputs("\\n", f);
-		else if (bad)
-			fputc('?', f);
-		else
-			fwrite(s, 1, n, f);
+			s++;
+			continue;
+		}
+		m = text_shown(s, n, bad, shown);
+		for (size_t i = 0; i < m; i++) {
+			if (shown[i] == '\\' || shown[i] == '"')
+				fputc('\\', f);
+			fputc(shown[i], f);
+		}
 		s += n;
 	}
 }

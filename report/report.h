@@ -55,6 +55,9 @@ struct column {
 #define COL_DROP 2
 
 /* An output format. Exactly one is chosen per run. */
+/* What begins a note that is a shell command (struct writer's note()). */
+#define NOTE_SHELL "$ "
+
 struct writer {
 	const char *name;	/* table, csv or json */
 	/** begin() - a report starts; @stream: rows must not be held back. */
@@ -62,7 +65,12 @@ struct writer {
 		      int stream);
 	/** row() - one row, one cell per column. */
 	void (*row)(const struct cell *cells);
-	/** note() - a line for people reading a table; other formats drop it. */
+	/**
+	 * note() - a line for people reading a table; other formats drop it.
+	 * A note that begins with NOTE_SHELL is a command to paste, whose
+	 * words shell_quote() made: it is printed indented, neither wrapped
+	 * nor changed.
+	 */
 	void (*note)(const char *text);
 	/** total() - a totals row under a table; other formats drop it. */
 	void (*total)(const struct cell *cells);

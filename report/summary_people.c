@@ -6,9 +6,13 @@
  * say what the saving is made of and that it is an upper bound.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../host/units.h"
+#include "../util/shell.h"
 #include "../util/text.h"
+#include "../util/util.h"
 #include "report.h"
 
 
@@ -173,28 +177,53 @@ static void host(const struct writer *w, const struct scope_copy *rows,
 /* How to turn KSM on for one --enable name "KIND:NAME" (@len bytes). */
 static void enable_how(const struct writer *w, const char *name, size_t len)
 {
-	char t[600];
-	const char *n = memchr(name, ':', len);
-	size_t kl = n ? (size_t)(n - name) : 0, nl = n ? len - kl - 1 : len;
+	char t[600], *n = xmalloc(len + 1), *colon;
+	const char *v;
 
-	n = n ? n + 1 : name;
-	if (kl == 4 && strncmp(name, "unit", 4) == 0)
-		snprintf(t, sizeof(t), "  systemctl set-property %.*s MemoryKSM=yes "
-			 "(or a drop-in, /etc/systemd/system/%.*s.d/ksm.conf: "
-			 "[Service] or [Scope] MemoryKSM=yes; systemd >= 254, for "
-			 "services >= 256)", (int)nl, n, (int)nl, n);
-	else if (kl == 2 && strncmp(name, "vm", 2) == 0)
-		snprintf(t, sizeof(t), "  vm %.*s: QEMU marks guest RAM mergeable "
+	memcpy(n, name, len);
+	n[len] = '\0';
+	colon = strchr(n, ':');
+	v = colon ? colon + 1 : n;
+	if (colon)
+		*colon = '\0';
+	if (colon && strcmp(n, "unit") == 0) {
+		size_t q = shell_quote(v, NULL, 0);
+		char *cmd = xmalloc(q + 64);
+
+		snprintf(cmd, q + 64, NOTE_SHELL "systemctl set-property ");
+		shell_quote(v, cmd + strlen(cmd), q + 1);
+		strcat(cmd, " MemoryKSM=yes");
+		w->note(cmd);
+		free(cmd);
+		snprintf(t, sizeof(t), "  (or a drop-in, /etc/systemd/system/%s.d/"
+			 "ksm.conf: [Service] or [Scope] MemoryKSM=yes; systemd >= "
+			 "254, for services >= 256)", v);
+	} else if (colon && strcmp(n, "vm") == 0) {
+		snprintf(t, sizeof(t), "  vm %s: QEMU marks guest RAM mergeable "
 			 "unless -machine mem-merge=off; in libvirt remove "
 			 "<memoryBacking><nosharepages/> from the domain; guest RAM "
-			 "must be private (no memory-backend share=on, no memfd)",
-			 (int)nl, n);
-	else
+			 "must be private (no memory-backend share=on, no memfd)", v);
+	} else {
 		snprintf(t, sizeof(t), "  %.*s: start its processes under "
 			 "prctl(PR_SET_MEMORY_MERGE, 1) (systemd-run -p MemoryKSM=yes, "
 			 "or its unit's MemoryKSM=yes): children inherit it",
 			 (int)len, name);
+	}
 	w->note(t);
+	free(n);
+}
+
+/* The length of the first name of an --enable row's "KIND:NAME+KIND:NAME":
+ * a '+' ends it only before another kind's name (a cgroup's may hold one). */
+static size_t enable_name_len(const char *p)
+{
+	for (const char *q = strchr(p, '+'); q; q = strchr(q + 1, '+')) {
+		size_t kl = strcspn(q + 1, ":+");
+
+		if (q[1 + kl] == ':' && unit_kind_lookup(q + 1, kl) >= 0)
+			return (size_t)(q - p);
+	}
+	return strlen(p);
 }
 
 /*
@@ -248,7 +277,7 @@ static void enable_notes(const struct writer *w, const struct scope_copy *rows,
 			 human_bytes(merging * PAGE_BYTES, c, sizeof(c)));
 		w->note(t);
 		for (p = name + 7; *p; ) {
-			size_t len = strcspn(p, "+");
+			size_t len = enable_name_len(p);
 
 			enable_how(w, p, len);
 			p += len + (p[len] == '+');

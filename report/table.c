@@ -39,7 +39,7 @@ static int *tab_stream_width;	/* a streamed report's widths, fitted */
 
 /*
  * Print text that came from a dump (a file name in a core, a maps path):
- * what would drive the terminal is shown as '?' (text_char()).
+ * as text_put() shows it (controls as '?', bytes not UTF-8 as "\xHH").
  */
 static void tab_text(const char *s, int width, int left)
 {
@@ -48,16 +48,7 @@ static void tab_text(const char *s, int width, int left)
 	if (!left)
 		for (int i = len; i < width; i++)
 			putchar(' ');
-	for (const char *p = s; *p;) {
-		int bad;
-		size_t n = text_char(p, &bad);
-
-		if (bad)
-			putchar('?');
-		else
-			fwrite(p, 1, n, stdout);
-		p += n;
-	}
+	text_put(stdout, s);
 	if (left)
 		for (int i = len; i < width; i++)
 			putchar(' ');
@@ -327,6 +318,12 @@ static char *text_skip(char *s, int cols)
  */
 static void tab_wrap(const char *text)
 {
+	if (strncmp(text, NOTE_SHELL, strlen(NOTE_SHELL)) == 0) {
+		/* shell_quote() made it valid UTF-8 without controls; a cut or
+		 * a '?' would change what it runs. */
+		printf("  %s\n", text + strlen(NOTE_SHELL));
+		return;
+	}
 	char *s = xstrdup(text), *line = s;
 	int indent = 2, first = 1;
 

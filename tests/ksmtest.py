@@ -367,6 +367,23 @@ def run(args, input=None, timeout=300):
                p.stderr.decode("utf-8", "replace"))
 
 
+def proc_stat_fields(pid):
+    """The fields of /proc/PID/stat after the command name, as text (state
+    first, flags at [6], starttime at [19]). The file is read as bytes: a
+    command name may be any bytes but NUL, not UTF-8, and may hold ") ".
+    Raises OSError as open() does."""
+    with open("/proc/%s/stat" % pid, "rb") as f:
+        data = f.read()
+    return data[data.rindex(b")") + 2:].decode("ascii").split()
+
+
+def proc_comm(pid):
+    """/proc/PID/comm as bytes, without the kernel's closing line break."""
+    with open("/proc/%s/comm" % pid, "rb") as f:
+        data = f.read()
+    return data[:-1] if data.endswith(b"\n") else data
+
+
 def closing_line(passed, failed, skipped=0):
     """Every suite's last line: "N passed, N failed", and ", N skipped" when
     tests were skipped (run_all.py sums all three)."""

@@ -18,7 +18,6 @@ is not ksmscan:
   it could not read says so.
 """
 import bz2
-import collections
 import csv
 import gzip
 import io
@@ -27,7 +26,6 @@ import os
 import random
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import PAGE, ZERO, check, eq, run, run_suite, test, tmp  # noqa: E402

@@ -48,6 +48,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import test_ksm_live as tk  # noqa: E402
+from ksmtest import proc_comm  # noqa: E402
 import test_series_live  # noqa: E402
 from test_ksm_live import Skip, check, info, skip, finish  # noqa: E402
 
@@ -110,7 +111,7 @@ def ksmd_runtime():
     """ksmd's CPU time so far (ns, /proc/PID/schedstat), or 0 if unknown."""
     for pid in os.listdir("/proc"):
         try:
-            if pid.isdigit() and open("/proc/%s/comm" % pid).read().strip() == "ksmd":
+            if pid.isdigit() and proc_comm(pid) == b"ksmd":
                 return int(open("/proc/%s/schedstat" % pid).read().split()[0])
         except (OSError, ValueError):
             pass

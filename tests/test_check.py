@@ -32,7 +32,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import Skip, check, eq, run, run_suite, test, tmp  # noqa: E402
+from ksmtest import Skip, check, eq, proc_stat_fields, run, run_suite, test, tmp  # noqa: E402
 from test_ksm_live import ksm_stat  # noqa: E402
 
 KSM = "/sys/kernel/mm/ksm"
@@ -65,9 +65,7 @@ def kernel():
 
 
 def start_time(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        text = f.read()
-    return int(text[text.rindex(")") + 2:].split()[19])      # field 22
+    return int(proc_stat_fields(pid)[19])      # field 22
 
 
 def figures(k, pid):

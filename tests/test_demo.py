@@ -13,13 +13,12 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import ROOT, SUMMARY_COLS, check, eq, run_suite, test  # noqa: E402
+from ksmtest import ROOT, SUMMARY_COLS, check, eq, proc_stat_fields, run_suite, test  # noqa: E402
 
 
 def alive(pid):
     try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().split(") ")[-1][0] != "Z"
+        return proc_stat_fields(pid)[0] != "Z"
     except OSError:
         return False
 

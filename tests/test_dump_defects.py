@@ -19,7 +19,7 @@ import os, shutil, struct, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import (KSMSCAN, PAGE, SUMMARY_COLS, ZERO, check, eq, parse_csv,  # noqa: E402
-                     run_suite, skip, test, tmp)
+                     proc_stat_fields, run_suite, skip, test, tmp)
 import xxhash  # noqa: E402  (after ksmtest, which says what to install when it is missing)
 
 TIMEOUT = 120
@@ -387,11 +387,9 @@ def stdin_named_twice():
 def stat_fields(pid):
     """(state, flags) of /proc/PID/stat, or None."""
     try:
-        with open("/proc/%d/stat" % pid) as f:
-            text = f.read()
+        rest = proc_stat_fields(pid)
     except OSError:
         return None
-    rest = text[text.rindex(")") + 2:].split()
     return rest[0], int(rest[6])
 
 

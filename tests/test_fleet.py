@@ -15,7 +15,7 @@ import collections, csv, ctypes, io, itertools, os, random, re, signal, \
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import KSMSCAN, PAGE, ZERO, Run, Skip, check, eq, fixture, ksm_group, live_session, \
-    run_suite, skip, test, tmp  # noqa: E402
+    proc_comm, proc_stat_fields, run_suite, skip, test, tmp  # noqa: E402
 import live  # noqa: E402
 import xxhash  # noqa: E402
 import zstandard  # noqa: E402
@@ -307,11 +307,10 @@ def kernel_threads():
     for d in os.listdir("/proc"):
         if d.isdigit():
             try:
-                with open("/proc/%s/stat" % d) as f:
-                    s = f.read()
+                flags = int(proc_stat_fields(d)[6])
             except OSError:
                 continue
-            if int(s[s.rindex(")") + 2:].split()[6]) & 0x00200000:
+            if flags & 0x00200000:
                 out.add(int(d))
     return out
 
@@ -375,11 +374,10 @@ def process_regex():
     comms = set()
     for d in os.listdir("/proc"):
         try:
-            with open("/proc/%s/comm" % d) as f:
-                comms.add(f.read().strip())
+            comms.add(proc_comm(d))
         except OSError:
             pass
-    check(not any(re.search(none, c) for c in comms), "no process is named %s" % none)
+    check(not any(re.search(none.encode(), c) for c in comms), "no process is named %s" % none)
     for q in ([], ["-q"]):
         r = ksmscan(*q, "-P", none)
         eq((r.rc, r.out, r.err), (1, "", "ksmscan: -P '%s': no process to read\n" % none),

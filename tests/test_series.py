@@ -27,7 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import (PAGE, ZERO, as_int, check, elf_pages, eq, fixture,  # noqa: E402
-                     ksm_group, parse_csv, run, run_suite, test, tmp)
+                     ksm_group, parse_csv, proc_stat_fields, run, run_suite, test, tmp)
 import xxhash  # noqa: E402
 import zstandard  # noqa: E402
 
@@ -663,9 +663,8 @@ def process_exits():
     # ... and asleep: between its print and its sleep it still writes to
     # its heap, which the first snapshot could catch (a flaky changed page).
     for _ in range(400):
-        with open("/proc/%d/stat" % child.pid) as f:
-            if f.read().rsplit(")", 1)[1].split()[0] == "S":
-                break
+        if proc_stat_fields(child.pid)[0] == "S":
+            break
         __import__("time").sleep(0.005)
     try:
         r = run(["-p", str(child.pid), "--count=4", "--interval=0.5s", "--csv",

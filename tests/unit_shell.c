@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../util/shell.c"
+#include "../util/text.c"
 
 static unsigned long passed, failed;
 
@@ -59,6 +60,32 @@ static void forms(void)
 	form("*", "'*'");
 	form("#", "'#'");
 	form("caf\xc3\xa9", "'caf\xc3\xa9'");
+	/* Controls and bytes that are not UTF-8 through printf, in octal. */
+	form("a\xff" "b", "'a'\"$(printf '\\377')\"'b'");
+	form("\033[2J", "''\"$(printf '\\033')\"'[2J'");
+	form("x\r", "'x'\"$(printf '\\015')\"''");
+	form("\xe2\x80\xae" "ab", "''\"$(printf '\\342\\200\\256')\"'ab'");
+	form("\xc2\x9b", "''\"$(printf '\\302\\233')\"''");
+	form("\xed\xa0\x80", "''\"$(printf '\\355')\"''\"$(printf '\\240')\"''\"$(printf '\\200')\"''");
+}
+
+/* Whether the quoted form of @word is valid UTF-8 with no control but the
+ * line break: what a terminal shows as it is. */
+static void shown_as_is(const char *word)
+{
+	size_t q = shell_quote(word, NULL, 0);
+	char *buf = malloc(q + 1);
+	int ok = 1;
+
+	shell_quote(word, buf, q + 1);
+	for (const char *p = buf; *p && ok;) {
+		int kind;
+
+		p += text_char(p, &kind);
+		ok = !kind || p[-1] == '\n';
+	}
+	check(ok, "quoted form shown as it is", buf, "no control, valid UTF-8");
+	free(buf);
 }
 
 /* Every word of @words, quoted, read back by sh: its output must be them. */
@@ -106,6 +133,8 @@ static void hard_words(void)
 	for (int c = 1; c < 256; c++)
 		all[c - 1] = (char)c;
 	round_trip("hard words", words, sizeof(words) / sizeof(*words));
+	for (size_t i = 0; i < sizeof(words) / sizeof(*words); i++)
+		shown_as_is(words[i]);
 }
 
 static void random_words(void)
@@ -123,6 +152,8 @@ static void random_words(void)
 		words[i] = store[i];
 	}
 	round_trip("random words", words, 400);
+	for (int i = 0; i < 400; i++)
+		shown_as_is(words[i]);
 }
 
 int main(void)

@@ -3,53 +3,109 @@
 
 #include "text.h"
 
-/* The length of a well-formed UTF-8 sequence at @p, or 0. */
-static size_t utf8_len(const unsigned char *p)
+/*
+ * The length of a well-formed UTF-8 sequence at @p, or 0: no overlong
+ * forms, surrogates or code points past U+10FFFF (what a strict decoder
+ * refuses); its code point in *@cp.
+ */
+static size_t utf8_len(const unsigned char *p, uint32_t *cp)
 {
-	size_t n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 :
-		   p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
+	size_t n;
+	uint32_t c;
 
-	if (p[0] >= 0xf5)
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, c = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, c = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, c = p[0] & 0x07;
+	else
 		return 0;
-	for (size_t i = 1; i < n; i++)
+	for (size_t i = 1; i < n; i++) {
 		if ((p[i] & 0xc0) != 0x80)
 			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+size_t text_decode(const char *s, uint32_t *cp, int *unsafe)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = 1;
+	uint32_t c = p[0];
+
+	if (c >= 0x80 && !(n = utf8_len(p, &c))) {
+		*cp = p[0];
+		*unsafe = TEXT_BYTE;
+		return 1;
+	}
+	*cp = c;
+	*unsafe = c < 0x20 || (c >= 0x7f && c <= 0x9f) ||	/* C0, DEL, C1 */
+		  c == 0x200e || c == 0x200f ||			/* LRM, RLM */
+		  (c >= 0x202a && c <= 0x202e) ||		/* LRE .. RLO */
+		  (c >= 0x2066 && c <= 0x2069) ? TEXT_CONTROL : 0;
 	return n;
 }
 
 size_t text_char(const char *s, int *unsafe)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = p[0] < 0x80 ? 1 : utf8_len(p);
+	uint32_t cp;
 
-	if (!n) {		/* not UTF-8: a byte; C1 ones drive 8-bit terminals */
-		*unsafe = p[0] <= 0x9f;
+	return text_decode(s, &cp, unsafe);
+}
+
+size_t text_shown(const char *s, size_t n, int unsafe, char out[TEXT_SHOWN_MAX])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char b = (unsigned char)s[0];
+
+	if (unsafe == TEXT_BYTE) {
+		out[0] = '\\';
+		out[1] = 'x';
+		out[2] = hex[b >> 4];
+		out[3] = hex[b & 15];
+		return 4;
+	}
+	if (unsafe) {
+		out[0] = '?';
 		return 1;
 	}
-	*unsafe = p[0] < 0x20 || p[0] == 0x7f ||
-		  (p[0] == 0xc2 && p[1] <= 0x9f) ||			/* C1 */
-		  (p[0] == 0xe2 && p[1] == 0x80 &&			/* LRM, RLM, */
-		   ((p[2] >= 0x8e && p[2] <= 0x8f) ||		/* LRE .. RLO */
-		    (p[2] >= 0xaa && p[2] <= 0xae))) ||
-		  (p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9);
+	for (size_t i = 0; i < n; i++)
+		out[i] = s[i];
 	return n;
+}
+
+void text_put(FILE *f, const char *s)
+{
+	char shown[TEXT_SHOWN_MAX];
+
+	while (*s) {
+		int bad;
+		size_t n = text_char(s, &bad);
+
+		fwrite(shown, 1, text_shown(s, n, bad, shown), f);
+		s += n;
+	}
 }
 
 char *text_clean(const char *s, char *buf, size_t len)
 {
+	char shown[TEXT_SHOWN_MAX];
 	size_t o = 0;
 
-	while (*s && o + 1 < len) {
+	while (*s) {
 		int bad;
-		size_t n = text_char(s, &bad);
+		size_t n = text_char(s, &bad), m = text_shown(s, n, bad, shown);
 
-		if (bad)
-			buf[o++] = '?';
-		else if (o + n < len)
-			for (size_t i = 0; i < n; i++)
-				buf[o++] = s[i];
-		else
+		if (o + m >= len)
 			break;
+		for (size_t i = 0; i < m; i++)
+			buf[o++] = shown[i];
 		s += n;
 	}
 	buf[o] = '\0';
@@ -64,7 +120,7 @@ int text_width(const char *s)
 		int bad;
 
 		s += text_char(s, &bad);
-		w++;
+		w += bad == TEXT_BYTE ? 4 : 1;
 	}
 	return w;
 }

@@ -4,32 +4,76 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /*
- * Text that came from a dump or a command line (a file name in a core, a
- * maps path, an input's name) may hold bytes that drive a terminal or a
- * spreadsheet, or reorder what a person sees: such sequences are shown as
- * one '?' in tables, CSV and messages (JSON escapes them instead).
+ * Text that came from a dump, a process or the command line (a file name in
+ * a core, a maps path, a comm, a cgroup, an input's name) may hold bytes that
+ * drive a terminal or a spreadsheet, reorder what a person sees, or are not
+ * UTF-8 at all. Every writer shows it through these functions, so that all
+ * output is valid UTF-8: a control (C0, DEL, C1) or bidirectional control is
+ * shown as one '?', a byte that is not part of well-formed UTF-8 as "\xHH"
+ * (JSON uses its own escapes for both, from text_decode()).
  */
 
+/* What text_char() says of a character. */
+enum {
+	TEXT_CONTROL = 1,	/* a control or bidirectional control: '?' */
+	TEXT_BYTE = 2,		/* a byte that is not UTF-8: "\xHH" */
+};
+
+/* The most bytes text_shown() writes for one character. */
+#define TEXT_SHOWN_MAX 4
+
 /**
- * text_char() - the length of the character at @p, and whether it is unsafe.
- * @p: a NUL-terminated string, at a character's first byte
- * @unsafe: set to 1 if the character must be shown as '?', else 0
+ * text_decode() - the character at @s: its length, code point and kind.
+ * @s: a NUL-terminated string, at a character's first byte
+ * @cp: set to its code point (a byte that is not UTF-8: the byte's value)
+ * @unsafe: set to 0, TEXT_CONTROL or TEXT_BYTE
  *
- * A character is one well-formed UTF-8 sequence, or else one byte. Unsafe:
- * C0 controls and DEL (ESC, BEL, newlines...), C1 controls as UTF-8
- * (U+0080-U+009F) or as single bytes (0x9b is CSI to 8-bit terminals), and
- * the bidirectional controls U+200E-U+200F, U+202A-U+202E, U+2066-U+2069.
+ * A character is one well-formed UTF-8 sequence (no overlong form,
+ * surrogate or code point past U+10FFFF), else one byte (TEXT_BYTE).
+ * TEXT_CONTROL: C0 controls and DEL (ESC, BEL, newlines...), C1 controls
+ * (U+0080-U+009F), and the bidirectional controls U+200E-U+200F,
+ * U+202A-U+202E, U+2066-U+2069.
+ *
+ * Return: the character's length in bytes, at least 1.
+ */
+size_t text_decode(const char *s, uint32_t *cp, int *unsafe);
+
+/**
+ * text_char() - text_decode() without the code point.
+ * @p: a NUL-terminated string, at a character's first byte
+ * @unsafe: set to 0, TEXT_CONTROL or TEXT_BYTE
  *
  * Return: the character's length in bytes, at least 1.
  */
 size_t text_char(const char *p, int *unsafe);
 
 /**
- * text_clean() - copy @s to @buf with every unsafe sequence replaced by '?'.
+ * text_shown() - how one character is shown: itself, '?' or "\xHH".
+ * @s: the character (text_char()'s @p)
+ * @n: its length (text_char()'s return)
+ * @unsafe: its kind (text_char()'s @unsafe)
+ * @out: room for TEXT_SHOWN_MAX bytes, not NUL-terminated
+ *
+ * Return: the bytes written to @out.
+ */
+size_t text_shown(const char *s, size_t n, int unsafe,
+		  char out[TEXT_SHOWN_MAX]);
+
+/**
+ * text_put() - write @s to @f as text_shown() shows each character.
+ * @f: the stream
  * @s: the text
- * @buf: the result, NUL-terminated, truncated to fit
+ */
+void text_put(FILE *f, const char *s);
+
+/**
+ * text_clean() - copy @s to @buf as text_shown() shows each character,
+ * truncated to fit (never within a character's form).
+ * @s: the text
+ * @buf: the result, NUL-terminated
  * @len: size of @buf, at least 1
  *
  * Return: @buf.
@@ -37,8 +81,9 @@ size_t text_char(const char *p, int *unsafe);
 char *text_clean(const char *s, char *buf, size_t len);
 
 /**
- * text_width() - the columns a text takes on a terminal: one per character
- * (UTF-8 continuation bytes take none), one per unsafe sequence (shown '?').
+ * text_width() - the columns a text takes on a terminal as text_shown()
+ * shows it: one per character, one per control ('?'), four per byte that is
+ * not UTF-8 ("\xHH").
  * @s: the text
  */
 int text_width(const char *s);

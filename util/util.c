@@ -25,7 +25,7 @@ int msg_line_drawn;
  */
 static void vmsg(const char *fmt, va_list ap)
 {
-	char line[1024], clean[1024];
+	char line[1024], clean[4 * 1024];
 
 	vsnprintf(line, sizeof(line), fmt, ap);
 	if (msg_line_drawn) {
