@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../host/kernel.h"
+#include "../util/page.h"
 #include "../util/util.h"
 #include "layers.h"
 #include "source.h"
@@ -166,6 +167,19 @@ static ssize_t stream_read(struct source *s, void *buf, size_t len)
 	    !(s->nlayers && s->layer[s->nlayers - 1].error))
 		s->eof = 1;
 	return n;
+}
+
+void source_skip_hole(struct source *s)
+{
+	off_t data;
+
+	if (!s->map || s->spooled || s->fd < 0 || s->pos >= s->size)
+		return;
+	data = lseek(s->fd, (off_t)s->pos, SEEK_DATA);
+	if (data < 0 && errno == ENXIO)
+		s->pos = s->size;		/* only a hole remains */
+	else if (data >= 0 && (uint64_t)data / PAGE_BYTES * PAGE_BYTES > s->pos)
+		s->pos = (uint64_t)data / PAGE_BYTES * PAGE_BYTES;
 }
 
 ssize_t source_read(struct source *s, void *buf, size_t len)

@@ -107,6 +107,14 @@ const unsigned char *source_peek_n(struct source *s, size_t want, size_t *len);
 ssize_t source_read(struct source *s, void *buf, size_t len);
 
 /**
+ * source_skip_hole() - in a mapped file, move past the whole pages of a hole
+ * at the read position (memory never written, as the raw reader skips it);
+ * nothing for a stream, a temporary copy or a file without holes.
+ * @s: the source
+ */
+void source_skip_hole(struct source *s);
+
+/**
  * source_map() - make a streamed source mapped, by copying the rest of the
  * stream to an unlinked temporary file in $TMPDIR (for formats that need
  * random access: ELF and kdump). Before each write the copy checks that its

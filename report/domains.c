@@ -117,6 +117,8 @@ static int known_file(const struct index *ix, const char *path,
 	do {
 		size_t n;
 
+		/* Holes of a sparse file hold no page to know: skip them. */
+		source_skip_hole(&s);
 		got = source_read(&s, buf, (size_t)KNOWN_BATCH * PAGE_BYTES);
 		if (got < 0)
 			goto fail;

@@ -151,5 +151,51 @@ def process_regex_still_selects():
             k.wait()
 
 
+
+def peak_child_kib_of(args):
+    """(run, the peak resident memory of that run in KiB) by a fresh child."""
+    code = ("import resource,subprocess,sys\n"
+            "p = subprocess.run(sys.argv[1:], capture_output=True)\n"
+            "sys.stdout.buffer.write(b'%d %d\\n' % (p.returncode, resource.getrusage("
+            "resource.RUSAGE_CHILDREN).ru_maxrss) + p.stdout)\n"
+            "sys.stderr.buffer.write(p.stderr)\n")
+    from ksmtest import KSMSCAN
+    p = subprocess.run([sys.executable, "-c", code] + KSMSCAN + args, capture_output=True)
+    head, _, out = p.stdout.partition(b"\n")
+    rc, kib = map(int, head.split())
+    return rc, kib, out.decode(), p.stderr.decode()
+
+
+@test("known")
+def known_sparse_skips_holes():
+    """A --known file of 6 GiB that holds three pages of data: the pages of
+    the inputs equal to them are known (counted here), and its holes are
+    skipped, not read (the run's peak memory stays far below the file)."""
+    rnd = random.Random(11)
+    p1, p2, p3, r1, r2 = (rnd.randbytes(PAGE) for _ in range(5))
+    a, b = tmp("dom-a.raw"), tmp("dom-b.raw")
+    with open(a, "wb") as f:
+        f.write(p1 + p2 + p3 + r1)
+    with open(b, "wb") as f:
+        f.write(p2 + p1 + p3 + p3 + r2)
+    known = tmp("known.sparse")
+    with open(known, "wb") as f:
+        for off, page in ((1 << 30, p1), ((5 << 30) + 3 * PAGE, p3), (2 * PAGE, r1)):
+            f.seek(off)
+            f.write(page)
+        f.truncate(6 << 30)
+    # The oracle: pages in both domains, and those equal to a known page.
+    pa, pb = [p1, p2, p3, r1], [p2, p1, p3, p3, r2]
+    crossing = [x for x in pa if x in pb] + [x for x in pb if x in pa]
+    known_set = {p1, p3, r1}
+    rc, kib, out, err = peak_child_kib_of(
+        ["-r", "exposure", "--csv", "--group=a=" + a, "--group=b=" + b, "--known=" + known, a, b])
+    rows = list(csv.DictReader(io.StringIO(out)))
+    eq((rc, [(r["pages_crossing"], r["known_pages"]) for r in rows]),
+       (0, [(str(len(crossing)), str(sum(x in known_set for x in crossing)))]),
+       "exposure with a sparse --known file: crossing and known pages (%s)" % err[-200:])
+    check(kib < 128 * 1024, "the 6 GiB sparse file's holes were not read", "peak %d KiB" % kib)
+
+
 if __name__ == "__main__":
     sys.exit(run_suite("bounds"))
