@@ -274,6 +274,7 @@ struct prefs {
 	size_t count;			/* --count: live snapshots of the -p */
 	int hz_given;			/* --hz was given */
 	uint64_t host_memory, host_used;	/* --host-memory, --host-used */
+	int host_memory_set, host_used_set;	/* given (0 is a value) */
 	int bench;			/* --bench */
 	const char *check;		/* --check: the forecast's file */
 	double tolerance;		/* --tolerance, percent; -1: not given */
@@ -796,6 +797,7 @@ static int advisor_value(struct prefs *p, int c)
 				    "--host-memory wants a size such as 64G, not '%s'" :
 				    "--host-used wants a size such as 48G, not '%s'",
 				    optarg);
+		*(c == OPT_HOST_MEMORY ? &p->host_memory_set : &p->host_used_set) = 1;
 		break;
 	case OPT_TARGET:
 		parse_target(&p->series.advise, optarg);
@@ -1129,13 +1131,15 @@ static void ksmtuned_host(struct prefs *p)
 	struct ksmtuned_params *t = &p->series.tuned;
 	uint64_t total = 0, free = 0;
 
-	if ((!p->host_memory || !p->host_used) &&
+	if ((!p->host_memory_set || !p->host_used_set) &&
 	    (p->inputs[0].path || host_meminfo(&total, &free) < 0))
 		usage_error("%s", "--policy=ksmtuned and kubevirt need "
 			    "--host-memory and --host-used (with files)");
-	t->total_kb = p->host_memory ? p->host_memory / 1024 : total;
-	t->used_kb = p->host_used ? p->host_used / 1024 : total - free;
-	if (t->used_kb > t->total_kb || !t->total_kb)
+	t->total_kb = p->host_memory_set ? p->host_memory / 1024 : total;
+	t->used_kb = p->host_used_set ? p->host_used / 1024 : total - free;
+	if (!t->total_kb)
+		usage_error("%s", "--host-memory must be at least 1K");
+	if (t->used_kb > t->total_kb)
 		usage_error("%s", "--host-used must not exceed --host-memory");
 }
 

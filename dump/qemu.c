@@ -62,6 +62,7 @@ struct qblock {
 	struct region region;	/* name: the block's id; from its base to its
 				 * base plus its length */
 	uint64_t length;	/* its bytes */
+	unsigned list;		/* the last block list that named it */
 	char id[256];
 };
 
@@ -79,6 +80,7 @@ struct qemu {
 	size_t nblocks, cap;
 	struct qblock *cur;	/* the block a CONTINUE record means */
 	uint64_t next_base;	/* where the next listed block begins */
+	unsigned lists;		/* block lists read so far, both passes */
 	uint32_t ram_id;	/* the RAM section's id */
 	int ram_started;	/* its START section was read */
 	int in_ram;		/* inside a RAM section's records */
@@ -316,6 +318,7 @@ static int qemu_last_send(struct qemu *q, const struct qblock *b, uint64_t off,
  */
 static int qemu_blocks(struct dump *d, struct qemu *q, uint64_t total)
 {
+	q->lists++;
 	while (total) {
 		uint64_t at = d->src.pos, length;
 		char id[256];
@@ -331,8 +334,24 @@ static int qemu_blocks(struct dump *d, struct qemu *q, uint64_t total)
 			return -1;
 		}
 		total -= length;
-		if (qemu_block(q, id))
+		if ((b = qemu_block(q, id))) {
+			/* A later list (or the second pass) names the blocks
+			 * again; one list naming one twice is forged. */
+			if (b->list == q->lists) {
+				dump_error(d, at, "RAM block \"%s\" is named twice in "
+					   "one block list", id);
+				return -1;
+			}
+			if (b->length != length) {
+				dump_error(d, at, "RAM block \"%s\" is declared again "
+					   "with %llu bytes (first %llu)", id,
+					   (unsigned long long)length,
+					   (unsigned long long)b->length);
+				return -1;
+			}
+			b->list = q->lists;
 			continue;
+		}
 		if (q->nblocks == MAX_BLOCKS) {
 			dump_error(d, at, "more than %d RAM blocks", MAX_BLOCKS);
 			return -1;
@@ -342,6 +361,7 @@ static int qemu_blocks(struct dump *d, struct qemu *q, uint64_t total)
 			q->blocks = xreallocarray(q->blocks, q->cap, sizeof(*q->blocks));
 		}
 		b = q->blocks[q->nblocks++] = xcalloc(1, sizeof(*b));
+		b->list = q->lists;
 		memcpy(b->id, id, sizeof(id));
 		b->region.name = b->id;
 		b->length = length;

@@ -331,35 +331,41 @@ static int source_layers(struct source *s, int raw)
  * a tape) may never end or act when read, so they are refused before any
  * read; standard input ("-") may be anything the shell hands over.
  */
-static const char *source_refused_kind(mode_t mode)
+static const char *source_refused_kind(mode_t mode, int no_stdin)
 {
 	if (S_ISREG(mode) || S_ISBLK(mode))
 		return NULL;
 	if (S_ISDIR(mode))
 		return strerror(EISDIR);
 	if (S_ISFIFO(mode))
-		return "a FIFO, not a file (to read a pipe, give it as standard "
+		return no_stdin ? "a FIFO, not a regular file or a block device" :
+		       "a FIFO, not a file (to read a pipe, give it as standard "
 		       "input: cat FILE | ksmscan -)";
 	if (S_ISCHR(mode))
-		return "a character device, not a file (to read one, give it as "
+		return no_stdin ? "a character device, not a regular file or a "
+				  "block device" :
+		       "a character device, not a file (to read one, give it as "
 		       "standard input: cat FILE | ksmscan -)";
 	return "not a regular file or a block device";
 }
 
 /* Open @path without blocking (a FIFO would wait for a writer), check what
  * it is with fstat() before any read, then make it blocking again. */
-static int source_open_file(struct source *s, const char *path, struct stat *st)
+static int source_open_file(struct source *s, const char *path, struct stat *st,
+			    unsigned flags)
 {
+	int no_stdin = (flags & SOURCE_NO_STDIN) != 0;
 	const char *why;
 	int fl;
 
 	s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	/* A socket cannot even be opened: say what it is. */
 	if (s->fd < 0 && errno == ENXIO && stat(path, st) == 0)
-		return source_fail(s, 0, "%s", source_refused_kind(st->st_mode));
+		return source_fail(s, 0, "%s", source_refused_kind(st->st_mode,
+								   no_stdin));
 	if (s->fd < 0 || fstat(s->fd, st) < 0)
 		return source_fail(s, 0, "%s", strerror(errno));
-	why = source_refused_kind(st->st_mode);
+	why = source_refused_kind(st->st_mode, no_stdin);
 	if (why)
 		return source_fail(s, 0, "%s", why);
 	fl = fcntl(s->fd, F_GETFL);
@@ -376,7 +382,7 @@ int source_open(struct source *s, const char *path, const char *name,
 	s->name = name;
 	s->fd = -1;
 	if (strcmp(path, "-") != 0) {
-		if (source_open_file(s, path, &st) < 0)
+		if (source_open_file(s, path, &st, flags) < 0)
 			return -1;
 	} else if ((s->fd = dup(STDIN_FILENO)) < 0 || fstat(s->fd, &st) < 0) {
 		return source_fail(s, 0, "%s", strerror(errno));

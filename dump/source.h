@@ -54,6 +54,8 @@ struct source {
 enum {
 	SOURCE_STREAM = 1 << 0,	/* as a stream, never mapped (as a pipe is) */
 	SOURCE_RAW = 1 << 1,	/* the bytes as they are: no decompression */
+	SOURCE_NO_STDIN = 1 << 2, /* standard input is no way round a refusal
+				   * (--known): messages suggest none */
 };
 
 /**

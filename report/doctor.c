@@ -68,6 +68,9 @@ struct doctor {
 	struct doctor_row *rows;	/* in scope order */
 	size_t nrows;
 	int run;			/* ksm_run_value() at the start */
+	size_t nread;			/* processes whose smaps were read */
+	size_t unread, first_unread;	/* those whose smaps could not be
+					 * read, and the first's pid */
 };
 
 /* Add @from's pages to @to. */
@@ -91,9 +94,15 @@ static void doctor_scope(struct sink *sk, const struct scope *sc)
 		const struct input *in = &cfg->inputs[sc->input_no];
 		struct proc_unit u;
 
-		if (in->path || proc_doctor_read(in->pid, s->run == 1, &row.d) < 0)
+		if (in->path)
 			return;
+		if (proc_doctor_read(in->pid, s->run == 1, &row.d) < 0) {
+			if (!s->unread++)
+				s->first_unread = (size_t)in->pid;
+			return;
+		}
 		row.vmm = unit_read(in->pid, &u) == 0 && u.vmm;
+		s->nread++;
 		s->per_input[sc->input_no] = row;
 		s->have[sc->input_no] = 1;
 		any = 1;
@@ -116,6 +125,27 @@ static const char *fix_of(const struct doctor_row *row, int k)
 	if (k == DOCTOR_SHARED_MAPPING && row->vmm)
 		return vmm_shared_fix;
 	return fixes[k];
+}
+
+/* What the doctor can say of the processes when @shown rows had reasons:
+ * those it could not read have none, which is not "nothing". */
+static void unread_note(const struct doctor *s, const struct writer *w,
+			size_t shown)
+{
+	char t[256];
+
+	if (s->unread)
+		snprintf(t, sizeof(t), "doctor: %zu %s could not be read (pid:%zu%s): "
+			 "no reasons for %s.", s->unread,
+			 s->unread == 1 ? "process" : "processes", s->first_unread,
+			 s->unread > 1 ? " and others" : "",
+			 s->unread == 1 ? "it" : "them");
+	if (s->unread)
+		w->note(t);
+	if (!shown && s->nread)
+		w->note(s->unread ? "doctor: nothing keeps the others' memory from "
+			"merging." : "doctor: nothing keeps these processes' memory "
+			"from merging.");
 }
 
 static void doctor_print(struct sink *sk)
@@ -162,8 +192,8 @@ static void doctor_print(struct sink *sk)
 	if (!any_process(s->r.rs->scan))
 		w->note("doctor: only live processes (-p, -P, --all-processes) "
 			"have reasons; files get no row.");
-	else if (!shown)
-		w->note("doctor: nothing keeps these processes' memory from merging.");
+	else
+		unread_note(s, w, shown);
 	w->end();
 }
 

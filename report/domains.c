@@ -112,7 +112,7 @@ static int known_file(const struct index *ix, const char *path,
 	unsigned char skip[KNOWN_BATCH];
 	ssize_t got = 0;
 
-	if (source_open(&s, path, path, 0) < 0)
+	if (source_open(&s, path, path, SOURCE_NO_STDIN) < 0)
 		goto fail;
 	do {
 		size_t n;

@@ -28,7 +28,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import PAGE, ZERO, check, eq, run, run_suite, test, tmp  # noqa: E402
+from ksmtest import PAGE, ZERO, check, eq, ram_stream, run, run_suite, test, tmp  # noqa: E402
 import zstandard  # noqa: E402
 
 CODECS = {
@@ -195,6 +195,120 @@ def known_sparse_skips_holes():
        (0, [(str(len(crossing)), str(sum(x in known_set for x in crossing)))]),
        "exposure with a sparse --known file: crossing and known pages (%s)" % err[-200:])
     check(kib < 128 * 1024, "the 6 GiB sparse file's holes were not read", "peak %d KiB" % kib)
+
+
+
+def errors(r):
+    return [l for l in r.err.splitlines() if l.startswith("ksmscan: ")]
+
+
+@test("messages")
+def qemu_block_named_twice():
+    """A qemu-save block list naming one block twice is refused, naming it;
+    a later list naming a known block again with another length too; with
+    the same length it is what QEMU sends, and read."""
+    be = lambda n, v: v.to_bytes(n, "big")  # noqa: E731
+    rnd = random.Random(5)
+    a, b = rnd.randbytes(PAGE), rnd.randbytes(PAGE)
+    n0, n1 = (b"ram-node0", 8 * PAGE), (b"ram-node1", 4 * PAGE)
+    recs = be(8, 0x08) + b"\x09ram-node0" + a + be(8, PAGE | 0x28) + b
+    cases = [("one list names ram-node0 twice", ram_stream(recs, (n0, n1, n0)),
+              ['"ram-node0" is named twice']),
+             ("a later list gives ram-node1 another length",
+              ram_stream(recs + be(8, 3 * PAGE | 0x04) + b"\x09ram-node1" + be(8, 3 * PAGE),
+                         (n0, n1)), ['"ram-node1" is declared again with 12288 bytes', "16384"]),
+             ("a later list names ram-node0 again, same length",
+              ram_stream(recs + be(8, 8 * PAGE | 0x04) + b"\x09ram-node0" + be(8, 8 * PAGE),
+                         (n0, n1)), None)]
+    for what, data, words in cases:
+        path = tmp("blocks.mig")
+        with open(path, "wb") as f:
+            f.write(data)
+        for args, inp in (([path], None), (["-"], data)):
+            r = run(["--csv"] + args, input=inp)
+            if words is None:
+                eq((r.rc, errors(r), row_figures(r)), (0, [], (2, 0, 2)),
+                   "%s (%s): read, its two pages" % (what, args[0][-4:]))
+                continue
+            lines = errors(r)
+            check(r.rc == 1 and len(lines) == 1 and all(w in lines[0] for w in words),
+                  "%s (%s): exit 1, one line naming it" % (what, args[0][-4:]), r.err[-300:])
+
+
+@test("messages")
+def host_used_zero_is_a_value():
+    a, b = tmp("hu-a.raw"), tmp("hu-b.raw")
+    for p, img in ((a, image(1, 8)), (b, image(2, 8))):
+        with open(p, "wb") as f:
+            f.write(img)
+    base = ["--series", "--policy=ksmtuned", "--csv", a, b]
+    r = run(base + ["--host-used=0", "--host-memory=16G"])
+    eq((r.rc, errors(r)), (0, []), "--host-used=0 is a value: the series runs")
+    for args, word in ((["--host-used=0"], "need --host-memory and --host-used"),
+                       (["--host-memory=0", "--host-used=0"], "--host-memory must be at least"),
+                       (["--host-memory=8G", "--host-used=9G"], "must not exceed")):
+        r = run(base + args)
+        lines = errors(r)
+        check(r.rc == 2 and len(lines) == 1 and word in lines[0],
+              "%s: exit 2, %r" % (" ".join(args), word), r.err[:300])
+
+
+@test("messages")
+def known_device_no_stdin_hint():
+    """--known refuses standard input, so its refusal of a character device
+    or a FIFO suggests none; an input's still does."""
+    a, b = tmp("kd-a.raw"), tmp("kd-b.raw")
+    for p, img in ((a, image(3, 4)), (b, image(3, 4))):
+        with open(p, "wb") as f:
+            f.write(img)
+    fifo = tmp("known.fifo")
+    os.mkfifo(fifo)
+    for dev in ("/dev/null", "/dev/urandom", fifo):
+        r = run(["-r", "exposure", "--group=x=" + a, "--group=y=" + b, "--known=" + dev, a, b])
+        lines = errors(r)
+        check(r.rc == 1 and len(lines) == 1 and dev in lines[0] and "standard input" not in
+              lines[0] and "ksmscan -" not in lines[0],
+              "--known=%s: one line, no standard input" % dev, r.err[:300])
+    r = run([fifo])
+    check(r.rc == 1 and "standard input" in r.err, "an input FIFO still suggests a pipe", r.err)
+
+
+
+@test("messages")
+def doctor_says_what_it_could_not_read():
+    """-r doctor as nobody, of a root process (unreadable) and of nobody's
+    own (whose memory is not mergeable): the unreadable one is named as
+    such; of the root process alone, no "nothing keeps" at all."""
+    import shutil
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or not setpriv:
+        from ksmtest import Skip
+        raise Skip("needs root and setpriv (util-linux) to become nobody")
+    from ksmtest import KSMSCAN
+    exe = tmp("ksmscan-nobody")
+    shutil.copy(os.path.realpath(KSMSCAN[0]), exe)
+    os.chmod(exe, 0o755)
+    os.chmod(os.path.dirname(exe), 0o755)
+    nobody = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    root_kid = subprocess.Popen(["sleep", "60"])
+    own_kid = subprocess.Popen(nobody + ["sleep", "60"])
+    try:
+        for pids, exp in (([root_kid.pid, own_kid.pid],
+                           ["1 process could not be read (pid:%d)" % root_kid.pid,
+                            "not_mergeable"]),
+                          ([root_kid.pid], ["1 process could not be read (pid:%d)" % root_kid.pid])):
+            args = sum([["-p", str(p)] for p in pids], [])
+            p = subprocess.run(nobody + [exe, "-r", "doctor"] + args, capture_output=True,
+                               text=True, timeout=60)
+            text = " ".join(p.stdout.split())
+            check(all(e in text for e in exp) and "these processes' memory" not in text,
+                  "doctor of %d processes, one unreadable: %r" % (len(pids), exp), p.stdout)
+            if len(pids) == 1:
+                check("nothing keeps" not in text, "nothing is said of no process", p.stdout)
+    finally:
+        for k in (root_kid, own_kid):
+            k.kill()
+            k.wait()
 
 
 if __name__ == "__main__":
