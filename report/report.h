@@ -11,7 +11,7 @@
 #include "../hash/hash.h"
 #include "../hash/measure.h"
 #include "../scan/scan.h"
-#include "../scan/forecast.h"
+#include "../check/compare.h"
 #include "../scan/series.h"
 
 /*
@@ -123,20 +123,14 @@ void bench_report(const struct writer *w, const struct hash_speed *rows,
 		  size_t nrows, const struct algo *autopick, size_t stream_bytes);
 
 /**
- * check_report() - a forecast against the kernel's figures (--check): the
- * host's counters and each process's ksm_stat, with the relative error.
+ * check_report() - the rows of a check (--check): the host's counters and
+ * each process's ksm_stat, forecast against actual, with the relative error.
  * @w: the writer
- * @path: the forecast's file, for messages
- * @f: the forecast
- * @a: the kernel's figures now
- * @tolerance: the largest |error_percent| within it
+ * @c: the check (check_compare())
  * @people: a table for people (short names, sentences under it)
- *
- * Return: 0 if every figure is within @tolerance, else 1.
  */
-int check_report(const struct writer *w, const char *path,
-		 const struct forecast *f, const struct forecast_actual *a,
-		 double tolerance, int people);
+void check_report(const struct writer *w, const struct check_result *c,
+		  int people);
 
 /**
  * algos_report() - the algorithms of the table with their widths, the

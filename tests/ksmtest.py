@@ -353,13 +353,15 @@ class Run:
         return "`%s` rc=%r stderr=%r" % (self.cmd, self.rc, self.err[-600:])
 
 
-def run(args, input=None, timeout=300):
-    """Run $KSMSCAN with args (standard input: input bytes, else none)."""
+def run(args, input=None, timeout=300, env=None):
+    """Run $KSMSCAN with args (standard input: input bytes, else none; the
+    environment: env, else this one)."""
     import subprocess
     full = KSMSCAN + list(args)
     try:
         p = subprocess.run(full, input=input, capture_output=True, timeout=timeout,
-                           stdin=None if input is not None else subprocess.DEVNULL)
+                           stdin=None if input is not None else subprocess.DEVNULL,
+                           env=env)
     except subprocess.TimeoutExpired as e:
         return Run(full, "timeout", (e.stdout or b"").decode("utf-8", "replace"),
                    (e.stderr or b"").decode("utf-8", "replace"))

@@ -104,9 +104,38 @@ def memory_per_page():
 
 
 def long_options():
-    """The long options of ksmscan.c's getopt_long table."""
-    src = open(os.path.join(ROOT, "ksmscan.c")).read()
-    return sorted(set(re.findall(r'\{ "([a-z-]+)", (?:no|required)_argument', src)))
+    """The long options of the table of options (cli/options.c): its rows
+    are FLAG("name", ...), STRING(...), VALUE(...), CALL(...) or written
+    out as { "name", ... }."""
+    src = open(os.path.join(ROOT, "cli", "options.c")).read()
+    table = src[src.index("static const struct opt_row table[]"):]
+    table = table[:table.index("\n};")]
+    return sorted(set(option_letters(table)))
+
+
+def option_letters(table=None):
+    """{long name: short letter or ''} of the table of options."""
+    if table is None:
+        src = open(os.path.join(ROOT, "cli", "options.c")).read()
+        table = src[src.index("static const struct opt_row table[]"):]
+        table = table[:table.index("\n};")]
+    out = {}
+    for m in re.finditer(r'(?:(?:FLAG|STRING|VALUE|CALL)\(\s*|\{ )"([a-z-]+)",\s*'
+                         r"(0|'(.)')", table):
+        out[m.group(1)] = m.group(3) or ""
+    return out
+
+
+def bash_completes(word):
+    """What completions/ksmscan.bash offers for @word, run in bash."""
+    script = ('source "%s"; COMP_WORDS=(ksmscan %s); COMP_CWORD=1; _ksmscan; '
+              'printf "%%s\\n" "${COMPREPLY[@]}"' %
+              (os.path.join(ROOT, "completions", "ksmscan.bash"), word))
+    env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(KSMSCAN[-1])) +
+               ":" + os.environ.get("PATH", ""))
+    r = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                       env=env)
+    return set(r.stdout.split())
 
 
 @test("docs")
@@ -119,13 +148,23 @@ def options_documented():
     readme = "".join(open(f).read() for f in [os.path.join(ROOT, "README.md")] + sorted(
         glob.glob(os.path.join(ROOT, "docs", "*.md"))))
     opts = long_options()
-    check(len(opts) >= 15, "ksmscan.c has the long options of the man page's SYNOPSIS", repr(opts))
+    check(len(opts) >= 50, "the table of options has every long option", repr(opts))
+    synopsis = man[man.index(".Sh SYNOPSIS"):man.index(".Sh DESCRIPTION")]
+    letters = option_letters()
+    zsh = open(os.path.join(ROOT, "completions", "_ksmscan")).read()
+    bash = bash_completes("--")
     for o in opts:
         check("--" + o in help_text or (o in ("csv", "json") and "--csv" in help_text),
               "--help names --%s" % o)
         check(re.search(r"Fl (\\-)?-?%s\b" % re.escape(o), man) or "-" + o in man,
               "the man page names --%s" % o)
         check("--" + o in readme, "README.md or docs/ names --%s" % o)
+        check(re.search(r"Fl (\\-)?-?%s\b" % re.escape(o), synopsis) or
+              (letters[o] and re.search(r"Fl [a-zA-Z]*%s" % letters[o], synopsis)),
+              "the man page's SYNOPSIS names --%s or its letter" % o)
+        check("--" + o in zsh, "completions/_ksmscan completes --%s" % o)
+        check("--" + o in bash, "completions/ksmscan.bash, run in bash, "
+              "completes --%s" % o, repr(sorted(bash))[:300])
     # The usage line of --help is the man page's SYNOPSIS, option for option.
     usage = help_text.split("\n\n")[0]
     for short in re.findall(r"-([a-zA-Z]) ", usage):

@@ -3,8 +3,9 @@
 own #include lines (no compiler involved, so this cannot agree with itself):
 
 - every folder includes only from itself and the folders below it, in the
-  order util, host, hash, dump, compress, model, scan, then report and cli
-  (which do not include each other), then ksmscan.c on top;
+  order util, host, hash, dump, compress, model, then scan and check (which
+  do not include each other), report, cli (the command line, which may use
+  every table below it), then ksmscan.c on top;
 - only host/ reads the live kernel: no other file opens a /proc or /sys path
   itself (it asks host/, whose root the tests can move);
 - no two headers or sources include each other in a cycle;
@@ -27,7 +28,7 @@ sys.path.insert(0, here)
 import ksmtest  # noqa: E402
 
 RANK = {"util": 0, "host": 1, "hash": 2, "dump": 3, "compress": 4, "model": 5,
-        "scan": 6, "report": 7, "cli": 7, ".": 8}
+        "scan": 6, "check": 6, "report": 7, "cli": 8, ".": 9}
 # A kernel path opened without host/: open("/proc...", fopen("/sys...",
 # opendir("/proc"), or a /proc or /sys path built with a format.
 RAW_KERNEL_PATH = re.compile(

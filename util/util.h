@@ -98,6 +98,17 @@ void sleep_until(double when);
 int parse_u64(const char *s, uint64_t *out);
 
 /**
+ * parse_size() - parse a size in bytes: parse_u64()'s forms, or a decimal
+ * number with a K, M, G or T suffix (powers of 1024: "1.8G"), rounded down
+ * to a whole byte.
+ * @s: the text; the whole of it must be a size
+ * @out: the value
+ *
+ * Return: 0 on success, -1 if @s is not a size or overflows.
+ */
+int parse_size(const char *s, uint64_t *out);
+
+/**
  * raise_fd_limit() - raise the soft limit on open files to the hard limit:
  * every input stays open until the reports are printed.
  */
