@@ -114,13 +114,24 @@ demo:
 # Unit tests in C of code the command line cannot reach alone (tests/unit_*.c).
 UNITS = $(patsubst %.c,%,$(wildcard tests/unit_*.c))
 
-build/tests/unit_%: tests/unit_%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -static -o $@ $<
+# They link the product's objects as an archive: a test takes the members it
+# calls (one that includes a .c file itself takes that file's functions).
+LIB_SRCS = $(filter-out ksmscan.c,$(SRCS))
+build/libksmscan.a: $(LIB_SRCS:%.c=build/%.o) $(COMPAT_SRCS:%.c=build/%.o)
+	rm -f $@ && ar rcs $@ $^
 
-build-check/tests/unit_%: tests/unit_%.c
+build-check/libksmscan.a: $(LIB_SRCS:%.c=build-check/%.o)
+	rm -f $@ && ar rcs $@ $^
+
+build/tests/unit_%: tests/unit_%.c build/libksmscan.a
 	@mkdir -p $(dir $@)
-	$(CHECK_CC) $(CHECK_CFLAGS) -MMD -MP -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -static -o $@ $< build/libksmscan.a \
+		$(LDLIBS)
+
+build-check/tests/unit_%: tests/unit_%.c build-check/libksmscan.a
+	@mkdir -p $(dir $@)
+	$(CHECK_CC) $(CHECK_CFLAGS) -MMD -MP -o $@ $< build-check/libksmscan.a \
+		-lzstd -lz $(LAYER_LIBS) -lm
 
 test: deps ksmscan $(UNITS:%=build/%)
 	KSMSCAN=./ksmscan KSMSCAN_UNITS="$(UNITS:%=build/%)" $(PYTHON) tests/run_all.py
