@@ -53,6 +53,7 @@ static int run_scan(struct prefs *p, const struct writer *w)
 		.series = p->series_on || p->count ? &p->series : NULL,
 		.version = KSMSCAN_VERSION,
 		.known = p->known, .nknown = p->nknown,
+		.domains = p->cfg.groups, .ndomains = p->ndomains,
 	};
 	struct sink *sinks[REPORTS_MAX + 1];	/* and the picture's */
 

@@ -58,6 +58,8 @@ struct prefs {
 	int compress;			/* -c or -r compress: the compress report */
 	int long_table;			/* -l */
 	int listed;			/* -P or --all-processes was given */
+	size_t ndomains;		/* the trust domains: the first of
+					 * cfg.groups (setup_domains()) */
 	int help, version;		/* -h, -V */
 };
 

@@ -283,10 +283,14 @@ static void setup_domains(struct prefs *p)
 	}
 	if (p->nknown && !exposure)
 		usage_error("--known applies to -r exposure");
+	/* The --group groups come first, then the --by rows, then --enable's
+	 * one: the domains are the first, or without them the second. */
+	p->ndomains = p->ngroups ? p->ngroups :
+		      p->cfg.ngroups - (p->enable && p->cfg.ngroups ? 1 : 0);
 	if (!needs)
 		return;
-	if (groups_domains(p->cfg.groups, p->cfg.ngroups, p->inputs, p->ninputs,
-			   why, sizeof(why)) < 0) {
+	if (groups_domains(p->cfg.groups, p->ndomains, p->inputs,
+			   p->ninputs, why, sizeof(why)) < 0) {
 		snprintf(msg, sizeof(msg), "-r %s: %s", report_get(needs - 1)->name,
 			 why);
 		usage_error("%s", msg);

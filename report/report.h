@@ -215,6 +215,10 @@ struct report_setup {
 	const char *const *known;	/* --known: files whose pages the
 					 * exposure report names */
 	size_t nknown;
+	const struct group *domains;	/* the trust domains: the --group
+					 * groups, or without them the --by
+					 * rows (never the --enable one) */
+	size_t ndomains;
 };
 
 /* The most reports the table may hold: -r's selection is a bit mask of this

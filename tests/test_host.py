@@ -10,6 +10,8 @@ maps, pagemap, memory, smaps, cgroup and stat, and KSM's sysfs folder:
 - `-r doctor`: each smaps area under the reason the test gave it;
 - `--by=unit`: the systemd unit of /proc/PID/cgroup;
 - -P REGEX: the processes whose comm matches, from the tree's /proc;
+- `-r exposure --by=unit`: the units are the trust domains when no --group
+  is given (--enable's row never is one); with --group, the groups are;
 - a process the tree does not have: one error line naming it.
 
 Closing line: N passed, N failed.
@@ -157,6 +159,34 @@ def units_of_fake_processes():
     names = {x["input"] for x in rows(r)}
     check({"unit:alpha.service", "unit:beta.service"} <= names,
           "--by=unit names the units of the tree's cgroup files", repr(names))
+
+
+@test("units")
+def units_as_trust_domains():
+    """-r exposure takes the --by rows as trust domains without --group:
+    pages crossing are the pages of both units whose content both hold."""
+    root = tree()
+    a = [v for _, c, _ in A for v in c]
+    b = [v for _, c, _ in B for v in c]
+    crossing = sum(1 for v in a + b if v in a and v in b)
+    zero = sum(1 for v in a + b if v == 0)
+    for extra, names in (([], ("unit:alpha.service", "unit:beta.service")),
+                         (["--enable=alpha.service"],
+                          ("unit:alpha.service", "unit:beta.service")),
+                         (["--group=g1=pid:4242", "--group=g2=pid:4343"], ("g1", "g2"))):
+        r = ksmscan(root, "-p", "4242", "-p", "4343", "--by=unit", "-r",
+                    "exposure", "--csv", *extra)
+        got = rows(r)
+        check(r.rc == 0 and len(got) == 1 and
+              (got[0]["domain_a"], got[0]["domain_b"]) == names and
+              int(got[0]["pages_crossing"]) == crossing and
+              int(got[0]["zero_pages"]) == zero,
+              "%s: one pair of domains %r, %d pages crossing, %d zero" %
+              (" ".join(extra) or "--by=unit alone", names, crossing, zero),
+              r.brief())
+    r = ksmscan(root, "-p", "4242", "-p", "4343", "--by=unit,cgroup", "-r", "exposure")
+    check(r.rc == 2 and "may not overlap" in r.err,
+          "--by=unit,cgroup: overlapping domains are a usage error", r.brief())
 
 
 @test("process")
