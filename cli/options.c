@@ -319,8 +319,7 @@ static const struct opt_row table[] = {
 	VALUE("max-page-sharing", 'm', "N", OK_COUNT, OF_U64,
 	      cfg.ksm.max_page_sharing, 2, UINT32_MAX, NULL,
 	      "KSM's max_page_sharing, N >= 2 (default 256)", SCAN | KSMD, 0),
-	STRING("output", 'o', "FMT", output,
-	       "table, csv, json or openmetrics (default table)",
+	STRING("output", 'o', "FMT", output, NULL,
 	       SCAN | FORM_BENCH | FORM_CHECK),
 	CALL("csv", 0, NULL, on_csv, NULL, "short for -o csv", 0, 0),
 	CALL("json", 0, NULL, on_csv, NULL, "short for -o json", 0, 0),
@@ -479,6 +478,12 @@ int opt_help_list(const struct opt_row *row)
 		while (dump_format_name(n))
 			n++;
 		help_names(dump_format_name, n, "(default auto: by magic)");
+		return 1;
+	}
+	if (row->key == 'o') {
+		while (writer_name(n))
+			n++;
+		help_names(writer_name, n, "(default table)");
 		return 1;
 	}
 	if (row->key == 'r') {

@@ -320,10 +320,13 @@ static void default_reports(struct prefs *p)
 static void check_writer(const struct prefs *p)
 {
 	const struct writer *w = writer_lookup(p->output);
+	char names[256] = "";
 
+	for (size_t i = 0, n = 0; writer_name(i); i++)
+		n += (size_t)snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0,
+				      "%s%s", i ? ", " : "", writer_name(i));
 	if (!w)
-		usage_error("unknown output format '%s' (table, csv, json or "
-			    "openmetrics)", p->output);
+		usage_error("unknown output format '%s' (%s)", p->output, names);
 	if (w == writer_lookup("csv") && (p->reports & (p->reports - 1)))
 		usage_error("--csv takes exactly one report");
 }

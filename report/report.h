@@ -87,6 +87,14 @@ struct writer {
 const struct writer *writer_lookup(const char *name);
 
 /**
+ * writer_name() - the name of output format @i, for --help and messages.
+ * @i: from 0
+ *
+ * Return: the name, or NULL past the last.
+ */
+const char *writer_name(size_t i);
+
+/**
  * output_close() - flush standard output and check that every write succeeded.
  *
  * Return: 0, or -1 after reporting the error (e.g. a full disk or closed pipe).

@@ -145,7 +145,7 @@ def nothing_read_is_said_once():
     r = ksm(["--csv", missing])
     check(r.stdout.count("\n") == 2 and "failed" in r.stdout, "CSV keeps its row", r.stdout)
     r = ksm(["-o", "yaml", fixture("vectors.img")])
-    check(r.returncode == 2 and "(table, csv or json)" in r.stderr.splitlines()[0],
+    check(r.returncode == 2 and "(table, csv, json, openmetrics" in r.stderr.splitlines()[0],
           "-o yaml names the formats there are", r.stderr[:200])
 
 
