@@ -426,7 +426,7 @@ static const struct opt_row table[] = {
 	CALL("range", 0, "START-END", on_range,
 	     "START-END with START < END, such as 0x100000-1.5G",
 	     "only pages with address in [START, END);\n"
-	     "decimal or 0x hex, K/M/G/T suffixes", SCAN, 0),
+	     "decimal or 0x hex, K/M/G/T suffixes (1.5G)", SCAN, 0),
 	FLAG("use-zero-pages", 'z', cfg.ksm.use_zero_pages, 1,
 	     "model KSM with use_zero_pages=1", SCAN | KSMD),
 	FLAG("long", 'l', long_table, 1,

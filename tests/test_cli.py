@@ -181,6 +181,43 @@ def options_documented():
     eq(nested, [], "the rendered man page nests no quotes")
 
 
+@test("usage")
+def sizes_take_units_and_decimals():
+    """Wherever a size is taken, K/M/G/T and decimals with them: the same
+    bytes written either way give the same output; a size without a unit
+    must be whole, and a usage error is one line and the pointer to --help."""
+    from ksmtest import fixture, run
+    img = fixture("vectors.img")
+    same = [(["-o", "json", "--range=4K-8.5K"], ["-o", "json", "--range=4096-8704"]),
+            (["-o", "json", "--range=0x1000-0.0078125M"],
+             ["-o", "json", "--range=4096-8192"])]
+    snap = tmp("sizes.raw")
+    with open(snap, "wb") as f:
+        f.write(bytes(8192) + b"\1" * 8192)
+    series = ["--series", snap, snap, "--policy=ksmtuned", "-o", "json",
+              "--scans=3"]
+    same += [(series + ["--host-memory=1.8G", "--host-used=0.25G"],
+              series + ["--host-memory=%d" % int(1.8 * 2**30),
+                        "--host-used=%d" % (2**28)])]
+    for a, b in same:
+        ra, rb = run(a + ([img] if "--series" not in a else [])), \
+            run(b + ([img] if "--series" not in b else []))
+        strip = lambda t: re.sub(r'"(hash_mib_s|ns_per_page|seconds|'
+                                 r'[a-z_]*cpu[a-z_]*)": [0-9.e+-]+', "", t)
+        check(ra.rc == 0 and strip(ra.out) == strip(rb.out),
+              "%s equals %s" % (" ".join(a[-2:]), " ".join(b[-2:])),
+              ra.brief() + rb.brief())
+    r = run(series + ["--host-memory=64G", "--host-used=0"])
+    eq(r.rc, 0, "--host-used=0 is a size, not a missing one (%s)" % r.err.strip())
+    for bad in ("--host-memory=1.5", "--host-memory=1.8X", "--range=1.5-3",
+                "--host-memory=-1G", "--range=2G-1.5G"):
+        r = run(series[:3] + [bad] if "host" in bad else [bad, img])
+        lines = r.err.splitlines()
+        check(r.rc == 2 and len(lines) == 2 and lines[0].startswith("ksmscan: ") and
+              lines[1] == "Try 'ksmscan --help'.", "%s: one line, then "
+              "Try 'ksmscan --help'." % bad, r.brief())
+
+
 @test("docs")
 def readme_short_and_links_every_page():
     """The README reads in five minutes and is the way in: under 300 lines,

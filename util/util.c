@@ -240,7 +240,7 @@ int parse_range(const char *s, uint64_t *start, uint64_t *end)
 		return -1;
 	memcpy(first, s, (size_t)(dash - s));
 	first[dash - s] = '\0';
-	if (parse_u64(first, &a) < 0 || parse_u64(dash + 1, &b) < 0 || a >= b)
+	if (parse_size(first, &a) < 0 || parse_size(dash + 1, &b) < 0 || a >= b)
 		return -1;
 	*start = a;
 	*end = b;

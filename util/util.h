@@ -125,7 +125,8 @@ void raise_fd_limit(void);
 int parse_duration(const char *s, double *seconds);
 
 /**
- * parse_range() - parse START-END, two parse_u64() numbers with START < END.
+ * parse_range() - parse START-END, two parse_size() sizes with START < END
+ * (so 1.5G-2G is a range).
  * @s: the text
  * @start: the first value
  * @end: the second value
