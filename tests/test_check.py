@@ -387,8 +387,11 @@ def files_that_block_or_swell():
     check(r.rc == 2 and "needs more than 256 MiB to parse" in r.err,
           "JSON of many small objects: exit 2, refused past 256 MiB of "
           "parser memory", r.brief())
-    check(rss < 400 << 10 or rss == before, "its parse stayed within the "
-          "bound (peak RSS %d MiB)" % (rss >> 10))
+    # Under AddressSanitizer every block carries red zones and freed ones
+    # wait in quarantine: the budget holds, the process's size does not.
+    if not os.environ.get("ASAN_OPTIONS"):
+        check(rss < 400 << 10 or rss == before, "its parse stayed within the "
+              "bound (peak RSS %d MiB)" % (rss >> 10))
     twice = forecast(k, [(1, 0, {n: 0 for n in PROC}), (7, 0, {n: 0 for n in PROC}),
                          (1, 0, {n: 0 for n in PROC})], 0, [{n: 0 for n in HOST}])
     r = run(["--check=" + write("twice.json", twice)])
