@@ -457,7 +457,11 @@ def make_deb():
         check(f in files, "the package holds %s" % f)
     check("./usr/bin/ksmfleet -> " in files and "ksmfleet/fleetlib.py" not in files
           and "/usr/share/ksmscan/fleet/fleetlib.py" in files, "the package holds ksmfleet")
-    programs = ("./usr/bin/ksmscan", "./usr/share/ksmscan/fleet/ksmfleet")
+    for f in ("./usr/lib/systemd/system/ksmscan-metrics.service",
+              "./usr/lib/systemd/system/ksmscan-metrics.timer"):
+        check(f in files, "the package holds %s" % f)
+    programs = ("./usr/bin/ksmscan", "./usr/share/ksmscan/fleet/ksmfleet",
+                "./usr/lib/ksmscan/ksmscan-metrics")
     bad = []
     for line in files.splitlines():
         mode, path = line.split()[0], line.split()[5]
