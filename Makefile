@@ -6,6 +6,7 @@
 #   make check      the suites again, built with clang ASan + UBSan, and the
 #                   threaded ones with TSan
 #   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
+#                   UNITDIR=$(PREFIX)/lib/systemd/system
 #   make clean
 
 PREFIX  ?= /usr/local
@@ -208,6 +209,12 @@ COMPDIR_BASH ?= $(PREFIX)/share/bash-completion/completions
 COMPDIR_ZSH ?= $(PREFIX)/share/zsh/vendor-completions
 # ksmfleet's Python files, with a link to it in BINDIR.
 FLEETDIR ?= $(PREFIX)/share/ksmscan/fleet
+# The metrics for node_exporter: systemd's units (systemd reads
+# /usr/local/lib/systemd/system too) and the script they run (systemd/).
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+LIBEXECDIR ?= $(PREFIX)/lib/ksmscan
+# The installed paths written into the script and the service.
+SUBST = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g'
 
 install: ksmscan
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
@@ -220,6 +227,12 @@ install: ksmscan
 	install -m 755 fleet/ksmfleet $(DESTDIR)$(FLEETDIR)/ksmfleet
 	install -m 644 fleet/fleetlib.py fleet/ksmmodel.py $(DESTDIR)$(FLEETDIR)/
 	ln -sfr $(DESTDIR)$(FLEETDIR)/ksmfleet $(DESTDIR)$(BINDIR)/ksmfleet
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(LIBEXECDIR)
+	$(SUBST) systemd/ksmscan-metrics.in > $(DESTDIR)$(LIBEXECDIR)/ksmscan-metrics
+	chmod 755 $(DESTDIR)$(LIBEXECDIR)/ksmscan-metrics
+	$(SUBST) systemd/ksmscan-metrics.service.in > $(DESTDIR)$(UNITDIR)/ksmscan-metrics.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/ksmscan-metrics.service
+	install -m 644 systemd/ksmscan-metrics.timer $(DESTDIR)$(UNITDIR)/ksmscan-metrics.timer
 
 # A Debian package of what install puts in place (scripts/make-deb).
 VERSION = $(shell sed -n 's/^\#define KSMSCAN_VERSION "\(.*\)"/\1/p' cli/options.h)

@@ -242,9 +242,9 @@ int proc_comm(int pid, char *buf, size_t len)
 
 /*
  * Whether this user may read the process's memory: opening /proc/PID/mem
- * makes the kernel's ptrace access check. 1 yes, 0 refused (warned), -1 gone.
+ * makes the kernel's ptrace access check. 1 yes, 0 refused, -1 gone.
  */
-static int proc_readable(int pid, const char *comm)
+static int proc_readable(int pid)
 {
 	int fd;
 
@@ -253,11 +253,26 @@ static int proc_readable(int pid, const char *comm)
 		close(fd);
 		return 1;
 	}
-	if (errno == EACCES || errno == EPERM) {
-		warn("pid:%d (%s): skipped: %s", pid, comm, proc_why_denied());
-		return 0;
-	}
-	return -1;
+	return errno == EACCES || errno == EPERM ? 0 : -1;
+}
+
+/*
+ * The processes procs_list() left out because their memory may not be read,
+ * said in one line however many they are (a normal user's --all-processes
+ * meets dozens): for one, its pid and command too.
+ */
+static void warn_denied(size_t n, int pid, const char *comm)
+{
+	int scope = proc_yama_scope();
+
+	if (n == 0)
+		return;
+	if (n == 1)
+		warn("pid:%d (%s) could not be read: %s", pid, comm, proc_why_denied());
+	else if (geteuid() != 0 && scope < 3)
+		warn("%zu processes could not be read (permission denied): run as root", n);
+	else
+		warn("%zu processes could not be read: %s", n, proc_why_denied());
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -295,8 +310,9 @@ int *procs_pids(size_t *n)
 int *procs_list(const char *regex, size_t *n, char *why, size_t len)
 {
 	regex_t re;
-	size_t npids;
-	int *pids, rc;
+	size_t npids, denied = 0;
+	int *pids, rc, denied_pid = 0;
+	char denied_comm[64] = "";
 
 	*n = 0;
 	if (regex && (rc = regcomp(&re, regex, REG_EXTENDED | REG_NOSUB)) != 0) {
@@ -310,6 +326,7 @@ int *procs_list(const char *regex, size_t *n, char *why, size_t len)
 	for (size_t i = 0; i < npids; i++) {
 		char comm[64], state;
 		unsigned long flags;
+		int readable;
 
 		if (pids[i] == getpid() || proc_stat(pids[i], &state, &flags) < 0 ||
 		    (flags & PF_KTHREAD) || state == 'Z' || state == 'X' ||
@@ -317,12 +334,18 @@ int *procs_list(const char *regex, size_t *n, char *why, size_t len)
 			continue;
 		if (regex && regexec(&re, comm, 0, NULL, 0) != 0)
 			continue;
-		if (proc_readable(pids[i], comm) <= 0)
+		if ((readable = proc_readable(pids[i])) <= 0) {
+			if (readable == 0 && denied++ == 0) {
+				denied_pid = pids[i];
+				memcpy(denied_comm, comm, sizeof(comm));
+			}
 			continue;
+		}
 		pids[(*n)++] = pids[i];	/* kept in place: ascending still */
 	}
 	if (regex)
 		regfree(&re);
+	warn_denied(denied, denied_pid, denied_comm);
 	return pids;
 }
 

@@ -381,8 +381,17 @@ void report_begin(const struct writer *w, const char *name, int people,
 int for_people(const struct report_setup *rs);
 
 /**
+ * hz_note() - under a table for people whose times follow ksmd's wake-ups
+ * (a series' replay), a note naming the HZ they assume and where it comes
+ * from: this kernel's, --hz, or neither when this kernel's cannot be read.
+ * Nothing for other outputs or without a series.
+ * @rs: the report's setup (its series' hz)
+ */
+void hz_note(const struct report_setup *rs);
+
+/**
  * people_name() - a row's input name as a report prints it: for people
- * (for_people()) shortened from the left to NAME_COLS columns, else whole.
+ * (for_people()) cut in the middle to NAME_COLS columns, else whole.
  * @rs: the report's setup
  * @name: the name
  * @buf: room for the shortened name

@@ -278,6 +278,16 @@ def tmp(name):
     return os.path.join(STATE["tmp"], name)
 
 
+def shortened(short, name):
+    """Whether a table's @short is @name, or @name cut in the middle as
+    tables for people cut names: a start of it, "…", an end of it."""
+    if short == name:
+        return True
+    head, sep, tail = short.partition("\u2026")
+    return bool(sep) and "\u2026" not in tail and name.startswith(head) and \
+        name.endswith(tail) and len(head) + len(tail) < len(name)
+
+
 def unique_pages(n):
     """A raw image of n random pages (no two alike), made once a run."""
     snap = tmp("unique-%d.raw" % n)
