@@ -38,7 +38,8 @@ RAW_KERNEL_PATH = re.compile(
 # tests/test_check.py, fleet/ksmfleet/cli.py.
 CITED = re.compile(r"(?<![\w/.-])(?:util|host|hash|dump|compress|model|scan|check|"
                    r"report|cli|compat|tests|fuzz|bench|fleet|docs|man|completions|"
-                   r"scripts|systemd)/[\w./-]*?[a-z0-9_]\.(?:c|h|py|md|1|sh|bash|service|timer)\b")
+                   r"scripts|systemd)/[\w./-]*?[a-z0-9_]\.(?:c|h|py|md|1|sh|bash|service|timer)"
+                   r"(?![\w-]|\.\w)")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 passed = failed = 0
