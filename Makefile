@@ -6,6 +6,7 @@
 #   make check      the suites again, built with clang ASan + UBSan, and the
 #                   threaded ones with TSan
 #   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
+#                   UNITDIR=$(PREFIX)/lib/systemd/system
 #   make clean
 
 PREFIX  ?= /usr/local
@@ -29,24 +30,29 @@ LDLIBS  += /usr/lib/x86_64-linux-gnu/libjansson.a
 LAYER_LIBS = -llzma -lbz2 -llz4 -ljansson
 
 SRCS = ksmscan.c \
-       util/util.c util/glibc.c util/file.c util/text.c util/progress.c util/shell.c \
+       util/util.c util/file.c util/text.c util/progress.c util/shell.c \
        hash/hash.c hash/measure.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
        hash/xxh3_avx2.c hash/xxh3_avx512.c \
        dump/dump.c dump/source.c dump/layers.c dump/refuse.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/qemu.c dump/proc.c \
        scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c \
-       scan/tally.c scan/series.c scan/forecast.c \
+       scan/tally.c scan/series.c \
+       check/forecast.c check/actual.c check/compare.c \
        model/ksm.c model/rbtree.c model/treesim.c model/replay.c model/advise.c model/advisor.c model/zram.c \
        compress/codecs.c compress/lzo.c \
        report/cell.c report/csv.c report/json.c report/table.c report/reports.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
        report/compress.c report/summary_people.c report/svg.c report/params.c \
-       scan/group.c cli/groups.c host/root.c host/ksm.c host/process.c host/doctor.c host/memory.c host/kernel.c host/units.c cli/units.c report/matrix.c report/contents.c \
+       scan/group.c cli/groups.c cli/options.c cli/optparse.c cli/names.c cli/setup.c cli/version.c host/root.c host/ksm.c host/process.c host/doctor.c host/memory.c host/kernel.c host/units.c cli/units.c report/matrix.c report/contents.c \
        report/timeline.c report/processes.c report/check.c report/policies.c report/advise.c report/volatility.c report/openmetrics.c report/doctor.c \
        report/pagerec.c report/numa.c report/thp.c \
        model/exposure.c report/domains.c report/exposure.c report/mitigations.c
 
-OBJS = $(SRCS:%.c=build/%.o)
+# The musl build alone: glibc's fortified entry points that Debian's
+# glibc-built static libraries call (compat/glibc.c says why).
+COMPAT_SRCS = compat/glibc.c
+
+OBJS = $(SRCS:%.c=build/%.o) $(COMPAT_SRCS:%.c=build/%.o)
 CHECK_OBJS = $(SRCS:%.c=build-check/%.o)
 
 CHECK_CC     = clang
@@ -109,13 +115,24 @@ demo:
 # Unit tests in C of code the command line cannot reach alone (tests/unit_*.c).
 UNITS = $(patsubst %.c,%,$(wildcard tests/unit_*.c))
 
-build/tests/unit_%: tests/unit_%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -static -o $@ $<
+# They link the product's objects as an archive: a test takes the members it
+# calls (one that includes a .c file itself takes that file's functions).
+LIB_SRCS = $(filter-out ksmscan.c,$(SRCS))
+build/libksmscan.a: $(LIB_SRCS:%.c=build/%.o) $(COMPAT_SRCS:%.c=build/%.o)
+	rm -f $@ && ar rcs $@ $^
 
-build-check/tests/unit_%: tests/unit_%.c
+build-check/libksmscan.a: $(LIB_SRCS:%.c=build-check/%.o)
+	rm -f $@ && ar rcs $@ $^
+
+build/tests/unit_%: tests/unit_%.c build/libksmscan.a
 	@mkdir -p $(dir $@)
-	$(CHECK_CC) $(CHECK_CFLAGS) -MMD -MP -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -static -o $@ $< build/libksmscan.a \
+		$(LDLIBS)
+
+build-check/tests/unit_%: tests/unit_%.c build-check/libksmscan.a
+	@mkdir -p $(dir $@)
+	$(CHECK_CC) $(CHECK_CFLAGS) -MMD -MP -o $@ $< build-check/libksmscan.a \
+		-lzstd -lz $(LAYER_LIBS) -lm
 
 test: deps ksmscan $(UNITS:%=build/%)
 	KSMSCAN=./ksmscan KSMSCAN_UNITS="$(UNITS:%=build/%)" $(PYTHON) tests/run_all.py
@@ -192,6 +209,12 @@ COMPDIR_BASH ?= $(PREFIX)/share/bash-completion/completions
 COMPDIR_ZSH ?= $(PREFIX)/share/zsh/vendor-completions
 # ksmfleet's Python files, with a link to it in BINDIR.
 FLEETDIR ?= $(PREFIX)/share/ksmscan/fleet
+# The metrics for node_exporter: systemd's units (systemd reads
+# /usr/local/lib/systemd/system too) and the script they run (systemd/).
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+LIBEXECDIR ?= $(PREFIX)/lib/ksmscan
+# The installed paths written into the script and the service.
+SUBST = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g'
 
 install: ksmscan
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
@@ -204,9 +227,15 @@ install: ksmscan
 	install -m 755 fleet/ksmfleet $(DESTDIR)$(FLEETDIR)/ksmfleet
 	install -m 644 fleet/fleetlib.py fleet/ksmmodel.py $(DESTDIR)$(FLEETDIR)/
 	ln -sfr $(DESTDIR)$(FLEETDIR)/ksmfleet $(DESTDIR)$(BINDIR)/ksmfleet
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(LIBEXECDIR)
+	$(SUBST) systemd/ksmscan-metrics.in > $(DESTDIR)$(LIBEXECDIR)/ksmscan-metrics
+	chmod 755 $(DESTDIR)$(LIBEXECDIR)/ksmscan-metrics
+	$(SUBST) systemd/ksmscan-metrics.service.in > $(DESTDIR)$(UNITDIR)/ksmscan-metrics.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/ksmscan-metrics.service
+	install -m 644 systemd/ksmscan-metrics.timer $(DESTDIR)$(UNITDIR)/ksmscan-metrics.timer
 
 # A Debian package of what install puts in place (scripts/make-deb).
-VERSION = $(shell sed -n 's/^\#define KSMSCAN_VERSION "\(.*\)"/\1/p' ksmscan.c)
+VERSION = $(shell sed -n 's/^\#define KSMSCAN_VERSION "\(.*\)"/\1/p' cli/options.h)
 
 deb: ksmscan
 	rm -rf build/deb

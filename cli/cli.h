@@ -8,8 +8,11 @@
 #include "../scan/group.h"
 
 /*
- * The front end's pieces that ksmscan.c calls while it turns the command
- * line into a struct scan_config: here, --group's values into groups.
+ * The front end's pieces that the rules between options (setup.c) call
+ * while the command line becomes a struct scan_config: --group's values
+ * into groups (groups.c), --by and --enable into groups of live processes
+ * by unit, cgroup, container or VM (units.c). The table of options itself
+ * is options.h.
  */
 
 /**

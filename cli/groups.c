@@ -83,7 +83,8 @@ int groups_domains(const struct group *g, size_t n, const struct input *inputs,
 {
 	if (n < 2) {
 		snprintf(why, len, "%s", "trust domains are needed: name two or "
-			 "more with --group=NAME=INPUT,... (each input in one)");
+			 "more with --group=NAME=INPUT,... (each input in one), "
+			 "or give --by for units, cgroups, containers or VMs");
 		return -1;
 	}
 	for (size_t k = 0; k < ninputs; k++) {
@@ -95,12 +96,13 @@ int groups_domains(const struct group *g, size_t n, const struct input *inputs,
 		if (in == 1)
 			continue;
 		if (in == 0)
-			snprintf(why, len, "input '%.60s' is in no --group: each "
-				 "input must be in one trust domain", inputs[k].name);
+			snprintf(why, len, "input '%.60s' is in no trust domain "
+				 "(--group, or --by row): each input must be in one",
+				 inputs[k].name);
 		else
-			snprintf(why, len, "input '%.60s' is in --group %.60s and "
+			snprintf(why, len, "input '%.60s' is in %.60s and "
 				 "another: trust domains may not overlap",
-				 inputs[k].name, g[first].name + 6);
+				 inputs[k].name, g[first].name);
 		return -1;
 	}
 	return 0;

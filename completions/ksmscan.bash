@@ -10,7 +10,8 @@ _ksmscan_names()
 	-c|--compress) echo lz4 lzo lzo-rle zstd all ;;
 	-f|--format) "${COMP_WORDS[0]}" --help 2>/dev/null |
 		sed -n 's/^  -f, --format=FMT *//p' | tr -d ',' ;;
-	-o|--output) echo table csv json openmetrics ;;
+	-o|--output) "${COMP_WORDS[0]}" --help 2>/dev/null |
+		sed -n 's/^  -o, --output=FMT *//p' | tr -d ',' ;;
 	--by) echo unit cgroup container vm process ;;
 	-r|--report) "${COMP_WORDS[0]}" --help 2>/dev/null |
 		sed -n '/^  -r, --report=LIST/,/(default/{s/^  -r, --report=LIST//;/(default/d;p}' |

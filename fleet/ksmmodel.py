@@ -1,4 +1,4 @@
-"""The KSM arithmetic of ksmscan (scan/ksm.c, ksm_group and ksm_tally),
+"""The KSM arithmetic of ksmscan (model/ksm.c's ksm_content, scan/tally.c's ksm_tally),
 written once for the fleet tool: what KSM makes of c pages of one content in
 steady state, with max_page_sharing M and use_zero_pages.
 

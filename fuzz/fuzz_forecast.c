@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer harness for the forecast reader of --check (scan/forecast.c):
+ * libFuzzer harness for the forecast reader of --check (check/forecast.c):
  * arbitrary bytes as the JSON a live series wrote. What it accepts holds
  * together: full scans 0, 1, 2, ... in order, at least one process, each
  * with a pid; what it refuses says why.
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../scan/forecast.h"
+#include "../check/forecast.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -249,9 +249,9 @@ int proc_comm(int pid, char *buf, size_t len)
 
 /*
  * Whether this user may read the process's memory: opening /proc/PID/mem
- * makes the kernel's ptrace access check. 1 yes, 0 refused (warned), -1 gone.
+ * makes the kernel's ptrace access check. 1 yes, 0 refused, -1 gone.
  */
-static int proc_readable(int pid, const char *comm)
+static int proc_readable(int pid)
 {
 	int fd;
 
@@ -260,11 +260,26 @@ static int proc_readable(int pid, const char *comm)
 		close(fd);
 		return 1;
 	}
-	if (errno == EACCES || errno == EPERM) {
-		warn("pid:%d (%s): skipped: %s", pid, comm, proc_why_denied());
-		return 0;
-	}
-	return -1;
+	return errno == EACCES || errno == EPERM ? 0 : -1;
+}
+
+/*
+ * The processes procs_list() left out because their memory may not be read,
+ * said in one line however many they are (a normal user's --all-processes
+ * meets dozens): for one, its pid and command too.
+ */
+static void warn_denied(size_t n, int pid, const char *comm)
+{
+	int scope = proc_yama_scope();
+
+	if (n == 0)
+		return;
+	if (n == 1)
+		warn("pid:%d (%s) could not be read: %s", pid, comm, proc_why_denied());
+	else if (geteuid() != 0 && scope < 3)
+		warn("%zu processes could not be read (permission denied): run as root", n);
+	else
+		warn("%zu processes could not be read: %s", n, proc_why_denied());
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -300,10 +315,17 @@ int *procs_pids(size_t *n)
 }
 
 /* What the child that matches -P's pattern sends first: regcomp()'s result
- * and, if it failed, why; then the pids that match. */
+ * and, if it failed, why; then a struct procs_denied, then the pids. */
 struct match_head {
 	int rc;
 	char msg[128];
+};
+
+/* The processes left out because their memory may not be read. */
+struct procs_denied {
+	size_t n;
+	int pid;		/* the first of them */
+	char comm[64];		/* its command */
 };
 
 /* The address space the child may add to what it has: PROCS_MATCH_BYTES. */
@@ -326,10 +348,11 @@ static void limit_memory(void)
 
 /*
  * Keep those of the @n pids (ascending, kept so) that -P's compiled @re (or
- * NULL: every one) takes, ksmscan (@self) left out. Return: how many, or -1
- * when matching ran out of memory.
+ * NULL: every one) takes, ksmscan (@self) left out; count in @d those that
+ * may not be read. Return: how many, or -1 when matching ran out of memory.
  */
-static ssize_t procs_keep(const regex_t *re, int *pids, size_t n, int self)
+static ssize_t procs_keep(const regex_t *re, int *pids, size_t n, int self,
+			  struct procs_denied *d)
 {
 	size_t kept = 0;
 
@@ -344,10 +367,30 @@ static ssize_t procs_keep(const regex_t *re, int *pids, size_t n, int self)
 			continue;
 		if ((rc = re ? regexec(re, comm, 0, NULL, 0) : 0) == REG_ESPACE)
 			return -1;
-		if (rc == 0 && proc_readable(pids[i], comm) > 0)
-			pids[kept++] = pids[i];
+		if (rc != 0)
+			continue;
+		if ((rc = proc_readable(pids[i])) <= 0) {
+			if (rc == 0 && d->n++ == 0) {
+				d->pid = pids[i];
+				memcpy(d->comm, comm, sizeof(comm));
+			}
+			continue;
+		}
+		pids[kept++] = pids[i];
 	}
 	return (ssize_t)kept;
+}
+
+/* Write all @len bytes at @p to @fd, or end the (child) process. */
+static void write_all(int fd, const void *p, size_t len)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t w = write(fd, (const char *)p + done, len - done);
+
+		if (w <= 0)
+			_exit(1);
+		done += (size_t)w;
+	}
 }
 
 /* In the child: compile @regex, match every process, send the result to
@@ -355,6 +398,7 @@ static ssize_t procs_keep(const regex_t *re, int *pids, size_t n, int self)
 static void procs_match(const char *regex, int fd)
 {
 	struct match_head h = { 0 };
+	struct procs_denied d = { 0 };
 	size_t npids;
 	ssize_t kept;
 	int *pids;
@@ -364,20 +408,15 @@ static void procs_match(const char *regex, int fd)
 	alarm(PROCS_MATCH_SECONDS);
 	if ((h.rc = regcomp(&re, regex, REG_EXTENDED | REG_NOSUB)) != 0)
 		regerror(h.rc, &re, h.msg, sizeof(h.msg));
-	if (write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || h.rc)
+	write_all(fd, &h, sizeof(h));
+	if (h.rc)
 		_exit(h.rc == REG_ESPACE ? 3 : 0);
 	pids = procs_pids(&npids);
-	kept = procs_keep(&re, pids, npids, getppid());
+	kept = procs_keep(&re, pids, npids, getppid(), &d);
 	if (kept < 0)
 		_exit(3);
-	for (size_t done = 0; done < (size_t)kept * sizeof(int);) {
-		ssize_t w = write(fd, (char *)pids + done, (size_t)kept * sizeof(int) - done);
-
-		if (w <= 0)
-			_exit(1);
-		done += (size_t)w;
-	}
-	fflush(stderr);
+	write_all(fd, &d, sizeof(d));
+	write_all(fd, pids, (size_t)kept * sizeof(int));
 	_exit(0);
 }
 
@@ -401,23 +440,16 @@ static unsigned char *read_all(int fd, size_t *len)
 	}
 }
 
-int *procs_list(const char *regex, size_t *n, char *why, size_t len)
+/* Run procs_match() in a child; what it sent in *@got bytes (free it), or
+ * NULL with @why. */
+static unsigned char *procs_match_child(const char *regex, size_t *got,
+					char *why, size_t len)
 {
 	struct match_head h;
 	unsigned char *buf;
 	int fds[2], status = 0;
-	size_t got;
 	pid_t child;
 
-	*n = 0;
-	if (!regex) {
-		int *pids = procs_pids(&got);
-
-		*n = (size_t)procs_keep(NULL, pids, got, getpid());
-		return pids;
-	}
-	/* Matching is done in a child under a memory limit and a timer: a
-	 * pattern such as ((a{99}){99}){99} compiles to gigabytes. */
 	fflush(stderr);
 	if (pipe(fds) < 0 || (child = fork()) < 0) {
 		snprintf(why, len, "-P: cannot start matching: %s", strerror(errno));
@@ -428,29 +460,51 @@ int *procs_list(const char *regex, size_t *n, char *why, size_t len)
 		procs_match(regex, fds[1]);
 	}
 	close(fds[1]);
-	buf = read_all(fds[0], &got);
+	buf = read_all(fds[0], got);
 	close(fds[0]);
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
-	if (got >= sizeof(h))
+	if (*got >= sizeof(h))
 		memcpy(&h, buf, sizeof(h));
-	if (got >= sizeof(h) && h.rc && h.rc != REG_ESPACE) {
+	if (*got >= sizeof(h) && h.rc && h.rc != REG_ESPACE)
 		snprintf(why, len, "bad regular expression '%.60s': %s", regex, h.msg);
-	} else if (!WIFEXITED(status) || WEXITSTATUS(status) || got < sizeof(h)) {
+	else if (!WIFEXITED(status) || WEXITSTATUS(status) ||
+		 *got < sizeof(h) + sizeof(struct procs_denied))
 		snprintf(why, len, "-P '%.60s'%s: the pattern needs more than %d MiB "
 			 "or %d s to match the processes' names: refused", regex,
 			 strlen(regex) > 60 ? "..." : "", PROCS_MATCH_BYTES >> 20,
 			 PROCS_MATCH_SECONDS);
-	} else {
-		int *pids = xcalloc((got - sizeof(h)) / sizeof(int) + 1, sizeof(int));
-
-		*n = (got - sizeof(h)) / sizeof(int);
-		memcpy(pids, buf + sizeof(h), *n * sizeof(int));
-		free(buf);
-		return pids;
-	}
+	else
+		return buf;
 	free(buf);
 	return NULL;
+}
+
+int *procs_list(const char *regex, size_t *n, char *why, size_t len)
+{
+	struct procs_denied d = { 0 };
+	unsigned char *buf;
+	size_t got, at = sizeof(struct match_head) + sizeof(d);
+	int *pids;
+
+	*n = 0;
+	if (!regex) {
+		pids = procs_pids(&got);
+		*n = (size_t)procs_keep(NULL, pids, got, getpid(), &d);
+		warn_denied(d.n, d.pid, d.comm);
+		return pids;
+	}
+	/* Matching is done in a child under a memory limit and a timer: a
+	 * pattern such as ((a{99}){99}){99} compiles to gigabytes. */
+	if (!(buf = procs_match_child(regex, &got, why, len)))
+		return NULL;
+	memcpy(&d, buf + sizeof(struct match_head), sizeof(d));
+	*n = (got - at) / sizeof(int);
+	pids = xcalloc(*n + 1, sizeof(int));
+	memcpy(pids, buf + at, *n * sizeof(int));
+	free(buf);
+	warn_denied(d.n, d.pid, d.comm);
+	return pids;
 }
 
 double proc_start_time(int pid)

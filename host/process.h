@@ -107,9 +107,9 @@ uint64_t proc_resident_pages(int pid);
 /**
  * procs_list() - the processes -P REGEX or --all-processes take, in
  * ascending pid order. Kernel threads, zombies, ksmscan itself and
- * processes that vanish while they are listed are left out silently; one
- * whose memory this user may not read is left out with one warning naming
- * it, its command and why.
+ * processes that vanish while they are listed are left out silently; those
+ * whose memory this user may not read are left out with one warning for
+ * all of them: how many and why (for one, its pid and command).
  * @regex: a POSIX extended regular expression matched against the command
  *	name (/proc/PID/comm; unanchored, as grep -E), or NULL for every process
  * @n: set to how many

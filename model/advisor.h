@@ -41,6 +41,9 @@ struct advisor_params {
 #define ADVISOR_MAX_PAGES 30000
 #define ADVISOR_MIN_CPU 10		/* KSM_ADVISOR_MIN_CPU */
 #define ADVISOR_EWMA_WEIGHT 30		/* EWMA_WEIGHT */
+/* The kernel's knobs as it boots: a struct advisor_params. */
+#define ADVISOR_DEFAULTS { ADVISOR_TARGET_SCAN_TIME, ADVISOR_MAX_CPU, \
+			   ADVISOR_MIN_PAGES, ADVISOR_MAX_PAGES }
 
 /* struct advisor_ctx: what the advisor keeps from one scan to the next. */
 struct advisor {
@@ -77,6 +80,12 @@ struct ksmtuned_params {
 					 * Cached, before KSM saves anything */
 };
 
+/* /etc/ksmtuned.conf's defaults, and no host yet. */
+#define KSMTUNED_DEFAULTS { .monitor_seconds = 60, .boost = 300, .decay = -50, \
+			    .npages_min = 64, .npages_max = 1250, \
+			    .sleep_msec = 10, .thres_coef = 20, \
+			    .thres_const = 2048 }
+
 /* What ksmtuned keeps between two looks. */
 struct ksmtuned {
 	int64_t npages;			/* its npages, from 0 */
@@ -108,6 +117,12 @@ struct kubevirt_params {
 	uint64_t sleep_baseline;	/* sleepMsBaselineDefault 100 (ms) */
 	float free_percent;		/* freePercentDefault 0.2 */
 };
+
+/* KubeVirt's ksm.go's defaults. */
+#define KUBEVIRT_DEFAULTS { .loop_seconds = 180, .boost = 300, .decay = -50, \
+			    .npages_min = 64, .npages_max = 1250, \
+			    .npages_init = 100, .sleep_baseline = 100, \
+			    .free_percent = 0.2f }
 
 /**
  * kubevirt_adjust() - calculateNewRunSleepAndPages(), then what

@@ -298,6 +298,7 @@ static void advise_print(struct sink *sk)
 		advice_row(v, w, &v->rows[i], people);
 	if (people && v->n)
 		sentences(v, w);
+	hz_note(v->r.rs);
 	w->end();
 }
 

@@ -81,6 +81,11 @@ const struct writer *writer_lookup(const char *name)
 	return NULL;
 }
 
+const char *writer_name(size_t i)
+{
+	return i < sizeof(writers) / sizeof(writers[0]) ? writers[i]->name : NULL;
+}
+
 int output_close(void)
 {
 	/* Flush first: an error may only show when the last buffer is written. */

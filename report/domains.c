@@ -22,14 +22,14 @@ void domains_init(struct domains *d, const struct report_setup *rs)
 	size_t n = cfg->ninputs;
 
 	d->rs = rs;
-	d->n = cfg->ngroups;
+	d->n = rs->ndomains;
 	d->lists = xcalloc(n ? n : 1, sizeof(*d->lists));
 	d->nlist = xcalloc(n ? n : 1, sizeof(*d->nlist));
 }
 
 const char *domain_name(const struct domains *d, size_t k)
 {
-	const char *name = d->rs->scan->groups[k].name;
+	const char *name = d->rs->domains[k].name;
 
 	return strncmp(name, "group:", 6) == 0 ? name + 6 : name;
 }
@@ -71,8 +71,8 @@ static void domains_regroup(struct domains *d)
 	d->by = xcalloc(total ? total : 1, sizeof(*d->by));
 	memcpy(d->start, next, (d->size + 1) * sizeof(*next));
 	for (size_t g = 0; g < d->n; g++)
-		for (size_t j = 0; j < cfg->groups[g].ninputs; j++) {
-			size_t k = cfg->groups[g].inputs[j];
+		for (size_t j = 0; j < d->rs->domains[g].ninputs; j++) {
+			size_t k = d->rs->domains[g].inputs[j];
 
 			for (size_t i = 0; i < d->nlist[k]; i++) {
 				const struct domain_pages *h = &d->lists[k][i];

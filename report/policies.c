@@ -143,6 +143,7 @@ static void policies_print(struct sink *sk)
 		line_row(p, w, &p->lines[k], people);
 	if (people && p->nlines)
 		sentences(p, w);
+	hz_note(p->r.rs);
 	w->end();
 }
 

@@ -11,7 +11,7 @@
 #include "../hash/hash.h"
 #include "../hash/measure.h"
 #include "../scan/scan.h"
-#include "../scan/forecast.h"
+#include "../check/compare.h"
 #include "../scan/series.h"
 
 /*
@@ -95,6 +95,14 @@ struct writer {
 const struct writer *writer_lookup(const char *name);
 
 /**
+ * writer_name() - the name of output format @i, for --help and messages.
+ * @i: from 0
+ *
+ * Return: the name, or NULL past the last.
+ */
+const char *writer_name(size_t i);
+
+/**
  * output_close() - flush standard output and check that every write succeeded.
  *
  * Return: 0, or -1 after reporting the error (e.g. a full disk or closed pipe).
@@ -131,20 +139,14 @@ void bench_report(const struct writer *w, const struct hash_speed *rows,
 		  size_t nrows, const struct algo *autopick, size_t stream_bytes);
 
 /**
- * check_report() - a forecast against the kernel's figures (--check): the
- * host's counters and each process's ksm_stat, with the relative error.
+ * check_report() - the rows of a check (--check): the host's counters and
+ * each process's ksm_stat, forecast against actual, with the relative error.
  * @w: the writer
- * @path: the forecast's file, for messages
- * @f: the forecast
- * @a: the kernel's figures now
- * @tolerance: the largest |error_percent| within it
+ * @c: the check (check_compare())
  * @people: a table for people (short names, sentences under it)
- *
- * Return: 0 if every figure is within @tolerance, else 1.
  */
-int check_report(const struct writer *w, const char *path,
-		 const struct forecast *f, const struct forecast_actual *a,
-		 double tolerance, int people);
+void check_report(const struct writer *w, const struct check_result *c,
+		  int people);
 
 /**
  * algos_report() - the algorithms of the table with their widths, the
@@ -229,6 +231,10 @@ struct report_setup {
 	const char *const *known;	/* --known: files whose pages the
 					 * exposure report names */
 	size_t nknown;
+	const struct group *domains;	/* the trust domains: the --group
+					 * groups, or without them the --by
+					 * rows (never the --enable one) */
+	size_t ndomains;
 };
 
 /* The most reports the table may hold: -r's selection is a bit mask of this
@@ -383,8 +389,17 @@ void report_begin(const struct writer *w, const char *name, int people,
 int for_people(const struct report_setup *rs);
 
 /**
+ * hz_note() - under a table for people whose times follow ksmd's wake-ups
+ * (a series' replay), a note naming the HZ they assume and where it comes
+ * from: this kernel's, --hz, or neither when this kernel's cannot be read.
+ * Nothing for other outputs or without a series.
+ * @rs: the report's setup (its series' hz)
+ */
+void hz_note(const struct report_setup *rs);
+
+/**
  * people_name() - a row's input name as a report prints it: for people
- * (for_people()) shortened from the left to NAME_COLS columns, else whole.
+ * (for_people()) cut in the middle to NAME_COLS columns, else whole.
  * @rs: the report's setup
  * @name: the name
  * @buf: room for the shortened name

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../host/kernel.h"
 #include "../util/text.h"
 #include "../util/util.h"
 #include "report.h"
@@ -117,6 +118,30 @@ void report_begin(const struct writer *w, const char *name, int people,
 int for_people(const struct report_setup *rs)
 {
 	return !rs->long_table && strcmp(rs->out->name, "table") == 0;
+}
+
+void hz_note(const struct report_setup *rs)
+{
+	char text[200];
+	unsigned hz, kernel;
+
+	if (!rs->series || strcmp(rs->out->name, "table") != 0)
+		return;
+	hz = rs->series->hz;
+	kernel = kernel_hz();
+	if (!hz)
+		snprintf(text, sizeof(text), "ksmd's wake-ups every sleep_millisecs "
+			 "exactly (--hz=0, no jiffies).");
+	else if (hz == kernel)
+		snprintf(text, sizeof(text), "ksmd's wake-ups at HZ=%u (this "
+			 "kernel's; --hz to change).", hz);
+	else if (kernel)
+		snprintf(text, sizeof(text), "ksmd's wake-ups at HZ=%u (--hz; this "
+			 "kernel's is %u).", hz, kernel);
+	else
+		snprintf(text, sizeof(text), "ksmd's wake-ups at HZ=%u (this "
+			 "kernel's HZ could not be read; --hz to set it).", hz);
+	rs->out->note(text);
 }
 
 void scope_sink_free(struct sink *sk)

@@ -389,9 +389,10 @@ void summary_sentences(const struct report_setup *rs,
 	}
 	/* The rows: the inputs, "*" if there are several, then the groups;
 	 * or a series' one row. */
-	if (n && rows[0].nsnaps)
+	if (n && rows[0].nsnaps) {
 		over_time(w, &rows[0], &cfg->ksm, rs->series->interval);
-	else if (nin < n && rows[nin].all && !rows[nin].group)
+		hz_note(rs);
+	} else if (nin < n && rows[nin].all && !rows[nin].group)
 		across(w, rows, nin);
 	if (any_process(cfg) && !(n && rows[0].nsnaps) && nin)
 		host(w, rows, nin, nin < n && rows[nin].all ? &rows[nin] : &rows[0]);
@@ -412,19 +413,18 @@ void summary_people(const struct report_setup *rs, const struct scope_copy *rows
 	int procs = any_process(rs->scan) && !(n && rows[0].nsnaps);
 	size_t failed = 0;
 
-	/* Nothing was read: standard error has said why, once per input, and
-	 * a table of zeros with sentences about KSM would only repeat it. */
 	for (size_t i = 0; i < n; i++)
 		failed += rows[i].status == SCOPE_FAILED;
-	if (n && failed == n)
-		return;
 	if (procs)
 		w->begin("summary", process_cols, NPROCESS, 0);
 	else
 		w->begin("summary", people_cols, NPEOPLE, 0);
 	for (size_t i = 0; i < n; i++)
 		people_row(w, &rows[i], procs);
-	summary_sentences(rs, rows, n);
+	/* Nothing was read: each row keeps its status, and sentences about
+	 * KSM's figures of nothing would say nothing. */
+	if (!n || failed < n)
+		summary_sentences(rs, rows, n);
 	w->end();
 	if (rs->scan->nalgos > 1)
 		checksums(rs, rows, n);

@@ -294,6 +294,7 @@ static void timeline_print(struct sink *sk)
 			"tables and remaps pages (ksmscan(1), OVER TIME).");
 		timeline_sentences(t, w);
 		denser_than_scans(t, w);
+		hz_note(t->r.rs);
 	}
 	w->end();
 	free(pick);

@@ -278,6 +278,16 @@ def tmp(name):
     return os.path.join(STATE["tmp"], name)
 
 
+def shortened(short, name):
+    """Whether a table's @short is @name, or @name cut in the middle as
+    tables for people cut names: a start of it, "…", an end of it."""
+    if short == name:
+        return True
+    head, sep, tail = short.partition("\u2026")
+    return bool(sep) and "\u2026" not in tail and name.startswith(head) and \
+        name.endswith(tail) and len(head) + len(tail) < len(name)
+
+
 def unique_pages(n):
     """A raw image of n random pages (no two alike), made once a run."""
     snap = tmp("unique-%d.raw" % n)
@@ -353,13 +363,15 @@ class Run:
         return "`%s` rc=%r stderr=%r" % (self.cmd, self.rc, self.err[-600:])
 
 
-def run(args, input=None, timeout=300):
-    """Run $KSMSCAN with args (standard input: input bytes, else none)."""
+def run(args, input=None, timeout=300, env=None):
+    """Run $KSMSCAN with args (standard input: input bytes, else none; the
+    environment: env, else this one)."""
     import subprocess
     full = KSMSCAN + list(args)
     try:
         p = subprocess.run(full, input=input, capture_output=True, timeout=timeout,
-                           stdin=None if input is not None else subprocess.DEVNULL)
+                           stdin=None if input is not None else subprocess.DEVNULL,
+                           env=env)
     except subprocess.TimeoutExpired as e:
         return Run(full, "timeout", (e.stdout or b"").decode("utf-8", "replace"),
                    (e.stderr or b"").decode("utf-8", "replace"))

@@ -20,7 +20,7 @@ then the settings, run last.  zram: reset=1 first if the session gave the
 device a size, then the settings.
 
 The sysfs and /proc roots are parameters so that tests can point the guards
-at a fake directory (tests/test_harness.py).
+at a fake directory (tests/test_guards.py does).
 """
 import atexit
 import os

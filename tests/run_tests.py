@@ -221,13 +221,14 @@ def check_summary(row, exp, label, fmt="raw"):
 
 
 def check_usage_error(r, what):
-    """Exit 2, a 'ksmscan: ' line and a 'usage: ksmscan' line on stderr, no stdout."""
+    """Exit 2; on stderr one line 'ksmscan: ...' naming the problem, then
+    "Try 'ksmscan --help'." and nothing else; no stdout."""
     lines = r.err.splitlines()
     eq(r.rc, 2, "%s: exit status (`%s`)" % (what, r.cmd))
-    check(any(l.startswith("ksmscan: ") for l in lines),
-          "%s: stderr has a line starting 'ksmscan: '" % what, "stderr %r" % r.err[:400])
-    check(any(l.startswith("usage: ksmscan") for l in lines),
-          "%s: stderr has a line starting 'usage: ksmscan'" % what, "stderr %r" % r.err[:400])
+    check(len(lines) == 2 and lines[0].startswith("ksmscan: ") and
+          lines[1] == "Try 'ksmscan --help'.",
+          "%s: stderr is 'ksmscan: ...' and 'Try 'ksmscan --help'.'" % what,
+          "stderr %r" % r.err[:400])
     eq(r.out, "", "%s: nothing on stdout" % what)
 
 

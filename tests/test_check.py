@@ -11,7 +11,17 @@ time in /proc/PID/stat) and computes the errors from:
   at the default tolerance and 0 at one that covers it;
 - a process that has exited, and one whose pid a later process took
   (another start time): a warning each, no actual figure, exit 1;
-- the kernel's full_scans below the forecast's: one error line, exit 1;
+- the kernel's full_scans below the forecast's: one error line, exit 3
+  (the kernel cannot be compared), even with -q;
+- files that could block or never end (a FIFO with a writer that writes
+  nothing, a character device, a socket) refused before any read; a file
+  whose JSON would take more than 256 MiB to parse (many small objects)
+  refused within that memory; a process named twice; a policy that is not
+  a word;
+- on a tree of files standing for /proc and /sys ($KSMSCAN_HOST_ROOT):
+  exit 0 within the tolerance, 1 outside or a process gone, 3 without KSM,
+  and one warning naming both counts when ksmd did more full scans than
+  the forecast covers;
 - settings the kernel does not run: a warning naming them;
 - files that are not forecasts (missing, a folder, too large, malformed
   JSON with its offset, a file series' JSON, a value of the wrong kind):
@@ -272,9 +282,13 @@ def restarted_and_settings():
                                               k["full_scans"] + 1000, [host]))
         r = run(["--check=" + path])
         lines = r.err.strip().splitlines()
-        check(r.rc == 1 and len(lines) == 1 and "unmerged (run=2)" in lines[0] and
+        check(r.rc == 3 and len(lines) == 1 and "unmerged (run=2)" in lines[0] and
+              "cannot be compared" in lines[0] and
               lines[0].startswith("ksmscan: " + path), "full_scans went back: "
-              "one line, exit 1", r.brief())
+              "one line, exit 3 (the kernel cannot be compared)", r.brief())
+        r = run(["--check=" + path, "-q", "-o", "json"])
+        check(r.rc == 3 and "unmerged (run=2)" in r.err,
+              "with -q -o json the reason still reaches stderr", r.brief())
         path = write("settings.json", forecast(
             k, [(c.pid, st, fig)], k["full_scans"], [host],
             pages_to_scan=k["pages_to_scan"] + 7, policy="fixed"))
@@ -303,7 +317,7 @@ def not_forecasts():
         f.write(trunc)
     cases = [
         (tmp("absent.json"), "No such file"),
-        (os.path.dirname(big), "not a file"),
+        (os.path.dirname(big), "not a regular file (a directory)"),
         (big, "larger than 256 MiB"),
         (tmp("trunc.json"), "not JSON (", ", at offset %d" % len(trunc)),
         (write("type.json", bad_type), "timeline[0].pages_sharing is not a whole"),
@@ -327,6 +341,132 @@ def not_forecasts():
     r = run(["--check=" + path])
     check(r.rc == 2 and "not the JSON of a live series" in r.err,
           "a series of files' JSON: exit 2, it is not a live series", r.brief())
+
+
+@test("errors")
+def files_that_block_or_swell():
+    """A FIFO held open by a writer that writes nothing, a character device
+    and a socket are refused from their stat, before a read could block;
+    JSON whose parse would need more than 256 MiB is refused within it."""
+    import resource
+    import socket
+    import threading
+    fifo = tmp("held.fifo")
+    os.mkfifo(fifo)
+    holder = threading.Thread(target=lambda: open(fifo, "w").close(), daemon=True)
+    holder.start()                          # blocks in open() until a reader
+    sock_path = tmp("s.sock")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(sock_path)
+    for path, kind in ((fifo, "a FIFO"), ("/dev/null", "a character device"),
+                       ("/dev/zero", "a character device"), (sock_path, "a socket")):
+        t0 = time.time()
+        r = run(["--check=" + path])
+        lines = r.err.strip().splitlines()
+        check(r.rc == 2 and len(lines) == 1 and kind in lines[0] and
+              time.time() - t0 < 30, "%s: refused at once, exit 2, '%s'" %
+              (path, kind), r.brief())
+    sock.close()
+    try:                                    # let the holder's open() return
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+    except OSError:
+        pass
+    k = kernel()
+    # About 6 million empty objects in 18 MB: a parse costs far more
+    # than the file (Jansson's objects and its hash tables).
+    swell = tmp("swell.json")
+    with open(swell, "w") as f:
+        f.write('{"parameters": {}, "timeline": [')
+        f.write("{}," * (6 << 20))
+        f.write("{}]}")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    r = run(["--check=" + swell])
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    check(r.rc == 2 and "needs more than 256 MiB to parse" in r.err,
+          "JSON of many small objects: exit 2, refused past 256 MiB of "
+          "parser memory", r.brief())
+    # Under AddressSanitizer every block carries red zones and freed ones
+    # wait in quarantine: the budget holds, the process's size does not.
+    if not os.environ.get("ASAN_OPTIONS"):
+        check(rss < 400 << 10 or rss == before, "its parse stayed within the "
+              "bound (peak RSS %d MiB)" % (rss >> 10))
+    twice = forecast(k, [(1, 0, {n: 0 for n in PROC}), (7, 0, {n: 0 for n in PROC}),
+                         (1, 0, {n: 0 for n in PROC})], 0, [{n: 0 for n in HOST}])
+    r = run(["--check=" + write("twice.json", twice)])
+    check(r.rc == 2 and "processes[2] names pid 1, as processes[0] did" in r.err
+          and r.err.count("\n") == 1, "a process named twice: exit 2, one line",
+          r.brief())
+    for bad in (7, ["fixed"], None):
+        f = forecast(k, [(1, 0, {n: 0 for n in PROC})], 0, [{n: 0 for n in HOST}])
+        f["parameters"]["policy"] = bad
+        r = run(["--check=" + write("policy.json", f)])
+        check(r.rc == 2 and "parameters.policy is not a string" in r.err,
+              "policy %r: exit 2, named" % (bad,), r.brief())
+
+
+def fake_host(root, ksm, procs):
+    """A tree standing for /sys/kernel/mm/ksm (@ksm: name -> value, or None
+    for a kernel without KSM) and /proc/PID/{stat,ksm_stat} (@procs: pid ->
+    (start time, {ksm_stat key: value}))."""
+    if ksm is not None:
+        os.makedirs(os.path.join(root, "sys/kernel/mm/ksm"), exist_ok=True)
+        for name, value in ksm.items():
+            with open(os.path.join(root, "sys/kernel/mm/ksm", name), "w") as f:
+                f.write("%s\n" % value)
+    for pid, (start, stat) in procs.items():
+        d = os.path.join(root, "proc", str(pid))
+        os.makedirs(d, exist_ok=True)
+        fields = ["S"] + ["0"] * 18 + [str(start)] + ["0"] * 10
+        with open(os.path.join(d, "stat"), "w") as f:
+            f.write("%d (fake) %s\n" % (pid, " ".join(fields)))
+        with open(os.path.join(d, "ksm_stat"), "w") as f:
+            f.write("".join("%s %d\n" % kv for kv in stat.items()))
+
+
+@test("tree")
+def statuses_on_a_fixed_tree():
+    """Every exit status of --check on kernels written by the test."""
+    settings = {"pages_to_scan": 100, "sleep_millisecs": 20, "use_zero_pages": 0,
+                "max_page_sharing": 256, "smart_scan": 1, "run": 1,
+                "advisor_mode": "[none] scan-time"}
+    k = {"pages_to_scan": 100, "sleep_millisecs": 20, "use_zero_pages": 0,
+         "max_page_sharing": 256, "smart_scan": 1}
+    stat = {"ksm_rmap_items": 300, "ksm_merging_pages": 200,
+            "ksm_zero_pages": 0, "ksm_process_profit": 5000}
+    fig = {n: stat[n] for n in PROC}
+    rows = [{"pages_shared": 10 * i, "pages_sharing": 100 * i,
+             "general_profit": 1000 * i} for i in (1, 2, 3)]
+    fc = write("tree.json", forecast(k, [(4242, 777, fig)], 40, rows))
+    cases = [   # (full_scans, counters, pid's stat, status, words on stderr)
+        (42, rows[1], stat, 0, []),
+        (42, dict(rows[1], pages_sharing=150), stat, 1, []),
+        (41, rows[0], None, 1, ["pid:4242 has exited"]),
+        (50, rows[2], stat, 0, ["has done 10 full scans", "covers 3"]),
+        (39, rows[0], stat, 3, ["cannot be compared"]),
+        (None, None, stat, 3, ["has no KSM", "cannot be compared"]),
+    ]
+    for n, (scans, counters, st, status, says) in enumerate(cases):
+        root = tmp("root%d" % n)
+        ksm = None if scans is None else dict(settings, full_scans=scans, **counters)
+        fake_host(root, ksm, {4242: (777, st)} if st else {})
+        r = run(["--check=" + fc, "-o", "csv"],
+                env=dict(os.environ, KSMSCAN_HOST_ROOT=root))
+        check(r.rc == status and all(w in r.err for w in says),
+              "fixed tree %d: exit %d, stderr names %r" % (n, status, says),
+              r.brief())
+        if status == 3:
+            check(r.out == "", "fixed tree %d: no rows when nothing compares" % n)
+            continue
+        got = {(x["input"], x["figure"]): x for x in csv.DictReader(io.StringIO(r.out))}
+        want_scan = min(scans - 40, 3)
+        for name in HOST:
+            fcv, act = rows[want_scan - 1][name], counters[name]
+            row = got.get(("*", name), {})
+            check(row.get("scan") == str(want_scan) and
+                  float(row.get("forecast", "nan")) == fcv and
+                  float(row.get("actual", "nan")) == act,
+                  "fixed tree %d: %s compared at scan %d" % (n, name, want_scan),
+                  repr(row))
 
 
 @test("errors")

@@ -104,9 +104,38 @@ def memory_per_page():
 
 
 def long_options():
-    """The long options of ksmscan.c's getopt_long table."""
-    src = open(os.path.join(ROOT, "ksmscan.c")).read()
-    return sorted(set(re.findall(r'\{ "([a-z-]+)", (?:no|required)_argument', src)))
+    """The long options of the table of options (cli/options.c): its rows
+    are FLAG("name", ...), STRING(...), VALUE(...), CALL(...) or written
+    out as { "name", ... }."""
+    src = open(os.path.join(ROOT, "cli", "options.c")).read()
+    table = src[src.index("static const struct opt_row table[]"):]
+    table = table[:table.index("\n};")]
+    return sorted(set(option_letters(table)))
+
+
+def option_letters(table=None):
+    """{long name: short letter or ''} of the table of options."""
+    if table is None:
+        src = open(os.path.join(ROOT, "cli", "options.c")).read()
+        table = src[src.index("static const struct opt_row table[]"):]
+        table = table[:table.index("\n};")]
+    out = {}
+    for m in re.finditer(r'(?:(?:FLAG|STRING|VALUE|CALL)\(\s*|\{ )"([a-z-]+)",\s*'
+                         r"(0|'(.)')", table):
+        out[m.group(1)] = m.group(3) or ""
+    return out
+
+
+def bash_completes(word):
+    """What completions/ksmscan.bash offers for @word, run in bash."""
+    script = ('source "%s"; COMP_WORDS=(ksmscan %s); COMP_CWORD=1; _ksmscan; '
+              'printf "%%s\\n" "${COMPREPLY[@]}"' %
+              (os.path.join(ROOT, "completions", "ksmscan.bash"), word))
+    env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(KSMSCAN[-1])) +
+               ":" + os.environ.get("PATH", ""))
+    r = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                       env=env)
+    return set(r.stdout.split())
 
 
 @test("docs")
@@ -119,13 +148,23 @@ def options_documented():
     readme = "".join(open(f).read() for f in [os.path.join(ROOT, "README.md")] + sorted(
         glob.glob(os.path.join(ROOT, "docs", "*.md"))))
     opts = long_options()
-    check(len(opts) >= 15, "ksmscan.c has the long options of the man page's SYNOPSIS", repr(opts))
+    check(len(opts) >= 50, "the table of options has every long option", repr(opts))
+    synopsis = man[man.index(".Sh SYNOPSIS"):man.index(".Sh DESCRIPTION")]
+    letters = option_letters()
+    zsh = open(os.path.join(ROOT, "completions", "_ksmscan")).read()
+    bash = bash_completes("--")
     for o in opts:
         check("--" + o in help_text or (o in ("csv", "json") and "--csv" in help_text),
               "--help names --%s" % o)
         check(re.search(r"Fl (\\-)?-?%s\b" % re.escape(o), man) or "-" + o in man,
               "the man page names --%s" % o)
         check("--" + o in readme, "README.md or docs/ names --%s" % o)
+        check(re.search(r"Fl (\\-)?-?%s\b" % re.escape(o), synopsis) or
+              (letters[o] and re.search(r"Fl [a-zA-Z]*%s" % letters[o], synopsis)),
+              "the man page's SYNOPSIS names --%s or its letter" % o)
+        check("--" + o in zsh, "completions/_ksmscan completes --%s" % o)
+        check("--" + o in bash, "completions/ksmscan.bash, run in bash, "
+              "completes --%s" % o, repr(sorted(bash))[:300])
     # The usage line of --help is the man page's SYNOPSIS, option for option.
     usage = help_text.split("\n\n")[0]
     for short in re.findall(r"-([a-zA-Z]) ", usage):
@@ -140,6 +179,43 @@ def options_documented():
     text = re.sub(r".\x08", "", r.stdout)
     nested = [m.group(0) for m in re.finditer(r"\u2018[^\u2019]{0,60}\u2018", text)]
     eq(nested, [], "the rendered man page nests no quotes")
+
+
+@test("usage")
+def sizes_take_units_and_decimals():
+    """Wherever a size is taken, K/M/G/T and decimals with them: the same
+    bytes written either way give the same output; a size without a unit
+    must be whole, and a usage error is one line and the pointer to --help."""
+    from ksmtest import fixture, run
+    img = fixture("vectors.img")
+    same = [(["-o", "json", "--range=4K-8.5K"], ["-o", "json", "--range=4096-8704"]),
+            (["-o", "json", "--range=0x1000-0.0078125M"],
+             ["-o", "json", "--range=4096-8192"])]
+    snap = tmp("sizes.raw")
+    with open(snap, "wb") as f:
+        f.write(bytes(8192) + b"\1" * 8192)
+    series = ["--series", snap, snap, "--policy=ksmtuned", "-o", "json",
+              "--scans=3"]
+    same += [(series + ["--host-memory=1.8G", "--host-used=0.25G"],
+              series + ["--host-memory=%d" % int(1.8 * 2**30),
+                        "--host-used=%d" % (2**28)])]
+    for a, b in same:
+        ra, rb = run(a + ([img] if "--series" not in a else [])), \
+            run(b + ([img] if "--series" not in b else []))
+        strip = lambda t: re.sub(r'"(hash_mib_s|ns_per_page|seconds|'
+                                 r'[a-z_]*cpu[a-z_]*)": [0-9.e+-]+', "", t)
+        check(ra.rc == 0 and strip(ra.out) == strip(rb.out),
+              "%s equals %s" % (" ".join(a[-2:]), " ".join(b[-2:])),
+              ra.brief() + rb.brief())
+    r = run(series + ["--host-memory=64G", "--host-used=0"])
+    eq(r.rc, 0, "--host-used=0 is a size, not a missing one (%s)" % r.err.strip())
+    for bad in ("--host-memory=1.5", "--host-memory=1.8X", "--range=1.5-3",
+                "--host-memory=-1G", "--range=2G-1.5G"):
+        r = run(series[:3] + [bad] if "host" in bad else [bad, img])
+        lines = r.err.splitlines()
+        check(r.rc == 2 and len(lines) == 2 and lines[0].startswith("ksmscan: ") and
+              lines[1] == "Try 'ksmscan --help'.", "%s: one line, then "
+              "Try 'ksmscan --help'." % bad, r.brief())
 
 
 @test("docs")

@@ -390,7 +390,7 @@ def usage_errors():
         (["-r", "exposure", "--group=A=" + a, "--group=B=" + a + "," + b, a, b],
          "overlap"),
         (["-r", "exposure", "--group=A=" + a, "--group=B=" + b, a, b, tmp("c.raw")],
-         "in no --group"),
+         "is in no trust domain (--group"),
         (["--known=" + tmp("known.bin"), a], "--known"),
         (["-r", "exposure", "--known=-", "--group=A=" + a, "--group=B=" + b, a, b],
          "--known"),

@@ -5,7 +5,7 @@
   units of 1024 (computed here from the fixture's truth file), says "up to",
   splits the saving into zero pages and other duplicates, and says that KSM
   merges only mergeable memory; a golden copy (timings masked) catches any
-  other change; long names are shortened from the left;
+  other change; long names are cut in the middle (their file name kept);
 - CSV and JSON: digests 0x-prefixed, the status column (ok, partial,
   failed), JSON's parameters, every documented column in order; CSV through
   LibreOffice (headless) keeps the digests as text;
@@ -23,7 +23,7 @@ import csv, io, json, os, re, shutil, struct, subprocess, sys, unicodedata, zlib
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import KSMSCAN, PAGE, ROOT, Skip, check, eq, fixture, run_suite, test, tmp  # noqa: E402
+from ksmtest import KSMSCAN, PAGE, ROOT, Skip, check, eq, fixture, run_suite, shortened, test, tmp  # noqa: E402
 
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 SUMMARY_COLS = ["input", "format", "algo", "pages", "zero_pages", "distinct_pages",
@@ -102,9 +102,11 @@ def long_names_and_checksums():
     shutil.copy(fixture("vectors.img"), path)
     r = ksm(["-a", "xxhash,crc32c", path])
     lines = r.stdout.splitlines()
-    row = [l for l in lines if l.startswith("\u2026")]
-    check(row and row[0].startswith("\u2026" + path[-29:]),
-          "a long name is shortened from the left with an ellipsis", repr(lines[:3]))
+    # Cut in the middle: the path's start, "…", and its file name whole.
+    head = path[:30 - 1 - len("/vectors.img")]
+    row = [l for l in lines if l.startswith(head + "\u2026")]
+    check(row and row[0].startswith(head + "\u2026/vectors.img "),
+          "a long name keeps its start and its file name, '…' between", repr(lines[:3]))
     check(any(l.split()[:2] == ["input", "algo"] for l in lines),
           "several checksums: their figures in a section of their own", r.stdout[-600:])
     eq([l for l in lines if width(l) > 80], [], "still 80 columns")
@@ -135,17 +137,28 @@ def text_pages_in_top():
 
 @test("people")
 def nothing_read_is_said_once():
-    """When no input could be read, people get the reason once, on standard
-    error: no table of zeros, no sentences about KSM (CSV still has a row per
-    input, for scripts)."""
+    """When no input could be read, the table keeps each input's row with
+    its status and why (as CSV keeps its row), one line on standard error,
+    and no sentences about KSM's figures of nothing."""
     missing = tmp("no-such-dump.img")
     r = ksm([missing])
-    eq((r.returncode, r.stdout, r.stderr.count("\n")), (1, "", 1),
-       "the only input missing: exit 1, nothing on stdout, one line on stderr")
+    lines = r.stdout.splitlines()
+    eq((r.returncode, r.stderr.count("\n")), (1, 1),
+       "the only input missing: exit 1, one line on stderr")
+    check(len(lines) == 2 and lines[0].split()[0] == "input" and
+          shortened(lines[1].split()[0], missing) and
+          lines[1].endswith("  failed: No such file or directory"),
+          "the table has its row, status 'failed' and why, and nothing else", r.stdout)
+    r = ksm([missing, missing + "2"])
+    rows = [l.split() for l in r.stdout.splitlines()[1:]]
+    check(len(rows) == 3 and shortened(rows[0][0], missing) and
+          shortened(rows[1][0], missing + "2") and rows[0][0] != rows[1][0] and
+          rows[2][0] == "*" and rows[2][-1] == "failed",
+          "two missing inputs: a row each, told apart, and '*' failed", r.stdout)
     r = ksm(["--csv", missing])
     check(r.stdout.count("\n") == 2 and "failed" in r.stdout, "CSV keeps its row", r.stdout)
     r = ksm(["-o", "yaml", fixture("vectors.img")])
-    check(r.returncode == 2 and "(table, csv or json)" in r.stderr.splitlines()[0],
+    check(r.returncode == 2 and "(table, csv, json, openmetrics" in r.stderr.splitlines()[0],
           "-o yaml names the formats there are", r.stderr[:200])
 
 
@@ -457,7 +470,11 @@ def make_deb():
         check(f in files, "the package holds %s" % f)
     check("./usr/bin/ksmfleet -> " in files and "ksmfleet/fleetlib.py" not in files
           and "/usr/share/ksmscan/fleet/fleetlib.py" in files, "the package holds ksmfleet")
-    programs = ("./usr/bin/ksmscan", "./usr/share/ksmscan/fleet/ksmfleet")
+    for f in ("./usr/lib/systemd/system/ksmscan-metrics.service",
+              "./usr/lib/systemd/system/ksmscan-metrics.timer"):
+        check(f in files, "the package holds %s" % f)
+    programs = ("./usr/bin/ksmscan", "./usr/share/ksmscan/fleet/ksmfleet",
+                "./usr/lib/ksmscan/ksmscan-metrics")
     bad = []
     for line in files.splitlines():
         mode, path = line.split()[0], line.split()[5]

@@ -95,4 +95,11 @@ int out_replaceable(const char *path, const char *magic);
  */
 int same_file(const char *a, const char *b);
 
+/**
+ * file_kind() - what a file is, in words ("a FIFO", "a directory"), for
+ * messages that refuse it.
+ * @mode: its st_mode
+ */
+const char *file_kind(unsigned mode);
+
 #endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdio.h>
+#include <string.h>
 
 #include "text.h"
 
@@ -141,15 +142,56 @@ char *human_bytes(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+/* The bytes of @s's first @cols columns. */
+static size_t text_prefix(const char *s, int cols)
+{
+	const char *p = s;
+	int bad;
+
+	for (; *p && cols > 0; cols--)
+		p += text_char(p, &bad);
+	return (size_t)(p - s);
+}
+
+/* A row's kind before its name ("cgroup:", "unit:", "enable:"): its bytes,
+ * or 0. */
+static size_t text_kind(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz_");
+
+	return n && s[n] == ':' ? n + 1 : 0;
+}
+
+/*
+ * Both ends are kept, since either may be what tells two names apart: the
+ * kind, the start of the rest, "…", then the end. A path keeps its file name
+ * whole when it fits (then the start of the path fills what is left), else
+ * its end; other names keep their first third and their end (labels such as
+ * "advisor 3600s 10%" differ at either end). A start of fewer than 3
+ * columns says nothing and goes to the end instead.
+ */
 const char *text_shorten(const char *name, int cols, char *buf, size_t len)
 {
-	const char *p = name;
-	int bad;
+	size_t kind = text_kind(name);
+	const char *rest, *tail, *slash;
+	int room, head, bad;
 
 	if (text_width(name) <= cols)
 		return name;
-	while (text_width(p) > cols - 1)
-		p += text_char(p, &bad);
-	snprintf(buf, len, "\u2026%.*s", (int)(len > 4 ? len - 4 : 0), p);
+	if ((int)kind > cols / 3)
+		kind = 0;
+	rest = name + kind;
+	room = cols - (int)kind - 1;		/* beside the kind and "…" */
+	slash = strrchr(rest, '/');
+	if (slash)
+		head = text_width(slash) <= room ? room - text_width(slash) : 0;
+	else
+		head = room / 3;
+	if (head < 3)
+		head = 0;
+	for (tail = rest; text_width(tail) > room - head;)
+		tail += text_char(tail, &bad);
+	snprintf(buf, len, "%.*s%.*s\u2026%s", (int)kind, name,
+		 (int)text_prefix(rest, head), rest, tail);
 	return buf;
 }

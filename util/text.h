@@ -88,12 +88,13 @@ char *text_clean(const char *s, char *buf, size_t len);
  */
 int text_width(const char *s);
 
-/* Widest input name in tables for people: longer ones lose their start. */
+/* Widest input name in tables for people: longer ones lose their middle. */
 #define NAME_COLS 30
 
 /**
- * text_shorten() - a name in at most @cols columns: "…" and its end if it is
- * longer (the end of a path says most).
+ * text_shorten() - a name in at most @cols columns, cut in the middle if it
+ * is longer: its kind ("cgroup:"), its start, "…" and its end (a path's
+ * file name whole when it fits; other names their first third).
  * @name: the name
  * @cols: columns, at least 2
  * @buf: room for the shortened name

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +183,30 @@ int parse_u64(const char *s, uint64_t *out)
 }
 
 
+int parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	const char *u;
+	char *end;
+	double v;
+
+	if (parse_u64(s, out) == 0)
+		return 0;
+	/* Not a whole number: a decimal one with a unit, as 1.8G. */
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !*end || end[1] ||
+	    !(u = strchr(units, toupper((unsigned char)*end))))
+		return -1;
+	v = ldexp(v, 10 * (int)(u - units + 1));
+	if (!(v < 18446744073709551616.0))
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
 int parse_duration(const char *s, double *seconds)
 {
 	static const struct { const char *suffix; double scale; } units[] = {
@@ -215,7 +240,7 @@ int parse_range(const char *s, uint64_t *start, uint64_t *end)
 		return -1;
 	memcpy(first, s, (size_t)(dash - s));
 	first[dash - s] = '\0';
-	if (parse_u64(first, &a) < 0 || parse_u64(dash + 1, &b) < 0 || a >= b)
+	if (parse_size(first, &a) < 0 || parse_size(dash + 1, &b) < 0 || a >= b)
 		return -1;
 	*start = a;
 	*end = b;

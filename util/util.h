@@ -98,6 +98,17 @@ void sleep_until(double when);
 int parse_u64(const char *s, uint64_t *out);
 
 /**
+ * parse_size() - parse a size in bytes: parse_u64()'s forms, or a decimal
+ * number with a K, M, G or T suffix (powers of 1024: "1.8G"), rounded down
+ * to a whole byte.
+ * @s: the text; the whole of it must be a size
+ * @out: the value
+ *
+ * Return: 0 on success, -1 if @s is not a size or overflows.
+ */
+int parse_size(const char *s, uint64_t *out);
+
+/**
  * raise_fd_limit() - raise the soft limit on open files to the hard limit:
  * every input stays open until the reports are printed.
  */
@@ -114,7 +125,8 @@ void raise_fd_limit(void);
 int parse_duration(const char *s, double *seconds);
 
 /**
- * parse_range() - parse START-END, two parse_u64() numbers with START < END.
+ * parse_range() - parse START-END, two parse_size() sizes with START < END
+ * (so 1.5G-2G is a range).
  * @s: the text
  * @start: the first value
  * @end: the second value

@@ -16,6 +16,13 @@
  * about 300 MB; the tree of values takes several times the file. */
 #define FORECAST_BYTES_MAX (UINT64_C(256) << 20)
 
+/* The most memory the JSON parser may take for one forecast, whatever the
+ * file's shape (a file of small objects costs many times its size). */
+#define FORECAST_PARSER_MAX ((size_t)256 << 20)
+
+/* The most processes a forecast names: a live series' bound. */
+#define FORECAST_PROCS_MAX 64
+
 /* /sys/kernel/mm/ksm at one full scan of the forecast (its timeline). */
 struct forecast_scan {
 	uint64_t scan;			/* from 1; 0 is before the first */

@@ -16,46 +16,54 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../host/ksm.h"
-#include "../host/process.h"
+#include "../util/file.h"
 #include "../util/util.h"
 #include "forecast.h"
 
 /* What a forecast without its processes is missing, in words. */
 #define NOT_LIVE "not the JSON of a live series (ksmscan -p PID... --count=N -o json)"
 
-/* The whole file, at most FORECAST_BYTES_MAX; NULL with @why set. */
+/* The whole file, at most FORECAST_BYTES_MAX; NULL with @why set. Only a
+ * regular file is opened: a FIFO, a socket or a device could block or
+ * never end, and is refused from its stat alone, before any read. */
 static char *read_all(const char *path, size_t *n, char *why, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	char *buf = NULL;
-	size_t cap = 0;
-	ssize_t r;
+	size_t cap;
+	ssize_t r = 0;
+	int fd;
 
 	*n = 0;
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	if (stat(path, &st) < 0) {
 		snprintf(why, len, "%s", strerror(errno));
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, len, "not a regular file (%s): a forecast is the "
+			 "JSON file a live series wrote", file_kind(st.st_mode));
+		return NULL;
+	}
+	if ((uint64_t)st.st_size > FORECAST_BYTES_MAX) {
+		snprintf(why, len, "larger than %llu MiB: not a forecast, at offset %llu",
+			 (unsigned long long)(FORECAST_BYTES_MAX >> 20),
+			 (unsigned long long)FORECAST_BYTES_MAX);
+		return NULL;
+	}
+	/* O_NONBLOCK: should it have become a FIFO since, opening it must not
+	 * wait for a writer; fstat() then refuses it. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, len, "%s", fd < 0 ? strerror(errno) : "not a regular file");
 		if (fd >= 0)
 			close(fd);
 		return NULL;
 	}
-	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
-		snprintf(why, len, "not a file");
-		close(fd);
-		return NULL;
-	}
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > FORECAST_BYTES_MAX) {
-		snprintf(why, len, "larger than %llu MiB: not a forecast, at offset %llu",
-			 (unsigned long long)(FORECAST_BYTES_MAX >> 20),
-			 (unsigned long long)FORECAST_BYTES_MAX);
-		close(fd);
-		return NULL;
-	}
-	fcntl(fd, F_SETFL, 0);	/* blocking again: a pipe is read to its end */
+	cap = (size_t)st.st_size + 1;	/* a file that grows is read to the cap */
+	buf = xmalloc(cap + 1);
 	do {
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 65536;
+		if (*n == cap && cap <= FORECAST_BYTES_MAX) {
+			cap = 2 * cap;
 			buf = xreallocarray(buf, cap + 1, 1);
 		}
 		r = read(fd, buf + *n, cap - *n);
@@ -74,6 +82,41 @@ static char *read_all(const char *path, size_t *n, char *why, size_t len)
 		return NULL;
 	}
 	return buf;
+}
+
+/*
+ * Jansson's memory, counted: a file's shape (many small objects) can cost
+ * far more than its bytes, so the parser gets a budget of its own and
+ * fails when it is spent. Each block carries its size before it.
+ */
+static size_t parser_used;
+static int parser_spent;	/* a request was refused */
+
+static void *budget_malloc(size_t n)
+{
+	size_t *b;
+
+	if (n > FORECAST_PARSER_MAX - parser_used - sizeof(size_t) ||
+	    parser_used + sizeof(size_t) > FORECAST_PARSER_MAX) {
+		parser_spent = 1;
+		return NULL;
+	}
+	b = malloc(sizeof(size_t) + n);
+	if (!b)
+		return NULL;
+	*b = n;
+	parser_used += sizeof(size_t) + n;
+	return b + 1;
+}
+
+static void budget_free(void *p)
+{
+	size_t *b = p;
+
+	if (!b)
+		return;
+	parser_used -= sizeof(size_t) + b[-1];
+	free(b - 1);
 }
 
 /* @o's @key as a whole number at least @min; -1 with @why naming @where. */
@@ -115,10 +158,16 @@ static int read_params(json_t *p, struct forecast *f, char *why, size_t len)
 		&f->set.pages_to_scan, &f->set.sleep_ms, &f->set.use_zero_pages,
 		&f->set.max_page_sharing, &f->set.smart_scan,
 	};
-	const char *pol = json_string_value(json_object_get(p, "policy"));
+	json_t *jpol = json_object_get(p, "policy");
+	const char *pol = json_string_value(jpol);
 
 	if (!json_is_object(p)) {
 		snprintf(why, len, "no \"parameters\": %s", NOT_LIVE);
+		return -1;
+	}
+	if (jpol && !pol) {
+		snprintf(why, len, "parameters.policy is not a string (fixed, "
+			 "advisor, ksmtuned or kubevirt)");
 		return -1;
 	}
 	if (!json_object_get(p, "ksm_full_scans")) {
@@ -219,11 +268,24 @@ static int read_procs(json_t *t, struct forecast *f, char *why, size_t len)
 
 	if (!n)
 		return -1;
+	if (n > FORECAST_PROCS_MAX) {
+		snprintf(why, len, "%zu processes: a live series has at most %d",
+			 n, FORECAST_PROCS_MAX);
+		return -1;
+	}
 	f->procs = xcalloc(n, sizeof(*f->procs));
 	f->nprocs = n;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (read_proc(json_array_get(t, i), i, &f->procs[i], why, len) < 0)
 			return -1;
+		for (size_t k = 0; k < i; k++)
+			if (f->procs[k].pid == f->procs[i].pid) {
+				snprintf(why, len, "processes[%zu] names pid %d, as "
+					 "processes[%zu] did: a process is forecast "
+					 "once", i, f->procs[i].pid, k);
+				return -1;
+			}
+	}
 	return 0;
 }
 
@@ -252,10 +314,20 @@ int forecast_parse(const char *buf, size_t n, struct forecast *f, char *why,
 
 	memset(f, 0, sizeof(*f));
 	why[0] = '\0';
+	parser_used = 0;
+	parser_spent = 0;
+	json_set_alloc_funcs(budget_malloc, budget_free);
 	root = json_loadb(buf, n, JSON_REJECT_DUPLICATES, &err);
 	if (!root) {
-		snprintf(why, len, "not JSON (%s), at offset %d", err.text,
-			 err.position);
+		if (parser_spent)
+			snprintf(why, len, "its JSON needs more than %llu MiB to "
+				 "parse: not a forecast, at offset %d",
+				 (unsigned long long)(FORECAST_PARSER_MAX >> 20),
+				 err.position);
+		else
+			snprintf(why, len, "not JSON (%s), at offset %d", err.text,
+				 err.position);
+		json_set_alloc_funcs(malloc, free);
 		return -1;
 	}
 	if (!json_is_object(root))
@@ -265,54 +337,10 @@ int forecast_parse(const char *buf, size_t n, struct forecast *f, char *why,
 		 read_procs(json_object_get(root, "processes"), f, why, len) == 0)
 		r = 0;
 	json_decref(root);
+	json_set_alloc_funcs(malloc, free);
 	if (r < 0)
 		forecast_free(f);
 	return r;
-}
-
-/* The kernel's settings now, as a forecast names them. */
-static void actual_settings(struct forecast_settings *s)
-{
-	ksm_sysfs("pages_to_scan", &s->pages_to_scan);
-	ksm_sysfs("sleep_millisecs", &s->sleep_ms);
-	ksm_sysfs("use_zero_pages", &s->use_zero_pages);
-	ksm_sysfs("max_page_sharing", &s->max_page_sharing);
-	if (ksm_sysfs("smart_scan", &s->smart_scan) < 0)
-		s->smart_scan = 0;	/* before Linux 6.7: every page, every scan */
-	snprintf(s->policy, sizeof(s->policy), "%s",
-		 ksm_advisor_on() == 1 ? "advisor" : "fixed");
-}
-
-int forecast_actual(const struct forecast *f, struct forecast_actual *a)
-{
-	int *pids = xcalloc(f->nprocs + 1, sizeof(*pids));
-
-	memset(a, 0, sizeof(*a));
-	a->procs = xcalloc(f->nprocs + 1, sizeof(*a->procs));
-	a->gone = xcalloc(f->nprocs + 1, sizeof(*a->gone));
-	if (ksm_sysfs("full_scans", &a->full_scans) < 0) {
-		free(pids);
-		return -1;
-	}
-	ksm_sysfs("pages_shared", &a->now.pages_shared);
-	ksm_sysfs("pages_sharing", &a->now.pages_sharing);
-	if (ksm_sysfs("ksm_zero_pages", &a->now.ksm_zero_pages) < 0)
-		a->now.ksm_zero_pages = 0;	/* before Linux 6.10 */
-	ksm_sysfs_signed("general_profit", &a->now.general_profit);
-	actual_settings(&a->set);
-	for (size_t i = 0; i < f->nprocs; i++) {
-		const struct forecast_proc *p = &f->procs[i];
-		double start = proc_start_time(p->pid);
-
-		pids[i] = p->pid;
-		if (start < 0 || proc_ksm_stat(p->pid, &a->procs[i]) < 0)
-			a->gone[i] = 1;
-		else if (start != p->start_time)
-			a->gone[i] = 2;
-	}
-	a->elsewhere = ksm_merging_elsewhere(pids, f->nprocs, &a->elsewhere_procs);
-	free(pids);
-	return 0;
 }
 
 void forecast_free(struct forecast *f)
@@ -320,11 +348,4 @@ void forecast_free(struct forecast *f)
 	free(f->scans);
 	free(f->procs);
 	memset(f, 0, sizeof(*f));
-}
-
-void forecast_actual_free(struct forecast_actual *a)
-{
-	free(a->procs);
-	free(a->gone);
-	memset(a, 0, sizeof(*a));
 }

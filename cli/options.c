@@ -1,0 +1,539 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The table of options (optable.h): one row per option, in --help's order,
+ * with the handlers of the options that are more than a value in a field.
+ * Defaults are in prefs_init(), named where their models are.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../dump/dump.h"
+#include "../model/advisor.h"
+#include "../model/replay.h"
+#include "../report/report.h"
+#include "../util/util.h"
+#include "cli.h"
+#include "optable.h"
+
+/* Limits of --top, -j and --sketch-size (the index's most distinct
+ * contents). */
+#define TOP_MAX 10000
+#define THREADS_MAX 256
+#define SKETCH_MAX ((1u << 28) - 1)
+/* Limits of --count and of ksmd's settings. */
+#define COUNT_MAX 100000
+#define KSMD_MAX 100000000
+#define HZ_MAX 10000
+/* ksmd's time per page it visits, without --page-cost: its CPU time
+ * (/proc/PID/schedstat) per page scanned, measured with Linux 6.18 on a
+ * 2-CPU virtual machine: 2.2 us on static memory, 2.9 us on memory being
+ * written (docs/changing-memory.md). */
+#define PAGE_COST_DEFAULT 3e-6
+
+/* Where a field is in struct prefs, for a row. */
+#define AT(field) offsetof(struct prefs, field)
+
+struct input pid_input(int pid, int listed)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "pid:%d", pid);
+	return (struct input){ .name = xstrdup(name), .pid = pid, .listed = listed };
+}
+
+void prefs_add_input(struct prefs *p, struct input in)
+{
+	if (p->ninputs + 1 >= p->cap) {
+		p->cap = 2 * p->cap + 16;
+		p->inputs = xreallocarray(p->inputs, p->cap, sizeof(*p->inputs));
+	}
+	p->inputs[p->ninputs++] = in;
+}
+
+/* A share: 0.9 or 90%, within (0, @most] ([0, @most] with @zero); -1 if
+ * it is not one. */
+static double share(const char *arg, double most, int zero)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (end != arg && strcmp(end, "%") == 0)
+		v /= 100;
+	else if (end == arg || *end)
+		return -1;
+	if (errno || !(v > 0 || (zero && v == 0)) || !(v <= most) ||
+	    strchr("+- \t", *arg))
+		return -1;
+	return v;
+}
+
+/* A percent of the row's range: "5" and "5%" are both 5 percent. */
+static double percent(const struct opt_row *r, const char *arg)
+{
+	double d = share(arg, r->hi, r->lo == 0);
+
+	if (d < 0)
+		usage_error("--%s wants %s, not '%s'", r->name, r->wants, arg);
+	return strchr(arg, '%') ? d * 100 : d;
+}
+
+static void on_algo(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	(void)r;
+	if (strcmp(arg, "help") == 0) {
+		p->algos_help = 1;
+		return;
+	}
+	prefs_algos(p, arg);
+	p->algos_given = 1;
+}
+
+static void on_tolerance(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	p->tolerance = percent(r, arg);
+}
+
+static void on_compress(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	(void)r;
+	prefs_compressors_list(p, arg);
+}
+
+static void on_format(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	(void)r;
+	if (!dump_format_known(arg))
+		usage_error("unknown format '%s'", arg);
+	p->cfg.dump.format = arg;
+}
+
+static void on_csv(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	(void)arg;
+	p->output = strcmp(r->name, "csv") == 0 ? "csv" : "json";
+}
+
+static void on_pid(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	uint64_t pid;
+
+	(void)r;
+	if (parse_u64(arg, &pid) < 0 || pid == 0 || pid > INT32_MAX ||
+	    strspn(arg, "0123456789") != strlen(arg))
+		usage_error("not a process id: '%s'", arg);
+	prefs_add_input(p, pid_input((int)pid, 0));
+}
+
+/* -P REGEX (@arg) and --all-processes (NULL): listed when all is read. */
+static void on_listed(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	(void)r;
+	prefs_add_input(p, (struct input){ .name = arg, .pid = PID_LIST,
+					   .listed = 1 });
+	p->listed = 1;
+}
+
+static void on_group(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	(void)r;
+	p->groups = xreallocarray(p->groups, p->ngroups + 1, sizeof(*p->groups));
+	p->groups[p->ngroups++] = arg;
+}
+
+static void on_known(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	(void)r;
+	prefs_known_list(p, arg);
+}
+
+static void on_by(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	char why[256];
+
+	(void)r;
+	if (units_by_parse(arg, &p->by, why, sizeof(why)) < 0)
+		usage_error("%s", why);
+}
+
+static void on_hz(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	(void)r, (void)arg;
+	p->hz_given = 1;
+}
+
+static void on_write_rate(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	/* a share of the pages per second, at most 1 */
+	p->series.write_rate = share(arg, 1, 1);
+	if (p->series.write_rate < 0)
+		usage_error("--%s wants %s, not '%s'", r->name, r->wants, arg);
+}
+
+static void on_host_size(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	(void)arg;
+	if (r->offset == AT(host_memory))
+		p->host_memory_given = 1;
+	else
+		p->host_used_given = 1;
+}
+
+static void on_target(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	struct advise_params *a = &p->series.advise;
+	const char *at = strchr(arg, '@');
+	char frac[64];
+
+	if (at && (size_t)(at - arg) < sizeof(frac)) {
+		snprintf(frac, sizeof(frac), "%.*s", (int)(at - arg), arg);
+		a->fraction = share(frac, 1, 0);
+	}
+	if (!at || (size_t)(at - arg) >= sizeof(frac) || a->fraction < 0 ||
+	    parse_duration(at + 1, &a->seconds) < 0 || !(a->seconds > 0) ||
+	    a->seconds > 1e8)
+		usage_error("--%s wants %s, not '%s'", r->name, r->wants, arg);
+}
+
+static void on_max_cpu(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	p->series.advise.max_cpu = percent(r, arg);
+}
+
+/* One policy's name, from @s to a comma or the end. */
+static enum policy policy_word(const char *s, size_t len)
+{
+	static const enum policy all[] = {
+		POLICY_FIXED, POLICY_ADVISOR, POLICY_KSMTUNED, POLICY_KUBEVIRT,
+	};
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (strlen(policy_name(all[i])) == len &&
+		    strncmp(policy_name(all[i]), s, len) == 0)
+			return all[i];
+	char word[64];
+
+	snprintf(word, sizeof(word), "%.*s", (int)(len < 60 ? len : 60), s);
+	usage_error("--policy wants fixed, advisor, ksmtuned or kubevirt (or a "
+		    "comma list of them), not '%s'", word);
+}
+
+/* --policy=a,b,...: the first is the series' policy, the others are
+ * replayed beside it (the policies report), each once. */
+static void parse_policies(struct series_params *sp, const char *arg)
+{
+	size_t n = 0;
+
+	sp->nothers = 0;
+	for (const char *s = arg;; n++) {
+		size_t len = strcspn(s, ",");
+		enum policy pol = policy_word(s, len);
+
+		if (n > POLICIES_MAX)
+			usage_error("--policy takes at most %d policies", POLICIES_MAX + 1);
+		for (size_t k = 0; k < n; k++)
+			if ((k ? sp->others[k - 1] : sp->policy) == pol)
+				usage_error("--policy names %s twice", policy_name(pol));
+		if (n)
+			sp->others[sp->nothers++] = pol;
+		else
+			sp->policy = pol;
+		if (!s[len])
+			break;
+		s += len + 1;
+	}
+}
+
+static void on_policy(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	(void)r;
+	parse_policies(&p->series, arg);
+}
+
+static void on_report(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	(void)r;
+	prefs_reports_list(p, arg);
+}
+
+static void on_range(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	if (parse_range(arg, &p->cfg.dump.range_start, &p->cfg.dump.range_end) < 0)
+		usage_error("--%s wants %s, not '%s'", r->name, r->wants, arg);
+}
+
+static void on_quiet(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	(void)p, (void)r, (void)arg;
+	msg_quiet = 1;
+}
+
+static void on_help(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	(void)p, (void)r, (void)arg;
+	options_help();
+	exit(output_close() < 0 ? EXIT_INPUT : EXIT_OK);
+}
+
+static void on_version(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	(void)p, (void)r, (void)arg;
+	print_version();
+	exit(output_close() < 0 ? EXIT_INPUT : EXIT_OK);
+}
+
+/* Rows, by kind: a flag, a value in a field, a handler. */
+#define FLAG(n, k, f, v, h, forms) \
+	{ n, k, NULL, OK_FLAG, OF_INT, AT(f), v, v, NULL, NULL, h, forms, 0 }
+#define STRING(n, k, a, f, h, forms) \
+	{ n, k, a, OK_STRING, OF_STRING, AT(f), 0, 0, NULL, NULL, h, forms, 0 }
+#define VALUE(n, k, a, kind, type, f, lo, hi, w, h, forms, ksmd) \
+	{ n, k, a, kind, type, AT(f), lo, hi, NULL, w, h, forms, ksmd }
+#define CALL(n, k, a, fn, w, h, forms, ksmd) \
+	{ n, k, a, OK_HANDLER, OF_INT, 0, 0, 0, fn, w, h, forms, ksmd }
+#define SCAN FORM_SCAN
+#define KSMD FORM_SERIES
+
+static const struct opt_row table[] = {
+	CALL("algo", 'a', "LIST", on_algo, NULL,
+	     "checksums: comma list, 'all', 'auto' (the faster\n"
+	     "of crc32c and xxhash here) or 'help' (default\nxxhash)",
+	     SCAN | FORM_BENCH, 0),
+	FLAG("bench", 0, bench, 1,
+	     "measure the checksums instead of reading inputs", 0),
+	STRING("check", 0, "FILE", check,
+	       "instead of reading inputs, compare a live\n"
+	       "series' forecast (its JSON) with the kernel\n"
+	       "now; exit 1 outside --tolerance", 0),
+	{ "tolerance", 0, "P", OK_HANDLER, OF_INT, 0, 0, 1e6, on_tolerance,
+	  "a percent, such as 10 or 10%",
+	  "--check's largest error, percent (default 10)", FORM_CHECK, 0 },
+	CALL("compress", 'c', "LIST", on_compress, NULL,
+	     "zram's compressors: lz4, lzo, lzo-rle, zstd or\n"
+	     "'all'; selects the compress report too", SCAN, 0),
+	CALL("format", 'f', "FMT", on_format, NULL, NULL, SCAN | FORM_SERIES, 0),
+	VALUE("max-page-sharing", 'm', "N", OK_COUNT, OF_U64,
+	      cfg.ksm.max_page_sharing, 2, UINT32_MAX, NULL,
+	      "KSM's max_page_sharing, N >= 2 (default 256)", SCAN | KSMD, 0),
+	STRING("output", 'o', "FMT", output, NULL,
+	       SCAN | FORM_BENCH | FORM_CHECK),
+	CALL("csv", 0, NULL, on_csv, NULL, "short for -o csv", 0, 0),
+	CALL("json", 0, NULL, on_csv, NULL, "short for -o json", 0, 0),
+	CALL("pid", 'p', "PID", on_pid, NULL,
+	     "a live process as input (repeatable)", SCAN, 0),
+	FLAG("all-mappings", 0, cfg.dump.all_mappings, 1,
+	     "with -p: also file-backed and shared memory", SCAN),
+	FLAG("no-decompress", 0, cfg.dump.no_decompress, 1,
+	     "read files' bytes as they are, compressed or not", SCAN),
+	CALL("process", 'P', "REGEX", on_listed, NULL,
+	     "every process whose command name matches the\n"
+	     "extended regular expression, as pid:PID inputs", SCAN, 0),
+	CALL("all-processes", 0, NULL, on_listed, NULL,
+	     "every process (not kernel threads)", SCAN, 0),
+	CALL("group", 0, "NAME=INPUT,...", on_group, NULL,
+	     "also the inputs' sharing within this group\n"
+	     "only (repeatable): summary rows group:NAME;\n"
+	     "the trust domains of -r exposure", SCAN, 0),
+	CALL("known", 0, "FILE,...", on_known, NULL,
+	     "with -r exposure: pages equal to a page of\n"
+	     "these files (a kernel image, a library)", SCAN, 0),
+	CALL("by", 0, "KIND", on_by, NULL,
+	     "live processes also counted by unit, cgroup,\n"
+	     "container or vm (comma list; process: only\n"
+	     "the processes' rows): rows KIND:NAME; the\n"
+	     "trust domains of -r exposure without --group", SCAN, 0),
+	STRING("enable", 0, "NAME,...", enable,
+	       "the saving if only these --by rows' processes\n"
+	       "and their children had KSM on: row enable:...", SCAN),
+	FLAG("series", 0, series_on, 1,
+	     "the inputs are snapshots of one memory, oldest\n"
+	     "first: replay KSM's scanner over them", 0),
+	VALUE("interval", 0, "D", OK_DURATION, OF_DOUBLE, series.interval,
+	      0.001, 3600000, "a duration from 1ms to 1000h, such as 60s, 0.5s or 2m",
+	      "between snapshots: seconds, or with s, ms, m, h\n(default 60s)",
+	      FORM_SERIES, 1),
+	VALUE("count", 0, "N", OK_COUNT, OF_SIZE_T, count, 2, COUNT_MAX, NULL,
+	      "with -p (one or more): take N snapshots,\n"
+	      "--interval apart, of the pages ksmd scans", 0, 1),
+	VALUE("pages-to-scan", 0, "N", OK_COUNT, OF_U64, cfg.ksm.pages_to_scan,
+	      1, KSMD_MAX, NULL, "ksmd's pages per wake-up (default 100)", KSMD, 1),
+	VALUE("sleep-ms", 0, "N", OK_COUNT, OF_U64, cfg.ksm.sleep_ms, 1, KSMD_MAX,
+	      NULL, "ksmd's sleep between wake-ups (default 20)", KSMD, 1),
+	VALUE("smart-scan", 0, "0|1", OK_COUNT, OF_INT, cfg.ksm.smart_scan, 0, 1,
+	      "0 or 1", "ksmd skips pages that do not merge (default 1)", KSMD, 1),
+	VALUE("scans", 0, "N", OK_COUNT, OF_U64, series.scans, 1, REPLAY_SCANS_MAX,
+	      NULL, "replay exactly N full scans (default: past the\n"
+	      "last snapshot, until the counters settle)", KSMD, 1),
+	{ "hz", 0, "N", OK_COUNT, OF_UNSIGNED, AT(series.hz), 0, HZ_MAX, on_hz,
+	  NULL, "the kernel's HZ: ksmd wakes on jiffies (default:\n"
+	  "this kernel's; 0: exactly every --sleep-ms)", KSMD, 1 },
+	VALUE("page-cost", 0, "D", OK_DURATION, OF_DOUBLE, series.page_seconds,
+	      0, 1, "a duration such as 2.5us",
+	      "ksmd's time per page it visits (default 3us)", KSMD, 1),
+	VALUE("revisit-cost", 0, "D", OK_DURATION, OF_DOUBLE,
+	      series.revisit_seconds, 0, 1, "a duration such as 0.5us",
+	      "... that is a KSM page already (default a sixth\nof --page-cost)",
+	      KSMD, 1),
+	CALL("write-rate", 0, "R", on_write_rate,
+	     "a share of the pages per second from 0 to 1, such as 0.02 or 2%",
+	     "writes snapshots cannot see: a share of the\n"
+	     "pages per second, 0.02 or 2% (default 0)", KSMD, 1),
+	CALL("policy", 0, "P", on_policy, NULL,
+	     "who sets pages_to_scan: fixed (default),\n"
+	     "advisor (the kernel's advisor_mode=scan-time)\n"
+	     "ksmtuned (by the host's free memory) or\n"
+	     "kubevirt (KubeVirt's KSM handler); a comma\n"
+	     "list compares them (-r policies)", KSMD, 1),
+	VALUE("advisor-target-scan-time", 0, "D", OK_DURATION, OF_U64,
+	      series.advisor.target_scan_time, 1, 1e8,
+	      "a duration of 1s or more, such as 200s", "(default 200s)", KSMD, 1),
+	VALUE("advisor-max-cpu", 0, "P", OK_COUNT, OF_U64, series.advisor.max_cpu,
+	      1, 100, NULL, "percent (default 70)", KSMD, 1),
+	VALUE("advisor-min-pages-to-scan", 0, "N", OK_COUNT, OF_U64,
+	      series.advisor.min_pages_to_scan, 1, KSMD_MAX, NULL,
+	      "(default 500)", KSMD, 1),
+	VALUE("advisor-max-pages-to-scan", 0, "N", OK_COUNT, OF_U64,
+	      series.advisor.max_pages_to_scan, 1, KSMD_MAX, NULL,
+	      "(default 30000)", KSMD, 1),
+	{ "host-memory", 0, "SIZE", OK_SIZE, OF_U64, AT(host_memory), 1,
+	  18446744073709551615.0, on_host_size, "a size such as 64G or 1.8T",
+	  "ksmtuned's and kubevirt's host: its memory\n(live: MemTotal)", KSMD, 1 },
+	{ "host-used", 0, "SIZE", OK_SIZE, OF_U64, AT(host_used), 0,
+	  18446744073709551615.0, on_host_size, "a size such as 48G or 1.5T",
+	  "and what is used before KSM (live: MemTotal\n"
+	  "less MemFree, Buffers and Cached)", KSMD, 1 },
+	CALL("target", 0, "F@D", on_target,
+	     "a share of the saving and a time, such as 90%@1h",
+	     "-r advise: a share of the saving by a time,\nsuch as 90%@1h", KSMD, 1),
+	{ "max-cpu", 0, "P", OK_HANDLER, OF_INT, 0, 0, 100, on_max_cpu,
+	  "a percent of a CPU above 0, such as 5 or 5%",
+	  "-r advise: ksmd's mean CPU, percent (default\n"
+	  "100); the advisor_max_cpu tried besides 10", KSMD, 1 },
+	CALL("report", 'r', "LIST", on_report, NULL, NULL,
+	     SCAN | FORM_SERIES | FORM_LIVE, 0),
+	VALUE("top", 0, "N", OK_COUNT, OF_SIZE_T, top, 0, TOP_MAX, NULL,
+	      "rows per input in the top report (default 10)", SCAN, 0),
+	VALUE("sketch-size", 0, "K", OK_COUNT, OF_SIZE_T, sketch_size, 1,
+	      SKETCH_MAX, NULL, "contents per input in the sketch report\n"
+	      "(default 4096)", SCAN, 0),
+	VALUE("threads", 'j', "N", OK_COUNT, OF_UNSIGNED, cfg.threads, 1,
+	      THREADS_MAX, NULL, "hashing threads (default: online CPUs)", SCAN, 0),
+	FLAG("progress", 0, cfg.progress, 1,
+	     "progress on stderr (default: if it is a terminal)", SCAN),
+	FLAG("no-progress", 0, cfg.progress, 0, "no progress on stderr", SCAN),
+	CALL("range", 0, "START-END", on_range,
+	     "START-END with START < END, such as 0x100000-1.5G",
+	     "only pages with address in [START, END);\n"
+	     "decimal or 0x hex, K/M/G/T suffixes (1.5G)", SCAN, 0),
+	FLAG("use-zero-pages", 'z', cfg.ksm.use_zero_pages, 1,
+	     "model KSM with use_zero_pages=1", SCAN | KSMD),
+	FLAG("long", 'l', long_table, 1,
+	     "tables with every column, as CSV has them", SCAN | KSMD),
+	STRING("label", 0, "NAME", label,
+	       "the name of standard input in reports ('-')", SCAN),
+	STRING("svg", 0, "FILE", svg,
+	       "also a picture: histograms and address maps", SCAN | KSMD),
+	CALL("quiet", 'q', NULL, on_quiet, NULL, "no warnings",
+	     SCAN | KSMD | FORM_CHECK, 0),
+	CALL("help", 'h', NULL, on_help, NULL, "this help", SCAN, 0),
+	CALL("version", 'V', NULL, on_version, NULL, "version", SCAN, 0),
+};
+
+const struct opt_row *opt_table(size_t *n)
+{
+	*n = sizeof(table) / sizeof(table[0]);
+	return table;
+}
+
+/* Print names from a table after --help's column, wrapped in 80. */
+static void help_names(const char *(*name)(size_t), size_t n, const char *tail)
+{
+	size_t col = 30;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *s = name(i);
+
+		if (i && col + strlen(s) + 2 > 79) {
+			fputs(",\n                              ", stdout);
+			col = 30;
+		} else if (i) {
+			fputs(", ", stdout);
+			col += 2;
+		}
+		fputs(s, stdout);
+		col += strlen(s);
+	}
+	printf("\n                              %s\n", tail);
+}
+
+static const char *report_name_at(size_t i) { return report_get(i)->name; }
+
+int opt_help_list(const struct opt_row *row)
+{
+	size_t n = 0;
+
+	if (row->key == 'f') {
+		while (dump_format_name(n))
+			n++;
+		help_names(dump_format_name, n, "(default auto: by magic); compression is\n"
+			   "                              still recognised by its magic");
+		return 1;
+	}
+	if (row->key == 'o') {
+		while (writer_name(n))
+			n++;
+		help_names(writer_name, n, "(default table)");
+		return 1;
+	}
+	if (row->key == 'r') {
+		help_names(report_name_at, report_count(), "(default summary)");
+		return 1;
+	}
+	return 0;
+}
+
+void prefs_init(struct prefs *p, int argc)
+{
+	memset(p, 0, sizeof(*p));
+	p->cfg.dump = (struct dump_options){ .format = "auto",
+					     .range_end = UINT64_MAX };
+	p->cfg.progress = -1;
+	p->cfg.ksm = (struct ksm_params){ .max_page_sharing = 256,
+		.pages_to_scan = 100, .sleep_ms = 20, .smart_scan = 1 };
+	p->series = (struct series_params){
+		.interval = 60, .page_seconds = PAGE_COST_DEFAULT,
+		.revisit_seconds = -1,	/* a share of page_seconds */
+		.ksm_full_scans = -1,
+		.advisor = ADVISOR_DEFAULTS,
+		.tuned = KSMTUNED_DEFAULTS,
+		.kubevirt = KUBEVIRT_DEFAULTS,
+		.advise = { .max_cpu = 100 },
+	};
+	p->output = "table";
+	p->tolerance = -1;
+	p->top = 10;
+	p->sketch_size = 4096;
+	p->cap = (size_t)argc + 1;
+	p->inputs = xcalloc(p->cap, sizeof(*p->inputs));
+	prefs_algos(p, "xxhash");
+}
+
+void prefs_free(struct prefs *p)
+{
+	for (size_t i = 0; i < p->ninputs; i++)
+		if (!p->inputs[i].path)
+			free((char *)p->inputs[i].name);
+	free(p->inputs);
+	for (size_t g = 0; g < p->cfg.ngroups; g++)
+		group_free((struct group *)&p->cfg.groups[g]);
+	free((void *)p->cfg.groups);
+	free(p->groups);
+	for (size_t i = 0; i < p->nknown; i++)
+		free((void *)p->known[i]);
+	free(p->known);
+	free((char *)p->series_opt);
+}
