@@ -379,6 +379,39 @@ def run(args, input=None, timeout=300, env=None):
                p.stderr.decode("utf-8", "replace"))
 
 
+@__import__("contextlib").contextmanager
+def tmpfs(size):
+    """A tmpfs of @size ("1m", "64m") mounted on a fresh directory, unmounted
+    after (root only: Skip, with the reason, when it cannot be mounted)."""
+    import subprocess
+    if os.geteuid() != 0:
+        raise Skip("needs root to mount a %s tmpfs" % size)
+    d = tempfile.mkdtemp(prefix="ksmscan-tmpfs-")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%s" % size, "tmpfs", d],
+                       capture_output=True, text=True)
+    if r.returncode:
+        os.rmdir(d)
+        raise Skip("cannot mount a tmpfs: %s" % r.stderr.strip())
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", d])
+        os.rmdir(d)
+
+
+def named_child(name, seconds=300):
+    """A sleeping child process whose command name (/proc/PID/comm) is the
+    bytes @name, set with prctl(PR_SET_NAME) (15 bytes kept); kill() it."""
+    import subprocess
+    code = ("import ctypes,sys,time\n"
+            "ctypes.CDLL(None).prctl(15, ctypes.c_char_p(bytes.fromhex(sys.argv[1])), 0, 0, 0)\n"
+            "print('ok', flush=True)\n"
+            "time.sleep(%d)\n" % seconds)
+    p = subprocess.Popen([sys.executable, "-c", code, name.hex()], stdout=subprocess.PIPE)
+    p.stdout.readline()
+    return p
+
+
 def proc_stat_fields(pid):
     """The fields of /proc/PID/stat after the command name, as text (state
     first, flags at [6], starttime at [19]). The file is read as bytes: a

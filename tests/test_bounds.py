@@ -28,7 +28,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import PAGE, ZERO, check, eq, ram_stream, run, run_suite, test, tmp  # noqa: E402
+from ksmtest import (PAGE, ZERO, check, eq, named_child, ram_stream, run,  # noqa: E402
+                     run_suite, test, tmp)
 import zstandard  # noqa: E402
 
 CODECS = {
@@ -89,17 +90,6 @@ def format_names_memory_only():
           "-f raw x.img.zst equals zstd -dc x.img.zst | ksmscan -f raw -",
           "%s / %s" % (row_figures(a), row_figures(b)))
 
-
-
-def named_child(name):
-    """A sleeping child whose comm is @name (bytes, prctl(PR_SET_NAME))."""
-    code = ("import ctypes,sys,time\n"
-            "ctypes.CDLL(None).prctl(15, ctypes.c_char_p(bytes.fromhex(sys.argv[1])), 0, 0, 0)\n"
-            "print('ok', flush=True)\n"
-            "time.sleep(120)\n")
-    p = subprocess.Popen([sys.executable, "-c", code, name.hex()], stdout=subprocess.PIPE)
-    p.stdout.readline()
-    return p
 
 
 def pids_of(r):

@@ -15,10 +15,10 @@ this file's own count of the pages it wrote, never ksmscan's output.
   '?' in tables, CSV and error messages, which stay one line each;
 - a warning while the progress line is drawn starts on a line of its own.
 """
-import contextlib, csv, io, os, resource, signal, subprocess, sys, tempfile, threading, time
+import csv, io, os, resource, signal, subprocess, sys, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import KSMSCAN, PAGE, Skip, check, eq, run_suite, test, tmp  # noqa: E402
+from ksmtest import KSMSCAN, PAGE, Skip, check, eq, run_suite, test, tmp, tmpfs  # noqa: E402
 
 TIMEOUT = 300
 UNSAFE = [b"\x1b", b"\x07", b"\x9b", "\u202e".encode(), "\u2066".encode(), b"\xc2\x9b"]
@@ -60,22 +60,6 @@ def figures(row):
 
 def is_root():
     return os.geteuid() == 0
-
-
-@contextlib.contextmanager
-def tmpfs(size):
-    """A tmpfs of @size mounted on a fresh directory (root only)."""
-    d = tempfile.mkdtemp(prefix="ksmscan-tmpfs-")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%s" % size, "tmpfs", d],
-                       capture_output=True, text=True)
-    if r.returncode:
-        os.rmdir(d)
-        raise Skip("cannot mount a tmpfs: %s" % r.stderr.strip())
-    try:
-        yield d
-    finally:
-        subprocess.run(["umount", d])
-        os.rmdir(d)
 
 
 def one_error(err, what):

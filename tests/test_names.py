@@ -39,8 +39,8 @@ import time
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import (KSMSCAN, PAGE, Skip, check, eq, proc_comm,  # noqa: E402
-                     proc_stat_fields, run_suite, test, tmp)
+from ksmtest import (KSMSCAN, PAGE, Skip, check, eq, named_child,  # noqa: E402
+                     proc_comm, proc_stat_fields, run_suite, test, tmp)
 
 PIECES = [b"\xff", b"\xa0", b"\xc3(", "\u202e".encode(), "\u2066".encode(), b"\n", b"\r",
           b"\t", b"\x1b[31m", b"\x1b]0;x\x07", b"\x9b", b"$(touch PWNED)", b"`id`", b"'",
@@ -102,8 +102,12 @@ def no_controls(text, what, allow="\n"):
     check(not bad, "%s: no control or bidi character" % what, repr(bad[:5]))
 
 
+# Runs may start in another folder: a relative $KSMSCAN is made absolute.
+EXE = [os.path.abspath(KSMSCAN[0]) if "/" in KSMSCAN[0] else KSMSCAN[0]] + KSMSCAN[1:]
+
+
 def ksm(args, cwd=None, input=None, env=None):
-    return subprocess.run(KSMSCAN + args, cwd=cwd, input=input, capture_output=True,
+    return subprocess.run(EXE + args, cwd=cwd, input=input, capture_output=True,
                           stdin=None if input is not None else subprocess.DEVNULL,
                           timeout=120, env=env)
 
@@ -218,17 +222,6 @@ def hostile_names_every_output():
         shutil.rmtree(d)
         rounds += 1
     check(rounds >= 2, "at least two rounds ran", str(rounds))
-
-
-def named_child(name):
-    """A sleeping child whose comm is @name (prctl(PR_SET_NAME), 15 bytes)."""
-    code = ("import ctypes,sys,time\n"
-            "ctypes.CDLL(None).prctl(15, ctypes.c_char_p(bytes.fromhex(sys.argv[1])), 0, 0, 0)\n"
-            "print('ok', flush=True)\n"
-            "time.sleep(300)\n")
-    p = subprocess.Popen([sys.executable, "-c", code, name.hex()], stdout=subprocess.PIPE)
-    p.stdout.readline()
-    return p
 
 
 @test("fuzz")

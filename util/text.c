@@ -148,8 +148,15 @@ static size_t text_prefix(const char *s, int cols)
 	const char *p = s;
 	int bad;
 
-	for (; *p && cols > 0; cols--)
-		p += text_char(p, &bad);
+	while (*p) {
+		size_t n = text_char(p, &bad);
+		int w = bad == TEXT_BYTE ? 4 : 1;	/* as text_width() counts */
+
+		if (w > cols)
+			break;
+		cols -= w;
+		p += n;
+	}
 	return (size_t)(p - s);
 }
 
