@@ -102,24 +102,36 @@ def peak_child_kib():
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 
 
+def sanitized():
+    from ksmtest import KSMSCAN
+    return any(x in KSMSCAN[0] for x in ("build-check", "build-tsan"))
+
+
 @test("regex")
 def process_regex_bounded():
     """Patterns whose compilation needs gigabytes, of shapes and sizes other
     than one nest of three: each refused with exit 2 and one line naming it,
-    the run's peak memory far below them."""
-    pats = ["((b{200}){150}){120}", "(((c{40}){40}){40}){40}", "(x{1,250}){1,250}z",
-            "([a-z]{250}|[0-9]{250}){250}", "(" + "|".join("w%dq{99}" % i for i in range(3000)) + "){50}"]
-    for pat in pats:
+    the run's peak memory far below them. Heavier patterns that one C
+    library compiles within the bound and another does not (musl's TRE
+    against glibc's) are refused the same way or answered, never more."""
+    explosive = ["((b{200}){150}){120}", "(((c{40}){40}){40}){40}",
+                 "(" + "|".join("w%dq{99}" % i for i in range(3000)) + "){50}"]
+    heavy = ["(x{1,250}){1,250}z", "([a-z]{250}|[0-9]{250}){250}"]
+    for pat in explosive + heavy:
         before = peak_child_kib()
         r = run(["--csv", "-P", pat], timeout=60)
         lines = r.err.splitlines()
-        eq(r.rc, 2, "-P %.40s: refused, exit 2" % pat)
-        check(len(lines) == 1 and "-P '" + pat[:40] in lines[0] and "refused" in lines[0],
-              "-P %.40s: one line naming it" % pat, r.err[:300])
-        check(r.out == "", "-P %.40s: no output" % pat, r.out[:200])
+        if pat in explosive or r.rc == 2:
+            eq(r.rc, 2, "-P %.40s: refused, exit 2" % pat)
+            check(len(lines) == 1 and "-P '" + pat[:40] in lines[0] and "refused" in lines[0],
+                  "-P %.40s: one line naming it" % pat, r.err[:300])
+            check(r.out == "", "-P %.40s: no output" % pat, r.out[:200])
+        else:
+            check(r.rc in (0, 1), "-P %.40s: answered" % pat, r.brief())
         peak = peak_child_kib()
-        check(peak < 200 * 1024 or peak == before, "-P %.40s: peak memory below 200 MiB" % pat,
-              "%d KiB" % peak)
+        if not sanitized():
+            check(peak < 200 * 1024 or peak == before,
+                  "-P %.40s: peak memory below 200 MiB" % pat, "%d KiB" % peak)
 
 
 @test("regex")
