@@ -297,19 +297,26 @@ static int text_width_n(const char *s, const char *end)
 
 	while (s < end && *s) {
 		s += text_char(s, &bad);
-		w++;
+		w += text_cols(bad);
 	}
 	return w;
 }
 
-/* @s after its first @cols columns. */
+/* @s after its first @cols columns (at least one character). */
 static char *text_skip(char *s, int cols)
 {
+	char *start = s;
 	int bad;
 
-	while (cols-- > 0 && *s)
-		s += text_char(s, &bad);
-	return s;
+	while (*s) {
+		size_t n = text_char(s, &bad);
+
+		if (text_cols(bad) > cols)
+			break;
+		cols -= text_cols(bad);
+		s += n;
+	}
+	return s == start && *s ? s + text_char(s, &bad) : s;
 }
 
 /*

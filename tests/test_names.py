@@ -199,6 +199,10 @@ def hostile_names_every_output():
                 out = check_run(p, fmt, what)
                 if report == "summary":
                     check(p.returncode == 0, "%s: exit 0" % what, p.stderr[:300])
+                if report == "summary" and fmt == "table" and out:
+                    # Tables for people fit 80 columns: a \xHH takes four.
+                    wide = [l for l in out.split("\n") if len(l) > 80]
+                    check(not wide, "%s: lines of 80 columns at most" % what, repr(wide[:2]))
                 if out is None or report != "summary" or fmt not in EXPECT:
                     continue
                 got = names_of(out, fmt)

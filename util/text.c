@@ -121,7 +121,7 @@ int text_width(const char *s)
 		int bad;
 
 		s += text_char(s, &bad);
-		w += bad == TEXT_BYTE ? 4 : 1;
+		w += text_cols(bad);
 	}
 	return w;
 }
@@ -150,7 +150,7 @@ static size_t text_prefix(const char *s, int cols)
 
 	while (*p) {
 		size_t n = text_char(p, &bad);
-		int w = bad == TEXT_BYTE ? 4 : 1;	/* as text_width() counts */
+		int w = text_cols(bad);
 
 		if (w > cols)
 			break;

@@ -63,6 +63,16 @@ size_t text_shown(const char *s, size_t n, int unsafe,
 		  char out[TEXT_SHOWN_MAX]);
 
 /**
+ * text_cols() - the columns one character of kind @unsafe takes as
+ * text_shown() shows it: 4 for a byte shown "\\xHH", else 1.
+ * @unsafe: text_char()'s kind
+ */
+static inline int text_cols(int unsafe)
+{
+	return unsafe == TEXT_BYTE ? 4 : 1;
+}
+
+/**
  * text_put() - write @s to @f as text_shown() shows each character.
  * @f: the stream
  * @s: the text
