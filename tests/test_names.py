@@ -57,6 +57,15 @@ codecs.register_error("ksm_perbyte", lambda e: ("\ufffd" * (e.end - e.start), e.
 
 REPORTS = ["summary", "histogram", "regions", "top", "tree", "pages", "compress", "matrix",
            "contents", "sketch", "exposure", "mitigations"]
+# A series of the two files (snapshots with hostile names).
+SERIES_REPORTS = ["timeline", "volatility", "policies", "advise"]
+SERIES_ARGS = {"timeline": [], "volatility": [],
+               "policies": [b"--policy=fixed,advisor,ksmtuned", b"--host-memory=1G",
+                            b"--host-used=512M"],
+               "advise": [b"--target=50%@1h"]}
+# Live processes with hostile names (processes: a live series of two).
+PROCESS_ARGS = {"summary": [], "doctor": [], "thp": [], "numa": [],
+                "processes": [b"--count=2", b"--interval=0.05s", b"-q"]}
 FORMATS = ["table", "csv", "json", "openmetrics"]
 
 
@@ -198,7 +207,8 @@ def hostile_names_every_output():
                 p = ksm([b"-o", fmt.encode(), b"-r", report.encode()] + args, cwd=d, input=data)
                 out = check_run(p, fmt, what)
                 if report == "summary":
-                    check(p.returncode == 0, "%s: exit 0" % what, p.stderr[:300])
+                    check(p.returncode == 0, "%s: exit 0" % what,
+                      p.stderr[:300].decode(errors="replace"))
                 if report == "summary" and fmt == "table" and out:
                     # Tables for people fit 80 columns: a \xHH takes four.
                     wide = [l for l in out.split("\n") if len(l) > 80]
@@ -210,6 +220,15 @@ def hostile_names_every_output():
                 exp.add(EXPECT[fmt](b"group:" + group))
                 check(exp <= got, "%s: each name as the manual says" % what,
                       "missing %r of %r" % (sorted(exp - got), sorted(got, key=str)))
+        # The same files as the snapshots of a series.
+        for report in sorted(SERIES_ARGS) if rounds < 2 else [rng.choice(sorted(SERIES_ARGS))]:
+            for fmt in FORMATS:
+                what = "round %d --series -r %s -o %s" % (rounds, report, fmt)
+                p = ksm([b"-o", fmt.encode(), b"-r", report.encode(), b"--series"] +
+                        SERIES_ARGS[report] + files, cwd=d)
+                check_run(p, fmt, what)
+                check(p.returncode == 0, "%s: exit 0" % what,
+                      p.stderr[:300].decode(errors="replace"))
         # The picture: an XML parser reads it, names and all.
         svg = os.path.join(d, "out.svg")
         p = ksm([b"--svg=" + svg.encode(), b"-r", b"histogram,compress"] + args, cwd=d, input=data)
@@ -240,17 +259,20 @@ def hostile_process_names():
     try:
         for k, n in zip(kids, names):
             eq(proc_comm(k.pid), n[:15], "the child's comm is its hostile name")
-        args = [b"-r", b"processes,summary"] + sum([[b"-p", str(k.pid).encode()] for k in kids], [])
-        for fmt in FORMATS:
-            fargs = args if fmt == "table" else [b"-r", b"processes"] + args[2:]
-            p = ksm([b"-o", fmt.encode()] + fargs)
-            out = check_run(p, fmt, "processes -o %s" % fmt)
-            if out is None or fmt == "table":
-                continue
-            got = names_of(out, fmt, "command")
-            exp = {EXPECT[fmt](n[:15]) for n in names}
-            check(exp <= got, "processes -o %s: each command as the manual says" % fmt,
-                  "missing %r" % sorted(exp - got))
+        pids = sum([[b"-p", str(k.pid).encode()] for k in kids], [])
+        for report, extra in sorted(PROCESS_ARGS.items()):
+            for fmt in FORMATS:
+                what = "-r %s -o %s" % (report, fmt)
+                p = ksm([b"-o", fmt.encode(), b"-r", report.encode()] + extra + pids)
+                out = check_run(p, fmt, what)
+                check(p.returncode == 0, "%s: exit 0" % what,
+                      p.stderr[:300].decode(errors="replace"))
+                if out is None or fmt == "table" or report not in ("summary", "processes"):
+                    continue
+                got = names_of(out, fmt, "command")
+                exp = {EXPECT[fmt](n[:15]) for n in names}
+                check(exp <= got, "%s: each command as the manual says" % what,
+                      "missing %r of %r" % (sorted(exp - got), sorted(got, key=str)))
     finally:
         for k in kids:
             k.kill()
