@@ -29,7 +29,7 @@ LDLIBS  += /usr/lib/x86_64-linux-gnu/libjansson.a
 LAYER_LIBS = -llzma -lbz2 -llz4 -ljansson
 
 SRCS = ksmscan.c \
-       util/util.c util/glibc.c util/file.c util/text.c util/progress.c \
+       util/util.c util/glibc.c util/file.c util/text.c util/progress.c util/shell.c \
        hash/hash.c hash/measure.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
        hash/xxh3_avx2.c hash/xxh3_avx512.c \
        dump/dump.c dump/source.c dump/layers.c dump/refuse.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/qemu.c dump/proc.c \
