@@ -11,17 +11,36 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../util/util.h"
 #include "advise.h"
+#include "pace.h"
+
+/* One search: the series, the target, and the shared replay if it applies. */
+struct search {
+	const struct series *sr;
+	const struct advise_params *a;
+	uint64_t reference;
+	struct pace_log *log;		/* NULL: every setting replayed */
+};
+
+/* replay_run(), from the shared replay when it can be. */
+static size_t run(const struct search *s, const struct replay_params *rp,
+		  struct timeline_row **rows, int *cut)
+{
+	size_t n = s->log ? pace_replay(s->log, rp, rows, cut) : 0;
+
+	return n ? n : replay_run(s->sr, rp, rows, cut);
+}
 
 /* A replay of @rp (its policy and knobs set) to the target time, or, with
  * @early, only until it reaches the target (then only .reaches holds). */
-static struct advice replay_to_target(const struct series *sr,
-				      struct replay_params rp,
-				      const struct advise_params *a,
-				      uint64_t reference, int early)
+static struct advice replay_to_target(const struct search *se,
+				      struct replay_params rp, int early)
 {
+	const struct advise_params *a = se->a;
+	uint64_t reference = se->reference;
 	struct timeline_row *rows;
 	struct advice ad = {
 		.policy = rp.policy, .pages_to_scan = rp.ksm.pages_to_scan,
@@ -38,7 +57,7 @@ static struct advice replay_to_target(const struct series *sr,
 	rp.scans = 0;
 	rp.until = a->seconds;
 	rp.until_saving = early ? (want > 1 ? (uint64_t)ceil(want) : 1) : 0;
-	n = replay_run(sr, &rp, &rows, &cut);
+	n = run(se, &rp, &rows, &cut);
 	for (size_t i = 0; i < n && rows[i].seconds <= a->seconds; i++) {
 		uint64_t s = rows[i].pages_sharing + rows[i].ksm_zero_pages;
 
@@ -58,9 +77,8 @@ static struct advice replay_to_target(const struct series *sr,
 }
 
 /* One fixed setting, replayed to the target time. */
-static struct advice try_setting(const struct series *sr,
+static struct advice try_setting(const struct search *se,
 				 const struct replay_params *base,
-				 const struct advise_params *a, uint64_t reference,
 				 uint64_t pages, uint64_t sleep_ms)
 {
 	struct replay_params rp = *base;
@@ -68,25 +86,24 @@ static struct advice try_setting(const struct series *sr,
 	rp.policy = POLICY_FIXED;
 	rp.ksm.pages_to_scan = pages;
 	rp.ksm.sleep_ms = sleep_ms;
-	return replay_to_target(sr, rp, a, reference, 0);
+	return replay_to_target(se, rp, 0);
 }
 
 /* The fewest pages_to_scan at @sleep_ms that reach the target; the most
  * that helps is the whole memory in one wake-up. */
-static struct advice search_sleep(const struct series *sr,
+static struct advice search_sleep(const struct search *se,
 				  const struct replay_params *base,
-				  const struct advise_params *a,
-				  uint64_t reference, uint64_t sleep_ms)
+				  uint64_t sleep_ms)
 {
-	uint64_t lo = 0, hi = sr->naddr + 1;
-	struct advice best = try_setting(sr, base, a, reference, hi, sleep_ms);
+	uint64_t lo = 0, hi = se->sr->naddr + 1;
+	struct advice best = try_setting(se, base, hi, sleep_ms);
 	unsigned replays = 1;
 
 	if (!best.reaches)
 		return best;
 	while (hi - lo > 1) {	/* lo fails (0: nothing), hi reaches */
 		uint64_t mid = lo + (hi - lo) / 2;
-		struct advice t = try_setting(sr, base, a, reference, mid, sleep_ms);
+		struct advice t = try_setting(se, base, mid, sleep_ms);
 
 		replays++;
 		if (t.reaches) {
@@ -101,21 +118,10 @@ static struct advice search_sleep(const struct series *sr,
 	return best;
 }
 
-void advise_search(const struct series *sr, const struct replay_params *base,
-		   const struct advise_params *a, uint64_t reference,
-		   struct advice *out)
-{
-	static const uint64_t sleeps[ADVISE_NSLEEPS] = ADVISE_SLEEPS;
-
-	for (size_t k = 0; k < ADVISE_NSLEEPS; k++)
-		out[k] = search_sleep(sr, base, a, reference, sleeps[k]);
-}
-
 /* The advisor at @target s and @max_cpu %, replayed to the target time (or,
  * with @early, until it reaches the target). */
-static struct advice try_advisor(const struct series *sr,
+static struct advice try_advisor(const struct search *se,
 				 const struct replay_params *base,
-				 const struct advise_params *a, uint64_t reference,
 				 uint64_t target, uint64_t max_cpu, int early)
 {
 	struct replay_params rp = *base;
@@ -123,24 +129,24 @@ static struct advice try_advisor(const struct series *sr,
 	rp.policy = POLICY_ADVISOR;
 	rp.advisor.target_scan_time = target;
 	rp.advisor.max_cpu = max_cpu;
-	return replay_to_target(sr, rp, a, reference, early);
+	return replay_to_target(se, rp, early);
 }
 
 /* The longest advisor_target_scan_time from 1 s to the target's duration
  * that reaches the target at @max_cpu; if none, 1 s (the fastest). */
-static struct advice search_max_cpu(const struct series *sr,
+static struct advice search_max_cpu(const struct search *se,
 				    const struct replay_params *base,
-				    const struct advise_params *a,
-				    uint64_t reference, uint64_t max_cpu)
+				    uint64_t max_cpu)
 {
+	const struct advise_params *a = se->a;
 	uint64_t lo = 1, hi = a->seconds > 1 ? (uint64_t)ceil(a->seconds) : 1;
-	struct advice top = try_advisor(sr, base, a, reference, hi, max_cpu, 0);
+	struct advice top = try_advisor(se, base, hi, max_cpu, 0);
 	struct advice best;
 	unsigned replays = 1;
 
 	if (top.reaches || hi == 1)
 		return top;	/* nothing longer was tried */
-	best = try_advisor(sr, base, a, reference, lo, max_cpu, 1);
+	best = try_advisor(se, base, lo, max_cpu, 1);
 	replays++;
 	if (!best.reaches) {	/* failed: it ran to the target time */
 		best.replays = replays;
@@ -150,12 +156,12 @@ static struct advice search_max_cpu(const struct series *sr,
 		uint64_t mid = lo + (hi - lo) / 2;
 
 		replays++;
-		if (try_advisor(sr, base, a, reference, mid, max_cpu, 1).reaches)
+		if (try_advisor(se, base, mid, max_cpu, 1).reaches)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	best = try_advisor(sr, base, a, reference, lo, max_cpu, 0);
+	best = try_advisor(se, base, lo, max_cpu, 0);
 	best.cheaper = hi;
 	best.replays = replays + 1;
 	return best;
@@ -177,15 +183,24 @@ static size_t max_cpus(const struct advise_params *a, uint64_t *out)
 	return 2;
 }
 
-size_t advise_search_advisor(const struct series *sr,
-			     const struct replay_params *base,
-			     const struct advise_params *a, uint64_t reference,
-			     struct advice *out)
+size_t advise_search(const struct series *sr, const struct replay_params *base,
+		     const struct replay_params *advisor_base,
+		     const struct advise_params *a, uint64_t reference,
+		     struct advice *out)
 {
+	static const uint64_t sleeps[ADVISE_NSLEEPS] = ADVISE_SLEEPS;
+	const char *how = getenv("KSMSCAN_SEARCH");
+	struct search se = { sr, a, reference, NULL };
 	uint64_t cpus[ADVISE_ADVISOR_NCPUS];
 	size_t n = max_cpus(a, cpus);
 
+	/* the test suites' oracle: every setting replayed on its own */
+	if (!how || strcmp(how, "exhaustive"))
+		se.log = pace_open(sr, base);
+	for (size_t k = 0; k < ADVISE_NSLEEPS; k++)
+		out[k] = search_sleep(&se, base, sleeps[k]);
 	for (size_t k = 0; k < n; k++)
-		out[k] = search_max_cpu(sr, base, a, reference, cpus[k]);
-	return n;
+		out[ADVISE_NSLEEPS + k] = search_max_cpu(&se, advisor_base, cpus[k]);
+	pace_close(se.log);
+	return ADVISE_NSLEEPS + n;
 }

@@ -59,49 +59,44 @@ struct advice {
 };
 
 /**
- * advise_search() - search the fixed settings for the target.
+ * advise_search() - search the fixed settings and the scan-time advisor's
+ * knobs for the target.
  * @sr: the series
- * @base: the replay's settings (pace, costs; its pages_to_scan, sleep_ms,
- *	policy and scans are the search's)
+ * @base: the replay's settings for the fixed settings (pace, costs; its
+ *	pages_to_scan, sleep_ms, policy and scans are the search's)
+ * @advisor_base: the same for the advisor (also ksmd's CPU time before
+ *	the replay, and the advisor's min and max pages_to_scan; its target
+ *	scan time and max CPU are the search's)
  * @a: the target
  * @reference: the saving the fraction is of, in pages
- * @out: ADVISE_NSLEEPS settings, one per sleep, in the order of ADVISE_SLEEPS
+ * @out: ADVISE_ROWS_MAX rooms: ADVISE_NSLEEPS fixed settings, one per
+ *	sleep in the order of ADVISE_SLEEPS, then the advisor's, one per
+ *	advisor_max_cpu tried, ascending
  *
- * Each replay runs until the first full scan at or past the target time
- * (or until its counters settle, if sooner).
- */
-void advise_search(const struct series *sr, const struct replay_params *base,
-		   const struct advise_params *a, uint64_t reference,
-		   struct advice *out);
-
-/**
- * advise_search_advisor() - search the scan-time advisor's knobs for the
- * target.
- * @sr: the series
- * @base: the replay's settings (pace, costs, sleep_ms, ksmd's CPU time
- *	before the replay, and the advisor's min and max pages_to_scan; its
- *	policy, scans and the advisor's target scan time and max CPU are the
- *	search's)
- * @a: the target
- * @reference: the saving the fraction is of, in pages
- * @out: up to ADVISE_ADVISOR_NCPUS settings, one per advisor_max_cpu
- *	tried, ascending
+ * Fixed: for each sleep, a bisection over pages_to_scan, each setting
+ * replayed until the first full scan at or past the target time (or until
+ * its counters settle, if sooner).
  *
- * For each advisor_max_cpu: a replay at a target scan time of the target's
- * duration (whole seconds, at least 1); if that reaches the target, it is
- * the setting. Else, if 1 s reaches it, a bisection between the two for
- * the longest that does, with replays that stop once they reach it, and a
- * replay of that one to the target time; its neighbour, 1 s longer, is a
- * replay that did not. A longer target scan time makes the advisor slower
- * and cheaper (up to its floor of 10% CPU); where the replay does not
- * follow that, the bisection still ends at a setting that reaches the
- * target next to one that does not, both replayed.
+ * The advisor, for each advisor_max_cpu: a replay at a target scan time of
+ * the target's duration (whole seconds, at least 1); if that reaches the
+ * target, it is the setting. Else, if 1 s reaches it, a bisection between
+ * the two for the longest that does, with replays that stop once they
+ * reach it, and a replay of that one to the target time; its neighbour,
+ * 1 s longer, is a replay that did not. A longer target scan time makes
+ * the advisor slower and cheaper (up to its floor of 10% CPU); where the
+ * replay does not follow that, the bisection still ends at a setting that
+ * reaches the target next to one that does not, both replayed.
+ *
+ * On memory that does not change, every replay is the timing of one shared
+ * replay (model/pace.h); the rows are the same either way. With
+ * KSMSCAN_SEARCH=exhaustive in the environment each setting is replayed
+ * on its own (the test suites compare the two).
  *
  * Return: the number of settings in @out.
  */
-size_t advise_search_advisor(const struct series *sr,
-			     const struct replay_params *base,
-			     const struct advise_params *a, uint64_t reference,
-			     struct advice *out);
+size_t advise_search(const struct series *sr, const struct replay_params *base,
+		     const struct replay_params *advisor_base,
+		     const struct advise_params *a, uint64_t reference,
+		     struct advice *out);
 
 #endif

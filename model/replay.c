@@ -103,6 +103,7 @@ struct replay {
 	uint64_t cow, skipped_scan;		/* in the current scan */
 	size_t settling;	/* scans after the series' time */
 	int cut;		/* stopped at a limit */
+	struct replay_visits *log;	/* unpaced: the scan's visits, or NULL */
 };
 
 /* remove_rmap_item_from_tree(): the address leaves whichever tree holds it. */
@@ -212,6 +213,28 @@ static double period(const struct replay_params *p, uint64_t sleep_ms,
 double replay_wake_period(const struct replay_params *p, double cost)
 {
 	return period(p, p->ksm.sleep_ms, cost);
+}
+
+int replay_wake_period_near(const struct replay_params *p, uint64_t sleep_ms,
+			    double cost, double err, double *out)
+{
+	double jiffy;
+
+	if (p->hz) {
+		jiffy = 1.0 / p->hz;
+		for (size_t i = 0; i < (p->nlate ? p->nlate : 1); i++) {
+			double late = p->nlate ? p->late[i] : 0;
+			/* and the rounding of late + cost */
+			double e = err + (late + cost) * 4e-16;
+
+			if (floor((late + cost - e) / jiffy) !=
+			    floor((late + cost + e) / jiffy))
+				return 0;
+		}
+	}
+	/* every whole jiffy the same across the range: as at the cost itself */
+	*out = period(p, sleep_ms, cost);
+	return 1;
 }
 
 /* The time snapshot @k was taken. */
@@ -528,6 +551,22 @@ static int should_skip(struct replay *r, struct rmap *s)
 	return 1;
 }
 
+/* One more visit in the scan's log: a revisit of a KSM page, or not. */
+static void visits_add(struct replay_visits *v, int revisit)
+{
+	/* runs alternate, the first of checksummed pages (maybe empty) */
+	while (!v->n || ((v->n - 1) & 1) != (size_t)revisit) {
+		if (v->n == v->cap) {
+			v->cap = v->cap ? 2 * v->cap : 64;
+			v->runs = xreallocarray(v->runs, v->cap, sizeof(*v->runs));
+		}
+		v->runs[v->n++] = 0;
+	}
+	v->runs[v->n - 1]++;
+	v->visits++;
+	v->revisits += (uint64_t)revisit;
+}
+
 /* scan_get_next_rmap_item() at address @i, then the visit if it is one. */
 static void step(struct replay *r, uint32_t i)
 {
@@ -554,6 +593,8 @@ static void step(struct replay *r, uint32_t i)
 		return;
 	r->budget--;
 	r->visited++;
+	if (r->log)
+		visits_add(r->log, s->map != NO_ID);
 	/* a KSM page already costs ksmd a look at its rmap_item, no checksum */
 	cost = s->map != NO_ID ? r->p->revisit_seconds : r->p->page_seconds;
 	r->cpu_all += cost;
@@ -646,29 +687,37 @@ static int same(const struct timeline_row *a, const struct timeline_row *b)
 	       b->pages_unshared + b->pages_volatile;
 }
 
+int replay_over(const struct series *sr, const struct replay_params *p,
+		const struct timeline_row *rows, size_t n, size_t *settling,
+		int *cut)
+{
+	double end = (sr->at ? sr->at[sr->nsnaps - 1] :
+		      (double)(sr->nsnaps - 1) * p->interval) + p->interval;
+
+	if (p->scans)
+		return n >= p->scans;
+	if (p->until > 0 && rows[n - 1].seconds >= p->until)
+		return 1;
+	if (p->until_saving && rows[n - 1].pages_sharing +
+	    rows[n - 1].ksm_zero_pages >= p->until_saving)
+		return 1;
+	if (n >= REPLAY_SCANS_MAX ||
+	    (uint64_t)n * (sr->naddr + 1) >= REPLAY_WORK_MAX)
+		return *cut = 1;
+	if (rows[n - 1].seconds < end)
+		return 0;
+	if (p->write_rate > 0)
+		return 1;	/* the writes go on: the counters never settle */
+	return (n >= 2 && same(&rows[n - 1], &rows[n - 2])) ||
+	       ++*settling > REPLAY_SETTLE_MAX;
+}
+
 /* Whether the replay is over after @n scans (the last one in @rows). */
 static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 {
-	double end = snap_time(r, r->sr->nsnaps - 1) + r->p->interval;
-
 	if (r->halt)	/* one last row, at the time the replay ends */
 		return rows[n - 1].ended;
-	if (r->p->scans)
-		return n >= r->p->scans;
-	if (r->p->until > 0 && rows[n - 1].seconds >= r->p->until)
-		return 1;
-	if (r->p->until_saving && rows[n - 1].pages_sharing +
-	    rows[n - 1].ksm_zero_pages >= r->p->until_saving)
-		return 1;
-	if (n >= REPLAY_SCANS_MAX ||
-	    (uint64_t)n * (r->sr->naddr + 1) >= REPLAY_WORK_MAX)
-		return r->cut = 1;
-	if (rows[n - 1].seconds < end)
-		return 0;
-	if (r->p->write_rate > 0)
-		return 1;	/* the writes go on: the counters never settle */
-	return (n >= 2 && same(&rows[n - 1], &rows[n - 2])) ||
-	       ++r->settling > REPLAY_SETTLE_MAX;
+	return replay_over(r->sr, r->p, rows, n, &r->settling, &r->cut);
 }
 
 /* Each owner's pages now: the rmap_item counters of its mm. */
@@ -696,51 +745,153 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 	return replay_run_owners(sr, p, rows, cut, 0, NULL, 0);
 }
 
-size_t replay_run_owners(const struct series *sr, const struct replay_params *p,
-			 struct timeline_row **rows, int *cut, unsigned shift,
-			 struct replay_owner *owners, size_t nowners)
+struct replay *replay_open(const struct series *sr,
+			   const struct replay_params *p)
 {
 	/* set_advisor_defaults(): the advisor starts from its minimum */
 	uint64_t pts = p->policy == POLICY_ADVISOR ?
 		       p->advisor.min_pages_to_scan : p->ksm.pages_to_scan;
-	struct replay r = { .sr = sr, .p = p, .budget = pts, .pts = pts,
-			    .sleep_ms = p->ksm.sleep_ms, .run = 1,
-			    .rng = UINT64_C(0x9e3779b97f4a7c15) };
+	struct replay *r = xcalloc(1, sizeof(*r));
+
+	*r = (struct replay){ .sr = sr, .p = p, .budget = pts, .pts = pts,
+			      .sleep_ms = p->ksm.sleep_ms, .run = 1,
+			      .rng = UINT64_C(0x9e3779b97f4a7c15) };
+	r->s = xcalloc(sr->naddr ? sr->naddr : 1, sizeof(*r->s));
+	for (size_t i = 0; i < sr->naddr; i++)
+		r->s[i] = (struct rmap){ .id = NO_ID, .dup = NO_ID, .map = NO_ID };
+	rb_init(&r->stable);
+	rb_init(&r->unstable);
+	snap_apply(r, 0);
+	return r;
+}
+
+void replay_close(struct replay *r)
+{
+	if (!r)
+		return;
+	free(r->s);
+	free(r->d);
+	free(r->c);
+	free(r->uaddr);
+	free(r->udead);
+	rb_free(&r->stable);
+	rb_free(&r->unstable);
+	free(r);
+}
+
+/* What a scan's end leaves for the next scans (replay_mark). */
+struct replay_mark {
+	struct rmap *s;
+	struct dup *d;
+	size_t nd, nstable;
+	uint64_t shared, sharing, unshared, rmap_items, zero;
+};
+
+/* An address's rmap as the next scans see it: the unstable tree's node
+ * of a past scan is never read again, and past 8 scans without a merge
+ * smart_scan's age changes nothing (skip_age()). */
+static int rmap_same(const struct rmap *a, const struct rmap *b)
+{
+	return a->id == b->id && a->oldsum == b->oldsum && a->dup == b->dup &&
+	       a->map == b->map && a->rmap == b->rmap &&
+	       a->unstable == b->unstable && a->zero == b->zero &&
+	       a->skips == b->skips &&
+	       (a->age > 9 ? 9 : a->age) == (b->age > 9 ? 9 : b->age);
+}
+
+static int dup_same(const struct dup *a, const struct dup *b)
+{
+	return a->chain == b->chain && a->next == b->next && a->len == b->len &&
+	       a->mapped == b->mapped && a->alive == b->alive;
+}
+
+struct replay_mark *replay_mark(const struct replay *r)
+{
+	struct replay_mark *m = xcalloc(1, sizeof(*m));
+	size_t n = r->sr->naddr;
+
+	m->s = xcalloc(n ? n : 1, sizeof(*m->s));
+	memcpy(m->s, r->s, n * sizeof(*m->s));
+	m->d = xcalloc(r->nd ? r->nd : 1, sizeof(*m->d));
+	memcpy(m->d, r->d, r->nd * sizeof(*m->d));
+	m->nd = r->nd;
+	m->nstable = r->stable.len;
+	m->shared = r->shared;
+	m->sharing = r->sharing;
+	m->unshared = r->unshared;
+	m->rmap_items = r->rmap_items;
+	m->zero = r->zero;
+	return m;
+}
+
+int replay_at_mark(const struct replay *r, const struct replay_mark *m)
+{
+	if (m->nd != r->nd || m->nstable != r->stable.len ||
+	    m->shared != r->shared || m->sharing != r->sharing ||
+	    m->unshared != r->unshared || m->rmap_items != r->rmap_items ||
+	    m->zero != r->zero)
+		return 0;
+	for (size_t k = 0; k < r->nd; k++)
+		if (!dup_same(&m->d[k], &r->d[k]))
+			return 0;
+	for (size_t i = 0; i < r->sr->naddr; i++)
+		if (!rmap_same(&m->s[i], &r->s[i]))
+			return 0;
+	return 1;
+}
+
+void replay_mark_free(struct replay_mark *m)
+{
+	if (!m)
+		return;
+	free(m->s);
+	free(m->d);
+	free(m);
+}
+
+struct timeline_row replay_scan_unpaced(struct replay *r, uint64_t scan,
+					struct replay_visits *v, double *cpu)
+{
+	struct timeline_row row;
+
+	v->n = 0;
+	v->visits = v->revisits = 0;
+	r->log = v;
+	r->budget = UINT64_MAX;	/* one batch: no wake-up, no time */
+	row = full_scan(r, scan);
+	r->log = NULL;
+	*cpu = r->cpu_all;
+	return row;
+}
+
+size_t replay_run_owners(const struct series *sr, const struct replay_params *p,
+			 struct timeline_row **rows, int *cut, unsigned shift,
+			 struct replay_owner *owners, size_t nowners)
+{
+	struct replay *r = replay_open(sr, p);
 	size_t n = 0, cap = 16;
 
 	*rows = xcalloc(cap, sizeof(**rows));
-	r.s = xcalloc(sr->naddr ? sr->naddr : 1, sizeof(*r.s));
-	for (size_t i = 0; i < sr->naddr; i++)
-		r.s[i] = (struct rmap){ .id = NO_ID, .dup = NO_ID, .map = NO_ID };
-	rb_init(&r.stable);
-	rb_init(&r.unstable);
-	snap_apply(&r, 0);
 	if (p->policy == POLICY_KSMTUNED || p->policy == POLICY_KUBEVIRT) {
 		/* KSM is stopped until the tuner first looks: ksmtuned one
 		 * interval on (its loop sleeps first), KubeVirt's handler at
 		 * once (its loop spins first) */
-		r.run = 0;
-		r.next_tick = p->policy == POLICY_KUBEVIRT ? 0 : look_every(p);
-		tuner(&r);
-		r.budget = r.pts;
+		r->run = 0;
+		r->next_tick = p->policy == POLICY_KUBEVIRT ? 0 : look_every(p);
+		tuner(r);
+		r->budget = r->pts;
 	}
 	do {
 		if (n == cap)
 			*rows = xreallocarray(*rows, cap *= 2, sizeof(**rows));
-		(*rows)[n] = full_scan(&r, n + 1);
+		(*rows)[n] = full_scan(r, n + 1);
 		n++;
-		wake(&r);	/* a batch ends with its full scan */
-	} while (!done(&r, *rows, n));
+		wake(r);	/* a batch ends with its full scan */
+	} while (!done(r, *rows, n));
 	if (nowners)
-		owners_count(&r, shift, owners, nowners);
-	free(r.s);
-	free(r.d);
-	free(r.c);
-	free(r.uaddr);
-	free(r.udead);
-	rb_free(&r.stable);
-	rb_free(&r.unstable);
-	*cut = r.cut;
+		owners_count(r, shift, owners, nowners);
+	*cut = r->cut;
+	replay_close(r);
 	return n;
 }
 

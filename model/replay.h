@@ -197,6 +197,114 @@ struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
 double replay_wake_period(const struct replay_params *p, double cost);
 
 /**
+ * replay_wake_period_near() - replay_wake_period() at @sleep_ms for a batch
+ * whose cost is known only within @err of @cost.
+ * @p: the settings (hz, late)
+ * @sleep_ms: ksmd's sleep_millisecs
+ * @cost: the batch's CPU seconds, near enough
+ * @err: how far the exact cost may be from @cost
+ * @out: set to the period, when it is known
+ *
+ * The period depends on the cost only through the whole jiffies it spans:
+ * when they are the same across the range, the period is exactly the
+ * exact cost's.
+ *
+ * Return: 1 if @out is set, 0 if the range spans a jiffy's edge.
+ */
+int replay_wake_period_near(const struct replay_params *p, uint64_t sleep_ms,
+			    double cost, double err, double *out);
+
+/**
+ * replay_over() - whether a replay ends after its @n full scans.
+ * @sr: the series
+ * @p: the settings (scans, until, until_saving, interval, write_rate)
+ * @rows: its full scans so far
+ * @n: how many, at least 1
+ * @settling: the scans past the series' time that changed a counter; 0 at
+ *	the start, counted here
+ * @cut: set to 1 when it ends at REPLAY_SCANS_MAX or REPLAY_WORK_MAX
+ *
+ * Return: 1 if it ends.
+ */
+int replay_over(const struct series *sr, const struct replay_params *p,
+		const struct timeline_row *rows, size_t n, size_t *settling,
+		int *cut);
+
+/* The pages a full scan visited, in order: run lengths of alternate kinds,
+ * the first of pages it checksummed (maybe 0 long), then of KSM pages it
+ * only revisited (page_seconds and revisit_seconds a visit). */
+struct replay_visits {
+	uint32_t *runs;			/* the runs' lengths */
+	size_t n, cap;			/* how many, and room */
+	uint64_t visits, revisits;	/* in all, and of the second kind */
+};
+
+struct replay;
+
+/**
+ * replay_open() - a replay at its start: the first snapshot in memory,
+ * nothing scanned yet.
+ * @sr: the series, as long as the replay is open
+ * @p: the settings, as long as the replay is open
+ *
+ * Return: the replay (replay_close() it).
+ */
+struct replay *replay_open(const struct series *sr,
+			   const struct replay_params *p);
+
+/**
+ * replay_scan_unpaced() - the next full scan in one batch, without time.
+ * @r: a replay of a fixed policy, open on a series of one snapshot and no
+ *	write_rate: then what merges depends only on the order of the
+ *	visits, never on when they come, and one replay serves every pace
+ * @scan: its number, from 1
+ * @v: set to its visits (its runs reused)
+ * @cpu: set to ksmd's CPU seconds of the replay by its end
+ *
+ * Return: the counters at its end (its times and CPU percent mean nothing).
+ */
+struct timeline_row replay_scan_unpaced(struct replay *r, uint64_t scan,
+					struct replay_visits *v, double *cpu);
+
+struct replay_mark;
+
+/**
+ * replay_mark() - what the replay's next full scans depend on, now,
+ * between two full scans: each address's rmap_item and mapping, the KSM
+ * pages, the stable tree and the counters (not the scan counts, the time
+ * or ksmd's CPU so far).
+ * @r: the replay
+ *
+ * Return: the mark (replay_mark_free() it).
+ */
+struct replay_mark *replay_mark(const struct replay *r);
+
+/**
+ * replay_at_mark() - whether the replay is where it was at a mark.
+ * @r: the replay, between two full scans
+ * @m: a mark of it
+ *
+ * On memory that does not change, a replay back at a mark P scans later
+ * repeats those P scans for ever (but for the running counts:
+ * pages_skipped and ksmd's CPU).
+ *
+ * Return: 1 if every address, KSM page and counter is as at the mark.
+ */
+int replay_at_mark(const struct replay *r, const struct replay_mark *m);
+
+/**
+ * replay_mark_free() - free a mark.
+ * @m: the mark, or NULL
+ */
+void replay_mark_free(struct replay_mark *m);
+
+/**
+ * replay_close() - free a replay.
+ * @r: the replay, or NULL
+ */
+void replay_close(struct replay *r);
+
+/**
  * replay_run() - run ksmd over a series.
  * @sr: the series
  * @p: the settings

@@ -438,11 +438,9 @@ static size_t advise(const struct collect *c, const struct series *sr,
 
 	if (!(a->seconds > 0))
 		return 0;
-	advise_search(sr, rp, a, reference, out);
 	if (rp->policy != POLICY_ADVISOR)
 		ap.ksmd_cpu_seconds = c->cfg->inputs[0].path ? 0 : ksmd_cpu_seconds();
-	return ADVISE_NSLEEPS + advise_search_advisor(sr, &ap, a, reference,
-						      out + ADVISE_NSLEEPS);
+	return advise_search(sr, rp, &ap, a, reference, out);
 }
 
 /* Replay ksmd over the snapshots and hand the result to the series sinks. */
