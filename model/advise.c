@@ -11,7 +11,6 @@
  */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "../util/util.h"
 #include "advise.h"
@@ -76,43 +75,46 @@ static struct advice replay_to_target(const struct search *se,
 	return ad;
 }
 
-/* One fixed setting, replayed to the target time. */
+/* One fixed setting, replayed to the target time (or, with @early, until
+ * it reaches the target). */
 static struct advice try_setting(const struct search *se,
 				 const struct replay_params *base,
-				 uint64_t pages, uint64_t sleep_ms)
+				 uint64_t pages, uint64_t sleep_ms, int early)
 {
 	struct replay_params rp = *base;
 
 	rp.policy = POLICY_FIXED;
 	rp.ksm.pages_to_scan = pages;
 	rp.ksm.sleep_ms = sleep_ms;
-	return replay_to_target(se, rp, 0);
+	return replay_to_target(se, rp, early);
 }
 
-/* The fewest pages_to_scan at @sleep_ms that reach the target; the most
- * that helps is the whole memory in one wake-up. */
+/*
+ * The fewest pages_to_scan at @sleep_ms that reach the target; the most
+ * that helps is the whole memory in one wake-up. Each setting tried stops
+ * once it reaches the target (a replay that does not is the whole one);
+ * the one found is replayed to the target time for its figures.
+ */
 static struct advice search_sleep(const struct search *se,
 				  const struct replay_params *base,
 				  uint64_t sleep_ms)
 {
 	uint64_t lo = 0, hi = se->sr->naddr + 1;
-	struct advice best = try_setting(se, base, hi, sleep_ms);
+	struct advice best = try_setting(se, base, hi, sleep_ms, 1);
 	unsigned replays = 1;
 
 	if (!best.reaches)
 		return best;
 	while (hi - lo > 1) {	/* lo fails (0: nothing), hi reaches */
 		uint64_t mid = lo + (hi - lo) / 2;
-		struct advice t = try_setting(se, base, mid, sleep_ms);
 
 		replays++;
-		if (t.reaches) {
+		if (try_setting(se, base, mid, sleep_ms, 1).reaches)
 			hi = mid;
-			best = t;
-		} else {
+		else
 			lo = mid;
-		}
 	}
+	best = try_setting(se, base, hi, sleep_ms, 0);
 	best.cheaper = lo;
 	best.replays = replays;
 	return best;
@@ -189,13 +191,12 @@ size_t advise_search(const struct series *sr, const struct replay_params *base,
 		     struct advice *out)
 {
 	static const uint64_t sleeps[ADVISE_NSLEEPS] = ADVISE_SLEEPS;
-	const char *how = getenv("KSMSCAN_SEARCH");
 	struct search se = { sr, a, reference, NULL };
 	uint64_t cpus[ADVISE_ADVISOR_NCPUS];
 	size_t n = max_cpus(a, cpus);
 
 	/* the test suites' oracle: every setting replayed on its own */
-	if (!how || strcmp(how, "exhaustive"))
+	if (!getenv("KSMSCAN_SLOW_REPLAY"))
 		se.log = pace_open(sr, base);
 	for (size_t k = 0; k < ADVISE_NSLEEPS; k++)
 		out[k] = search_sleep(&se, base, sleeps[k]);

@@ -89,8 +89,8 @@ struct advice {
  *
  * On memory that does not change, every replay is the timing of one shared
  * replay (model/pace.h); the rows are the same either way. With
- * KSMSCAN_SEARCH=exhaustive in the environment each setting is replayed
- * on its own (the test suites compare the two).
+ * KSMSCAN_SLOW_REPLAY set in the environment each setting is replayed on
+ * its own, every full scan of it (the test suites compare the two).
  *
  * Return: the number of settings in @out.
  */

@@ -123,22 +123,6 @@ static struct pace_scan run_scan(struct pace_log *log)
 	return sc;
 }
 
-/* ksmd's CPU after @sc's visits, from @cpu before them, summed as step()
- * sums it: visit by visit. */
-static double cpu_after(const struct pace_log *log, const struct pace_scan *sc,
-			double cpu)
-{
-	const uint32_t *runs = log->runs + sc->off;
-
-	for (size_t k = 0; k < sc->nruns; k++) {
-		double each = k & 1 ? log->p.revisit_seconds : log->p.page_seconds;
-
-		for (uint32_t i = 0; i < runs[k]; i++)
-			cpu += each;
-	}
-	return cpu;
-}
-
 /* The scan a period after an earlier one: its visits and counters, but
  * for the running counts. */
 static struct pace_scan repeat_scan(const struct pace_log *log)
@@ -147,7 +131,10 @@ static struct pace_scan repeat_scan(const struct pace_log *log)
 
 	sc.row.scan = log->n + 1;
 	sc.row.pages_skipped += log->skips;
-	sc.cpu = cpu_after(log, &sc, log->scans[log->n - 1].cpu);
+	struct replay_visits v = { log->runs + sc.off, sc.nruns, sc.nruns,
+				   sc.visits, sc.revisits };
+
+	sc.cpu = replay_cpu_after(&log->p, &v, log->scans[log->n - 1].cpu);
 	return sc;
 }
 
@@ -168,113 +155,15 @@ static const struct pace_scan *scan_at(struct pace_log *log, size_t k)
 	return &log->scans[k];
 }
 
-/* Where a scan's batches have got to in its runs. */
-struct cursor {
-	const uint32_t *runs;
-	size_t nruns, k;		/* the run it is in */
-	uint64_t used;			/* visits of that run taken */
-};
-
-/* The next @m visits: how many are revisits; the cursor moves past them. */
-static uint64_t take(struct cursor *c, uint64_t m, uint64_t *revisits)
-{
-	uint64_t got = 0;
-
-	*revisits = 0;
-	while (got < m && c->k < c->nruns) {
-		uint64_t left = c->runs[c->k] - c->used;
-		uint64_t t = left < m - got ? left : m - got;
-
-		got += t;
-		*revisits += c->k & 1 ? t : 0;
-		c->used += t;
-		if (c->used == c->runs[c->k]) {
-			c->k++;
-			c->used = 0;
-		}
-	}
-	return got;
-}
-
-/* A batch's cost as step() sums it: visit by visit, in order. */
-static double exact_cost(const struct replay_params *p, struct cursor c,
-			 uint64_t m)
-{
-	double cost = 0;
-
-	while (m && c.k < c.nruns) {
-		uint64_t t = c.runs[c.k] - c.used;
-		double each = c.k & 1 ? p->revisit_seconds : p->page_seconds;
-
-		t = t < m ? t : m;
-		for (uint64_t i = 0; i < t; i++)
-			cost += each;
-		m -= t;
-		c.k++;
-		c.used = 0;
-	}
-	return cost;
-}
-
-/* The sleep after a batch of the next @m visits (0: an empty batch). */
-static double batch_period(const struct replay_params *p, struct cursor *c,
-			   uint64_t m)
-{
-	struct cursor at = *c;
-	uint64_t rv, n = take(c, m, &rv);
-	double cost = (double)(n - rv) * p->page_seconds +
-		      (double)rv * p->revisit_seconds;
-	/* a sum of n terms in order is within n roundings of the exact one */
-	double err = cost * (double)(n + 2) * 2.3e-16, dt;
-
-	if (!replay_wake_period_near(p, p->ksm.sleep_ms, cost, err, &dt))
-		replay_wake_period_near(p, p->ksm.sleep_ms,
-					exact_cost(p, at, m), 0, &dt);
-	return dt;
-}
-
-/*
- * One full scan at the pace: its batches of @pts visits, the row at the
- * end of the last full one, and (in *@now) the sleep after its last batch,
- * which ends with the scan. The advisor sets the next pages_to_scan.
- */
-static struct timeline_row paced_scan(const struct pace_scan *sc,
-				      const uint32_t *runs,
-				      const struct replay_params *p,
-				      struct advisor *adv, uint64_t *pts,
-				      double *now)
-{
-	struct cursor c = { runs + sc->off, sc->nruns, 0, 0 };
-	struct timeline_row row = sc->row;
-	uint64_t full = sc->visits / *pts;
-	double first = *now, rest, cpu, wall;
-
-	for (uint64_t b = 0; b < full; b++)
-		*now += batch_period(p, &c, *pts);
-	rest = batch_period(p, &c, sc->visits % *pts);
-	if (p->policy == POLICY_ADVISOR)	/* advisor_stop_scan() */
-		*pts = advisor_scan_end(adv, &p->advisor, *now - first,
-					p->ksmd_cpu_seconds + sc->cpu, *pts);
-	row.seconds = *now;
-	row.wakeups = full + 1;
-	row.pages_to_scan = *pts;
-	row.sleep_ms = p->ksm.sleep_ms;
-	cpu = ((double)row.hashed * p->ns_per_page +
-	       (double)row.memcmp_bytes * p->ns_per_byte) * 1e-9;
-	wall = *now - first + rest;
-	row.cpu_percent = wall > 0 ? 100.0 * cpu / wall : 0.0;
-	*now += rest;
-	return row;
-}
-
 size_t pace_replay(struct pace_log *log, const struct replay_params *p,
 		   struct timeline_row **rows, int *cut)
 {
-	uint64_t pts = p->policy == POLICY_ADVISOR ?
-		       p->advisor.min_pages_to_scan : p->ksm.pages_to_scan;
-	struct advisor adv = { 0 };
+	struct scan_time t = {
+		.limit = INFINITY,
+		.pages_to_scan = p->policy == POLICY_ADVISOR ?
+				 p->advisor.min_pages_to_scan : p->ksm.pages_to_scan,
+	};
 	size_t n = 0, cap = 16, settling = 0;
-	double now = 0;
 
 	if (p->policy != POLICY_FIXED && p->policy != POLICY_ADVISOR)
 		return 0;
@@ -282,14 +171,20 @@ size_t pace_replay(struct pace_log *log, const struct replay_params *p,
 	*rows = xcalloc(cap, sizeof(**rows));
 	do {
 		const struct pace_scan *sc = scan_at(log, n);
+		struct replay_visits v = { log->runs + sc->off, sc->nruns,
+					   sc->nruns, sc->visits, sc->revisits };
 
-		if (!pts) {	/* a wake-up at every address: replay_run() */
+		if (!t.pages_to_scan) {	/* a wake-up at every address */
 			free(*rows);
 			return 0;
 		}
+		t.row = sc->row;
+		t.cpu = sc->cpu;
+		replay_time_scan(p, &v, &t);
+		t.now += t.rest;	/* the sleep after the scan's last batch */
 		if (n == cap)
 			*rows = xreallocarray(*rows, cap *= 2, sizeof(**rows));
-		(*rows)[n++] = paced_scan(sc, log->runs, p, &adv, &pts, &now);
+		(*rows)[n++] = t.row;
 	} while (!replay_over(log->sr, p, *rows, n, &settling, cut));
 	return n;
 }

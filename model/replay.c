@@ -68,6 +68,11 @@ struct chain {
 	uint32_t live;		/* its dups not freed */
 };
 
+/* The longest repeat of full scans looked for; and a mark is taken every
+ * this many scans (at half of it): smart_scan's skips repeat every 9
+ * scans at most once every page's age is past 8. */
+#define REPLAY_PERIOD_MAX 16
+
 struct replay {
 	const struct series *sr;
 	const struct replay_params *p;
@@ -103,7 +108,14 @@ struct replay {
 	uint64_t cow, skipped_scan;		/* in the current scan */
 	size_t settling;	/* scans after the series' time */
 	int cut;		/* stopped at a limit */
-	struct replay_visits *log;	/* unpaced: the scan's visits, or NULL */
+	struct replay_visits *log;	/* the scan's visits, or NULL */
+	/* the shortcut over scans that repeat (skip_ahead()) */
+	int ahead;		/* it may be taken in this replay */
+	struct replay_visits seen[REPLAY_PERIOD_MAX];	/* the last scans'
+				 * visits, scan n at n % REPLAY_PERIOD_MAX */
+	struct replay_mark *mark;	/* the replay after scan mark_at, or NULL */
+	size_t mark_at;
+	size_t period;		/* 0, or: the scans since the mark repeat */
 };
 
 /* remove_rmap_item_from_tree(): the address leaves whichever tree holds it. */
@@ -155,6 +167,8 @@ static void rmap_written(struct replay *r, struct rmap *s, uint32_t id)
 	s->id = id;
 }
 
+static void forget_mark(struct replay *r);
+
 /* Make snapshot @k the memory's content: what differs from snapshot @k - 1
  * (for k = 0, from no memory) was written. */
 static void snap_apply(struct replay *r, size_t k)
@@ -176,6 +190,7 @@ static void snap_apply(struct replay *r, size_t k)
 		j++;
 	}
 	r->snap = k;
+	forget_mark(r);	/* what repeated before need not now */
 }
 
 /* Seconds from a wake-up at a tick to the timer's next, for a batch that
@@ -339,6 +354,115 @@ static void wake(struct replay *r)
 		unseen_writes(r, dt);
 	tuner(r);
 	r->budget = r->pts;	/* ksm_do_scan(ksm_thread_pages_to_scan) */
+}
+
+/* Where a scan's batches have got to in its visits. */
+struct cursor {
+	const uint32_t *runs;
+	size_t nruns, k;		/* the run it is in */
+	uint64_t used;			/* visits of that run taken */
+};
+
+/* The next @m visits: how many are revisits; the cursor moves past them. */
+static uint64_t take(struct cursor *c, uint64_t m, uint64_t *revisits)
+{
+	uint64_t got = 0;
+
+	*revisits = 0;
+	while (got < m && c->k < c->nruns) {
+		uint64_t left = c->runs[c->k] - c->used;
+		uint64_t t = left < m - got ? left : m - got;
+
+		got += t;
+		*revisits += c->k & 1 ? t : 0;
+		c->used += t;
+		if (c->used == c->runs[c->k]) {
+			c->k++;
+			c->used = 0;
+		}
+	}
+	return got;
+}
+
+/* @cost plus the next @m visits' costs, as step() sums them: one by one. */
+static double add_costs(const struct replay_params *p, struct cursor c,
+			uint64_t m, double cost)
+{
+	while (m && c.k < c.nruns) {
+		uint64_t t = c.runs[c.k] - c.used;
+		double each = c.k & 1 ? p->revisit_seconds : p->page_seconds;
+
+		t = t < m ? t : m;
+		for (uint64_t i = 0; i < t; i++)
+			cost += each;
+		m -= t;
+		c.k++;
+		c.used = 0;
+	}
+	return cost;
+}
+
+/* The sleep after a batch of the next @m visits (0: an empty batch); with
+ * @exact, the batch's cost too, as step() sums it. */
+static double batch_period(const struct replay_params *p, struct cursor *c,
+			   uint64_t m, double *exact)
+{
+	struct cursor at = *c;
+	uint64_t rv, n = take(c, m, &rv);
+	double cost = (double)(n - rv) * p->page_seconds +
+		      (double)rv * p->revisit_seconds;
+	/* a sum of n terms in order is within n roundings of the exact one */
+	double err = cost * (double)(n + 2) * 2.3e-16, dt;
+
+	if (exact) {
+		*exact = cost = add_costs(p, at, m, 0);
+		err = 0;
+	}
+	if (!replay_wake_period_near(p, p->ksm.sleep_ms, cost, err, &dt))
+		replay_wake_period_near(p, p->ksm.sleep_ms,
+					add_costs(p, at, m, 0), 0, &dt);
+	return dt;
+}
+
+int replay_time_scan(const struct replay_params *p,
+		     const struct replay_visits *v, struct scan_time *t)
+{
+	struct cursor c = { v->runs, v->n, 0, 0 };
+	uint64_t pts = t->pages_to_scan;
+	double first = t->now, cpu;
+
+	t->wakeups = v->visits / pts;
+	for (uint64_t b = 0; b < t->wakeups; b++) {
+		t->now += batch_period(p, &c, pts, NULL);
+		if (t->limit <= t->now + 1e-9)
+			return 0;	/* the memory changes at this wake-up */
+	}
+	t->rest = batch_period(p, &c, v->visits % pts, &t->rest_cost);
+	if (p->policy == POLICY_ADVISOR)	/* advisor_stop_scan() */
+		t->pages_to_scan = advisor_scan_end(&t->adv, &p->advisor,
+						    t->now - first,
+						    p->ksmd_cpu_seconds + t->cpu,
+						    pts);
+	t->row.seconds = t->now;
+	t->row.wakeups = t->wakeups + 1;
+	t->row.pages_to_scan = t->pages_to_scan;
+	t->row.sleep_ms = p->ksm.sleep_ms;
+	cpu = ((double)t->row.hashed * p->ns_per_page +
+	       (double)t->row.memcmp_bytes * p->ns_per_byte) * 1e-9;
+	/* from the scan's first wake-up to the end of its last batch's sleep */
+	first = t->now - first + t->rest;
+	t->row.cpu_percent = first > 0 ? 100.0 * cpu / first : 0.0;
+	return 1;
+}
+
+/* ksmd's CPU after the visits @v, from @cpu before them, summed as step()
+ * sums it: visit by visit. */
+double replay_cpu_after(const struct replay_params *p,
+			const struct replay_visits *v, double cpu)
+{
+	struct cursor c = { v->runs, v->n, 0, 0 };
+
+	return add_costs(p, c, v->visits, cpu);
 }
 
 /*
@@ -769,6 +893,9 @@ void replay_close(struct replay *r)
 {
 	if (!r)
 		return;
+	for (size_t k = 0; k < REPLAY_PERIOD_MAX; k++)
+		free(r->seen[k].runs);
+	replay_mark_free(r->mark);
 	free(r->s);
 	free(r->d);
 	free(r->c);
@@ -849,6 +976,103 @@ void replay_mark_free(struct replay_mark *m)
 	free(m);
 }
 
+static void forget_mark(struct replay *r)
+{
+	replay_mark_free(r->mark);
+	r->mark = NULL;
+	r->period = 0;
+}
+
+/* Scan @n ended: the replay back where it was at the mark (the scans
+ * since then repeat: their visits kept in order at r->seen[0 ..]), or a
+ * new mark now and then. */
+static void note_scan(struct replay *r, size_t n)
+{
+	if (r->mark && replay_at_mark(r, r->mark)) {
+		struct replay_visits keep[REPLAY_PERIOD_MAX];
+
+		r->period = n - r->mark_at;
+		for (size_t k = 0; k < REPLAY_PERIOD_MAX; k++)
+			keep[k] = r->seen[(n - r->period + 1 + k) % REPLAY_PERIOD_MAX];
+		memcpy(r->seen, keep, sizeof(keep));
+		return;
+	}
+	if (n % REPLAY_PERIOD_MAX == REPLAY_PERIOD_MAX / 2) {
+		replay_mark_free(r->mark);
+		r->mark = replay_mark(r);
+		r->mark_at = n;
+	}
+}
+
+/* Undo a period's rows that cannot be: the memory changes within them. */
+static int give_up(struct replay *r, size_t *n, size_t n0, size_t settling,
+		   int cut)
+{
+	*n = n0;
+	r->settling = settling;
+	r->cut = cut;
+	forget_mark(r);
+	return 0;
+}
+
+/*
+ * The shortcut: on memory that does not change, a replay back where it
+ * was r->period scans before repeats those scans, but for their times;
+ * so each period's rows are the last period's, timed from their visits
+ * (replay_time_scan()), until the replay ends or the next snapshot is
+ * due within a period (then that one is replayed). The replay's state
+ * stays as it was (the same, but for the running counts, set here).
+ * Returns 1 if the replay ended within the rows added.
+ */
+static int skip_ahead(struct replay *r, struct timeline_row **rows, size_t *n,
+		      size_t *cap)
+{
+	size_t P = r->period, n0 = *n, settling = r->settling;
+	int cut = r->cut, advisor = r->p->policy == POLICY_ADVISOR;
+	uint64_t skips = (*rows)[n0 - 1].pages_skipped -
+			 (*rows)[n0 - 1 - P].pages_skipped, wakes = 0;
+	struct scan_time t = {
+		.now = r->now, .pages_to_scan = r->pts, .adv = r->adv,
+		.cpu = r->cpu_all,
+		.limit = r->snap + 1 < r->sr->nsnaps ? snap_time(r, r->snap + 1) :
+			 INFINITY,
+	};
+
+	for (size_t k = 0; k < P; k++) {
+		const struct replay_visits *v = &r->seen[k];
+
+		if (!t.pages_to_scan)
+			return give_up(r, n, n0, settling, cut);
+		t.row = (*rows)[*n - P];
+		t.row.scan = *n + 1;
+		t.row.pages_skipped += skips;
+		if (advisor)	/* only the advisor reads ksmd's CPU so far */
+			t.cpu = replay_cpu_after(r->p, v, t.cpu);
+		if (!replay_time_scan(r->p, v, &t))
+			return give_up(r, n, n0, settling, cut);
+		wakes += t.wakeups;
+		if (*n == *cap)
+			*rows = xreallocarray(*rows, *cap *= 2, sizeof(**rows));
+		(*rows)[(*n)++] = t.row;
+		if (done(r, *rows, *n))
+			return 1;
+		if (k + 1 < P) {	/* the sleep after the scan's last batch */
+			t.now += t.rest;
+			wakes++;
+			if (t.limit <= t.now + 1e-9)
+				return give_up(r, n, n0, settling, cut);
+		}
+	}
+	r->now = t.now;
+	r->batch += wakes;
+	r->batch_cost = t.rest_cost;	/* for the sleep after it: wake() */
+	r->pts = t.pages_to_scan;
+	r->adv = t.adv;
+	r->cpu_all = t.cpu;
+	r->skipped = (*rows)[*n - 1].pages_skipped;
+	return 0;
+}
+
 struct timeline_row replay_scan_unpaced(struct replay *r, uint64_t scan,
 					struct replay_visits *v, double *cpu)
 {
@@ -872,6 +1096,9 @@ size_t replay_run_owners(const struct series *sr, const struct replay_params *p,
 	size_t n = 0, cap = 16;
 
 	*rows = xcalloc(cap, sizeof(**rows));
+	/* the shortcut leaves the state a period behind: not for owners */
+	r->ahead = (p->policy == POLICY_FIXED || p->policy == POLICY_ADVISOR) &&
+		   !(p->write_rate > 0) && !nowners && !getenv("KSMSCAN_SLOW_REPLAY");
 	if (p->policy == POLICY_KSMTUNED || p->policy == POLICY_KUBEVIRT) {
 		/* KSM is stopped until the tuner first looks: ksmtuned one
 		 * interval on (its loop sleeps first), KubeVirt's handler at
@@ -881,13 +1108,29 @@ size_t replay_run_owners(const struct series *sr, const struct replay_params *p,
 		tuner(r);
 		r->budget = r->pts;
 	}
-	do {
+	for (;;) {
+		if (r->period) {
+			if (skip_ahead(r, rows, &n, &cap))
+				break;
+			if (r->period) {	/* a period added */
+				wake(r);	/* after its last batch */
+				continue;
+			}
+		}
 		if (n == cap)
 			*rows = xreallocarray(*rows, cap *= 2, sizeof(**rows));
+		if (r->ahead) {
+			r->log = &r->seen[(n + 1) % REPLAY_PERIOD_MAX];
+			r->log->n = r->log->visits = r->log->revisits = 0;
+		}
 		(*rows)[n] = full_scan(r, n + 1);
 		n++;
+		if (r->ahead && !r->period)
+			note_scan(r, n);
 		wake(r);	/* a batch ends with its full scan */
-	} while (!done(r, *rows, n));
+		if (done(r, *rows, n))
+			break;
+	}
 	if (nowners)
 		owners_count(r, shift, owners, nowners);
 	*cut = r->cut;

@@ -239,6 +239,52 @@ struct replay_visits {
 	uint64_t visits, revisits;	/* in all, and of the second kind */
 };
 
+/* A full scan timed from its visits (replay_time_scan()). */
+struct scan_time {
+	struct timeline_row row;	/* in: its counters; out: its times too */
+	double now;			/* in: its start; out: the end of its
+					 * last full batch, the row's time */
+	double limit;			/* in: no wake-up may come at or after
+					 * it (when the memory changes) */
+	double cpu;			/* in: ksmd's CPU seconds by its end
+					 * (for the advisor) */
+	uint64_t pages_to_scan;		/* in: in force; out: the next (the
+					 * advisor's) */
+	struct advisor adv;		/* the advisor's state, updated */
+	uint64_t wakeups;		/* out: the wake-ups within it */
+	double rest, rest_cost;		/* out: the sleep after its last batch,
+					 * which ends with it, and its cost */
+};
+
+/**
+ * replay_time_scan() - the times of a full scan whose visits are known, as
+ * the replay times them.
+ * @p: the settings: the pace, the costs, the advisor's knobs (a fixed
+ *	policy or the advisor)
+ * @v: the scan's visits, in order
+ * @t: the scan (see struct scan_time); pages_to_scan at least 1
+ *
+ * A batch's cost is summed visit by visit, as the replay does, whenever
+ * the jiffies its sleep spans could depend on the rounding.
+ *
+ * Return: 1, or 0 if a wake-up within the scan comes at @t->limit or later
+ * (then @t means nothing).
+ */
+int replay_time_scan(const struct replay_params *p,
+		     const struct replay_visits *v, struct scan_time *t);
+
+/**
+ * replay_cpu_after() - ksmd's CPU seconds after some visits.
+ * @p: the settings (the costs)
+ * @v: the visits, in order
+ * @cpu: the CPU seconds before them
+ *
+ * Return: @cpu plus each visit's cost, added one by one as the replay
+ * adds them.
+ */
+double replay_cpu_after(const struct replay_params *p,
+			const struct replay_visits *v, double cpu);
+
 struct replay;
 
 /**
