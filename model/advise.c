@@ -10,11 +10,19 @@
  * up to some target scan time.
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include "../util/progress.h"
 #include "../util/util.h"
 #include "advise.h"
 #include "pace.h"
+
+/* A search over one second long shows its progress (on a terminal). */
+#define SEARCH_QUIET_SECONDS 1.0
 
 /* One search: the series, the target, and the shared replay if it applies. */
 struct search {
@@ -22,10 +30,35 @@ struct search {
 	const struct advise_params *a;
 	uint64_t reference;
 	struct pace_log *log;		/* NULL: every setting replayed */
+	const struct replay_params *base, *advisor_base;
+	struct advice *out;
+	size_t ntasks;			/* the searches: one per sleep, then
+					 * one per advisor_max_cpu */
+	uint64_t cpus[ADVISE_ADVISOR_NCPUS];
+	atomic_size_t next;		/* the next search to run */
+	atomic_uint tried;		/* settings replayed so far */
+	struct progress *pr;		/* drawn by the thread that started */
+	pthread_t drawer;
+	double start;
 };
 
+/* One more setting replayed: the progress, once the search is long. */
+static void tick(struct search *se)
+{
+	unsigned tried = atomic_fetch_add(&se->tried, 1) + 1;
+	char text[80];
+
+	if (!se->pr || !pthread_equal(pthread_self(), se->drawer) ||
+	    now_seconds() - se->start < SEARCH_QUIET_SECONDS)
+		return;
+	snprintf(text, sizeof(text), "advise: %zu of %zu searches begun, "
+		 "%u settings replayed", atomic_load(&se->next) < se->ntasks ?
+		 atomic_load(&se->next) : se->ntasks, se->ntasks, tried);
+	progress_note(se->pr, text);
+}
+
 /* replay_run(), from the shared replay when it can be. */
-static size_t run(const struct search *s, const struct replay_params *rp,
+static size_t run(struct search *s, const struct replay_params *rp,
 		  struct timeline_row **rows, int *cut)
 {
 	size_t n = s->log ? pace_replay(s->log, rp, rows, cut) : 0;
@@ -35,7 +68,7 @@ static size_t run(const struct search *s, const struct replay_params *rp,
 
 /* A replay of @rp (its policy and knobs set) to the target time, or, with
  * @early, only until it reaches the target (then only .reaches holds). */
-static struct advice replay_to_target(const struct search *se,
+static struct advice replay_to_target(struct search *se,
 				      struct replay_params rp, int early)
 {
 	const struct advise_params *a = se->a;
@@ -57,6 +90,7 @@ static struct advice replay_to_target(const struct search *se,
 	rp.until = a->seconds;
 	rp.until_saving = early ? (want > 1 ? (uint64_t)ceil(want) : 1) : 0;
 	n = run(se, &rp, &rows, &cut);
+	tick(se);
 	for (size_t i = 0; i < n && rows[i].seconds <= a->seconds; i++) {
 		uint64_t s = rows[i].pages_sharing + rows[i].ksm_zero_pages;
 
@@ -77,7 +111,7 @@ static struct advice replay_to_target(const struct search *se,
 
 /* One fixed setting, replayed to the target time (or, with @early, until
  * it reaches the target). */
-static struct advice try_setting(const struct search *se,
+static struct advice try_setting(struct search *se,
 				 const struct replay_params *base,
 				 uint64_t pages, uint64_t sleep_ms, int early)
 {
@@ -95,7 +129,7 @@ static struct advice try_setting(const struct search *se,
  * once it reaches the target (a replay that does not is the whole one);
  * the one found is replayed to the target time for its figures.
  */
-static struct advice search_sleep(const struct search *se,
+static struct advice search_sleep(struct search *se,
 				  const struct replay_params *base,
 				  uint64_t sleep_ms)
 {
@@ -122,7 +156,7 @@ static struct advice search_sleep(const struct search *se,
 
 /* The advisor at @target s and @max_cpu %, replayed to the target time (or,
  * with @early, until it reaches the target). */
-static struct advice try_advisor(const struct search *se,
+static struct advice try_advisor(struct search *se,
 				 const struct replay_params *base,
 				 uint64_t target, uint64_t max_cpu, int early)
 {
@@ -136,7 +170,7 @@ static struct advice try_advisor(const struct search *se,
 
 /* The longest advisor_target_scan_time from 1 s to the target's duration
  * that reaches the target at @max_cpu; if none, 1 s (the fastest). */
-static struct advice search_max_cpu(const struct search *se,
+static struct advice search_max_cpu(struct search *se,
 				    const struct replay_params *base,
 				    uint64_t max_cpu)
 {
@@ -185,23 +219,65 @@ static size_t max_cpus(const struct advise_params *a, uint64_t *out)
 	return 2;
 }
 
+/* One of the searches: a sleep's, or an advisor_max_cpu's. */
+static void search_one(struct search *se, size_t k)
+{
+	static const uint64_t sleeps[ADVISE_NSLEEPS] = ADVISE_SLEEPS;
+
+	if (k < ADVISE_NSLEEPS)
+		se->out[k] = search_sleep(se, se->base, sleeps[k]);
+	else
+		se->out[k] = search_max_cpu(se, se->advisor_base,
+					    se->cpus[k - ADVISE_NSLEEPS]);
+}
+
+/* A thread's work: the searches not yet taken. */
+static void *searcher(void *arg)
+{
+	struct search *se = arg;
+	size_t k;
+
+	while ((k = atomic_fetch_add(&se->next, 1)) < se->ntasks)
+		search_one(se, k);
+	return NULL;
+}
+
+/* Threads for a search without the shared replay: each setting's replay
+ * is its own, the searches independent (the shared replay is one). */
+static size_t search_threads(const struct search *se)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (se->log || cpus < 2)
+		return 1;
+	return (size_t)cpus < se->ntasks ? (size_t)cpus : se->ntasks;
+}
+
 size_t advise_search(const struct series *sr, const struct replay_params *base,
 		     const struct replay_params *advisor_base,
 		     const struct advise_params *a, uint64_t reference,
-		     struct advice *out)
+		     int progress, struct advice *out)
 {
-	static const uint64_t sleeps[ADVISE_NSLEEPS] = ADVISE_SLEEPS;
-	struct search se = { sr, a, reference, NULL };
-	uint64_t cpus[ADVISE_ADVISOR_NCPUS];
-	size_t n = max_cpus(a, cpus);
+	struct search se = { .sr = sr, .a = a, .reference = reference,
+			     .base = base, .advisor_base = advisor_base,
+			     .out = out, .start = now_seconds() };
+	pthread_t th[ADVISE_ROWS_MAX];
+	size_t nth, started = 0;
 
+	se.ntasks = ADVISE_NSLEEPS + max_cpus(a, se.cpus);
 	/* the test suites' oracle: every setting replayed on its own */
 	if (!getenv("KSMSCAN_SLOW_REPLAY"))
 		se.log = pace_open(sr, base);
-	for (size_t k = 0; k < ADVISE_NSLEEPS; k++)
-		out[k] = search_sleep(&se, base, sleeps[k]);
-	for (size_t k = 0; k < n; k++)
-		out[ADVISE_NSLEEPS + k] = search_max_cpu(&se, advisor_base, cpus[k]);
+	se.pr = progress_start(progress, 0);
+	se.drawer = pthread_self();
+	nth = search_threads(&se);
+	while (started + 1 < nth &&
+	       !pthread_create(&th[started], NULL, searcher, &se))
+		started++;
+	searcher(&se);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	progress_end(se.pr);
 	pace_close(se.log);
-	return ADVISE_NSLEEPS + n;
+	return se.ntasks;
 }

@@ -69,6 +69,8 @@ struct advice {
  *	scan time and max CPU are the search's)
  * @a: the target
  * @reference: the saving the fraction is of, in pages
+ * @progress: show a progress line once the search has taken a second:
+ *	1 always, 0 never, -1 when standard error is a terminal
  * @out: ADVISE_ROWS_MAX rooms: ADVISE_NSLEEPS fixed settings, one per
  *	sleep in the order of ADVISE_SLEEPS, then the advisor's, one per
  *	advisor_max_cpu tried, ascending
@@ -88,7 +90,8 @@ struct advice {
  * reaches the target next to one that does not, both replayed.
  *
  * On memory that does not change, every replay is the timing of one shared
- * replay (model/pace.h); the rows are the same either way. With
+ * replay (model/pace.h); else the searches run on every CPU. The rows are
+ * the same either way. With
  * KSMSCAN_SLOW_REPLAY set in the environment each setting is replayed on
  * its own, every full scan of it (the test suites compare the two).
  *
@@ -97,6 +100,6 @@ struct advice {
 size_t advise_search(const struct series *sr, const struct replay_params *base,
 		     const struct replay_params *advisor_base,
 		     const struct advise_params *a, uint64_t reference,
-		     struct advice *out);
+		     int progress, struct advice *out);
 
 #endif

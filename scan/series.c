@@ -440,7 +440,7 @@ static size_t advise(const struct collect *c, const struct series *sr,
 		return 0;
 	if (rp->policy != POLICY_ADVISOR)
 		ap.ksmd_cpu_seconds = c->cfg->inputs[0].path ? 0 : ksmd_cpu_seconds();
-	return advise_search(sr, rp, &ap, a, reference, out);
+	return advise_search(sr, rp, &ap, a, reference, c->cfg->progress, out);
 }
 
 /* Replay ksmd over the snapshots and hand the result to the series sinks. */
