@@ -42,7 +42,7 @@ SRCS = ksmscan.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
        report/compress.c report/summary_people.c report/svg.c report/params.c \
        scan/group.c cli/groups.c dump/procfs.c dump/units.c cli/units.c report/matrix.c report/contents.c \
-       report/timeline.c report/processes.c report/check.c report/policies.c report/advise.c report/volatility.c report/openmetrics.c report/doctor.c \
+       report/timeline.c report/processes.c report/check.c report/policies.c report/advise.c report/volatility.c report/openmetrics.c report/settings.c report/doctor.c \
        report/pagerec.c report/numa.c report/thp.c \
        model/exposure.c report/domains.c report/exposure.c report/mitigations.c
 

@@ -114,7 +114,9 @@ static const char help_head[] =
 static const char help_formats[] =
 	"\n                              (default auto: by magic)\n"
 	"  -m, --max-page-sharing=N    KSM's max_page_sharing, N >= 2 (default 256)\n"
-	"  -o, --output=FMT            table, csv, json or openmetrics (default table)\n"
+	"  -o, --output=FMT            table, csv, json or openmetrics (default table);\n"
+	"                              sh or tmpfiles: -r advise's first setting as a\n"
+	"                              script or tmpfiles.d lines\n"
 	"      --csv, --json           short for -o csv, -o json\n"
 	"  -p, --pid=PID               a live process as input (repeatable)\n"
 	"      --all-mappings          with -p: also file-backed and shared memory\n"
@@ -1429,10 +1431,15 @@ int main(int argc, char **argv)
 	w = writer_lookup(p.output);
 	table_fit(p.long_table ? 0 : 80);
 	if (!w)
-		usage_error("unknown output format '%s' (table, csv or json)",
+		usage_error("unknown output format '%s' (table, csv, json, "
+			    "openmetrics, sh or tmpfiles)",
 			    p.output);
 	if (w == writer_lookup("csv") && (p.reports & (p.reports - 1)))
 		usage_error("%s", "--csv takes exactly one report");
+	if (w->settings && ((p.reports & (p.reports - 1)) ||
+			    report_get((size_t)__builtin_ctzll(p.reports)) !=
+			    report_lookup("advise", 6)))
+		usage_error("-o %s writes the settings of -r advise alone", w->name);
 	status = dispatch(&p, w, listed);
 	if (output_close() < 0)
 		status = EXIT_INPUT;

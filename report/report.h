@@ -55,7 +55,11 @@ struct column {
 
 /* An output format. Exactly one is chosen per run. */
 struct writer {
-	const char *name;	/* table, csv or json */
+	const char *name;	/* table, csv, json, openmetrics, sh, tmpfiles */
+	int settings;		/* takes only settings to apply (sh, tmpfiles):
+				 * rows of a name under /sys/kernel/mm/ksm and
+				 * its value, as text, in the order to write
+				 * them; only -r advise gives them */
 	/** begin() - a report starts; @stream: rows must not be held back. */
 	void (*begin)(const char *report, const struct column *cols, size_t ncols,
 		      int stream);
