@@ -1431,8 +1431,7 @@ int main(int argc, char **argv)
 	w = writer_lookup(p.output);
 	table_fit(p.long_table ? 0 : 80);
 	if (!w)
-		usage_error("unknown output format '%s' (table, csv, json, "
-			    "openmetrics, sh or tmpfiles)",
+		usage_error("unknown output format '%s' (table, csv or json)",
 			    p.output);
 	if (w == writer_lookup("csv") && (p.reports & (p.reports - 1)))
 		usage_error("%s", "--csv takes exactly one report");

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "../util/util.h"
-#include "advisor.h"
 #include "pace.h"
+#include "policy.h"
 
 /* How many distinct recent scans a new one is compared with. */
 #define PACE_RECENT 16
@@ -60,6 +60,8 @@ struct pace_log *pace_open(const struct series *sr,
 	log->p = *base;
 	log->p.policy = POLICY_FIXED;
 	log->r = replay_open(sr, &log->p);
+	log->rcap = 64;		/* never NULL, even for scans with no visit */
+	log->runs = xcalloc(log->rcap, sizeof(*log->runs));
 	return log;
 }
 
@@ -87,14 +89,15 @@ static size_t keep_runs(struct pace_log *log, size_t *nruns)
 		const struct pace_scan *o = &log->scans[log->recent[k]];
 
 		if (o->nruns == v->n &&
-		    !memcmp(log->runs + o->off, v->runs, bytes))
+		    (!v->n || !memcmp(log->runs + o->off, v->runs, bytes)))
 			return o->off;
 	}
 	if (log->nruns + v->n > log->rcap) {
 		log->rcap = 2 * (log->nruns + v->n);
 		log->runs = xreallocarray(log->runs, log->rcap, sizeof(*log->runs));
 	}
-	memcpy(log->runs + log->nruns, v->runs, bytes);
+	if (v->n)	/* a scan with no visit has no runs (NULL) */
+		memcpy(log->runs + log->nruns, v->runs, bytes);
 	log->recent[log->nrecent < PACE_RECENT ? log->nrecent++ :
 		    log->n % PACE_RECENT] = log->n;
 	log->nruns += v->n;
@@ -158,14 +161,13 @@ static const struct pace_scan *scan_at(struct pace_log *log, size_t k)
 size_t pace_replay(struct pace_log *log, const struct replay_params *p,
 		   struct timeline_row **rows, int *cut)
 {
+	const struct policy_ops *ops = policy_ops(p->policy);
 	struct scan_time t = {
-		.limit = INFINITY,
-		.pages_to_scan = p->policy == POLICY_ADVISOR ?
-				 p->advisor.min_pages_to_scan : p->ksm.pages_to_scan,
+		.limit = INFINITY, .pages_to_scan = ops->start_pages(p),
 	};
 	size_t n = 0, cap = 16, settling = 0;
 
-	if (p->policy != POLICY_FIXED && p->policy != POLICY_ADVISOR)
+	if (ops->look)	/* a tuner that may stop ksmd: time matters */
 		return 0;
 	*cut = 0;
 	*rows = xcalloc(cap, sizeof(**rows));

@@ -35,6 +35,7 @@
 #include "../util/util.h"
 #include "ksm.h"
 #include "rbtree.h"
+#include "policy.h"
 #include "replay.h"
 
 
@@ -94,8 +95,8 @@ struct replay {
 	double next_tick;	/* ksmtuned's next look */
 	double stop_time;	/* when ksmtuned last stopped KSM */
 	uint64_t stop_saving;	/* pages_sharing + ksm_zero_pages then */
-	struct ksmtuned tuned;	/* its state */
-	struct advisor adv;	/* the advisor's state */
+	const struct policy_ops *ops;	/* who sets pages_to_scan and the sleep */
+	struct policy_state ps;	/* its state */
 	double cpu_all;		/* ksmd's CPU since the start */
 	double cpu_scan;	/* ... in this full scan */
 	double now;		/* the time of this wake-up */
@@ -283,7 +284,7 @@ static void advance(struct replay *r)
 		snap_apply(r, r->snap + 1);
 }
 
-/* One look of the tuner: ksmtuned's adjust() or KubeVirt's handler, on
+/* One look of the tuner (ksmtuned's adjust(), KubeVirt's handler...), on
  * the free memory KSM's savings give back. */
 static void look(struct replay *r)
 {
@@ -292,27 +293,12 @@ static void look(struct replay *r)
 	uint64_t committed = r->sr->snaps[r->snap].n * (PAGE_BYTES / 1024);
 	int was = r->run;
 
-	if (r->p->policy == POLICY_KUBEVIRT)
-		r->run = kubevirt_adjust(&r->p->kubevirt, t->total_kb,
-					 t->total_kb - t->used_kb + saved_kb,
-					 r->run, &r->pts, &r->sleep_ms);
-	else
-		r->run = ksmtuned_adjust(&r->tuned, t,
-					 t->total_kb - t->used_kb + saved_kb,
-					 committed, &r->pts, &r->sleep_ms);
+	r->run = r->ops->look(&r->ps, r->p, t->total_kb - t->used_kb + saved_kb,
+			      committed, r->run, &r->pts, &r->sleep_ms);
 	if (was && !r->run) {
 		r->stop_time = r->now;
 		r->stop_saving = r->sharing + r->zero;
 	}
-}
-
-/* The tuner's time between looks: at least a second (time must go on). */
-static double look_every(const struct replay_params *p)
-{
-	uint64_t s = p->policy == POLICY_KUBEVIRT ? p->kubevirt.loop_seconds :
-		     p->tuned.monitor_seconds;
-
-	return s ? (double)s : 1.0;
 }
 
 /* The tuner's looks due by now (ksmtuned's or KubeVirt's); while it keeps
@@ -320,11 +306,11 @@ static double look_every(const struct replay_params *p)
  * replay ends. */
 static void tuner(struct replay *r)
 {
-	double end = snap_time(r, r->sr->nsnaps - 1) + r->p->interval;
-	double every = look_every(r->p);
+	double end = snap_time(r, r->sr->nsnaps - 1) + r->p->interval, every;
 
-	if (r->p->policy != POLICY_KSMTUNED && r->p->policy != POLICY_KUBEVIRT)
-		return;
+	if (!r->ops->look)
+		return;		/* a policy that never looks */
+	every = r->ops->look_every(r->p);	/* at least a second */
 	for (;;) {
 		while (r->now + 1e-9 >= r->next_tick) {
 			look(r);
@@ -427,6 +413,7 @@ static double batch_period(const struct replay_params *p, struct cursor *c,
 int replay_time_scan(const struct replay_params *p,
 		     const struct replay_visits *v, struct scan_time *t)
 {
+	const struct policy_ops *ops = policy_ops(p->policy);
 	struct cursor c = { v->runs, v->n, 0, 0 };
 	uint64_t pts = t->pages_to_scan;
 	double first = t->now, cpu;
@@ -438,11 +425,9 @@ int replay_time_scan(const struct replay_params *p,
 			return 0;	/* the memory changes at this wake-up */
 	}
 	t->rest = batch_period(p, &c, v->visits % pts, &t->rest_cost);
-	if (p->policy == POLICY_ADVISOR)	/* advisor_stop_scan() */
-		t->pages_to_scan = advisor_scan_end(&t->adv, &p->advisor,
-						    t->now - first,
-						    p->ksmd_cpu_seconds + t->cpu,
-						    pts);
+	if (ops->scan_end)	/* advisor_stop_scan() */
+		t->pages_to_scan = ops->scan_end(&t->ps, p, t->now - first,
+						 p->ksmd_cpu_seconds + t->cpu, pts);
 	t->row.seconds = t->now;
 	t->row.wakeups = t->wakeups + 1;
 	t->row.pages_to_scan = t->pages_to_scan;
@@ -790,9 +775,8 @@ static struct timeline_row full_scan(struct replay *r, uint64_t scan)
 	}
 	if (!r->budget && !r->halt)
 		wake(r);	/* the end is found by the next call */
-	if (r->p->policy == POLICY_ADVISOR)	/* advisor_stop_scan() */
-		r->pts = advisor_scan_end(&r->adv, &r->p->advisor,
-					  r->now - first_time,
+	if (r->ops->scan_end)	/* advisor_stop_scan() */
+		r->pts = r->ops->scan_end(&r->ps, r->p, r->now - first_time,
 					  r->p->ksmd_cpu_seconds + r->cpu_all,
 					  r->pts);
 	row = counters(r, scan, first, first_time);
@@ -872,12 +856,11 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 struct replay *replay_open(const struct series *sr,
 			   const struct replay_params *p)
 {
-	/* set_advisor_defaults(): the advisor starts from its minimum */
-	uint64_t pts = p->policy == POLICY_ADVISOR ?
-		       p->advisor.min_pages_to_scan : p->ksm.pages_to_scan;
+	const struct policy_ops *ops = policy_ops(p->policy);
+	uint64_t pts = ops->start_pages(p);
 	struct replay *r = xcalloc(1, sizeof(*r));
 
-	*r = (struct replay){ .sr = sr, .p = p, .budget = pts, .pts = pts,
+	*r = (struct replay){ .sr = sr, .p = p, .ops = ops, .budget = pts, .pts = pts,
 			      .sleep_ms = p->ksm.sleep_ms, .run = 1,
 			      .rng = UINT64_C(0x9e3779b97f4a7c15) };
 	r->s = xcalloc(sr->naddr ? sr->naddr : 1, sizeof(*r->s));
@@ -940,7 +923,8 @@ struct replay_mark *replay_mark(const struct replay *r)
 	m->s = xcalloc(n ? n : 1, sizeof(*m->s));
 	memcpy(m->s, r->s, n * sizeof(*m->s));
 	m->d = xcalloc(r->nd ? r->nd : 1, sizeof(*m->d));
-	memcpy(m->d, r->d, r->nd * sizeof(*m->d));
+	if (r->nd)	/* no KSM page yet: r->d is NULL */
+		memcpy(m->d, r->d, r->nd * sizeof(*m->d));
 	m->nd = r->nd;
 	m->nstable = r->stable.len;
 	m->shared = r->shared;
@@ -1028,11 +1012,11 @@ static int skip_ahead(struct replay *r, struct timeline_row **rows, size_t *n,
 		      size_t *cap)
 {
 	size_t P = r->period, n0 = *n, settling = r->settling;
-	int cut = r->cut, advisor = r->p->policy == POLICY_ADVISOR;
+	int cut = r->cut, reads_cpu = r->ops->scan_end != NULL;
 	uint64_t skips = (*rows)[n0 - 1].pages_skipped -
 			 (*rows)[n0 - 1 - P].pages_skipped, wakes = 0;
 	struct scan_time t = {
-		.now = r->now, .pages_to_scan = r->pts, .adv = r->adv,
+		.now = r->now, .pages_to_scan = r->pts, .ps = r->ps,
 		.cpu = r->cpu_all,
 		.limit = r->snap + 1 < r->sr->nsnaps ? snap_time(r, r->snap + 1) :
 			 INFINITY,
@@ -1046,7 +1030,7 @@ static int skip_ahead(struct replay *r, struct timeline_row **rows, size_t *n,
 		t.row = (*rows)[*n - P];
 		t.row.scan = *n + 1;
 		t.row.pages_skipped += skips;
-		if (advisor)	/* only the advisor reads ksmd's CPU so far */
+		if (reads_cpu)	/* only a scan_end() reads ksmd's CPU so far */
 			t.cpu = replay_cpu_after(r->p, v, t.cpu);
 		if (!replay_time_scan(r->p, v, &t))
 			return give_up(r, n, n0, settling, cut);
@@ -1067,7 +1051,7 @@ static int skip_ahead(struct replay *r, struct timeline_row **rows, size_t *n,
 	r->batch += wakes;
 	r->batch_cost = t.rest_cost;	/* for the sleep after it: wake() */
 	r->pts = t.pages_to_scan;
-	r->adv = t.adv;
+	r->ps = t.ps;
 	r->cpu_all = t.cpu;
 	r->skipped = (*rows)[*n - 1].pages_skipped;
 	return 0;
@@ -1097,14 +1081,14 @@ size_t replay_run_owners(const struct series *sr, const struct replay_params *p,
 
 	*rows = xcalloc(cap, sizeof(**rows));
 	/* the shortcut leaves the state a period behind: not for owners */
-	r->ahead = (p->policy == POLICY_FIXED || p->policy == POLICY_ADVISOR) &&
-		   !(p->write_rate > 0) && !nowners && !getenv("KSMSCAN_SLOW_REPLAY");
-	if (p->policy == POLICY_KSMTUNED || p->policy == POLICY_KUBEVIRT) {
-		/* KSM is stopped until the tuner first looks: ksmtuned one
-		 * interval on (its loop sleeps first), KubeVirt's handler at
-		 * once (its loop spins first) */
+	/* and a tuner that looks at the host's memory may stop ksmd at any
+	 * time: what it merges depends on the time */
+	r->ahead = !r->ops->look && !(p->write_rate > 0) && !nowners &&
+		   !getenv("KSMSCAN_SLOW_REPLAY");
+	if (r->ops->look) {
+		/* KSM is stopped until the tuner first looks */
 		r->run = 0;
-		r->next_tick = p->policy == POLICY_KUBEVIRT ? 0 : look_every(p);
+		r->next_tick = r->ops->first_look(p);
 		tuner(r);
 		r->budget = r->pts;
 	}
@@ -1193,26 +1177,36 @@ static double first_reaching(const struct point *pt, size_t n, double want)
 	return NAN;
 }
 
-/* ksmd's CPU at its busiest: its scans' CPU over the time from one scan's
- * end to another's, at least REPLAY_PEAK_SECONDS apart (as top measures it:
- * a row's time is its last batch's start, so a scan of one or two batches
- * alone would count a batch's work twice). */
-static double cpu_peak(const struct timeline_row *rows, size_t n)
+void ksmd_cpu_add(struct ksmd_cpu *c, const struct timeline_row *row)
 {
-	double busy = 0, before = 0, window = 0;
+	double dt = row->seconds - c->before;
 
-	for (size_t i = 0; i < n; i++) {
-		double dt = rows[i].seconds - before;
+	c->sum += row->cpu_seconds;
+	c->seconds = row->seconds;
+	c->window += row->cpu_seconds;
+	/* as top measures it: a row's time is its last batch's start, so a
+	 * scan of one or two batches alone would count a batch's work twice */
+	if (dt < REPLAY_PEAK_SECONDS)
+		return;
+	if (100 * c->window / dt > c->busy)
+		c->busy = 100 * c->window / dt;
+	c->window = 0;
+	c->before = row->seconds;
+}
 
-		window += rows[i].cpu_seconds;
-		if (dt < REPLAY_PEAK_SECONDS && i + 1 < n)
-			continue;
-		if (dt > 0 && 100 * window / dt > busy)
-			busy = 100 * window / dt;
-		window = 0;
-		before = rows[i].seconds;
-	}
-	return busy;
+double ksmd_cpu_mean(const struct ksmd_cpu *c)
+{
+	return c->seconds > 0 ? 100 * c->sum / c->seconds : 0;
+}
+
+double ksmd_cpu_peak(const struct ksmd_cpu *c)
+{
+	double dt = c->seconds - c->before;
+
+	/* the scans after the last closed stretch: what is left */
+	if (dt > 0 && 100 * c->window / dt > c->busy)
+		return 100 * c->window / dt;
+	return c->busy;
 }
 
 struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
@@ -1222,12 +1216,12 @@ struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
 	const struct timeline_row *last = &rows[n - 1];
 	struct point *pt = xcalloc(n + 1, sizeof(*pt));
 	size_t np = points(rows, n, pt);
-	double final = (double)pt[np - 1].saving, cpu = 0;
+	double final = (double)pt[np - 1].saving;
+	struct ksmd_cpu cpu = { 0 };
 	struct replay_figures f = {
 		.seconds_to_start = first_reaching(pt, np, 1),
 		.seconds_to_50 = first_reaching(pt, np, 0.5 * final),
 		.seconds_to_90 = first_reaching(pt, np, 0.9 * final),
-		.cpu_peak = cpu_peak(rows, n),
 		.pages_to_scan = last->pages_to_scan, .sleep_ms = last->sleep_ms,
 	};
 
@@ -1240,8 +1234,9 @@ struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
 				   v * PAGE_BYTES;
 	}
 	for (size_t i = 0; i < n; i++)
-		cpu += rows[i].cpu_seconds;
-	f.cpu_mean = last->seconds > 0 ? 100 * cpu / last->seconds : 0;
+		ksmd_cpu_add(&cpu, &rows[i]);
+	f.cpu_mean = ksmd_cpu_mean(&cpu);
+	f.cpu_peak = ksmd_cpu_peak(&cpu);
 	free(pt);
 	return f;
 }

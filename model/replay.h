@@ -8,6 +8,7 @@
 #include "../util/page.h"
 #include "advisor.h"
 #include "ksm.h"
+#include "policy.h"
 
 /*
  * The ksmd replay (docs/over-time.md): Linux 6.18's mm/ksm.c scanner run over a
@@ -158,6 +159,45 @@ struct replay_figures {
 /* The times replay_figures() gives the saving at, in hours. */
 #define REPLAY_FIGURE_HOURS { 1, 6, 24 }
 
+/*
+ * ksmd's CPU over a replay, the one model every report gives it by
+ * (ksmd_cpu_percent_mean, ksmd_cpu_percent_peak): each full scan's
+ * cpu_seconds (its visits at page_seconds, its revisits at
+ * revisit_seconds), taken in order. The mean is their sum over the time of
+ * the last scan taken; the peak, the busiest stretch from one scan's end
+ * to another's at least REPLAY_PEAK_SECONDS later, the last stretch what
+ * is left.
+ */
+struct ksmd_cpu {
+	double sum;			/* CPU seconds of the scans taken */
+	double seconds;			/* the last one's end */
+	double busy;			/* the peak of the closed stretches */
+	double window, before;		/* the open stretch: its CPU, its start */
+};
+
+/**
+ * ksmd_cpu_add() - one more full scan.
+ * @c: the sum so far (zeroed at the start)
+ * @row: the scan, after those added before
+ */
+void ksmd_cpu_add(struct ksmd_cpu *c, const struct timeline_row *row);
+
+/**
+ * ksmd_cpu_mean() - ksmd_cpu_percent_mean of the scans added.
+ * @c: the sum
+ *
+ * Return: percent of a CPU, 0 before any time.
+ */
+double ksmd_cpu_mean(const struct ksmd_cpu *c);
+
+/**
+ * ksmd_cpu_peak() - ksmd_cpu_percent_peak of the scans added.
+ * @c: the sum
+ *
+ * Return: percent of a CPU.
+ */
+double ksmd_cpu_peak(const struct ksmd_cpu *c);
+
 /**
  * replay_figures() - the figures of a replay, from its rows.
  * @rows: its full scans, at least one
@@ -250,7 +290,7 @@ struct scan_time {
 					 * (for the advisor) */
 	uint64_t pages_to_scan;		/* in: in force; out: the next (the
 					 * advisor's) */
-	struct advisor adv;		/* the advisor's state, updated */
+	struct policy_state ps;		/* the policy's state, updated */
 	uint64_t wakeups;		/* out: the wake-ups within it */
 	double rest, rest_cost;		/* out: the sleep after its last batch,
 					 * which ends with it, and its cost */
@@ -259,8 +299,8 @@ struct scan_time {
 /**
  * replay_time_scan() - the times of a full scan whose visits are known, as
  * the replay times them.
- * @p: the settings: the pace, the costs, the advisor's knobs (a fixed
- *	policy or the advisor)
+ * @p: the settings: the pace, the costs, the policy (one without looks:
+ *	the fixed policy or the advisor)
  * @v: the scan's visits, in order
  * @t: the scan (see struct scan_time); pages_to_scan at least 1
  *

@@ -283,6 +283,8 @@ struct scope_copy {
 	size_t nsnaps, scans;		/* a series' row: snapshots (0 for other
 					 * rows), full scans */
 	double seconds;			/* a series' row: its replay's length */
+	double cpu_mean, cpu_peak;	/* a series' row: ksmd's CPU over the
+					 * replay (ksmd_cpu_mean(), _peak()) */
 };
 
 /* The first member of every report's state (container_of style): the sink

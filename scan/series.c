@@ -425,7 +425,7 @@ static size_t replay_others(const struct collect *c, const struct series *sr,
 }
 
 /* -r advise: the fixed settings and the advisor's knobs that reach the
- * target (model/advise.c), the target a share of @last's saving; the
+ * target (the settings search, model/search.c), the target a share of @last's saving; the
  * advisor's first scan counts ksmd's CPU so far on a live host, as its
  * policy's replay does. Return: the rows in @out, 0 without -r advise. */
 static size_t advise(const struct collect *c, const struct series *sr,
@@ -440,7 +440,7 @@ static size_t advise(const struct collect *c, const struct series *sr,
 		return 0;
 	if (rp->policy != POLICY_ADVISOR)
 		ap.ksmd_cpu_seconds = c->cfg->inputs[0].path ? 0 : ksmd_cpu_seconds();
-	return advise_search(sr, rp, &ap, a, reference, c->cfg->progress, out);
+	return search_settings(sr, rp, &ap, a, reference, c->cfg->progress, out);
 }
 
 /* Replay ksmd over the snapshots and hand the result to the series sinks. */

@@ -634,6 +634,55 @@ def apply_outputs():
                   r.brief())
 
 
+def by_name(rows, key):
+    return [float(r[key]) for r in rows]
+
+
+@test("cpu")
+def one_cpu_model():
+    """ksmd_cpu_percent_mean and _peak are one model in every report: for
+    one replay the timeline's last row, the policies row and the series'
+    summary give the same figures, and those this file computes from the
+    timeline (pages visited x 2 us over the replay's time; the peak as
+    peak() above); the advise row's mean is its setting's own timeline's at
+    the last scan by the target time."""
+    guest = fixture("guest-b.elf.zst")
+    cost = ["--page-cost=2us", "--revisit-cost=2us"]
+    tl = csv_of(["--series", guest, "-r", "timeline"] + cost, "timeline",
+                TIMELINE)
+    pol = csv_of(["--series", guest, "-r", "policies"] + cost, "policies", POLICIES)
+    sm = csv_of(["--series", guest, "-r", "summary"] + cost, "summary", ["input"])
+    if not (tl and pol and sm):
+        return
+    rows = [{"seconds": float(r["seconds"]), "visited": int(r["pages_scanned"])}
+            for r in tl]
+    mean = 100 * sum(r["visited"] for r in rows) * COST / rows[-1]["seconds"]
+    want = (round(mean, 4), round(peak(rows, COST), 4))
+    for what, r in (("timeline's last row", tl[-1]), ("policies", pol[0]),
+                    ("summary", sm[0])):
+        got = (float(r["ksmd_cpu_percent_mean"]), float(r["ksmd_cpu_percent_peak"]))
+        check(abs(got[0] - want[0]) < 2e-4 and abs(got[1] - want[1]) < 2e-4,
+              "%s: ksmd's CPU, mean and peak, as computed here" % what,
+              "%r, expected %r" % (got, want))
+    eq({(r["ksmd_cpu_percent_mean"], r["ksmd_cpu_percent_peak"])
+        for r in (tl[-1], pol[0], sm[0])}.__len__(), 1,
+       "timeline, policies and summary print the same mean and peak")
+    adv = csv_of(["--series", guest, "-r", "advise", "--target=90%@1m"] + cost,
+                 "advise", ADVISE)
+    if not adv:
+        return
+    a = [r for r in adv if r["policy"] == "fixed"][0]
+    own = csv_of(["--series", guest, "-r", "timeline", "--pages-to-scan=" +
+                  a["pages_to_scan"], "--sleep-ms=" + a["sleep_ms"]] + cost,
+                 "the advised setting's timeline", TIMELINE)
+    if own:
+        by = [r for r in own if float(r["seconds"]) <= 60][-1]
+        eq((by["ksmd_cpu_percent_mean"], by["ksmd_cpu_percent_peak"]),
+           (a["ksmd_cpu_percent_mean"], a["ksmd_cpu_percent_peak"]),
+           "advise: its row's mean and peak are its setting's timeline's by "
+           "the target time")
+
+
 @test("usage")
 def usage_errors():
     snap = tmp("pairs.raw")

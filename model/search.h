@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef KSMSCAN_ADVISE_H
-#define KSMSCAN_ADVISE_H
+#ifndef KSMSCAN_SEARCH_H
+#define KSMSCAN_SEARCH_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -8,8 +8,10 @@
 #include "replay.h"
 
 /*
- * The advice (-r advise): the settings of ksmd that reach a share of the
- * saving by a time, found by replaying the series (not by a formula).
+ * The settings search (-r advise): the settings of ksmd that reach a share
+ * of the saving by a time, found by replaying the series (not by a
+ * formula). Not to be confused with the kernel's advisor
+ * (advisor_mode=scan-time, model/advisor.c), whose knobs it searches too.
  * Fixed settings: for each sleep_millisecs of a small set, a bisection over
  * pages_to_scan for the fewest that reach the target. The kernel's
  * scan-time advisor: for each advisor_max_cpu of a small set, a bisection
@@ -45,7 +47,9 @@ struct advice {
 					 * (after the last full scan by then) */
 	struct advisor_params advisor;	/* the advisor's knobs (its rows) */
 	double seconds_to_target;	/* NaN if not reached by the target time */
-	double cpu_mean;		/* ksmd's CPU to the target time, percent */
+	double cpu_mean, cpu_peak;	/* ksmd's CPU to the target time, percent:
+					 * its mean and its peak (ksmd_cpu_mean(),
+					 * ksmd_cpu_peak()) */
 	double reached;			/* the share of the reference saving by
 					 * the target time */
 	int reaches;			/* reached the target in time */
@@ -59,7 +63,7 @@ struct advice {
 };
 
 /**
- * advise_search() - search the fixed settings and the scan-time advisor's
+ * search_settings() - search the fixed settings and the scan-time advisor's
  * knobs for the target.
  * @sr: the series
  * @base: the replay's settings for the fixed settings (pace, costs; its
@@ -97,7 +101,7 @@ struct advice {
  *
  * Return: the number of settings in @out.
  */
-size_t advise_search(const struct series *sr, const struct replay_params *base,
+size_t search_settings(const struct series *sr, const struct replay_params *base,
 		     const struct replay_params *advisor_base,
 		     const struct advise_params *a, uint64_t reference,
 		     int progress, struct advice *out);

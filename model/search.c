@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The advice: searches over settings of ksmd by replaying the series
- * (advise.h). More pages a wake-up never makes ksmd slower, so for one
+ * The settings search behind -r advise (search.h): the settings of ksmd
+ * that reach a target, found by replaying the series. (Not the kernel's
+ * advisor, advisor_mode=scan-time: that is one of the policies the search
+ * tries, model/advisor.c.) More pages a wake-up never makes ksmd slower, so for one
  * sleep the fixed settings that reach a target by a time are those from
  * some pages_to_scan up: a bisection finds it, and the setting just below
  * it is one the search tried and saw fail. The scan-time advisor the same
@@ -18,8 +20,9 @@
 
 #include "../util/progress.h"
 #include "../util/util.h"
-#include "advise.h"
+#include "search.h"
 #include "pace.h"
+#include "policy.h"
 
 /* A search over one second long shows its progress (on a terminal). */
 #define SEARCH_QUIET_SECONDS 1.0
@@ -79,13 +82,14 @@ static struct advice replay_to_target(struct search *se,
 		.sleep_ms = rp.ksm.sleep_ms, .advisor = rp.advisor,
 		.seconds_to_target = NAN, .replays = 1,
 	};
-	double want = a->fraction * (double)reference, cpu = 0, end = 0;
+	double want = a->fraction * (double)reference;
+	struct ksmd_cpu cpu = { 0 };
 	uint64_t by_then = 0;
 	size_t n;
 	int cut;
 
-	if (rp.policy == POLICY_ADVISOR)	/* it starts at its minimum */
-		ad.pages_to_scan = rp.advisor.min_pages_to_scan;
+	/* the advisor starts at its minimum */
+	ad.pages_to_scan = policy_ops(rp.policy)->start_pages(&rp);
 	rp.scans = 0;
 	rp.until = a->seconds;
 	rp.until_saving = early ? (want > 1 ? (uint64_t)ceil(want) : 1) : 0;
@@ -95,8 +99,7 @@ static struct advice replay_to_target(struct search *se,
 		uint64_t s = rows[i].pages_sharing + rows[i].ksm_zero_pages;
 
 		by_then = s;
-		cpu += rows[i].cpu_seconds;
-		end = rows[i].seconds;
+		ksmd_cpu_add(&cpu, &rows[i]);
 		ad.pages_to_scan = rows[i].pages_to_scan;	/* in force */
 		ad.sleep_ms = rows[i].sleep_ms;
 		if (isnan(ad.seconds_to_target) && s && (double)s >= want)
@@ -104,7 +107,8 @@ static struct advice replay_to_target(struct search *se,
 	}
 	ad.reaches = !isnan(ad.seconds_to_target);
 	ad.reached = reference ? (double)by_then / (double)reference : 0;
-	ad.cpu_mean = end > 0 ? 100 * cpu / end : 0;
+	ad.cpu_mean = ksmd_cpu_mean(&cpu);
+	ad.cpu_peak = ksmd_cpu_peak(&cpu);
 	free(rows);
 	return ad;
 }
@@ -253,7 +257,7 @@ static size_t search_threads(const struct search *se)
 	return (size_t)cpus < se->ntasks ? (size_t)cpus : se->ntasks;
 }
 
-size_t advise_search(const struct series *sr, const struct replay_params *base,
+size_t search_settings(const struct series *sr, const struct replay_params *base,
 		     const struct replay_params *advisor_base,
 		     const struct advise_params *a, uint64_t reference,
 		     int progress, struct advice *out)
