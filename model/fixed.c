@@ -3,11 +3,11 @@
 #include "policy.h"
 #include "replay.h"
 
-static uint64_t fixed_start(const struct replay_params *p)
+uint64_t policy_set_pages(const struct replay_params *p)
 {
 	return p->ksm.pages_to_scan;
 }
 
 const struct policy_ops fixed_policy = {
-	.name = "fixed", .start_pages = fixed_start,
+	.name = "fixed", .start_pages = policy_set_pages,
 };

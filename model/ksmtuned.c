@@ -41,11 +41,6 @@ int ksmtuned_adjust(struct ksmtuned *t, const struct ksmtuned_params *p,
 	return 1;		/* KSMCTL start */
 }
 
-static uint64_t tuned_start(const struct replay_params *p)
-{
-	return p->ksm.pages_to_scan;
-}
-
 static int tuned_look(struct policy_state *st, const struct replay_params *p,
 		      uint64_t free_kb, uint64_t committed_kb, int running,
 		      uint64_t *pages_to_scan, uint64_t *sleep_ms)
@@ -62,6 +57,6 @@ static double tuned_every(const struct replay_params *p)
 }
 
 const struct policy_ops ksmtuned_policy = {
-	.name = "ksmtuned", .start_pages = tuned_start, .look = tuned_look,
+	.name = "ksmtuned", .start_pages = policy_set_pages, .look = tuned_look,
 	.look_every = tuned_every, .first_look = tuned_every,
 };

@@ -40,11 +40,6 @@ int kubevirt_adjust(const struct kubevirt_params *p, uint64_t total_kb,
 	return 1;
 }
 
-static uint64_t kubevirt_start(const struct replay_params *p)
-{
-	return p->ksm.pages_to_scan;
-}
-
 static int kubevirt_look(struct policy_state *st, const struct replay_params *p,
 			 uint64_t free_kb, uint64_t committed_kb, int running,
 			 uint64_t *pages_to_scan, uint64_t *sleep_ms)
@@ -68,6 +63,6 @@ static double kubevirt_first(const struct replay_params *p)
 }
 
 const struct policy_ops kubevirt_policy = {
-	.name = "kubevirt", .start_pages = kubevirt_start, .look = kubevirt_look,
+	.name = "kubevirt", .start_pages = policy_set_pages, .look = kubevirt_look,
 	.look_every = kubevirt_every, .first_look = kubevirt_first,
 };

@@ -56,6 +56,15 @@ extern const struct policy_ops fixed_policy, advisor_policy, ksmtuned_policy,
 	kubevirt_policy;
 
 /**
+ * policy_set_pages() - start_pages() of the policies that start from the
+ * run's --pages-to-scan (fixed, ksmtuned, kubevirt).
+ * @p: the settings
+ *
+ * Return: p->ksm.pages_to_scan.
+ */
+uint64_t policy_set_pages(const struct replay_params *p);
+
+/**
  * policy_ops() - a policy's operations.
  * @p: the policy
  *
