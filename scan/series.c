@@ -426,8 +426,9 @@ static size_t replay_others(const struct collect *c, const struct series *sr,
 
 /* -r advise: the fixed settings and the advisor's knobs that reach the
  * target (the settings search, model/search.c), the target a share of
- * @last's saving; the advisor's first scan counts ksmd's CPU so far on a live host, as its
- * policy's replay does. Return: the rows in @out, 0 without -r advise. */
+ * @last's saving; the advisor's first scan counts ksmd's CPU so far on a
+ * live host, as its policy's replay does. Return: the rows in @out, 0
+ * without -r advise. */
 static size_t advise(const struct collect *c, const struct series *sr,
 		     const struct replay_params *rp,
 		     const struct timeline_row *last, struct advice *out)
