@@ -3,8 +3,8 @@
  * The settings search behind -r advise (search.h): the settings of ksmd
  * that reach a target, found by replaying the series. (Not the kernel's
  * advisor, advisor_mode=scan-time: that is one of the policies the search
- * tries, model/advisor.c.) More pages a wake-up never makes ksmd slower, so for one
- * sleep the fixed settings that reach a target by a time are those from
+ * tries, model/advisor.c.) More pages a wake-up never makes ksmd slower,
+ * so for one sleep the fixed settings that reach a target by a time are those from
  * some pages_to_scan up: a bisection finds it, and the setting just below
  * it is one the search tried and saw fail. The scan-time advisor the same
  * way, over advisor_target_scan_time at one advisor_max_cpu: a longer
@@ -257,10 +257,11 @@ static size_t search_threads(const struct search *se)
 	return (size_t)cpus < se->ntasks ? (size_t)cpus : se->ntasks;
 }
 
-size_t search_settings(const struct series *sr, const struct replay_params *base,
-		     const struct replay_params *advisor_base,
-		     const struct advise_params *a, uint64_t reference,
-		     int progress, struct advice *out)
+size_t search_settings(const struct series *sr,
+		       const struct replay_params *base,
+		       const struct replay_params *advisor_base,
+		       const struct advise_params *a, uint64_t reference,
+		       int progress, struct advice *out)
 {
 	struct search se = { .sr = sr, .a = a, .reference = reference,
 			     .base = base, .advisor_base = advisor_base,

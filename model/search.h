@@ -101,9 +101,10 @@ struct advice {
  *
  * Return: the number of settings in @out.
  */
-size_t search_settings(const struct series *sr, const struct replay_params *base,
-		     const struct replay_params *advisor_base,
-		     const struct advise_params *a, uint64_t reference,
-		     int progress, struct advice *out);
+size_t search_settings(const struct series *sr,
+		       const struct replay_params *base,
+		       const struct replay_params *advisor_base,
+		       const struct advise_params *a, uint64_t reference,
+		       int progress, struct advice *out);
 
 #endif
