@@ -37,14 +37,14 @@ SRCS = ksmscan.c \
        scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c \
        scan/tally.c scan/series.c \
        check/forecast.c check/actual.c check/compare.c \
-       model/ksm.c model/rbtree.c model/treesim.c model/replay.c model/advise.c model/advisor.c model/zram.c \
+       model/ksm.c model/rbtree.c model/treesim.c model/replay.c model/pace.c model/search.c model/policy.c model/fixed.c model/advisor.c model/ksmtuned.c model/kubevirt.c model/zram.c \
        compress/codecs.c compress/lzo.c \
        report/cell.c report/csv.c report/json.c report/table.c report/reports.c \
        report/summary.c report/pages.c report/regions.c report/bench.c \
        report/histogram.c report/top.c report/tree.c report/algos.c \
        report/compress.c report/summary_people.c report/svg.c report/params.c \
        scan/group.c cli/groups.c cli/options.c cli/optparse.c cli/names.c cli/setup.c cli/version.c host/root.c host/ksm.c host/process.c host/doctor.c host/memory.c host/kernel.c host/units.c cli/units.c report/matrix.c report/contents.c \
-       report/timeline.c report/processes.c report/check.c report/policies.c report/advise.c report/volatility.c report/openmetrics.c report/doctor.c \
+       report/timeline.c report/processes.c report/check.c report/policies.c report/advise.c report/volatility.c report/openmetrics.c report/settings.c report/doctor.c \
        report/pagerec.c report/numa.c report/thp.c \
        model/exposure.c report/domains.c report/exposure.c report/mitigations.c
 

@@ -141,6 +141,7 @@ def policies(guest):
                        for x in out[1:])
     print("policies fixed,ksmtuned, fixture guest, 24 h: %.2f s (%s)" % (t, starts))
     advise(guest)
+    search_cost()
     check_forecast()
 
 
@@ -204,6 +205,32 @@ def advise(guest):
                  f["sleep_ms"], a["advisor_target_scan_time"], a["advisor_max_cpu"],
                  a["ksmd_cpu_percent_mean"],
                  "reaches" if a["reaches_target"] == "1" else "does not reach"))
+
+
+def search_cost():
+    """-r advise (90% in 10 minutes) and -r policies (fixed, advisor,
+    ksmtuned, kubevirt) against one replay of the same input (-r timeline,
+    ksmd's default settings): one snapshot of 256 MiB, 512 MiB and 1 GiB,
+    and a series of three 256 MiB snapshots 60 s apart; each as a ratio to
+    the replay, and per GiB (docs/policies.md gives these figures)."""
+    print("search cost: -r advise --target=90%@10m and -r policies (4 policies), "
+          "as a ratio to one --series replay of the same input")
+    print("%-22s %9s %9s %7s %9s %7s %10s" % ("input", "replay s", "advise s",
+                                             "ratio", "polic. s", "ratio",
+                                             "advise s/GiB"))
+    host = ["--host-memory=4G", "--host-used=3G"]
+    for m, n in ((65536, 1), (131072, 1), (262144, 1), (65536, 3)):
+        paths = snapshots(m, n)[:n] if n > 1 else [snapshots(m, 1)[0]]
+        base = [KSMSCAN, "--series"] + paths + ["--csv"]
+        replay, adv, pol = best([base + ["-r", "timeline"],
+                                 base + ["-r", "advise", "--target=90%@10m"],
+                                 base + ["-r", "policies",
+                                         "--policy=fixed,advisor,ksmtuned,kubevirt"]
+                                 + host], rounds=1)
+        gib = m * n * PAGE / float(1 << 30)
+        print("%-22s %9.2f %9.2f %6.1fx %9.2f %6.1fx %10.2f" % (
+            "%d MiB x %d snapshot%s" % (m * PAGE >> 20, n, "s" if n > 1 else ""),
+            replay, adv, adv / replay, pol, pol / replay, adv / gib))
 
 
 if __name__ == "__main__":

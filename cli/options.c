@@ -72,7 +72,8 @@ static double share(const char *arg, double most, int zero)
 	return v;
 }
 
-/* A percent of the row's range: "5" and "5%" are both 5 percent. */
+/* A percent of the row's range: "5" and "5%" are both 5 percent; 0 only
+ * when the row's range starts at 0 (its lo is the flag, hi the most). */
 static double percent(const struct opt_row *r, const char *arg)
 {
 	double d = share(arg, r->hi, r->lo == 0);
@@ -409,7 +410,7 @@ static const struct opt_row table[] = {
 	CALL("target", 0, "F@D", on_target,
 	     "a share of the saving and a time, such as 90%@1h",
 	     "-r advise: a share of the saving by a time,\nsuch as 90%@1h", KSMD, 1),
-	{ "max-cpu", 0, "P", OK_HANDLER, OF_INT, 0, 0, 100, on_max_cpu,
+	{ "max-cpu", 0, "P", OK_HANDLER, OF_INT, 0, 1, 100, on_max_cpu,
 	  "a percent of a CPU above 0, such as 5 or 5%",
 	  "-r advise: ksmd's mean CPU, percent (default\n"
 	  "100); the advisor_max_cpu tried besides 10", KSMD, 1 },
@@ -486,7 +487,9 @@ int opt_help_list(const struct opt_row *row)
 	if (row->key == 'o') {
 		while (writer_name(n))
 			n++;
-		help_names(writer_name, n, "(default table)");
+		help_names(writer_name, n, "(default table; sh and tmpfiles: -r advise's\n"
+			   "                              first setting as a script or as\n"
+			   "                              tmpfiles.d lines)");
 		return 1;
 	}
 	if (row->key == 'r') {

@@ -336,6 +336,10 @@ static void check_writer(const struct prefs *p)
 		usage_error("unknown output format '%s' (%s)", p->output, names);
 	if (w == writer_lookup("csv") && (p->reports & (p->reports - 1)))
 		usage_error("--csv takes exactly one report");
+	if (w->settings && ((p->reports & (p->reports - 1)) ||
+			    report_get((size_t)__builtin_ctzll(p->reports)) !=
+			    report_lookup("advise", 6)))
+		usage_error("-o %s writes the settings of -r advise alone", w->name);
 }
 
 void options_setup(struct prefs *p, const struct host_facts *h)

@@ -5,12 +5,16 @@
  * come, change and go) with any ksmd settings. The counters must stay what
  * the kernel's can be: none above the pages there are, and the rmap_items
  * (read back from general_profit) holding every page in a tree; an unsigned
- * underflow shows as a huge count.
+ * underflow shows as a huge count. And the shortcuts must change nothing:
+ * the replay that skips full scans that repeat gives the rows of the plain
+ * one (KSMSCAN_SLOW_REPLAY), and on one snapshot the settings search's
+ * shared replay (model/pace.c) gives them too.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../model/pace.h"
 #include "../model/replay.h"
 #include "../util/util.h"
 
@@ -41,6 +45,58 @@ static void check_row(const struct timeline_row *t, size_t naddr)
 		abort();
 }
 
+/* Two replays' rows are the same, field by field. */
+static void same_rows(const struct timeline_row *a, size_t na,
+		      const struct timeline_row *b, size_t nb)
+{
+	if (na != nb)
+		abort();
+	for (size_t i = 0; i < na; i++)
+		if (a[i].scan != b[i].scan || a[i].seconds != b[i].seconds ||
+		    a[i].pages_shared != b[i].pages_shared ||
+		    a[i].pages_sharing != b[i].pages_sharing ||
+		    a[i].pages_unshared != b[i].pages_unshared ||
+		    a[i].pages_volatile != b[i].pages_volatile ||
+		    a[i].pages_skipped != b[i].pages_skipped ||
+		    a[i].ksm_zero_pages != b[i].ksm_zero_pages ||
+		    a[i].general_profit != b[i].general_profit ||
+		    a[i].zero_sharing != b[i].zero_sharing ||
+		    a[i].visited != b[i].visited || a[i].hashed != b[i].hashed ||
+		    a[i].memcmp_bytes != b[i].memcmp_bytes ||
+		    a[i].wakeups != b[i].wakeups ||
+		    a[i].cpu_percent != b[i].cpu_percent ||
+		    a[i].cpu_seconds != b[i].cpu_seconds ||
+		    a[i].cow_ksm != b[i].cow_ksm ||
+		    a[i].skipped_scan != b[i].skipped_scan ||
+		    a[i].pages_to_scan != b[i].pages_to_scan ||
+		    a[i].sleep_ms != b[i].sleep_ms || a[i].ended != b[i].ended ||
+		    a[i].snapshot != b[i].snapshot)
+			abort();
+}
+
+/* The same replay without shortcuts, and from the shared replay. */
+static void against_plain(const struct series *sr, const struct replay_params *p,
+			  const struct timeline_row *rows, size_t n)
+{
+	struct timeline_row *plain, *paced;
+	struct pace_log *log;
+	int cut;
+	size_t m;
+
+	setenv("KSMSCAN_SLOW_REPLAY", "1", 1);
+	m = replay_run(sr, p, &plain, &cut);
+	unsetenv("KSMSCAN_SLOW_REPLAY");
+	same_rows(rows, n, plain, m);
+	free(plain);
+	if (!(log = pace_open(sr, p)))
+		return;
+	if ((m = pace_replay(log, p, &paced, &cut))) {
+		same_rows(rows, n, paced, m);
+		free(paced);
+	}
+	pace_close(log);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint32_t sum[CONTENTS];
@@ -66,17 +122,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 .sleep_ms = 1 + data[3] % 50, .smart_scan = data[4] & 1,
 			 .use_zero_pages = (data[4] >> 1) & 1,
 			 .max_page_sharing = 2 + data[5] % 5 },
-		.scans = 1 + data[6] % 40,
+		/* 0: until the counters settle (the shortcuts' ground) */
+		.scans = data[6] % 41 == 40 ? 0 : 1 + data[6] % 40,
 		.interval = 0.001 * (1 + data[7] % 200), .ns_per_page = 1,
 		.ns_per_byte = 0.1,
 		/* ksmd's pace on jiffies, its batches' cost, unseen writes */
 		.hz = data[6] & 0x80 ? 250 : 0, .page_seconds = 1e-4 * (data[6] >> 6 & 1),
 		.late = late, .nlate = data[3] & 0x80 ? 2 : 0,
-		.policy = (enum policy)(data[5] % 3),
+		.policy = (enum policy)(data[5] % 4),
 		/* ksmtuned on a host of 0 to 1 MiB, its look every 0 to 3 s */
 		.tuned = { data[4] % 4, 300, -50, 64, 1250, 10, 20, 64,
 			   (uint64_t)data[6] * 4, (uint64_t)data[7] * 2 },
 		.advisor = { 1 + data[2] % 3, 70, 1 + data[5] % 40, 200 },
+		/* KubeVirt's handler: its look every 1 to 4 s */
+		.kubevirt = { 1 + data[4] % 4, 300, -50, 64, 1250, 100, 100, 0.2f },
 		.write_rate = 0.01 * (data[5] >> 5),
 	};
 
@@ -99,10 +158,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n = replay_run(&sr, &p, &rows, &cut);
 
 	/* ksmtuned may stop KSM for good: the replay ends early, and says so */
-	if (!n || (n != p.scans && !rows[n - 1].ended) || cut)
+	if (!n || (p.scans && n != p.scans && !rows[n - 1].ended) || cut)
 		abort();
 	for (size_t i = 0; i < n; i++)
 		check_row(&rows[i], naddr);
+	against_plain(&sr, &p, rows, n);
 	free(rows);
 	for (size_t s = 0; s < nsnaps; s++) {
 		free(snaps[s].addr_no);

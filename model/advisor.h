@@ -5,12 +5,14 @@
 #include <stdint.h>
 
 /*
- * Tuners of ksmd's pages_to_scan, beside the replay (replay.c calls them at
- * the end of each full scan). The kernel's scan-time advisor
- * (advisor_mode=scan-time, Linux 6.9+): mm/ksm.c's scan_time_advisor() of
- * Linux 6.18, in its own integer arithmetic. ksmtuned (Debian's ksmtuned
- * 4.20150326, the script oVirt, KubeVirt and others copied): every monitor
+ * The tuners' arithmetic, each in its policy's file (the replay knows them
+ * only by their operations, policy.h). The kernel's scan-time advisor
+ * (advisor_mode=scan-time, Linux 6.9+, advisor.c): mm/ksm.c's
+ * scan_time_advisor() of Linux 6.18, in its own integer arithmetic, at the
+ * end of each full scan. ksmtuned (Debian's ksmtuned 4.20150326, the
+ * script oVirt, KubeVirt and others copied; ksmtuned.c): every monitor
  * interval, its adjust() in its shell arithmetic, on the host's memory.
+ * KubeVirt's handler (kubevirt.c): every loop, its Go arithmetic.
  */
 
 enum policy { POLICY_FIXED, POLICY_ADVISOR, POLICY_KSMTUNED, POLICY_KUBEVIRT };

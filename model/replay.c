@@ -35,6 +35,7 @@
 #include "../util/util.h"
 #include "ksm.h"
 #include "rbtree.h"
+#include "policy.h"
 #include "replay.h"
 
 
@@ -68,6 +69,11 @@ struct chain {
 	uint32_t live;		/* its dups not freed */
 };
 
+/* The longest repeat of full scans looked for; and a mark is taken every
+ * this many scans (at half of it): smart_scan's skips repeat every 9
+ * scans at most once every page's age is past 8. */
+#define REPLAY_PERIOD_MAX 16
+
 struct replay {
 	const struct series *sr;
 	const struct replay_params *p;
@@ -89,8 +95,8 @@ struct replay {
 	double next_tick;	/* ksmtuned's next look */
 	double stop_time;	/* when ksmtuned last stopped KSM */
 	uint64_t stop_saving;	/* pages_sharing + ksm_zero_pages then */
-	struct ksmtuned tuned;	/* its state */
-	struct advisor adv;	/* the advisor's state */
+	const struct policy_ops *ops;	/* who sets pages_to_scan and the sleep */
+	struct policy_state ps;	/* its state */
 	double cpu_all;		/* ksmd's CPU since the start */
 	double cpu_scan;	/* ... in this full scan */
 	double now;		/* the time of this wake-up */
@@ -103,6 +109,14 @@ struct replay {
 	uint64_t cow, skipped_scan;		/* in the current scan */
 	size_t settling;	/* scans after the series' time */
 	int cut;		/* stopped at a limit */
+	struct replay_visits *log;	/* the scan's visits, or NULL */
+	/* the shortcut over scans that repeat (skip_ahead()) */
+	int ahead;		/* it may be taken in this replay */
+	struct replay_visits seen[REPLAY_PERIOD_MAX];	/* the last scans'
+				 * visits, scan n at n % REPLAY_PERIOD_MAX */
+	struct replay_mark *mark;	/* the replay after scan mark_at, or NULL */
+	size_t mark_at;
+	size_t period;		/* 0, or: the scans since the mark repeat */
 };
 
 /* remove_rmap_item_from_tree(): the address leaves whichever tree holds it. */
@@ -154,6 +168,8 @@ static void rmap_written(struct replay *r, struct rmap *s, uint32_t id)
 	s->id = id;
 }
 
+static void forget_mark(struct replay *r);
+
 /* Make snapshot @k the memory's content: what differs from snapshot @k - 1
  * (for k = 0, from no memory) was written. */
 static void snap_apply(struct replay *r, size_t k)
@@ -175,6 +191,7 @@ static void snap_apply(struct replay *r, size_t k)
 		j++;
 	}
 	r->snap = k;
+	forget_mark(r);	/* what repeated before need not now */
 }
 
 /* Seconds from a wake-up at a tick to the timer's next, for a batch that
@@ -214,6 +231,28 @@ double replay_wake_period(const struct replay_params *p, double cost)
 	return period(p, p->ksm.sleep_ms, cost);
 }
 
+int replay_wake_period_near(const struct replay_params *p, uint64_t sleep_ms,
+			    double cost, double err, double *out)
+{
+	double jiffy;
+
+	if (p->hz) {
+		jiffy = 1.0 / p->hz;
+		for (size_t i = 0; i < (p->nlate ? p->nlate : 1); i++) {
+			double late = p->nlate ? p->late[i] : 0;
+			/* and the rounding of late + cost */
+			double e = err + (late + cost) * 4e-16;
+
+			if (floor((late + cost - e) / jiffy) !=
+			    floor((late + cost + e) / jiffy))
+				return 0;
+		}
+	}
+	/* every whole jiffy the same across the range: as at the cost itself */
+	*out = period(p, sleep_ms, cost);
+	return 1;
+}
+
 /* The time snapshot @k was taken. */
 static double snap_time(const struct replay *r, size_t k)
 {
@@ -245,7 +284,7 @@ static void advance(struct replay *r)
 		snap_apply(r, r->snap + 1);
 }
 
-/* One look of the tuner: ksmtuned's adjust() or KubeVirt's handler, on
+/* One look of the tuner (ksmtuned's adjust(), KubeVirt's handler...), on
  * the free memory KSM's savings give back. */
 static void look(struct replay *r)
 {
@@ -254,27 +293,12 @@ static void look(struct replay *r)
 	uint64_t committed = r->sr->snaps[r->snap].n * (PAGE_BYTES / 1024);
 	int was = r->run;
 
-	if (r->p->policy == POLICY_KUBEVIRT)
-		r->run = kubevirt_adjust(&r->p->kubevirt, t->total_kb,
-					 t->total_kb - t->used_kb + saved_kb,
-					 r->run, &r->pts, &r->sleep_ms);
-	else
-		r->run = ksmtuned_adjust(&r->tuned, t,
-					 t->total_kb - t->used_kb + saved_kb,
-					 committed, &r->pts, &r->sleep_ms);
+	r->run = r->ops->look(&r->ps, r->p, t->total_kb - t->used_kb + saved_kb,
+			      committed, r->run, &r->pts, &r->sleep_ms);
 	if (was && !r->run) {
 		r->stop_time = r->now;
 		r->stop_saving = r->sharing + r->zero;
 	}
-}
-
-/* The tuner's time between looks: at least a second (time must go on). */
-static double look_every(const struct replay_params *p)
-{
-	uint64_t s = p->policy == POLICY_KUBEVIRT ? p->kubevirt.loop_seconds :
-		     p->tuned.monitor_seconds;
-
-	return s ? (double)s : 1.0;
 }
 
 /* The tuner's looks due by now (ksmtuned's or KubeVirt's); while it keeps
@@ -282,11 +306,11 @@ static double look_every(const struct replay_params *p)
  * replay ends. */
 static void tuner(struct replay *r)
 {
-	double end = snap_time(r, r->sr->nsnaps - 1) + r->p->interval;
-	double every = look_every(r->p);
+	double end = snap_time(r, r->sr->nsnaps - 1) + r->p->interval, every;
 
-	if (r->p->policy != POLICY_KSMTUNED && r->p->policy != POLICY_KUBEVIRT)
-		return;
+	if (!r->ops->look)
+		return;		/* a policy that never looks */
+	every = r->ops->look_every(r->p);	/* at least a second */
 	for (;;) {
 		while (r->now + 1e-9 >= r->next_tick) {
 			look(r);
@@ -316,6 +340,114 @@ static void wake(struct replay *r)
 		unseen_writes(r, dt);
 	tuner(r);
 	r->budget = r->pts;	/* ksm_do_scan(ksm_thread_pages_to_scan) */
+}
+
+/* Where a scan's batches have got to in its visits. */
+struct cursor {
+	const uint32_t *runs;
+	size_t nruns, k;		/* the run it is in */
+	uint64_t used;			/* visits of that run taken */
+};
+
+/* The next @m visits: how many are revisits; the cursor moves past them. */
+static uint64_t take(struct cursor *c, uint64_t m, uint64_t *revisits)
+{
+	uint64_t got = 0;
+
+	*revisits = 0;
+	while (got < m && c->k < c->nruns) {
+		uint64_t left = c->runs[c->k] - c->used;
+		uint64_t t = left < m - got ? left : m - got;
+
+		got += t;
+		*revisits += c->k & 1 ? t : 0;
+		c->used += t;
+		if (c->used == c->runs[c->k]) {
+			c->k++;
+			c->used = 0;
+		}
+	}
+	return got;
+}
+
+/* @cost plus the next @m visits' costs, as step() sums them: one by one. */
+static double add_costs(const struct replay_params *p, struct cursor c,
+			uint64_t m, double cost)
+{
+	while (m && c.k < c.nruns) {
+		uint64_t t = c.runs[c.k] - c.used;
+		double each = c.k & 1 ? p->revisit_seconds : p->page_seconds;
+
+		t = t < m ? t : m;
+		for (uint64_t i = 0; i < t; i++)
+			cost += each;
+		m -= t;
+		c.k++;
+		c.used = 0;
+	}
+	return cost;
+}
+
+/* The sleep after a batch of the next @m visits (0: an empty batch); with
+ * @exact, the batch's cost too, as step() sums it. */
+static double batch_period(const struct replay_params *p, struct cursor *c,
+			   uint64_t m, double *exact)
+{
+	struct cursor at = *c;
+	uint64_t rv, n = take(c, m, &rv);
+	double cost = (double)(n - rv) * p->page_seconds +
+		      (double)rv * p->revisit_seconds;
+	/* a sum of n terms in order is within n roundings of the exact one */
+	double err = cost * (double)(n + 2) * 2.3e-16, dt;
+
+	if (exact) {
+		*exact = cost = add_costs(p, at, m, 0);
+		err = 0;
+	}
+	if (!replay_wake_period_near(p, p->ksm.sleep_ms, cost, err, &dt))
+		replay_wake_period_near(p, p->ksm.sleep_ms,
+					add_costs(p, at, m, 0), 0, &dt);
+	return dt;
+}
+
+int replay_time_scan(const struct replay_params *p,
+		     const struct replay_visits *v, struct scan_time *t)
+{
+	const struct policy_ops *ops = policy_ops(p->policy);
+	struct cursor c = { v->runs, v->n, 0, 0 };
+	uint64_t pts = t->pages_to_scan;
+	double first = t->now, cpu;
+
+	t->wakeups = v->visits / pts;
+	for (uint64_t b = 0; b < t->wakeups; b++) {
+		t->now += batch_period(p, &c, pts, NULL);
+		if (t->limit <= t->now + 1e-9)
+			return 0;	/* the memory changes at this wake-up */
+	}
+	t->rest = batch_period(p, &c, v->visits % pts, &t->rest_cost);
+	if (ops->scan_end)	/* advisor_stop_scan() */
+		t->pages_to_scan = ops->scan_end(&t->ps, p, t->now - first,
+						 p->ksmd_cpu_seconds + t->cpu, pts);
+	t->row.seconds = t->now;
+	t->row.wakeups = t->wakeups + 1;
+	t->row.pages_to_scan = t->pages_to_scan;
+	t->row.sleep_ms = p->ksm.sleep_ms;
+	cpu = ((double)t->row.hashed * p->ns_per_page +
+	       (double)t->row.memcmp_bytes * p->ns_per_byte) * 1e-9;
+	/* from the scan's first wake-up to the end of its last batch's sleep */
+	first = t->now - first + t->rest;
+	t->row.cpu_percent = first > 0 ? 100.0 * cpu / first : 0.0;
+	return 1;
+}
+
+/* ksmd's CPU after the visits @v, from @cpu before them, summed as step()
+ * sums it: visit by visit. */
+double replay_cpu_after(const struct replay_params *p,
+			const struct replay_visits *v, double cpu)
+{
+	struct cursor c = { v->runs, v->n, 0, 0 };
+
+	return add_costs(p, c, v->visits, cpu);
 }
 
 /*
@@ -528,6 +660,22 @@ static int should_skip(struct replay *r, struct rmap *s)
 	return 1;
 }
 
+/* One more visit in the scan's log: a revisit of a KSM page, or not. */
+static void visits_add(struct replay_visits *v, int revisit)
+{
+	/* runs alternate, the first of checksummed pages (maybe empty) */
+	while (!v->n || ((v->n - 1) & 1) != (size_t)revisit) {
+		if (v->n == v->cap) {
+			v->cap = v->cap ? 2 * v->cap : 64;
+			v->runs = xreallocarray(v->runs, v->cap, sizeof(*v->runs));
+		}
+		v->runs[v->n++] = 0;
+	}
+	v->runs[v->n - 1]++;
+	v->visits++;
+	v->revisits += (uint64_t)revisit;
+}
+
 /* scan_get_next_rmap_item() at address @i, then the visit if it is one. */
 static void step(struct replay *r, uint32_t i)
 {
@@ -554,6 +702,8 @@ static void step(struct replay *r, uint32_t i)
 		return;
 	r->budget--;
 	r->visited++;
+	if (r->log)
+		visits_add(r->log, s->map != NO_ID);
 	/* a KSM page already costs ksmd a look at its rmap_item, no checksum */
 	cost = s->map != NO_ID ? r->p->revisit_seconds : r->p->page_seconds;
 	r->cpu_all += cost;
@@ -625,9 +775,8 @@ static struct timeline_row full_scan(struct replay *r, uint64_t scan)
 	}
 	if (!r->budget && !r->halt)
 		wake(r);	/* the end is found by the next call */
-	if (r->p->policy == POLICY_ADVISOR)	/* advisor_stop_scan() */
-		r->pts = advisor_scan_end(&r->adv, &r->p->advisor,
-					  r->now - first_time,
+	if (r->ops->scan_end)	/* advisor_stop_scan() */
+		r->pts = r->ops->scan_end(&r->ps, r->p, r->now - first_time,
 					  r->p->ksmd_cpu_seconds + r->cpu_all,
 					  r->pts);
 	row = counters(r, scan, first, first_time);
@@ -646,29 +795,37 @@ static int same(const struct timeline_row *a, const struct timeline_row *b)
 	       b->pages_unshared + b->pages_volatile;
 }
 
+int replay_over(const struct series *sr, const struct replay_params *p,
+		const struct timeline_row *rows, size_t n, size_t *settling,
+		int *cut)
+{
+	double end = (sr->at ? sr->at[sr->nsnaps - 1] :
+		      (double)(sr->nsnaps - 1) * p->interval) + p->interval;
+
+	if (p->scans)
+		return n >= p->scans;
+	if (p->until > 0 && rows[n - 1].seconds >= p->until)
+		return 1;
+	if (p->until_saving && rows[n - 1].pages_sharing +
+	    rows[n - 1].ksm_zero_pages >= p->until_saving)
+		return 1;
+	if (n >= REPLAY_SCANS_MAX ||
+	    (uint64_t)n * (sr->naddr + 1) >= REPLAY_WORK_MAX)
+		return *cut = 1;
+	if (rows[n - 1].seconds < end)
+		return 0;
+	if (p->write_rate > 0)
+		return 1;	/* the writes go on: the counters never settle */
+	return (n >= 2 && same(&rows[n - 1], &rows[n - 2])) ||
+	       ++*settling > REPLAY_SETTLE_MAX;
+}
+
 /* Whether the replay is over after @n scans (the last one in @rows). */
 static int done(struct replay *r, const struct timeline_row *rows, size_t n)
 {
-	double end = snap_time(r, r->sr->nsnaps - 1) + r->p->interval;
-
 	if (r->halt)	/* one last row, at the time the replay ends */
 		return rows[n - 1].ended;
-	if (r->p->scans)
-		return n >= r->p->scans;
-	if (r->p->until > 0 && rows[n - 1].seconds >= r->p->until)
-		return 1;
-	if (r->p->until_saving && rows[n - 1].pages_sharing +
-	    rows[n - 1].ksm_zero_pages >= r->p->until_saving)
-		return 1;
-	if (n >= REPLAY_SCANS_MAX ||
-	    (uint64_t)n * (r->sr->naddr + 1) >= REPLAY_WORK_MAX)
-		return r->cut = 1;
-	if (rows[n - 1].seconds < end)
-		return 0;
-	if (r->p->write_rate > 0)
-		return 1;	/* the writes go on: the counters never settle */
-	return (n >= 2 && same(&rows[n - 1], &rows[n - 2])) ||
-	       ++r->settling > REPLAY_SETTLE_MAX;
+	return replay_over(r->sr, r->p, rows, n, &r->settling, &r->cut);
 }
 
 /* Each owner's pages now: the rmap_item counters of its mm. */
@@ -696,51 +853,272 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 	return replay_run_owners(sr, p, rows, cut, 0, NULL, 0);
 }
 
+struct replay *replay_open(const struct series *sr,
+			   const struct replay_params *p)
+{
+	const struct policy_ops *ops = policy_ops(p->policy);
+	uint64_t pts = ops->start_pages(p);
+	struct replay *r = xcalloc(1, sizeof(*r));
+
+	*r = (struct replay){ .sr = sr, .p = p, .ops = ops, .budget = pts, .pts = pts,
+			      .sleep_ms = p->ksm.sleep_ms, .run = 1,
+			      .rng = UINT64_C(0x9e3779b97f4a7c15) };
+	r->s = xcalloc(sr->naddr ? sr->naddr : 1, sizeof(*r->s));
+	for (size_t i = 0; i < sr->naddr; i++)
+		r->s[i] = (struct rmap){ .id = NO_ID, .dup = NO_ID, .map = NO_ID };
+	rb_init(&r->stable);
+	rb_init(&r->unstable);
+	snap_apply(r, 0);
+	return r;
+}
+
+void replay_close(struct replay *r)
+{
+	if (!r)
+		return;
+	for (size_t k = 0; k < REPLAY_PERIOD_MAX; k++)
+		free(r->seen[k].runs);
+	replay_mark_free(r->mark);
+	free(r->s);
+	free(r->d);
+	free(r->c);
+	free(r->uaddr);
+	free(r->udead);
+	rb_free(&r->stable);
+	rb_free(&r->unstable);
+	free(r);
+}
+
+/* What a scan's end leaves for the next scans (replay_mark). */
+struct replay_mark {
+	struct rmap *s;
+	struct dup *d;
+	size_t nd, nstable;
+	uint64_t shared, sharing, unshared, rmap_items, zero;
+};
+
+/* An address's rmap as the next scans see it: the unstable tree's node
+ * of a past scan is never read again, and past 8 scans without a merge
+ * smart_scan's age changes nothing (skip_age()). */
+static int rmap_same(const struct rmap *a, const struct rmap *b)
+{
+	return a->id == b->id && a->oldsum == b->oldsum && a->dup == b->dup &&
+	       a->map == b->map && a->rmap == b->rmap &&
+	       a->unstable == b->unstable && a->zero == b->zero &&
+	       a->skips == b->skips &&
+	       (a->age > 9 ? 9 : a->age) == (b->age > 9 ? 9 : b->age);
+}
+
+static int dup_same(const struct dup *a, const struct dup *b)
+{
+	return a->chain == b->chain && a->next == b->next && a->len == b->len &&
+	       a->mapped == b->mapped && a->alive == b->alive;
+}
+
+struct replay_mark *replay_mark(const struct replay *r)
+{
+	struct replay_mark *m = xcalloc(1, sizeof(*m));
+	size_t n = r->sr->naddr;
+
+	m->s = xcalloc(n ? n : 1, sizeof(*m->s));
+	memcpy(m->s, r->s, n * sizeof(*m->s));
+	m->d = xcalloc(r->nd ? r->nd : 1, sizeof(*m->d));
+	if (r->nd)	/* no KSM page yet: r->d is NULL */
+		memcpy(m->d, r->d, r->nd * sizeof(*m->d));
+	m->nd = r->nd;
+	m->nstable = r->stable.len;
+	m->shared = r->shared;
+	m->sharing = r->sharing;
+	m->unshared = r->unshared;
+	m->rmap_items = r->rmap_items;
+	m->zero = r->zero;
+	return m;
+}
+
+int replay_at_mark(const struct replay *r, const struct replay_mark *m)
+{
+	if (m->nd != r->nd || m->nstable != r->stable.len ||
+	    m->shared != r->shared || m->sharing != r->sharing ||
+	    m->unshared != r->unshared || m->rmap_items != r->rmap_items ||
+	    m->zero != r->zero)
+		return 0;
+	for (size_t k = 0; k < r->nd; k++)
+		if (!dup_same(&m->d[k], &r->d[k]))
+			return 0;
+	for (size_t i = 0; i < r->sr->naddr; i++)
+		if (!rmap_same(&m->s[i], &r->s[i]))
+			return 0;
+	return 1;
+}
+
+void replay_mark_free(struct replay_mark *m)
+{
+	if (!m)
+		return;
+	free(m->s);
+	free(m->d);
+	free(m);
+}
+
+static void forget_mark(struct replay *r)
+{
+	replay_mark_free(r->mark);
+	r->mark = NULL;
+	r->period = 0;
+}
+
+/* Scan @n ended: the replay back where it was at the mark (the scans
+ * since then repeat: their visits kept in order at r->seen[0 ..]), or a
+ * new mark now and then. */
+static void note_scan(struct replay *r, size_t n)
+{
+	if (r->mark && replay_at_mark(r, r->mark)) {
+		struct replay_visits keep[REPLAY_PERIOD_MAX];
+
+		r->period = n - r->mark_at;
+		for (size_t k = 0; k < REPLAY_PERIOD_MAX; k++)
+			keep[k] = r->seen[(n - r->period + 1 + k) % REPLAY_PERIOD_MAX];
+		memcpy(r->seen, keep, sizeof(keep));
+		return;
+	}
+	if (n % REPLAY_PERIOD_MAX == REPLAY_PERIOD_MAX / 2) {
+		replay_mark_free(r->mark);
+		r->mark = replay_mark(r);
+		r->mark_at = n;
+	}
+}
+
+/* Undo a period's rows that cannot be: the memory changes within them. */
+static int give_up(struct replay *r, size_t *n, size_t n0, size_t settling,
+		   int cut)
+{
+	*n = n0;
+	r->settling = settling;
+	r->cut = cut;
+	forget_mark(r);
+	return 0;
+}
+
+/*
+ * The shortcut: on memory that does not change, a replay back where it
+ * was r->period scans before repeats those scans, but for their times;
+ * so each period's rows are the last period's, timed from their visits
+ * (replay_time_scan()), until the replay ends or the next snapshot is
+ * due within a period (then that one is replayed). The replay's state
+ * stays as it was (the same, but for the running counts, set here).
+ * Returns 1 if the replay ended within the rows added.
+ */
+static int skip_ahead(struct replay *r, struct timeline_row **rows, size_t *n,
+		      size_t *cap)
+{
+	size_t P = r->period, n0 = *n, settling = r->settling;
+	int cut = r->cut, reads_cpu = r->ops->scan_end != NULL;
+	uint64_t skips = (*rows)[n0 - 1].pages_skipped -
+			 (*rows)[n0 - 1 - P].pages_skipped, wakes = 0;
+	struct scan_time t = {
+		.now = r->now, .pages_to_scan = r->pts, .ps = r->ps,
+		.cpu = r->cpu_all,
+		.limit = r->snap + 1 < r->sr->nsnaps ? snap_time(r, r->snap + 1) :
+			 INFINITY,
+	};
+
+	for (size_t k = 0; k < P; k++) {
+		const struct replay_visits *v = &r->seen[k];
+
+		if (!t.pages_to_scan)
+			return give_up(r, n, n0, settling, cut);
+		t.row = (*rows)[*n - P];
+		t.row.scan = *n + 1;
+		t.row.pages_skipped += skips;
+		if (reads_cpu)	/* only a scan_end() reads ksmd's CPU so far */
+			t.cpu = replay_cpu_after(r->p, v, t.cpu);
+		if (!replay_time_scan(r->p, v, &t))
+			return give_up(r, n, n0, settling, cut);
+		wakes += t.wakeups;
+		if (*n == *cap)
+			*rows = xreallocarray(*rows, *cap *= 2, sizeof(**rows));
+		(*rows)[(*n)++] = t.row;
+		if (done(r, *rows, *n))
+			return 1;
+		if (k + 1 < P) {	/* the sleep after the scan's last batch */
+			t.now += t.rest;
+			wakes++;
+			if (t.limit <= t.now + 1e-9)
+				return give_up(r, n, n0, settling, cut);
+		}
+	}
+	r->now = t.now;
+	r->batch += wakes;
+	r->batch_cost = t.rest_cost;	/* for the sleep after it: wake() */
+	r->pts = t.pages_to_scan;
+	r->ps = t.ps;
+	r->cpu_all = t.cpu;
+	r->skipped = (*rows)[*n - 1].pages_skipped;
+	return 0;
+}
+
+struct timeline_row replay_scan_unpaced(struct replay *r, uint64_t scan,
+					struct replay_visits *v, double *cpu)
+{
+	struct timeline_row row;
+
+	v->n = 0;
+	v->visits = v->revisits = 0;
+	r->log = v;
+	r->budget = UINT64_MAX;	/* one batch: no wake-up, no time */
+	row = full_scan(r, scan);
+	r->log = NULL;
+	*cpu = r->cpu_all;
+	return row;
+}
+
 size_t replay_run_owners(const struct series *sr, const struct replay_params *p,
 			 struct timeline_row **rows, int *cut, unsigned shift,
 			 struct replay_owner *owners, size_t nowners)
 {
-	/* set_advisor_defaults(): the advisor starts from its minimum */
-	uint64_t pts = p->policy == POLICY_ADVISOR ?
-		       p->advisor.min_pages_to_scan : p->ksm.pages_to_scan;
-	struct replay r = { .sr = sr, .p = p, .budget = pts, .pts = pts,
-			    .sleep_ms = p->ksm.sleep_ms, .run = 1,
-			    .rng = UINT64_C(0x9e3779b97f4a7c15) };
+	struct replay *r = replay_open(sr, p);
 	size_t n = 0, cap = 16;
 
 	*rows = xcalloc(cap, sizeof(**rows));
-	r.s = xcalloc(sr->naddr ? sr->naddr : 1, sizeof(*r.s));
-	for (size_t i = 0; i < sr->naddr; i++)
-		r.s[i] = (struct rmap){ .id = NO_ID, .dup = NO_ID, .map = NO_ID };
-	rb_init(&r.stable);
-	rb_init(&r.unstable);
-	snap_apply(&r, 0);
-	if (p->policy == POLICY_KSMTUNED || p->policy == POLICY_KUBEVIRT) {
-		/* KSM is stopped until the tuner first looks: ksmtuned one
-		 * interval on (its loop sleeps first), KubeVirt's handler at
-		 * once (its loop spins first) */
-		r.run = 0;
-		r.next_tick = p->policy == POLICY_KUBEVIRT ? 0 : look_every(p);
-		tuner(&r);
-		r.budget = r.pts;
+	/* the shortcut leaves the state a period behind: not for owners */
+	/* and a tuner that looks at the host's memory may stop ksmd at any
+	 * time: what it merges depends on the time */
+	r->ahead = !r->ops->look && !(p->write_rate > 0) && !nowners &&
+		   !getenv("KSMSCAN_SLOW_REPLAY");
+	if (r->ops->look) {
+		/* KSM is stopped until the tuner first looks */
+		r->run = 0;
+		r->next_tick = r->ops->first_look(p);
+		tuner(r);
+		r->budget = r->pts;
 	}
-	do {
+	for (;;) {
+		if (r->period) {
+			if (skip_ahead(r, rows, &n, &cap))
+				break;
+			if (r->period) {	/* a period added */
+				wake(r);	/* after its last batch */
+				continue;
+			}
+		}
 		if (n == cap)
 			*rows = xreallocarray(*rows, cap *= 2, sizeof(**rows));
-		(*rows)[n] = full_scan(&r, n + 1);
+		if (r->ahead) {
+			r->log = &r->seen[(n + 1) % REPLAY_PERIOD_MAX];
+			r->log->n = r->log->visits = r->log->revisits = 0;
+		}
+		(*rows)[n] = full_scan(r, n + 1);
 		n++;
-		wake(&r);	/* a batch ends with its full scan */
-	} while (!done(&r, *rows, n));
+		if (r->ahead && !r->period)
+			note_scan(r, n);
+		wake(r);	/* a batch ends with its full scan */
+		if (done(r, *rows, n))
+			break;
+	}
 	if (nowners)
-		owners_count(&r, shift, owners, nowners);
-	free(r.s);
-	free(r.d);
-	free(r.c);
-	free(r.uaddr);
-	free(r.udead);
-	rb_free(&r.stable);
-	rb_free(&r.unstable);
-	*cut = r.cut;
+		owners_count(r, shift, owners, nowners);
+	*cut = r->cut;
+	replay_close(r);
 	return n;
 }
 
@@ -799,26 +1177,36 @@ static double first_reaching(const struct point *pt, size_t n, double want)
 	return NAN;
 }
 
-/* ksmd's CPU at its busiest: its scans' CPU over the time from one scan's
- * end to another's, at least REPLAY_PEAK_SECONDS apart (as top measures it:
- * a row's time is its last batch's start, so a scan of one or two batches
- * alone would count a batch's work twice). */
-static double cpu_peak(const struct timeline_row *rows, size_t n)
+void ksmd_cpu_add(struct ksmd_cpu *c, const struct timeline_row *row)
 {
-	double busy = 0, before = 0, window = 0;
+	double dt = row->seconds - c->before;
 
-	for (size_t i = 0; i < n; i++) {
-		double dt = rows[i].seconds - before;
+	c->sum += row->cpu_seconds;
+	c->seconds = row->seconds;
+	c->window += row->cpu_seconds;
+	/* as top measures it: a row's time is its last batch's start, so a
+	 * scan of one or two batches alone would count a batch's work twice */
+	if (dt < REPLAY_PEAK_SECONDS)
+		return;
+	if (100 * c->window / dt > c->busy)
+		c->busy = 100 * c->window / dt;
+	c->window = 0;
+	c->before = row->seconds;
+}
 
-		window += rows[i].cpu_seconds;
-		if (dt < REPLAY_PEAK_SECONDS && i + 1 < n)
-			continue;
-		if (dt > 0 && 100 * window / dt > busy)
-			busy = 100 * window / dt;
-		window = 0;
-		before = rows[i].seconds;
-	}
-	return busy;
+double ksmd_cpu_mean(const struct ksmd_cpu *c)
+{
+	return c->seconds > 0 ? 100 * c->sum / c->seconds : 0;
+}
+
+double ksmd_cpu_peak(const struct ksmd_cpu *c)
+{
+	double dt = c->seconds - c->before;
+
+	/* the scans after the last closed stretch: what is left */
+	if (dt > 0 && 100 * c->window / dt > c->busy)
+		return 100 * c->window / dt;
+	return c->busy;
 }
 
 struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
@@ -828,12 +1216,12 @@ struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
 	const struct timeline_row *last = &rows[n - 1];
 	struct point *pt = xcalloc(n + 1, sizeof(*pt));
 	size_t np = points(rows, n, pt);
-	double final = (double)pt[np - 1].saving, cpu = 0;
+	double final = (double)pt[np - 1].saving;
+	struct ksmd_cpu cpu = { 0 };
 	struct replay_figures f = {
 		.seconds_to_start = first_reaching(pt, np, 1),
 		.seconds_to_50 = first_reaching(pt, np, 0.5 * final),
 		.seconds_to_90 = first_reaching(pt, np, 0.9 * final),
-		.cpu_peak = cpu_peak(rows, n),
 		.pages_to_scan = last->pages_to_scan, .sleep_ms = last->sleep_ms,
 	};
 
@@ -846,8 +1234,9 @@ struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
 				   v * PAGE_BYTES;
 	}
 	for (size_t i = 0; i < n; i++)
-		cpu += rows[i].cpu_seconds;
-	f.cpu_mean = last->seconds > 0 ? 100 * cpu / last->seconds : 0;
+		ksmd_cpu_add(&cpu, &rows[i]);
+	f.cpu_mean = ksmd_cpu_mean(&cpu);
+	f.cpu_peak = ksmd_cpu_peak(&cpu);
 	free(pt);
 	return f;
 }

@@ -8,6 +8,7 @@
 #include "../util/page.h"
 #include "advisor.h"
 #include "ksm.h"
+#include "policy.h"
 
 /*
  * The ksmd replay (docs/over-time.md): Linux 6.18's mm/ksm.c scanner run over a
@@ -158,6 +159,45 @@ struct replay_figures {
 /* The times replay_figures() gives the saving at, in hours. */
 #define REPLAY_FIGURE_HOURS { 1, 6, 24 }
 
+/*
+ * ksmd's CPU over a replay, the one model every report gives it by
+ * (ksmd_cpu_percent_mean, ksmd_cpu_percent_peak): each full scan's
+ * cpu_seconds (its visits at page_seconds, its revisits at
+ * revisit_seconds), taken in order. The mean is their sum over the time of
+ * the last scan taken; the peak, the busiest stretch from one scan's end
+ * to another's at least REPLAY_PEAK_SECONDS later, the last stretch what
+ * is left.
+ */
+struct ksmd_cpu {
+	double sum;			/* CPU seconds of the scans taken */
+	double seconds;			/* the last one's end */
+	double busy;			/* the peak of the closed stretches */
+	double window, before;		/* the open stretch: its CPU, its start */
+};
+
+/**
+ * ksmd_cpu_add() - one more full scan.
+ * @c: the sum so far (zeroed at the start)
+ * @row: the scan, after those added before
+ */
+void ksmd_cpu_add(struct ksmd_cpu *c, const struct timeline_row *row);
+
+/**
+ * ksmd_cpu_mean() - ksmd_cpu_percent_mean of the scans added.
+ * @c: the sum
+ *
+ * Return: percent of a CPU, 0 before any time.
+ */
+double ksmd_cpu_mean(const struct ksmd_cpu *c);
+
+/**
+ * ksmd_cpu_peak() - ksmd_cpu_percent_peak of the scans added.
+ * @c: the sum
+ *
+ * Return: percent of a CPU.
+ */
+double ksmd_cpu_peak(const struct ksmd_cpu *c);
+
 /**
  * replay_figures() - the figures of a replay, from its rows.
  * @rows: its full scans, at least one
@@ -195,6 +235,160 @@ struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
  * Return: the period; with @p->hz 0, sleep_ms exactly.
  */
 double replay_wake_period(const struct replay_params *p, double cost);
+
+/**
+ * replay_wake_period_near() - replay_wake_period() at @sleep_ms for a batch
+ * whose cost is known only within @err of @cost.
+ * @p: the settings (hz, late)
+ * @sleep_ms: ksmd's sleep_millisecs
+ * @cost: the batch's CPU seconds, near enough
+ * @err: how far the exact cost may be from @cost
+ * @out: set to the period, when it is known
+ *
+ * The period depends on the cost only through the whole jiffies it spans:
+ * when they are the same across the range, the period is exactly the
+ * exact cost's.
+ *
+ * Return: 1 if @out is set, 0 if the range spans a jiffy's edge.
+ */
+int replay_wake_period_near(const struct replay_params *p, uint64_t sleep_ms,
+			    double cost, double err, double *out);
+
+/**
+ * replay_over() - whether a replay ends after its @n full scans.
+ * @sr: the series
+ * @p: the settings (scans, until, until_saving, interval, write_rate)
+ * @rows: its full scans so far
+ * @n: how many, at least 1
+ * @settling: the scans past the series' time that changed a counter; 0 at
+ *	the start, counted here
+ * @cut: set to 1 when it ends at REPLAY_SCANS_MAX or REPLAY_WORK_MAX
+ *
+ * Return: 1 if it ends.
+ */
+int replay_over(const struct series *sr, const struct replay_params *p,
+		const struct timeline_row *rows, size_t n, size_t *settling,
+		int *cut);
+
+/* The pages a full scan visited, in order: run lengths of alternate kinds,
+ * the first of pages it checksummed (maybe 0 long), then of KSM pages it
+ * only revisited (page_seconds and revisit_seconds a visit). */
+struct replay_visits {
+	uint32_t *runs;			/* the runs' lengths */
+	size_t n, cap;			/* how many, and room */
+	uint64_t visits, revisits;	/* in all, and of the second kind */
+};
+
+/* A full scan timed from its visits (replay_time_scan()). */
+struct scan_time {
+	struct timeline_row row;	/* in: its counters; out: its times too */
+	double now;			/* in: its start; out: the end of its
+					 * last full batch, the row's time */
+	double limit;			/* in: no wake-up may come at or after
+					 * it (when the memory changes) */
+	double cpu;			/* in: ksmd's CPU seconds by its end
+					 * (for the advisor) */
+	uint64_t pages_to_scan;		/* in: in force; out: the next (the
+					 * advisor's) */
+	struct policy_state ps;		/* the policy's state, updated */
+	uint64_t wakeups;		/* out: the wake-ups within it */
+	double rest, rest_cost;		/* out: the sleep after its last batch,
+					 * which ends with it, and its cost */
+};
+
+/**
+ * replay_time_scan() - the times of a full scan whose visits are known, as
+ * the replay times them.
+ * @p: the settings: the pace, the costs, the policy (one without looks:
+ *	the fixed policy or the advisor)
+ * @v: the scan's visits, in order
+ * @t: the scan (see struct scan_time); pages_to_scan at least 1
+ *
+ * A batch's cost is summed visit by visit, as the replay does, whenever
+ * the jiffies its sleep spans could depend on the rounding.
+ *
+ * Return: 1, or 0 if a wake-up within the scan comes at @t->limit or later
+ * (then @t means nothing).
+ */
+int replay_time_scan(const struct replay_params *p,
+		     const struct replay_visits *v, struct scan_time *t);
+
+/**
+ * replay_cpu_after() - ksmd's CPU seconds after some visits.
+ * @p: the settings (the costs)
+ * @v: the visits, in order
+ * @cpu: the CPU seconds before them
+ *
+ * Return: @cpu plus each visit's cost, added one by one as the replay
+ * adds them.
+ */
+double replay_cpu_after(const struct replay_params *p,
+			const struct replay_visits *v, double cpu);
+
+struct replay;
+
+/**
+ * replay_open() - a replay at its start: the first snapshot in memory,
+ * nothing scanned yet.
+ * @sr: the series, as long as the replay is open
+ * @p: the settings, as long as the replay is open
+ *
+ * Return: the replay (replay_close() it).
+ */
+struct replay *replay_open(const struct series *sr,
+			   const struct replay_params *p);
+
+/**
+ * replay_scan_unpaced() - the next full scan in one batch, without time.
+ * @r: a replay of a fixed policy, open on a series of one snapshot and no
+ *	write_rate: then what merges depends only on the order of the
+ *	visits, never on when they come, and one replay serves every pace
+ * @scan: its number, from 1
+ * @v: set to its visits (its runs reused)
+ * @cpu: set to ksmd's CPU seconds of the replay by its end
+ *
+ * Return: the counters at its end (its times and CPU percent mean nothing).
+ */
+struct timeline_row replay_scan_unpaced(struct replay *r, uint64_t scan,
+					struct replay_visits *v, double *cpu);
+
+struct replay_mark;
+
+/**
+ * replay_mark() - what the replay's next full scans depend on, now,
+ * between two full scans: each address's rmap_item and mapping, the KSM
+ * pages, the stable tree and the counters (not the scan counts, the time
+ * or ksmd's CPU so far).
+ * @r: the replay
+ *
+ * Return: the mark (replay_mark_free() it).
+ */
+struct replay_mark *replay_mark(const struct replay *r);
+
+/**
+ * replay_at_mark() - whether the replay is where it was at a mark.
+ * @r: the replay, between two full scans
+ * @m: a mark of it
+ *
+ * On memory that does not change, a replay back at a mark P scans later
+ * repeats those P scans for ever (but for the running counts:
+ * pages_skipped and ksmd's CPU).
+ *
+ * Return: 1 if every address, KSM page and counter is as at the mark.
+ */
+int replay_at_mark(const struct replay *r, const struct replay_mark *m);
+
+/**
+ * replay_mark_free() - free a mark.
+ * @m: the mark, or NULL
+ */
+void replay_mark_free(struct replay_mark *m);
+
+/**
+ * replay_close() - free a replay.
+ * @r: the replay, or NULL
+ */
+void replay_close(struct replay *r);
 
 /**
  * replay_run() - run ksmd over a series.

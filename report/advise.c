@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/shell.h"
 #include "../util/util.h"
 #include "report.h"
 
@@ -30,6 +31,9 @@ static const struct column advise_cols[] = {
 	{ "within_max_cpu", 0, 0 }, { "reached_percent", 0, 0 },
 	{ "advisor_target_scan_time", 0, 0 }, { "advisor_max_cpu", 0, 0 },
 	{ "next_cheaper_tried", 0, 0 }, { "replays", 0, 0 },
+	/* ksmd's CPU at its busiest to the target time, as the other reports
+	 * give it (ksmd_cpu_peak()) */
+	{ "ksmd_cpu_percent_peak", 0, 0 },
 };
 
 #define NCOLS (sizeof(advise_cols) / sizeof(advise_cols[0]))
@@ -92,45 +96,100 @@ static void advise_series(struct sink *sk, const struct series_result *r)
 
 #define KSM_SYSFS "/sys/kernel/mm/ksm/"
 
-/* The advisor's lines: its page bounds first when they are not the
- * kernel's (switching the mode on starts pages_to_scan at the minimum),
- * the mode, its target and CPU, the sleep if not the kernel's, run. */
-static void advisor_lines(const struct advice *a, char *buf, size_t len)
-{
-	int n = 0;
+/* One write to /sys/kernel/mm/ksm: the file and its value. */
+struct setting {
+	const char *name;
+	char value[24];
+};
 
-	if (a->advisor.min_pages_to_scan != ADVISOR_MIN_PAGES)
-		n += snprintf(buf + n, len - (size_t)n, "echo %llu > " KSM_SYSFS
-			      "advisor_min_pages_to_scan;",
-			      (unsigned long long)a->advisor.min_pages_to_scan);
-	if (a->advisor.max_pages_to_scan != ADVISOR_MAX_PAGES)
-		n += snprintf(buf + n, len - (size_t)n, "echo %llu > " KSM_SYSFS
-			      "advisor_max_pages_to_scan;",
-			      (unsigned long long)a->advisor.max_pages_to_scan);
-	n += snprintf(buf + n, len - (size_t)n, "echo scan-time > " KSM_SYSFS
-		      "advisor_mode;echo %llu > " KSM_SYSFS
-		      "advisor_target_scan_time;echo %llu > " KSM_SYSFS
-		      "advisor_max_cpu;",
-		      (unsigned long long)a->advisor.target_scan_time,
-		      (unsigned long long)a->advisor.max_cpu);
-	if (a->sleep_ms != DEFAULT_SLEEP_MS)
-		n += snprintf(buf + n, len - (size_t)n, "echo %llu > " KSM_SYSFS
-			      "sleep_millisecs;", (unsigned long long)a->sleep_ms);
-	snprintf(buf + n, len - (size_t)n, "echo 1 > " KSM_SYSFS "run");
+/* At most this many writes apply a setting. */
+#define SETTINGS_MAX 8
+
+static void put(struct setting *out, size_t *n, const char *name,
+		const char *value)
+{
+	out[*n].name = name;
+	snprintf(out[(*n)++].value, sizeof(out->value), "%s", value);
 }
 
-/* The lines that apply a setting: sysfs writes, ';'-separated. */
+static void put_uint(struct setting *out, size_t *n, const char *name,
+		     uint64_t v)
+{
+	char text[24];
+
+	snprintf(text, sizeof(text), "%llu", (unsigned long long)v);
+	put(out, n, name, text);
+}
+
+/*
+ * The writes that apply a setting, in order, run last. The advisor's page
+ * bounds first when they are not the kernel's (switching the mode on
+ * starts pages_to_scan at the minimum), the mode, its target and CPU, the
+ * sleep if not the kernel's. Return: how many.
+ */
+static size_t advice_settings(const struct advice *a, struct setting *out)
+{
+	size_t n = 0;
+
+	if (a->policy == POLICY_ADVISOR) {
+		if (a->advisor.min_pages_to_scan != ADVISOR_MIN_PAGES)
+			put_uint(out, &n, "advisor_min_pages_to_scan",
+				 a->advisor.min_pages_to_scan);
+		if (a->advisor.max_pages_to_scan != ADVISOR_MAX_PAGES)
+			put_uint(out, &n, "advisor_max_pages_to_scan",
+				 a->advisor.max_pages_to_scan);
+		put(out, &n, "advisor_mode", "scan-time");
+		put_uint(out, &n, "advisor_target_scan_time",
+			 a->advisor.target_scan_time);
+		put_uint(out, &n, "advisor_max_cpu", a->advisor.max_cpu);
+		if (a->sleep_ms != DEFAULT_SLEEP_MS)
+			put_uint(out, &n, "sleep_millisecs", a->sleep_ms);
+	} else {
+		put_uint(out, &n, "pages_to_scan", a->pages_to_scan);
+		put_uint(out, &n, "sleep_millisecs", a->sleep_ms);
+	}
+	put(out, &n, "run", "1");
+	return n;
+}
+
+/* One write as a command: echo VALUE > PATH, each word quoted for sh. */
+static void echo_line(const struct setting *s, char *buf, size_t len)
+{
+	char path[128], qv[64], qp[160];
+
+	snprintf(path, sizeof(path), KSM_SYSFS "%s", s->name);
+	shell_quote(s->value, qv, sizeof(qv));
+	shell_quote(path, qp, sizeof(qp));
+	snprintf(buf, len, "echo %s > %s", qv, qp);
+}
+
+/* The lines that apply a setting: its writes as commands, ';'-separated. */
 static void apply_lines(const struct advice *a, char *buf, size_t len)
 {
-	if (a->policy == POLICY_ADVISOR) {
-		advisor_lines(a, buf, len);
-		return;
+	struct setting set[SETTINGS_MAX];
+	size_t n = advice_settings(a, set), at = 0;
+	char line[240];
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && at < len; i++) {
+		echo_line(&set[i], line, sizeof(line));
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ";" : "",
+				       line);
 	}
-	snprintf(buf, len, "echo %llu > " KSM_SYSFS "pages_to_scan;"
-		 "echo %llu > " KSM_SYSFS "sleep_millisecs;"
-		 "echo 1 > " KSM_SYSFS "run",
-		 (unsigned long long)a->pages_to_scan,
-		 (unsigned long long)a->sleep_ms);
+}
+
+/* The commands that apply a setting, whole, one note each (a table never
+ * breaks them). */
+static void apply_notes(const struct writer *w, const struct advice *a)
+{
+	struct setting set[SETTINGS_MAX];
+	size_t n = advice_settings(a, set);
+	char line[240];
+
+	for (size_t i = 0; i < n; i++) {
+		echo_line(&set[i], line, sizeof(line));
+		w->note(line);
+	}
 }
 
 /* A whole number, or NaN (NaN in CSV, null in JSON) for 0: none. */
@@ -156,7 +215,7 @@ static void advice_row(const struct advise *v, const struct writer *w,
 		cell_real(100 * a->reached, people ? 1 : 3),
 		maybe(adv ? a->advisor.target_scan_time : 0),
 		maybe(adv ? a->advisor.max_cpu : 0), maybe(a->cheaper),
-		cell_uint(a->replays),
+		cell_uint(a->replays), cell_real(a->cpu_peak, people ? 2 : 4),
 	};
 
 	if (people) {
@@ -192,13 +251,11 @@ static const struct advice *best_of(const struct advise *v, enum policy p)
 static void fixed_sentence(const struct advise *v, const struct advice *a,
 			   char *text, size_t len)
 {
-	char apply[600];
-
-	apply_lines(a, apply, sizeof(apply));
 	if (rank(v, a) == 0)
-		snprintf(text, len, "Fixed: apply %s (%llu pages every %llu ms "
-			 "reach it in %.0f s at %.2f%% CPU; %llu pages did not).",
-			 apply, (unsigned long long)a->pages_to_scan,
+		snprintf(text, len, "Fixed: %llu pages every %llu ms reach it in "
+			 "%.0f s at %.2f%% CPU; %llu pages did not. To apply it, "
+			 "as root (-o sh writes it as a script):",
+			 (unsigned long long)a->pages_to_scan,
 			 (unsigned long long)a->sleep_ms, a->seconds_to_target,
 			 a->cpu_mean, (unsigned long long)a->cheaper);
 	else if (rank(v, a) == 1)
@@ -228,29 +285,35 @@ static void advisor_neighbour(const struct advice *a, char *text, size_t len)
 static void advisor_sentence(const struct advise *v, const struct advice *a,
 			     char *text, size_t len)
 {
-	char apply[600], next[80];
+	char next[80], floor[240] = "";
 	unsigned long long t = a->advisor.target_scan_time,
 			   m = a->advisor.max_cpu;
 
-	apply_lines(a, apply, sizeof(apply));
 	advisor_neighbour(a, next, sizeof(next));
+	if (a->cpu_mean > (double)m)	/* say why, not just the two figures */
+		snprintf(floor, sizeof(floor), " (more than advisor_max_cpu: "
+			 "the advisor measures its CPU over a full scan's time "
+			 "in whole seconds, at least 1, and keeps it at %d%% or "
+			 "more as it measures it, so a scan shorter than a second "
+			 "costs more than it sees)", ADVISOR_MIN_CPU);
 	if (rank(v, a) == 0)
-		snprintf(text, len, "Advisor: apply %s (a target scan time of "
-			 "%llu s at most %llu%% CPU reaches it in %.0f s at %.2f%% "
-			 "CPU, pages_to_scan %llu by then; %s).", apply, t, m,
-			 a->seconds_to_target, a->cpu_mean,
+		snprintf(text, len, "Advisor: advisor_target_scan_time %llu s with "
+			 "advisor_max_cpu %llu%% reaches it in %.0f s at %.2f%% "
+			 "CPU%s, pages_to_scan %llu by then; %s. To apply it, as "
+			 "root (-o sh writes it as a script):", t, m,
+			 a->seconds_to_target, a->cpu_mean, floor,
 			 (unsigned long long)a->pages_to_scan, next);
 	else if (rank(v, a) == 1)
 		snprintf(text, len, "No advisor setting reaches the target within "
-			 "%g%% CPU: the cheapest that reaches it, a target scan "
-			 "time of %llu s at most %llu%% CPU, takes %.2f%% (it "
-			 "keeps ksmd at 10%% of a CPU or more as it measures a full "
-			 "scan: in whole seconds, at least 1).", v->target.max_cpu,
-			 t, m, a->cpu_mean);
+			 "%g%% CPU: the cheapest that reaches it, "
+			 "advisor_target_scan_time %llu s with advisor_max_cpu "
+			 "%llu%%, takes %.2f%%%s.", v->target.max_cpu, t, m,
+			 a->cpu_mean, floor);
 	else
 		snprintf(text, len, "No advisor setting reaches the target: the "
-			 "best, a target scan time of %llu s at most %llu%% CPU, "
-			 "has %.1f%% of the saving by then.", t, m, 100 * a->reached);
+			 "best, advisor_target_scan_time %llu s with "
+			 "advisor_max_cpu %llu%%, has %.1f%% of the saving by "
+			 "then.", t, m, 100 * a->reached);
 }
 
 /* What a person reads: the advice of each kind and its lines, or that
@@ -272,10 +335,14 @@ static void sentences(const struct advise *v, const struct writer *w)
 	if (f) {
 		fixed_sentence(v, f, text, sizeof(text));
 		w->note(text);
+		if (rank(v, f) == 0)
+			apply_notes(w, f);
 	}
 	if (d) {
 		advisor_sentence(v, d, text, sizeof(text));
 		w->note(text);
+		if (rank(v, d) == 0)
+			apply_notes(w, d);
 	}
 	if (rank(v, &v->rows[0]) == 2)
 		w->note("No setting reaches the target, fixed or the advisor's: "
@@ -286,12 +353,47 @@ static void sentences(const struct advise *v, const struct writer *w)
 			"The advisor is the cheaper.");
 }
 
+/* -o sh, -o tmpfiles: the first row's writes, what it is said first. */
+static void settings_print(const struct advise *v, const struct writer *w)
+{
+	static const struct column cols[] = {
+		{ "setting", 0, 0 }, { "value", 0, 0 },
+	};
+	struct setting set[SETTINGS_MAX];
+	const struct advice *a = &v->rows[0];
+	char text[400];
+	size_t n;
+
+	w->begin("advise", cols, 2, 0);
+	if (!v->n) {
+		w->note("No advice: nothing to apply.");
+		w->end();
+		return;
+	}
+	snprintf(text, sizeof(text), "ksmscan -r advise, %s: %s, %s %g%% of "
+		 "the saving by %g s at %.2f%% CPU.", v->name,
+		 policy_name(a->policy), a->reaches ? "reaches" : "does not reach",
+		 100 * v->target.fraction, v->target.seconds, a->cpu_mean);
+	w->note(text);
+	n = advice_settings(a, set);
+	for (size_t i = 0; i < n; i++) {
+		struct cell row[2] = { cell_str(set[i].name), cell_str(set[i].value) };
+
+		w->row(row);
+	}
+	w->end();
+}
+
 static void advise_print(struct sink *sk)
 {
 	struct advise *v = (struct advise *)sk;
 	const struct writer *w = v->r.rs->out;
 	int people = for_people(v->r.rs);
 
+	if (w->settings) {
+		settings_print(v, w);
+		return;
+	}
 	report_begin(w, "advise", people, advise_cols, NCOLS, people_cols,
 		     NPEOPLE);
 	for (size_t i = 0; i < v->n; i++)

@@ -71,6 +71,8 @@ static const struct writer *const writers[] = {
 	&csv_writer,
 	&json_writer,
 	&openmetrics_writer,
+	&sh_writer,
+	&tmpfiles_writer,
 };
 
 const struct writer *writer_lookup(const char *name)

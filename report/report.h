@@ -59,7 +59,11 @@ struct column {
 #define NOTE_SHELL "$ "
 
 struct writer {
-	const char *name;	/* table, csv or json */
+	const char *name;	/* table, csv, json, openmetrics, sh, tmpfiles */
+	int settings;		/* takes only settings to apply (sh, tmpfiles):
+				 * rows of a name under /sys/kernel/mm/ksm and
+				 * its value, as text, in the order to write
+				 * them; only -r advise gives them */
 	/** begin() - a report starts; @stream: rows must not be held back. */
 	void (*begin)(const char *report, const struct column *cols, size_t ncols,
 		      int stream);
@@ -294,6 +298,8 @@ struct scope_copy {
 	size_t nsnaps, scans;		/* a series' row: snapshots (0 for other
 					 * rows), full scans */
 	double seconds;			/* a series' row: its replay's length */
+	double cpu_mean, cpu_peak;	/* a series' row: ksmd's CPU over the
+					 * replay (ksmd_cpu_mean(), _peak()) */
 };
 
 /* The first member of every report's state (container_of style): the sink

@@ -91,6 +91,7 @@ void scope_sink_series(struct sink *sk, const struct series_result *r)
 {
 	struct scope_sink *s = (struct scope_sink *)sk;
 	struct scope_copy *row;
+	struct ksmd_cpu cpu = { 0 };
 
 	scope_sink_scope(sk, r->last);
 	row = &s->rows[s->nrows - 1];
@@ -98,6 +99,10 @@ void scope_sink_series(struct sink *sk, const struct series_result *r)
 	row->nsnaps = r->nsnaps;
 	row->scans = r->nrows;
 	row->seconds = r->rows[r->nrows - 1].seconds;
+	for (size_t i = 0; i < r->nrows; i++)
+		ksmd_cpu_add(&cpu, &r->rows[i]);
+	row->cpu_mean = ksmd_cpu_mean(&cpu);
+	row->cpu_peak = ksmd_cpu_peak(&cpu);
 }
 
 const char *scope_status_name(enum scope_status st)

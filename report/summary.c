@@ -32,8 +32,14 @@ static const struct column proc_cols[] = {
 
 #define NPROC (sizeof(proc_cols) / sizeof(proc_cols[0]))
 
-/* Last, for a series (--series): when the saving came. */
-static const struct column series_col = { "seconds_to_90_percent", 0, 0 };
+/* Last, for a series (--series): when the saving came, and ksmd's CPU over
+ * the replay as every report gives it (ksmd_cpu_mean(), ksmd_cpu_peak()). */
+static const struct column series_cols[] = {
+	{ "seconds_to_90_percent", 0, 0 }, { "ksmd_cpu_percent_mean", 0, 0 },
+	{ "ksmd_cpu_percent_peak", 0, 0 },
+};
+
+#define NSERIES (sizeof(series_cols) / sizeof(series_cols[0]))
 
 /* The kernel's figures of a live process, or empty cells for the rest. */
 static void proc_cells(const struct proc_stats *st, struct cell *out)
@@ -58,7 +64,7 @@ static void summary_row(const struct writer *w, const struct scope_copy *in,
 	double secs = f->seconds[a];
 	/* Speed of the pages really hashed: zero pages' digests are known. */
 	double mib = (double)f->hashed_pages * PAGE_BYTES / (1024.0 * 1024.0);
-	struct cell row[NCOLS + NPROC + 1] = {
+	struct cell row[NCOLS + NPROC + NSERIES] = {
 		cell_str(in->name),
 		cell_str(in->format),
 		cell_str(algo->name),
@@ -81,8 +87,13 @@ static void summary_row(const struct writer *w, const struct scope_copy *in,
 
 	if (procs)
 		proc_cells(&in->proc, row + NCOLS);
-	if (series)
-		row[NCOLS + (procs ? NPROC : 0)] = cell_real(in->seconds_to_90, 3);
+	if (series) {
+		struct cell *at = row + NCOLS + (procs ? NPROC : 0);
+
+		at[0] = cell_real(in->seconds_to_90, 3);
+		at[1] = cell_real(in->cpu_mean, 4);
+		at[2] = cell_real(in->cpu_peak, 4);
+	}
 	w->row(row);
 }
 
@@ -93,7 +104,7 @@ static void summary_print(struct sink *sk)
 	const struct scan_config *cfg = s->r.rs->scan;
 	int procs = any_process(cfg), series = s->nrows && s->rows[0].nsnaps;
 	size_t ncols = NCOLS + (procs ? NPROC : 0);
-	struct column cols[NCOLS + NPROC + 1];
+	struct column cols[NCOLS + NPROC + NSERIES];
 
 	if (for_people(s->r.rs)) {
 		summary_people(s->r.rs, s->rows, s->nrows);
@@ -102,7 +113,8 @@ static void summary_print(struct sink *sk)
 	memcpy(cols, summary_cols, sizeof(summary_cols));
 	memcpy(cols + NCOLS, proc_cols, sizeof(proc_cols));
 	if (series)
-		cols[ncols++] = series_col;
+		for (size_t k = 0; k < NSERIES; k++)
+			cols[ncols++] = series_cols[k];
 	w->begin("summary", cols, ncols, 0);
 	for (size_t i = 0; i < s->nrows; i++)
 		for (size_t a = 0; a < cfg->nalgos; a++)

@@ -303,10 +303,11 @@ static void over_time(const struct writer *w, const struct scope_copy *in,
 		snprintf(series, sizeof(series), "one snapshot");
 	snprintf(t, sizeof(t), "%s: %s, replayed through ksmd (%llu pages every "
 		 "%llu ms, smart_scan %d): the figures are those after its full "
-		 "scan %zu, at %.0f s%s.", in->name, series,
+		 "scan %zu, at %.0f s%s; ksmd took %.2f%% of a CPU on average, "
+		 "%.2f%% at its busiest.", in->name, series,
 		 (unsigned long long)k->pages_to_scan,
 		 (unsigned long long)k->sleep_ms, k->smart_scan, in->scans,
-		 in->seconds, when);
+		 in->seconds, when, in->cpu_mean, in->cpu_peak);
 	w->note(t);
 }
 

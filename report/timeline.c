@@ -21,6 +21,11 @@ static const struct column timeline_cols[] = {
 	 * differences of pages_scanned and pages_skipped */
 	{ "cow_ksm", 0, 0 }, { "pages_scanned", 0, 0 },
 	{ "pages_skipped_scan", 0, 0 },
+	/* ksmd's CPU from the start to the scan's end, as every report gives
+	 * it (ksmd_cpu_mean(), ksmd_cpu_peak()): pages at --page-cost, KSM
+	 * pages at --revisit-cost; ksmd_cpu_percent is the scan's own, from
+	 * this machine's checksum and memcmp speeds */
+	{ "ksmd_cpu_percent_mean", 0, 0 }, { "ksmd_cpu_percent_peak", 0, 0 },
 };
 
 #define NCOLS (sizeof(timeline_cols) / sizeof(timeline_cols[0]))
@@ -115,7 +120,7 @@ static size_t columns(const struct timeline *t, struct column *cols)
 }
 
 static void timeline_row(const struct timeline *t, const struct writer *w,
-			 const struct timeline_row *r)
+			 const struct timeline_row *r, const struct ksmd_cpu *c)
 {
 	struct cell row[NCOLS + 1] = {
 		cell_str(t->name), cell_uint(r->scan), cell_real(r->seconds, 3),
@@ -124,7 +129,8 @@ static void timeline_row(const struct timeline *t, const struct writer *w,
 		cell_uint(r->pages_skipped), cell_uint(r->ksm_zero_pages),
 		cell_int(r->general_profit), cell_real(r->cpu_percent, 3),
 		cell_uint(r->cow_ksm), cell_uint(r->visited),
-		cell_uint(r->skipped_scan),
+		cell_uint(r->skipped_scan), cell_real(ksmd_cpu_mean(c), 4),
+		cell_real(ksmd_cpu_peak(c), 4),
 	};
 
 	if (t->params.policy != POLICY_FIXED) {
@@ -278,14 +284,17 @@ static void timeline_print(struct sink *sk)
 	size_t picked = people ? people_pick(t, pick) : t->nrows;
 
 	struct column cols[NCOLS + 1];
+	struct ksmd_cpu cpu = { 0 };
 
 	report_begin(w, "timeline", people, cols, columns(t, cols), people_cols,
 		     NPEOPLE);
-	for (size_t i = 0; i < t->nrows; i++)
+	for (size_t i = 0; i < t->nrows; i++) {
+		ksmd_cpu_add(&cpu, &t->rows[i]);
 		if (people && pick[i])
 			people_row(w, &t->rows[i]);
 		else if (!people)
-			timeline_row(t, w, &t->rows[i]);
+			timeline_row(t, w, &t->rows[i], &cpu);
+	}
 	if (people && t->nrows) {
 		if (picked < t->nrows)
 			w->note("(some of the scans: -l or --csv shows every one)");

@@ -11,6 +11,8 @@ extern const struct writer table_writer;
 extern const struct writer csv_writer;
 extern const struct writer json_writer;
 extern const struct writer openmetrics_writer;
+extern const struct writer sh_writer;
+extern const struct writer tmpfiles_writer;
 
 /**
  * cell_format() - a cell's value as text, as CSV and tables print it.

@@ -428,9 +428,10 @@ static size_t replay_others(const struct collect *c, const struct series *sr,
 }
 
 /* -r advise: the fixed settings and the advisor's knobs that reach the
- * target (model/advise.c), the target a share of @last's saving; the
- * advisor's first scan counts ksmd's CPU so far on a live host, as its
- * policy's replay does. Return: the rows in @out, 0 without -r advise. */
+ * target (the settings search, model/search.c), the target a share of
+ * @last's saving; the advisor's first scan counts ksmd's CPU so far on a
+ * live host, as its policy's replay does. Return: the rows in @out, 0
+ * without -r advise. */
 static size_t advise(const struct collect *c, const struct series *sr,
 		     const struct replay_params *rp,
 		     const struct timeline_row *last, struct advice *out)
@@ -441,11 +442,9 @@ static size_t advise(const struct collect *c, const struct series *sr,
 
 	if (!(a->seconds > 0))
 		return 0;
-	advise_search(sr, rp, a, reference, out);
 	if (rp->policy != POLICY_ADVISOR)
 		ap.ksmd_cpu_seconds = c->cfg->inputs[0].path ? 0 : ksmd_cpu_seconds();
-	return ADVISE_NSLEEPS + advise_search_advisor(sr, &ap, a, reference,
-						      out + ADVISE_NSLEEPS);
+	return search_settings(sr, rp, &ap, a, reference, c->cfg->progress, out);
 }
 
 /* Replay ksmd over the snapshots and hand the result to the series sinks. */

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../model/advise.h"
+#include "../model/search.h"
 #include "../model/replay.h"
 #include "scan.h"
 

@@ -520,6 +520,169 @@ def floor_held(guest):
           "for people: the advisor is above --max-cpu, said plainly", r.out[-700:])
 
 
+def expected_settings(row, sleep_default=20):
+    """The sysfs files the first advised row sets and their values, written
+    here from its columns (not from its apply column): a fixed row its
+    pages and sleep, the advisor its mode, target scan time and maximum CPU
+    (and its sleep when it is not the kernel's); run=1 for both."""
+    if row["policy"] == "fixed":
+        want = {"pages_to_scan": row["pages_to_scan"],
+                "sleep_millisecs": row["sleep_ms"]}
+    else:
+        want = {"advisor_mode": "scan-time",
+                "advisor_target_scan_time": row["advisor_target_scan_time"],
+                "advisor_max_cpu": row["advisor_max_cpu"]}
+        if int(row["sleep_ms"]) != sleep_default:
+            want["sleep_millisecs"] = row["sleep_ms"]
+    want["run"] = "1"
+    return want
+
+
+def tmpfiles_lines(text):
+    """tmpfiles.d(5) lines parsed as the format says: comments and empty
+    lines skipped, then Type Path Mode User Group Age Argument; each a
+    w(rite) of /sys/kernel/mm/ksm/NAME. Returns {NAME: Argument}, or None
+    if a line is not such."""
+    out = {}
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        f = line.split(None, 6)
+        if len(f) != 7 or f[0] != "w" or f[2:6] != ["-"] * 4 or \
+                not f[1].startswith("/sys/kernel/mm/ksm/"):
+            return None
+        out[f[1][len("/sys/kernel/mm/ksm/"):]] = f[6]
+    return out
+
+
+def applied(args, what):
+    """-o sh and -o tmpfiles of args against the CSV of the same run: the
+    script, run by sh with KSM_SYSFS a folder of its own, writes exactly the
+    first row's settings; the tmpfiles lines carry the same (read by
+    systemd-tmpfiles --root where it is installed, else by the format)."""
+    import shutil
+    import subprocess
+    rows = csv_of(args, what, ADVISE)
+    sh = run(args + ["-o", "sh"])
+    tf = run(args + ["-o", "tmpfiles"])
+    if not rows or not check(sh.rc == 0 and tf.rc == 0, "%s: -o sh and -o "
+                             "tmpfiles exit 0" % what, sh.brief() + tf.brief()):
+        return
+    want = expected_settings(rows[0])
+    check(sh.out.startswith("#!/bin/sh\n") and "\nset -eu\n" in sh.out,
+          "%s: the script starts #!/bin/sh, set -eu" % what, sh.out[:200])
+    sysfs = tmp("sysfs-" + what.replace(" ", "-"))
+    os.makedirs(sysfs, exist_ok=True)
+    r = subprocess.run(["sh", "-c", sh.out], env=dict(os.environ, KSM_SYSFS=sysfs),
+                       capture_output=True, text=True)
+    got = {f: open(os.path.join(sysfs, f)).read() for f in sorted(os.listdir(sysfs))}
+    check(r.returncode == 0, "%s: the script runs under sh" % what, r.stderr)
+    eq(got, {k: v + "\n" for k, v in want.items()},
+       "%s: the script writes the first row's settings, nothing else" % what)
+    eq(tmpfiles_lines(tf.out), want, "%s: tmpfiles lines of the same settings" % what)
+    tool = shutil.which("systemd-tmpfiles")
+    if not tool:
+        return
+    root = tmp("root-" + what.replace(" ", "-"))
+    ksm = os.path.join(root, "sys", "kernel", "mm", "ksm")
+    os.makedirs(ksm, exist_ok=True)
+    for name in want:   # 'w' writes only to files that exist, as sysfs's do
+        open(os.path.join(ksm, name), "w").close()
+    conf = os.path.join(root, "ksm.conf")
+    with open(conf, "w") as f:
+        f.write(tf.out)
+    r = subprocess.run([tool, "--create", "--root=" + root, conf],
+                       capture_output=True, text=True)
+    got = {f: open(os.path.join(ksm, f)).read().strip() for f in sorted(os.listdir(ksm))}
+    check(r.returncode == 0, "%s: systemd-tmpfiles takes the lines" % what, r.stderr)
+    eq(got, want, "%s: systemd-tmpfiles writes the same settings" % what)
+
+
+@test("apply")
+def apply_outputs():
+    """-o sh and -o tmpfiles: the first advised row's settings (on this
+    guest a fixed one is always the cheapest; the advisor's writes are its
+    apply column's, checked in advise_advisor), the commands for people
+    whole below the table, and the usage errors."""
+    guest = fixture("guest-b.elf.zst")
+    applied(["--series", guest, "-r", "advise", "--target=90%@1m", "--max-cpu=5"],
+            "fixed first")
+    applied(["--series", guest, "-r", "advise", "--target=90%@15s", "--max-cpu=70",
+             "--page-cost=100us", "--sleep-ms=50"], "at 100 us a page")
+    r = run(["--series", guest, "-r", "advise", "--target=90%@1m", "--max-cpu=5"])
+    rows = csv_of(["--series", guest, "-r", "advise", "--target=90%@1m",
+                   "--max-cpu=5"], "advise", ADVISE)
+    if rows:
+        first = [x for x in rows if x["policy"] == "fixed"][0]
+        lines = ["echo %s > /sys/kernel/mm/ksm/pages_to_scan" % first["pages_to_scan"],
+                 "echo %s > /sys/kernel/mm/ksm/sleep_millisecs" % first["sleep_ms"],
+                 "echo 1 > /sys/kernel/mm/ksm/run"]
+        out = r.out.splitlines()
+        check(any(out[i:i + 3] == lines for i in range(len(out))),
+              "for people: the commands whole, one a line, below the table",
+              r.out[-600:])
+    snap = tmp("pairs.raw")
+    write_pairs(snap, 2)
+    for fmt in ("sh", "tmpfiles"):
+        for extra in ([], ["-r", "timeline"], ["-r", "advise,timeline",
+                                                "--target=90%@1m"]):
+            r = run(["--series", snap, "-o", fmt] + extra)
+            first = r.err.strip().splitlines()[:1]
+            check(r.rc == 2 and first and "-o %s" % fmt in first[0] and
+                  "-r advise" in first[0] and not r.out,
+                  "-o %s %s: exit 2, one line, no output" % (fmt, " ".join(extra)),
+                  r.brief())
+
+
+def by_name(rows, key):
+    return [float(r[key]) for r in rows]
+
+
+@test("cpu")
+def one_cpu_model():
+    """ksmd_cpu_percent_mean and _peak are one model in every report: for
+    one replay the timeline's last row, the policies row and the series'
+    summary give the same figures, and those this file computes from the
+    timeline (pages visited x 2 us over the replay's time; the peak as
+    peak() above); the advise row's mean is its setting's own timeline's at
+    the last scan by the target time."""
+    guest = fixture("guest-b.elf.zst")
+    cost = ["--page-cost=2us", "--revisit-cost=2us"]
+    tl = csv_of(["--series", guest, "-r", "timeline"] + cost, "timeline",
+                TIMELINE)
+    pol = csv_of(["--series", guest, "-r", "policies"] + cost, "policies", POLICIES)
+    sm = csv_of(["--series", guest, "-r", "summary"] + cost, "summary", ["input"])
+    if not (tl and pol and sm):
+        return
+    rows = [{"seconds": float(r["seconds"]), "visited": int(r["pages_scanned"])}
+            for r in tl]
+    mean = 100 * sum(r["visited"] for r in rows) * COST / rows[-1]["seconds"]
+    want = (round(mean, 4), round(peak(rows, COST), 4))
+    for what, r in (("timeline's last row", tl[-1]), ("policies", pol[0]),
+                    ("summary", sm[0])):
+        got = (float(r["ksmd_cpu_percent_mean"]), float(r["ksmd_cpu_percent_peak"]))
+        check(abs(got[0] - want[0]) < 2e-4 and abs(got[1] - want[1]) < 2e-4,
+              "%s: ksmd's CPU, mean and peak, as computed here" % what,
+              "%r, expected %r" % (got, want))
+    eq({(r["ksmd_cpu_percent_mean"], r["ksmd_cpu_percent_peak"])
+        for r in (tl[-1], pol[0], sm[0])}.__len__(), 1,
+       "timeline, policies and summary print the same mean and peak")
+    adv = csv_of(["--series", guest, "-r", "advise", "--target=90%@1m"] + cost,
+                 "advise", ADVISE)
+    if not adv:
+        return
+    a = [r for r in adv if r["policy"] == "fixed"][0]
+    own = csv_of(["--series", guest, "-r", "timeline", "--pages-to-scan=" +
+                  a["pages_to_scan"], "--sleep-ms=" + a["sleep_ms"]] + cost,
+                 "the advised setting's timeline", TIMELINE)
+    if own:
+        by = [r for r in own if float(r["seconds"]) <= 60][-1]
+        eq((by["ksmd_cpu_percent_mean"], by["ksmd_cpu_percent_peak"]),
+           (a["ksmd_cpu_percent_mean"], a["ksmd_cpu_percent_peak"]),
+           "advise: its row's mean and peak are its setting's timeline's by "
+           "the target time")
+
+
 @test("usage")
 def usage_errors():
     snap = tmp("pairs.raw")

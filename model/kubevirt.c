@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * KubeVirt's KSM handler (virt-handler, pkg/virt-handler/ksm/ksm.go): every
+ * ksmLoopIntervalMinutes it reads MemAvailable and starts, boosts, decays
+ * or stops KSM (advisor.h, kubevirt_adjust()).
+ */
+#include "policy.h"
+#include "replay.h"
+
+int kubevirt_adjust(const struct kubevirt_params *p, uint64_t total_kb,
+		    uint64_t available_kb, int running, uint64_t *pages_to_scan,
+		    uint64_t *sleep_ms)
+{
+	/* Go's unsigned arithmetic: total - available wraps when the savings
+	 * make more available than there is memory (the sleep then comes to
+	 * its floor); 0 would be a division by zero, which panics in Go: the
+	 * floor here */
+	uint64_t used = total_kb - available_kb;
+	uint64_t sleep = used ? p->sleep_baseline * (16 * 1024 * 1024) / used : 0;
+	int64_t pages = (int64_t)*pages_to_scan;
+
+	if (sleep < p->sleep_baseline / 10)
+		sleep = p->sleep_baseline / 10;
+	/* float32, as Go compares them */
+	if ((float)available_kb > (float)total_kb * p->free_percent) {
+		if (!running)
+			return 0;		/* ksmState{false, 0, 0}: run=0 */
+		pages += p->decay;
+		if (pages < p->npages_min)
+			return 0;		/* run=0, nothing else written */
+	} else if (running) {
+		pages += p->boost;
+		if (pages > p->npages_max)
+			pages = p->npages_max;
+	} else {
+		pages = p->npages_init;
+	}
+	*pages_to_scan = (uint64_t)pages;
+	*sleep_ms = sleep;
+	return 1;
+}
+
+static int kubevirt_look(struct policy_state *st, const struct replay_params *p,
+			 uint64_t free_kb, uint64_t committed_kb, int running,
+			 uint64_t *pages_to_scan, uint64_t *sleep_ms)
+{
+	(void)st;
+	(void)committed_kb;
+	return kubevirt_adjust(&p->kubevirt, p->tuned.total_kb, free_kb, running,
+			       pages_to_scan, sleep_ms);
+}
+
+static double kubevirt_every(const struct replay_params *p)
+{
+	return p->kubevirt.loop_seconds ? (double)p->kubevirt.loop_seconds : 1.0;
+}
+
+/* Its loop spins first: the first look is at once. */
+static double kubevirt_first(const struct replay_params *p)
+{
+	(void)p;
+	return 0;
+}
+
+const struct policy_ops kubevirt_policy = {
+	.name = "kubevirt", .start_pages = policy_set_pages, .look = kubevirt_look,
+	.look_every = kubevirt_every, .first_look = kubevirt_first,
+};

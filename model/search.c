@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The settings search behind -r advise (search.h): the settings of ksmd
+ * that reach a target, found by replaying the series. (Not the kernel's
+ * advisor, advisor_mode=scan-time: that is one of the policies the search
+ * tries, model/advisor.c.) More pages a wake-up never makes ksmd slower,
+ * so for one sleep the fixed settings that reach a target by a time are those from
+ * some pages_to_scan up: a bisection finds it, and the setting just below
+ * it is one the search tried and saw fail. The scan-time advisor the same
+ * way, over advisor_target_scan_time at one advisor_max_cpu: a longer
+ * target makes it slower, so the settings that reach the target are those
+ * up to some target scan time.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../util/progress.h"
+#include "../util/util.h"
+#include "search.h"
+#include "pace.h"
+#include "policy.h"
+
+/* A search over one second long shows its progress (on a terminal). */
+#define SEARCH_QUIET_SECONDS 1.0
+
+/* One search: the series, the target, and the shared replay if it applies. */
+struct search {
+	const struct series *sr;
+	const struct advise_params *a;
+	uint64_t reference;
+	struct pace_log *log;		/* NULL: every setting replayed */
+	const struct replay_params *base, *advisor_base;
+	struct advice *out;
+	size_t ntasks;			/* the searches: one per sleep, then
+					 * one per advisor_max_cpu */
+	uint64_t cpus[ADVISE_ADVISOR_NCPUS];
+	atomic_size_t next;		/* the next search to run */
+	atomic_uint tried;		/* settings replayed so far */
+	struct progress *pr;		/* drawn by the thread that started */
+	pthread_t drawer;
+	double start;
+};
+
+/* One more setting replayed: the progress, once the search is long. */
+static void tick(struct search *se)
+{
+	unsigned tried = atomic_fetch_add(&se->tried, 1) + 1;
+	char text[80];
+
+	if (!se->pr || !pthread_equal(pthread_self(), se->drawer) ||
+	    now_seconds() - se->start < SEARCH_QUIET_SECONDS)
+		return;
+	snprintf(text, sizeof(text), "advise: %zu of %zu searches begun, "
+		 "%u settings replayed", atomic_load(&se->next) < se->ntasks ?
+		 atomic_load(&se->next) : se->ntasks, se->ntasks, tried);
+	progress_note(se->pr, text);
+}
+
+/* replay_run(), from the shared replay when it can be. */
+static size_t run(struct search *s, const struct replay_params *rp,
+		  struct timeline_row **rows, int *cut)
+{
+	size_t n = s->log ? pace_replay(s->log, rp, rows, cut) : 0;
+
+	return n ? n : replay_run(s->sr, rp, rows, cut);
+}
+
+/* A replay of @rp (its policy and knobs set) to the target time, or, with
+ * @early, only until it reaches the target (then only .reaches holds). */
+static struct advice replay_to_target(struct search *se,
+				      struct replay_params rp, int early)
+{
+	const struct advise_params *a = se->a;
+	uint64_t reference = se->reference;
+	struct timeline_row *rows;
+	struct advice ad = {
+		.policy = rp.policy, .pages_to_scan = rp.ksm.pages_to_scan,
+		.sleep_ms = rp.ksm.sleep_ms, .advisor = rp.advisor,
+		.seconds_to_target = NAN, .replays = 1,
+	};
+	double want = a->fraction * (double)reference;
+	struct ksmd_cpu cpu = { 0 };
+	uint64_t by_then = 0;
+	size_t n;
+	int cut;
+
+	/* the advisor starts at its minimum */
+	ad.pages_to_scan = policy_ops(rp.policy)->start_pages(&rp);
+	rp.scans = 0;
+	rp.until = a->seconds;
+	rp.until_saving = early ? (want > 1 ? (uint64_t)ceil(want) : 1) : 0;
+	n = run(se, &rp, &rows, &cut);
+	tick(se);
+	for (size_t i = 0; i < n && rows[i].seconds <= a->seconds; i++) {
+		uint64_t s = rows[i].pages_sharing + rows[i].ksm_zero_pages;
+
+		by_then = s;
+		ksmd_cpu_add(&cpu, &rows[i]);
+		ad.pages_to_scan = rows[i].pages_to_scan;	/* in force */
+		ad.sleep_ms = rows[i].sleep_ms;
+		if (isnan(ad.seconds_to_target) && s && (double)s >= want)
+			ad.seconds_to_target = rows[i].seconds;
+	}
+	ad.reaches = !isnan(ad.seconds_to_target);
+	ad.reached = reference ? (double)by_then / (double)reference : 0;
+	ad.cpu_mean = ksmd_cpu_mean(&cpu);
+	ad.cpu_peak = ksmd_cpu_peak(&cpu);
+	free(rows);
+	return ad;
+}
+
+/* One fixed setting, replayed to the target time (or, with @early, until
+ * it reaches the target). */
+static struct advice try_setting(struct search *se,
+				 const struct replay_params *base,
+				 uint64_t pages, uint64_t sleep_ms, int early)
+{
+	struct replay_params rp = *base;
+
+	rp.policy = POLICY_FIXED;
+	rp.ksm.pages_to_scan = pages;
+	rp.ksm.sleep_ms = sleep_ms;
+	return replay_to_target(se, rp, early);
+}
+
+/*
+ * The fewest pages_to_scan at @sleep_ms that reach the target; the most
+ * that helps is the whole memory in one wake-up. Each setting tried stops
+ * once it reaches the target (a replay that does not is the whole one);
+ * the one found is replayed to the target time for its figures.
+ */
+static struct advice search_sleep(struct search *se,
+				  const struct replay_params *base,
+				  uint64_t sleep_ms)
+{
+	uint64_t lo = 0, hi = se->sr->naddr + 1;
+	struct advice best = try_setting(se, base, hi, sleep_ms, 1);
+	unsigned replays = 1;
+
+	if (!best.reaches)
+		return best;
+	while (hi - lo > 1) {	/* lo fails (0: nothing), hi reaches */
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		replays++;
+		if (try_setting(se, base, mid, sleep_ms, 1).reaches)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	best = try_setting(se, base, hi, sleep_ms, 0);
+	best.cheaper = lo;
+	best.replays = replays;
+	return best;
+}
+
+/* The advisor at @target s and @max_cpu %, replayed to the target time (or,
+ * with @early, until it reaches the target). */
+static struct advice try_advisor(struct search *se,
+				 const struct replay_params *base,
+				 uint64_t target, uint64_t max_cpu, int early)
+{
+	struct replay_params rp = *base;
+
+	rp.policy = POLICY_ADVISOR;
+	rp.advisor.target_scan_time = target;
+	rp.advisor.max_cpu = max_cpu;
+	return replay_to_target(se, rp, early);
+}
+
+/* The longest advisor_target_scan_time from 1 s to the target's duration
+ * that reaches the target at @max_cpu; if none, 1 s (the fastest). */
+static struct advice search_max_cpu(struct search *se,
+				    const struct replay_params *base,
+				    uint64_t max_cpu)
+{
+	const struct advise_params *a = se->a;
+	uint64_t lo = 1, hi = a->seconds > 1 ? (uint64_t)ceil(a->seconds) : 1;
+	struct advice top = try_advisor(se, base, hi, max_cpu, 0);
+	struct advice best;
+	unsigned replays = 1;
+
+	if (top.reaches || hi == 1)
+		return top;	/* nothing longer was tried */
+	best = try_advisor(se, base, lo, max_cpu, 1);
+	replays++;
+	if (!best.reaches) {	/* failed: it ran to the target time */
+		best.replays = replays;
+		return best;
+	}
+	while (hi - lo > 1) {	/* lo reaches, hi does not */
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		replays++;
+		if (try_advisor(se, base, mid, max_cpu, 1).reaches)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	best = try_advisor(se, base, lo, max_cpu, 0);
+	best.cheaper = hi;
+	best.replays = replays + 1;
+	return best;
+}
+
+/* The advisor_max_cpu values to try, ascending: the advisor's floor of
+ * 10% (below it the floor wins), and --max-cpu in whole percent if given,
+ * else the kernel's default. */
+static size_t max_cpus(const struct advise_params *a, uint64_t *out)
+{
+	uint64_t want = ADVISOR_MAX_CPU;
+
+	out[0] = ADVISOR_MIN_CPU;
+	if (a->max_cpu < 100)
+		want = (uint64_t)floor(a->max_cpu);
+	if (want <= ADVISOR_MIN_CPU)
+		return 1;
+	out[1] = want;
+	return 2;
+}
+
+/* One of the searches: a sleep's, or an advisor_max_cpu's. */
+static void search_one(struct search *se, size_t k)
+{
+	static const uint64_t sleeps[ADVISE_NSLEEPS] = ADVISE_SLEEPS;
+
+	if (k < ADVISE_NSLEEPS)
+		se->out[k] = search_sleep(se, se->base, sleeps[k]);
+	else
+		se->out[k] = search_max_cpu(se, se->advisor_base,
+					    se->cpus[k - ADVISE_NSLEEPS]);
+}
+
+/* A thread's work: the searches not yet taken. */
+static void *searcher(void *arg)
+{
+	struct search *se = arg;
+	size_t k;
+
+	while ((k = atomic_fetch_add(&se->next, 1)) < se->ntasks)
+		search_one(se, k);
+	return NULL;
+}
+
+/* Threads for a search without the shared replay: each setting's replay
+ * is its own, the searches independent (the shared replay is one). */
+static size_t search_threads(const struct search *se)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (se->log || cpus < 2)
+		return 1;
+	return (size_t)cpus < se->ntasks ? (size_t)cpus : se->ntasks;
+}
+
+size_t search_settings(const struct series *sr,
+		       const struct replay_params *base,
+		       const struct replay_params *advisor_base,
+		       const struct advise_params *a, uint64_t reference,
+		       int progress, struct advice *out)
+{
+	struct search se = { .sr = sr, .a = a, .reference = reference,
+			     .base = base, .advisor_base = advisor_base,
+			     .out = out, .start = now_seconds() };
+	pthread_t th[ADVISE_ROWS_MAX];
+	size_t nth, started = 0;
+
+	se.ntasks = ADVISE_NSLEEPS + max_cpus(a, se.cpus);
+	/* the test suites' oracle: every setting replayed on its own */
+	if (!getenv("KSMSCAN_SLOW_REPLAY"))
+		se.log = pace_open(sr, base);
+	se.pr = progress_start(progress, 0);
+	se.drawer = pthread_self();
+	nth = search_threads(&se);
+	while (started + 1 < nth &&
+	       !pthread_create(&th[started], NULL, searcher, &se))
+		started++;
+	searcher(&se);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	progress_end(se.pr);
+	pace_close(se.log);
+	return se.ntasks;
+}
