@@ -26,6 +26,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import (PAGE, ZERO, check, eq, named_child, ram_stream, run,  # noqa: E402
@@ -294,6 +295,12 @@ def doctor_says_what_it_could_not_read():
     nobody = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
     root_kid = subprocess.Popen(["sleep", "60"])
     own_kid = subprocess.Popen(nobody + ["sleep", "60"])
+    # Readable by nobody once setpriv has become nobody and run sleep.
+    from ksmtest import proc_comm
+    for _ in range(500):
+        if proc_comm(own_kid.pid) == b"sleep":
+            break
+        time.sleep(0.01)
     try:
         for pids, exp in (([root_kid.pid, own_kid.pid],
                            ["1 process could not be read (pid:%d)" % root_kid.pid,
