@@ -261,7 +261,7 @@ static void fixed_sentence(const struct advise *v, const struct advice *a,
 	else if (rank(v, a) == 1)
 		snprintf(text, len, "No fixed setting reaches the target within "
 			 "%g%% CPU: the cheapest that reaches it, %llu pages every "
-			 "%llu ms, takes %.2f%%.", v->target.max_cpu,
+			 "%llu ms, takes %.3g%%.", v->target.max_cpu,
 			 (unsigned long long)a->pages_to_scan,
 			 (unsigned long long)a->sleep_ms, a->cpu_mean);
 	else
@@ -307,7 +307,7 @@ static void advisor_sentence(const struct advise *v, const struct advice *a,
 		snprintf(text, len, "No advisor setting reaches the target within "
 			 "%g%% CPU: the cheapest that reaches it, "
 			 "advisor_target_scan_time %llu s with advisor_max_cpu "
-			 "%llu%%, takes %.2f%%%s.", v->target.max_cpu, t, m,
+			 "%llu%%, takes %.3g%%%s.", v->target.max_cpu, t, m,
 			 a->cpu_mean, floor);
 	else
 		snprintf(text, len, "No advisor setting reaches the target: the "
