@@ -34,7 +34,7 @@ SRCS = ksmscan.c \
        hash/xxh3_avx2.c hash/xxh3_avx512.c \
        dump/dump.c dump/source.c dump/layers.c dump/refuse.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/qemu.c dump/proc.c \
        scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c \
-       scan/tally.c scan/series.c scan/forecast.c \
+       scan/tally.c scan/frames.c scan/forked.c scan/series.c scan/forecast.c \
        model/ksm.c model/rbtree.c model/treesim.c model/replay.c model/advise.c model/advisor.c model/zram.c \
        compress/codecs.c compress/lzo.c \
        report/cell.c report/csv.c report/json.c report/table.c report/reports.c \

@@ -294,7 +294,7 @@ static void people_row(const struct writer *w, const struct scope_copy *in,
 	/* The message names the input, which the row does already. */
 	if (why && strncmp(why, in->name, len) == 0 && strncmp(why + len, ": ", 2) == 0)
 		why += len + 2;
-	snprintf(status, sizeof(status), "%s%s%s", scope_status_name(in->status),
+	snprintf(status, sizeof(status), "%s%s%s", scope_status_label(in->status, f),
 		 why ? ": " : "", why ? why : "");
 	struct cell row[NPEOPLE] = {
 		cell_str(shorten(in->name, name, sizeof(name))),

@@ -21,6 +21,7 @@
 #include "../host/process.h"
 #include "../hash/measure.h"
 #include "../util/util.h"
+#include "forked.h"
 #include "index.h"
 #include "series.h"
 
@@ -30,7 +31,7 @@
  * addresses' union. A series stops before it needs more than the memory
  * the machine has available.
  */
-#define SERIES_PAGE_BYTES 32
+#define SERIES_PAGE_BYTES 40
 
 /* One snapshot's pages: (address, content id), sorted by address at the end. */
 struct snap {
@@ -38,6 +39,7 @@ struct snap {
 		uint64_t addr;
 		uint32_t id;
 		uint32_t pos;	/* its place in the input, for equal addresses */
+		uint64_t frame;	/* its frame key (frames.h), 0 for files */
 	} *p;
 	size_t n, cap;
 };
@@ -142,6 +144,7 @@ struct collect {
 	int cut;			/* the replay stopped at a bound */
 	char why[200];			/* what the series row lacks */
 	uint64_t pages, budget;		/* pages collected; the most allowed */
+	struct forked forked;		/* live pages' frames (forked.c) */
 	char stop[200];			/* why the run was stopped */
 };
 
@@ -157,7 +160,7 @@ static void collect_page(struct sink *sk, const struct page_event *pg)
 		s->p = xreallocarray(s->p, s->cap, sizeof(*s->p));
 	}
 	s->p[s->n] = (struct page_ref){ proc << SERIES_PROC_SHIFT | pg->address,
-					pg->id, (uint32_t)s->n };
+					pg->id, (uint32_t)s->n, pg->frame };
 	s->n++;
 	if (++c->pages >= c->budget && !c->sink.stop) {
 		/* Stopped now, as it grows: a small file may decompress to
@@ -234,13 +237,16 @@ static uint64_t *union_addresses(const struct collect *c, size_t *n)
 }
 
 /* Snapshot @s as (address index in @addr, content id) pairs, ascending; of
- * pages at one address, the first read counts. Frees the page list. */
-static struct snapshot snap_sparse(struct snap *s, const uint64_t *addr)
+ * pages at one address, the first read counts; @frame set to their frame
+ * keys (0: files). Frees the page list. */
+static struct snapshot snap_sparse(struct snap *s, const uint64_t *addr,
+				   uint64_t **frame)
 {
 	struct snapshot out = { 0, xcalloc(s->n + 1, sizeof(uint32_t)),
 				xcalloc(s->n + 1, sizeof(uint32_t)) };
 	size_t j = 0;
 
+	*frame = xcalloc(s->n + 1, sizeof(**frame));
 	if (s->n)	/* an unread snapshot has no page list at all */
 		qsort(s->p, s->n, sizeof(*s->p), ref_cmp);
 	for (size_t i = 0; i < s->n; i++) {
@@ -249,6 +255,7 @@ static struct snapshot snap_sparse(struct snap *s, const uint64_t *addr)
 		while (addr[j] < s->p[i].addr)
 			j++;
 		out.addr_no[out.n] = (uint32_t)j;
+		(*frame)[out.n] = s->p[i].frame;
 		out.id[out.n++] = s->p[i].id;
 	}
 	free(s->p);
@@ -257,10 +264,15 @@ static struct snapshot snap_sparse(struct snap *s, const uint64_t *addr)
 	return out;
 }
 
-/* The index's bytes of a content, for the replay's trees. */
+/* The bytes of a content, for the replay's trees: the index's, or for a
+ * forked mapping's own content (forked.c) its page. */
 static const unsigned char *content_bytes(const void *ctx, uint32_t id)
 {
-	return index_entry(ctx, id)->bytes;
+	const struct collect *c = ctx;
+
+	if (id >= c->forked.base)
+		return forked_bytes(&c->forked, id);
+	return index_entry(c->ix, id)->bytes;
 }
 
 /* How snapshot @b differs from snapshot @a; @count is scratch, one zeroed
@@ -360,6 +372,7 @@ static struct scope last_scope(struct collect *c, const struct timeline_row *t,
 	f->saved_zero_bytes = (t->ksm_zero_pages + t->zero_sharing) * PAGE_BYTES;
 	f->general_profit = t->general_profit;
 	f->saved_percent = ksm_saved_percent(saved, f->pages);
+	forked_figures(&c->forked, k, saved, f);
 	sc.f = f;
 	sc.name = c->nprocs == 1 ? c->cfg->inputs[k].name : series_name(c);
 	sc.input_no = k * c->nprocs;
@@ -454,11 +467,11 @@ static void collect_finish(struct collect *c)
 	size_t n, ns = c->nsnaps;
 	uint64_t *addr = union_addresses(c, &n);
 	struct snapshot *snaps = xcalloc(ns, sizeof(*snaps));
-	uint32_t *count = xcalloc(c->nsum + 1, sizeof(*count));
+	uint32_t *count;
 	struct volatility_row *vol = xcalloc(ns, sizeof(*vol));
 	struct replay_params rp = replay_params(c);
-	struct series sr = { n, addr, ns, snaps, c->sum, c->head, c->zero_id,
-			     c->zero_sum, content_bytes, c->ix,
+	struct series sr = { n, addr, ns, snaps, NULL, NULL, c->zero_id,
+			     c->zero_sum, content_bytes, c,
 			     c->cfg->inputs[0].path ? NULL : c->at };
 	const char *name = series_name(c);
 	int live = !c->cfg->inputs[0].path;
@@ -474,8 +487,20 @@ static void collect_finish(struct collect *c)
 		rp.ksmd_cpu_seconds = ksmd_cpu_seconds();
 	for (size_t s = ns; s-- > 0;)
 		c->at[s] -= c->at[0];	/* from the first snapshot on */
-	for (size_t s = 0; s < ns; s++)
-		snaps[s] = snap_sparse(&c->snaps[s], addr);
+	forked_start(&c->forked, c->nsum, n, ns, c->nprocs, &c->cfg->ksm,
+		     c->zero_id);
+	for (size_t s = 0; s < ns; s++) {
+		uint64_t *frame;
+
+		snaps[s] = snap_sparse(&c->snaps[s], addr, &frame);
+		forked_snapshot(&c->forked, s, &snaps[s], frame, SERIES_PROC_SHIFT,
+				addr);
+		free(frame);
+	}
+	forked_contents(&c->forked, &c->sum, &c->head);
+	sr.sum = c->sum;
+	sr.head = c->head;
+	count = xcalloc(c->forked.base + c->forked.n + 1, sizeof(*count));
 	for (size_t s = 1; s < ns; s++) {
 		vol[s - 1] = differ(&snaps[s - 1], &snaps[s], count);
 		vol[s - 1].from = s;
@@ -490,6 +515,8 @@ static void collect_finish(struct collect *c)
 		      "or more --pages-to-scan or --sleep-ms", name, nrows,
 		      rows[nrows - 1].seconds, rows[nrows - 1].snapshot + 1, ns);
 	struct scope sc = last_scope(c, &rows[nrows - 1], snaps);
+	const struct forked_snap *fs = forked_at(&c->forked,
+						 rows[nrows - 1].snapshot);
 	struct policy_run runs[POLICIES_MAX + 1] = {
 		{ rp.policy, rows, nrows, settled(&rp, cut), &rp },
 	};
@@ -504,7 +531,9 @@ static void collect_finish(struct collect *c)
 				     rows[nrows - 1].pages_sharing +
 				     rows[nrows - 1].ksm_zero_pages,
 				     &c->sp->advise,
-				     live ? owners : NULL, live ? c->nprocs : 0 };
+				     live ? owners : NULL, live ? c->nprocs : 0,
+				     live && fs ? fs->proc_frames : NULL,
+				     live && fs ? fs->proc_fork_shared : NULL };
 
 	for (size_t i = 0; i < c->nto; i++)
 		c->to[i]->ops->series(c->to[i], &res);
@@ -553,6 +582,7 @@ static void collect_free(struct collect *c)
 	free(c->at);
 	free(c->sum);
 	free(c->head);
+	forked_free(&c->forked);
 	free(c->to);
 }
 

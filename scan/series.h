@@ -99,6 +99,11 @@ struct series_result {
 					 * order) at the first policy's last
 					 * full scan; NULL for files */
 	size_t nowners;
+	const uint64_t *owner_frames;	/* per owner: the distinct frames of
+					 * its pages in the row's snapshot, or
+					 * NULL */
+	const uint64_t *owner_fork_shared;	/* ... its pages whose frame
+					 * another process maps too */
 };
 
 /**

@@ -49,6 +49,8 @@ struct page_event {
 					 * page, or NULL: the content was not new
 					 * to the input (nor the zero page) */
 	uint32_t id;			/* the content's id in the index */
+	uint64_t frame;			/* a live page's frame key (frames.h:
+					 * equal for pages on one frame), or 0 */
 	int zero;			/* all bytes zero */
 	int seen;			/* the content occurred earlier in the input */
 };
