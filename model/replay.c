@@ -422,6 +422,10 @@ static void dup_append(struct replay *r, struct rmap *s, uint32_t k)
 {
 	struct dup *d = &r->d[k];
 
+	/* ksmd's time to merge the page, on top of its visit */
+	r->cpu_all += r->p->merge_seconds;
+	r->cpu_scan += r->p->merge_seconds;
+	r->batch_cost += r->p->merge_seconds;
 	if (d->len++)
 		r->sharing++;
 	else

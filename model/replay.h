@@ -63,6 +63,9 @@ struct replay_params {
 	double revisit_seconds;		/* ... per page it visits that is a KSM
 					 * page already (it only finds the page
 					 * still in its KSM page's list) */
+	double merge_seconds;		/* ... more per page it merges into a
+					 * KSM page (replace_page() and the
+					 * stable tree's insert or append) */
 	const double *late;		/* measured on a live host: how late ksmd
 					 * runs (seconds past its tick, and its
 					 * batch stretched by other tasks), a

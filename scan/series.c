@@ -50,15 +50,26 @@ struct snap {
  * batch's CPU time, and notes how late it ran: past when it was due, and
  * what other tasks took of its work. The replay adds each batch's cost and
  * asks how many jiffies late ksmd's timer is then armed, over the sample.
+ *
+ * ksmscan itself reads and hashes the snapshots on the same CPUs, which
+ * ksmd would not have to share once ksmscan is gone: the wake-ups that
+ * overlap a snapshot's reading are left out, as long as enough others
+ * were measured (between snapshots).
  */
 #define PACER_SAMPLES 64
+#define PACER_MIN 10		/* fewer wake-ups than this tell nothing */
 struct pacer {
 	pthread_t thread;
 	int running;
 	int stop;			/* set by the main thread (atomic) */
+	unsigned reading;		/* odd while ksmscan reads a snapshot
+					 * (atomic, set by the main thread) */
 	double sleep, work;		/* seconds */
 	double late[PACER_SAMPLES];	/* the latest wake-ups' lateness */
 	uint64_t n;			/* wake-ups measured */
+	double idle[PACER_SAMPLES];	/* ... of those while ksmscan did not
+					 * read */
+	uint64_t nidle;
 };
 
 static double thread_cpu(void)
@@ -77,14 +88,18 @@ static void *pacer_run(void *arg)
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 5) < 0)
 		return NULL;
 	while (!__atomic_load_n(&pc->stop, __ATOMIC_RELAXED)) {
-		double due = now_seconds() + pc->sleep, woke, cpu;
+		double due = now_seconds() + pc->sleep, woke, cpu, late;
+		unsigned before = __atomic_load_n(&pc->reading, __ATOMIC_RELAXED);
 
 		sleep_until(due);
 		woke = now_seconds();
 		for (cpu = thread_cpu(); thread_cpu() - cpu < pc->work;)
 			;	/* a batch: what other tasks take of it is late too */
-		pc->late[pc->n++ % PACER_SAMPLES] = (woke - due) +
-			(now_seconds() - woke) - (thread_cpu() - cpu);
+		late = (woke - due) + (now_seconds() - woke) - (thread_cpu() - cpu);
+		pc->late[pc->n++ % PACER_SAMPLES] = late;
+		if (!(before & 1) &&
+		    __atomic_load_n(&pc->reading, __ATOMIC_RELAXED) == before)
+			pc->idle[pc->nidle++ % PACER_SAMPLES] = late;
 	}
 	return NULL;
 }
@@ -102,7 +117,19 @@ static void pacer_start(struct pacer *pc, const struct series_params *sp,
 	pc->running = pthread_create(&pc->thread, NULL, pacer_run, pc) == 0;
 }
 
-/* Stop it: the number of samples in pc->late (0 if too few to tell). */
+/* Say that ksmscan begins (@on 1) or ends (0) reading a snapshot. */
+static void pacer_reading(struct pacer *pc, int on)
+{
+	unsigned r = __atomic_load_n(&pc->reading, __ATOMIC_RELAXED);
+
+	if ((int)(r & 1) != on)
+		__atomic_store_n(&pc->reading, r + 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Stop it: the number of samples in pc->late (0 if too few to tell): those
+ * taken while ksmscan did not read, if there are enough, else all.
+ */
 static size_t pacer_stop(struct pacer *pc)
 {
 	if (!pc->running)
@@ -110,7 +137,11 @@ static size_t pacer_stop(struct pacer *pc)
 	__atomic_store_n(&pc->stop, 1, __ATOMIC_RELAXED);
 	pthread_join(pc->thread, NULL);
 	pc->running = 0;
-	if (pc->n < 10)
+	if (pc->nidle >= PACER_MIN) {
+		memcpy(pc->late, pc->idle, sizeof(pc->late));
+		pc->n = pc->nidle;
+	}
+	if (pc->n < PACER_MIN)
 		return 0;
 	return pc->n < PACER_SAMPLES ? (size_t)pc->n : PACER_SAMPLES;
 }
@@ -327,7 +358,8 @@ static struct replay_params replay_params(const struct collect *c)
 		.ksm = c->cfg->ksm, .scans = c->sp->scans,
 		.interval = c->sp->interval, .hz = c->sp->hz,
 		.page_seconds = c->sp->page_seconds,
-		.revisit_seconds = c->sp->revisit_seconds, .write_rate = c->sp->write_rate,
+		.revisit_seconds = c->sp->revisit_seconds,
+		.merge_seconds = c->sp->merge_seconds, .write_rate = c->sp->write_rate,
 		.policy = c->sp->policy,
 		.advisor = c->sp->advisor, .tuned = c->sp->tuned,
 		.kubevirt = c->sp->kubevirt,
@@ -600,7 +632,9 @@ static void wait_turn(void *arg, size_t k)
 
 	if (k % c->nprocs || in->path)
 		return;		/* not live, or a snapshot's later process */
+	pacer_reading(&c->pacer, 0);	/* the snapshot before is read */
 	sleep_until(c->t0 + due);
+	pacer_reading(&c->pacer, 1);
 	late = now_seconds() - (c->t0 + due);
 	c->at[snap] = due + late;
 	if (late > c->worst_late) {

@@ -27,6 +27,7 @@ struct series_params {
 	unsigned hz;			/* the kernel's HZ, 0: wake every sleep_ms */
 	double page_seconds;		/* ksmd's time per page visited */
 	double revisit_seconds;		/* ... per KSM page revisited */
+	double merge_seconds;		/* ... more per page merged */
 	double write_rate;		/* unseen writes: share of pages per second */
 	enum policy policy;		/* who sets pages_to_scan */
 	enum policy others[POLICIES_MAX];	/* --policy=a,b,...: the policies
