@@ -314,6 +314,43 @@ def replay_settles_on_the_frame_count():
     check(frames, "frames counted")
 
 
+@test("pace")
+def merge_cost_is_charged_per_page_merged():
+    # Static memory of 50 contents, 4 copies each, replayed with no cost
+    # per visit: ksmd's CPU is the merge cost times the pages that joined a
+    # KSM page (pages_shared + pages_sharing at the end: none ever leaves).
+    img = tmp("fours.raw")
+    rng = random.Random(2)
+    pages = [rng.randbytes(PAGE) for _ in range(50)] * 4
+    rng.shuffle(pages)
+    with open(img, "wb") as f:
+        f.write(b"".join(pages))
+    for cost in (1e-3, 0.0):
+        r = run(["--series", img, img, "-f", "raw", "--interval=10s", "--page-cost=0",
+                 "--revisit-cost=0", "--merge-cost=%gus" % (cost * 1e6), "--csv",
+                 "-r", "policies", "--pages-to-scan=20"])
+        rows = list(csv.DictReader(io.StringIO(r.out)))
+        tl = run(["--series", img, img, "-f", "raw", "--interval=10s", "--page-cost=0",
+                  "--revisit-cost=0", "--merge-cost=%gus" % (cost * 1e6), "--csv",
+                  "-r", "timeline", "--pages-to-scan=20"])
+        trows = list(csv.DictReader(io.StringIO(tl.out)))
+        if not check(rows and trows, "policies and timeline", r.brief() + tl.brief()):
+            return
+        last = trows[-1]
+        merged = int(last["pages_shared"]) + int(last["pages_sharing"])
+        eq(merged, 200, "every page merged")
+        want = 100 * merged * cost / float(last["seconds"])
+        got = float(rows[0]["ksmd_cpu_percent_mean"])
+        check(abs(got - want) <= 1e-4 + 1e-3 * want, "--merge-cost=%gus: ksmd's mean "
+              "CPU %.4f%% (computed here)" % (cost * 1e6, want), "got %r" % got)
+    r = run(["--series", img, img, "-f", "raw", "--merge-cost=2"])
+    check(r.rc == 2 and "--merge-cost" in r.err, "--merge-cost=2 (seconds): exit 2, "
+          "named", r.brief())
+    r = run(["-f", "raw", img, "--merge-cost=3us"])
+    check(r.rc == 2 and "needs --series" in r.err, "--merge-cost without a series: "
+          "exit 2", r.brief())
+
+
 @test("errors")
 def short_pagemap_is_said():
     # A pagemap that ends early: the pages past it are not read, the run says so.
