@@ -40,7 +40,6 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import live  # noqa: E402
 import test_ksm_live as kl  # noqa: E402
 from test_ksm_live import check, eq, finish, skip  # noqa: E402
 import xxhash  # noqa: E402
@@ -93,8 +92,8 @@ def children_of(pid):
     out = []
     for stat in glob.glob("/proc/[0-9]*/stat"):
         try:
-            with open(stat) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+            with open(stat, "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
         except OSError:
             continue
         if int(fields[1]) == pid:
@@ -394,14 +393,8 @@ def forker(ks, tmpdir):
 
 
 def main():
-    if not live.live_enabled():
-        skip("KSMSCAN_LIVE_TESTS is not 1: KSM is left alone")
-        return
-    try:
-        kl.preflight()
-        session = live.ksm_session()
-    except (kl.Skip, live.NotAllowed) as e:
-        skip(str(e))
+    session = kl.session_or_skip()
+    if session is None:
         return
     only = [a for a in sys.argv[1:] if not a.startswith("-")]
     tmpdir = tempfile.mkdtemp(prefix="ksmscan-apps-")
