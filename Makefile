@@ -140,6 +140,7 @@ bench: ksmscan build/bench/floor
 	KSMSCAN=./ksmscan $(PYTHON) bench/series_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/exposure_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/units_bench.py
+	KSMSCAN=./ksmscan $(PYTHON) bench/frames_bench.py
 
 # Fuzzing: libFuzzer harnesses with ASan and UBSan, FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 20
