@@ -142,6 +142,8 @@ static uint32_t forked_id(struct forked *fk, const struct snapshot *snap,
 
 	if (id != NO_ID && fk->real[id - fk->base] == real)
 		return id;
+	if ((uint64_t)fk->base + fk->n >= NO_ID)
+		return real;	/* no id left (never with the series' bounds) */
 	if ((fk->n & (fk->n - 1)) == 0 || !fk->n)
 		fk->real = xreallocarray(fk->real, fk->n ? 2 * fk->n : 1,
 					 sizeof(*fk->real));
