@@ -30,6 +30,7 @@ struct frames {
 	uint32_t input;
 	uint64_t family;
 	uint64_t alone;		/* running number of lone pages */
+	uint64_t zero_pfn;	/* the zero page's frame (root), or 0 */
 	uint64_t *shared;	/* per input: its fork-shared pages, once
 				 * every input is read (all_sorted) */
 	size_t nshared;
@@ -38,6 +39,14 @@ struct frames {
 struct frames *frames_new(void)
 {
 	return xcalloc(1, sizeof(struct frames));
+}
+
+/* The zero page's frame, measured once the first frame is noted. */
+static uint64_t zero_frame(struct frames *fr)
+{
+	if (!fr->zero_pfn)
+		fr->zero_pfn = proc_zero_pfn() | FRAME_KEY_ALONE;
+	return fr->zero_pfn & FRAME_PFN_MASK;
 }
 
 void frames_input(struct frames *fr, size_t input_no, int family)
@@ -53,7 +62,9 @@ uint64_t frames_add(struct frames *fr, uint64_t address, uint64_t word,
 {
 	uint64_t pfn = word & FRAME_PFN_MASK, key;
 
-	if (pfn)
+	if (pfn && pfn == zero_frame(fr))
+		key = FRAME_KEY_ZERO;
+	else if (pfn)
 		key = pfn | (word & FRAME_KSM ? FRAME_KEY_KSM : 0);
 	else if (word & FRAME_EXCLUSIVE)
 		key = FRAME_KEY_ALONE | ++fr->alone;
@@ -124,9 +135,16 @@ static void count_sorted(const struct note *v, size_t n,
 		size_t j = i;
 		int in = 0;
 
-		for (; j < n && v[j].key == v[i].key && v[j].id == v[i].id; j++)
-			in |= !in_scope || in_scope[v[j].input];
-		if (in && v[i].id < out->n) {
+		for (; j < n && v[j].key == v[i].key && v[j].id == v[i].id; j++) {
+			int here = !in_scope || in_scope[v[j].input];
+
+			in |= here;
+			if (here && v[i].key == FRAME_KEY_ZERO && v[i].id < out->n) {
+				out->unvisited[v[i].id]++;
+				out->total_unvisited++;
+			}
+		}
+		if (in && v[i].id < out->n && v[i].key != FRAME_KEY_ZERO) {
 			out->frames[v[i].id]++;
 			out->total++;
 			if (frames_key_ksm(v[i].key))
@@ -162,6 +180,7 @@ int frames_count(struct frames *fr, size_t input_no,
 	out->n = nids;
 	out->frames = xcalloc(nids ? nids : 1, sizeof(*out->frames));
 	out->ksm = xcalloc(nids ? nids : 1, sizeof(*out->ksm));
+	out->unvisited = xcalloc(nids ? nids : 1, sizeof(*out->unvisited));
 	count_sorted(v, n, input_no != SIZE_MAX ? NULL : in_scope, out);
 	return 0;
 }

@@ -117,6 +117,7 @@ void frame_counts_free(struct frame_counts *fc)
 {
 	free(fc->frames);
 	free(fc->ksm);
+	free(fc->unvisited);
 	memset(fc, 0, sizeof(*fc));
 }
 
@@ -125,6 +126,13 @@ static inline uint64_t content_frames(const struct frame_counts *fc, size_t id,
 				      uint64_t c)
 {
 	return fc ? (id < fc->n ? fc->frames[id] : 0) : c;
+}
+
+/* Of content @id's @c pages, those ksmd visits: not the zero page's mappings. */
+static inline uint64_t content_visited(const struct frame_counts *fc, size_t id,
+				       uint64_t c)
+{
+	return fc && id < fc->n ? c - fc->unvisited[id] : c;
 }
 
 /*
@@ -165,34 +173,32 @@ void ksm_tally_counts(struct figures *f, const struct index *ix,
 
 		f->hist_contents[b]++;
 		f->hist_pages[b] += c;
-		int merges = content_merges(fc, id, c);
+		/* KSM's arithmetic is over the pages ksmd visits */
+		uint64_t v = content_visited(fc, id, c);
+		int merges = content_merges(fc, id, v);
 
 		if (index_is_zero(ix, id)) {
-			f->ksm_zero_if_z = c;
-			zero_sharing = merges ? ksm_saved_pages(c, 0, p) : 0;
+			f->zero_pages = c;
+			f->ksm_zero_if_z = v;
+			zero_sharing = merges ? ksm_saved_pages(v, 0, p) : 0;
+			zero_unlimited = merges ? v - 1 : 0;
 		}
 		if (merges)
-			unlimited_sharing += c - 1;
-		if (index_is_zero(ix, id)) {
-			zero_unlimited = merges ? c - 1 : 0;
-			f->zero_pages = c;
-			/*
-			 * use_zero_pages: each zero page maps the kernel's
-			 * zero page, one mapping at a time, forked or not.
-			 */
-			if (p->use_zero_pages) {
-				f->ksm_zero_pages = c;
-				freed += content_frames(fc, id, c);
-				continue;
-			}
-		}
-		if (merges) {
+			unlimited_sharing += v - 1;
+		/*
+		 * use_zero_pages: each zero page ksmd visits maps the kernel's
+		 * zero page, one mapping at a time, forked or not.
+		 */
+		if (index_is_zero(ix, id) && p->use_zero_pages) {
+			f->ksm_zero_pages = v;
+			freed += content_frames(fc, id, v);
+		} else if (merges) {
 			uint64_t shared, sharing;
 
-			ksm_content(c, M, &shared, &sharing);
+			ksm_content(v, M, &shared, &sharing);
 			f->pages_shared += shared;
 			f->pages_sharing += sharing;
-			freed += ksm_freed_frames(content_frames(fc, id, c), c, M);
+			freed += ksm_freed_frames(content_frames(fc, id, v), v, M);
 		}
 	}
 	f->freed_bytes = freed * PAGE_BYTES;
@@ -212,8 +218,10 @@ void ksm_tally_counts(struct figures *f, const struct index *ix,
 		unlimited_sharing -= zero_unlimited;
 	f->saved_bytes_unlimited = (unlimited_sharing + f->ksm_zero_pages) * PAGE_BYTES;
 	/* A page merged with the zero page (use_zero_pages) is no longer tracked. */
+	/* ... and KSM tracks no mapping of the kernel's zero page */
 	f->general_profit = ksm_general_profit(f->pages_sharing + f->ksm_zero_pages,
-					       f->pages - f->ksm_zero_pages);
+					       f->pages - f->ksm_zero_pages -
+					       (fc ? fc->total_unvisited : 0));
 	f->duplicate_ratio = f->pages ?
 		(double)(f->pages - f->distinct_pages) / (double)f->pages : 0.0;
 	f->saved_percent = ksm_saved_percent(f->pages_sharing + f->ksm_zero_pages,

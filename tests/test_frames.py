@@ -91,9 +91,15 @@ class Tree:
 
 
 def oracle(pages, m=256, z=False):
-    """KSM's steady state of pages [(content, frame, is_ksm)] counted by frame."""
+    """KSM's steady state of pages [(content, frame, is_ksm)] counted by frame;
+    a frame None maps the kernel's zero page: a page read, which ksmd never
+    visits (no rmap_item, never merged)."""
     by = collections.defaultdict(lambda: [0, set(), False])
+    unvisited = 0
     for content, frame, ksm in pages:
+        if frame is None:
+            unvisited += 1
+            continue
         e = by[content]
         e[0] += 1
         e[1].add(frame)
@@ -113,7 +119,7 @@ def oracle(pages, m=256, z=False):
     n = len(pages)
     out["pages"] = n
     out["general_profit"] = (out["pages_sharing"] + out["ksm_zero_pages"]) * PAGE - \
-        (n - out["ksm_zero_pages"]) * 64
+        (n - out["ksm_zero_pages"] - unvisited) * 64
     return out
 
 
@@ -358,6 +364,12 @@ import mmap, os, random, sys
 n = int(sys.argv[1])
 rng = random.Random(4)
 m = mmap.mmap(-1, n * 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+ro = mmap.mmap(-1, 64 * 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+for i in range(64):               # read only: each maps the zero page
+    ro[i * 4096]
+for i in range(0, 64, 2):         # and zero pages of their own
+    ro[i * 4096] = 1
+    ro[i * 4096] = 0
 pool = [rng.randbytes(4096) for _ in range(n // 8)]
 for i in range(n):
     m[i * 4096:(i + 1) * 4096] = rng.choice(pool) if i % 3 else rng.randbytes(4096)
@@ -376,9 +388,26 @@ os.waitpid(pid, 0)
 """
 
 
-def live_pages(pid, zero_pfn):
-    """[(content digest, frame)] of a live process's private anonymous
-    pages, read here from /proc/PID/maps, pagemap and mem (root)."""
+def zero_pfn():
+    """The kernel's zero page's frame: what a private anonymous page only
+    read maps (root)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]
+    addr = libc.mmap(None, PAGE, 1, 0x02 | 0x20, -1, 0)   # PROT_READ, PRIVATE|ANON
+    ctypes.string_at(addr, 1)
+    with open("/proc/self/pagemap", "rb") as f:
+        f.seek(addr // PAGE * 8)
+        e = struct.unpack("<Q", f.read(8))[0]
+    return e & ((1 << 55) - 1)
+
+
+def live_pages(pid, zero):
+    """[(content digest, frame, False)] of a live process's private
+    anonymous pages, read here from /proc/PID/maps, pagemap and mem (root);
+    frame None for a mapping of the zero page (frame @zero)."""
     import xxhash
     out = []
     with open("/proc/%d/maps" % pid) as f:
@@ -400,7 +429,9 @@ def live_pages(pid, zero_pfn):
                     continue
                 mem.seek(s + i * PAGE)
                 data = mem.read(PAGE)
-                out.append((xxhash.xxh3_128_digest(data), v & ((1 << 55) - 1), False))
+                pfn = v & ((1 << 55) - 1)
+                out.append((xxhash.xxh3_128_digest(data), None if pfn == zero else pfn,
+                            False))
     return out
 
 
@@ -418,7 +449,8 @@ def forked_process_as_root():
         parent, child = (int(x) for x in p.stdout.readline().split())
         r = run(["--csv", "-p", str(parent), "-p", str(child)])
         rows = rows_of(r)
-        mine = {pid: live_pages(pid, 0) for pid in (parent, child)}
+        zpfn = zero_pfn()
+        mine = {pid: live_pages(pid, zpfn) for pid in (parent, child)}
         if not check("*" in rows, "ksmscan ran", r.brief()):
             return
         for pid in (parent, child):
@@ -427,6 +459,8 @@ def forked_process_as_root():
         compare(rows["*"], oracle(both), "*")
         shared = len({f for _, f, _ in mine[parent]} & {f for _, f, _ in mine[child]})
         check(shared > 1000, "the child maps most of its parent's frames", str(shared))
+        zeros = sum(1 for _, f, _ in mine[parent] if f is None)
+        check(zeros >= 32, "the parent maps the zero page", str(zeros))
         check(int(rows["*"]["pages_sharing"]) < oracle(
             [(c, i, False) for i, (c, _, _) in enumerate(both)])["pages_sharing"],
             "fewer merge by frame than by page")
