@@ -173,8 +173,13 @@ void ksm_tally_counts(struct figures *f, const struct index *ix,
 
 		f->hist_contents[b]++;
 		f->hist_pages[b] += c;
-		/* KSM's arithmetic is over the pages ksmd visits */
-		uint64_t v = content_visited(fc, id, c);
+		/*
+		 * KSM's arithmetic is over the pages ksmd visits; with
+		 * use_zero_pages a page that maps the kernel's zero page
+		 * counts as merged with it, as KSM leaves its own.
+		 */
+		uint64_t v = p->use_zero_pages && index_is_zero(ix, id) ? c :
+			     content_visited(fc, id, c);
 		int merges = content_merges(fc, id, v);
 
 		if (index_is_zero(ix, id)) {
@@ -221,7 +226,8 @@ void ksm_tally_counts(struct figures *f, const struct index *ix,
 	/* ... and KSM tracks no mapping of the kernel's zero page */
 	f->general_profit = ksm_general_profit(f->pages_sharing + f->ksm_zero_pages,
 					       f->pages - f->ksm_zero_pages -
-					       (fc ? fc->total_unvisited : 0));
+					       (fc && !p->use_zero_pages ?
+						fc->total_unvisited : 0));
 	f->duplicate_ratio = f->pages ?
 		(double)(f->pages - f->distinct_pages) / (double)f->pages : 0.0;
 	f->saved_percent = ksm_saved_percent(f->pages_sharing + f->ksm_zero_pages,
