@@ -49,7 +49,7 @@ PM_PRESENT, PM_FILE = 1 << 63, 1 << 61
 PFN_MASK = (1 << 55) - 1
 SETTINGS = {"pages_to_scan": 1000, "sleep_millisecs": 20, "smart_scan": 1,
             "max_page_sharing": 256, "use_zero_pages": 0}
-COUNT = 3                # live snapshots of the forecast
+COUNT = 3                # live snapshots of the forecast (1 s apart)
 TOLERANCE = 1.0          # percent: counters and freed_bytes
 PACE_TOLERANCE = 20.0    # percent: time to 90%, on a quiet host
 SETTLE_TIMEOUT = 300
