@@ -9,6 +9,10 @@
  * as ksmd scans it: every anonymous page of those areas, the private copies
  * in file-backed ones included, and not the pages that map the zero page
  * (ksmd finds no page there: its walk does not return the zero page).
+ *
+ * Each range also carries its pages' pagemap entries (frame number,
+ * exclusive bit), and for a process that has KSM pages, which frames are
+ * KSM pages (kpageflags): the engine counts live pages by frame.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -41,6 +41,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_ksm_live as kl  # noqa: E402
+from test_frames import zero_pfn  # noqa: E402
 from test_ksm_live import check, eq, finish, skip  # noqa: E402
 import xxhash  # noqa: E402
 
@@ -99,19 +100,6 @@ def children_of(pid):
         if int(fields[1]) == pid:
             out.append(int(stat.split("/")[2]))
     return sorted(out)
-
-
-def zero_pfn():
-    """The zero page's frame: what a private anonymous page only read maps."""
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mmap.restype = ctypes.c_void_p
-    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                          ctypes.c_int, ctypes.c_long]
-    addr = libc.mmap(None, PAGE, 1, 0x02 | 0x20, -1, 0)   # PROT_READ, PRIVATE|ANON
-    ctypes.string_at(addr, 1)
-    e = kl.pagemap(os.getpid(), addr, 1)[0]
-    return e & PFN_MASK if e & PM_PRESENT else 0
 
 
 def mergeable_areas(pid):
