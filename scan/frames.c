@@ -31,6 +31,7 @@ struct frames {
 	uint64_t family;
 	uint64_t alone;		/* running number of lone pages */
 	uint64_t zero_pfn;	/* the zero page's frame (root), or 0 */
+	int keys_only;		/* frames_keep(0): no notes */
 	uint64_t *shared;	/* per input: its fork-shared pages, once
 				 * every input is read (all_sorted) */
 	size_t nshared;
@@ -39,6 +40,11 @@ struct frames {
 struct frames *frames_new(void)
 {
 	return xcalloc(1, sizeof(struct frames));
+}
+
+void frames_keep(struct frames *fr, int keep)
+{
+	fr->keys_only = !keep;
 }
 
 /* The zero page's frame, measured once the first frame is noted. */
@@ -71,6 +77,8 @@ uint64_t frames_add(struct frames *fr, uint64_t address, uint64_t word,
 	else
 		key = FRAME_KEY_FAMILY | fr->family << FRAME_PAGE_BITS |
 		      ((address / PAGE_BYTES) & ((UINT64_C(1) << FRAME_PAGE_BITS) - 1));
+	if (fr->keys_only)
+		return key;
 	if (fr->n == fr->cap) {
 		fr->cap = fr->cap ? 2 * fr->cap : 65536;
 		fr->v = xreallocarray(fr->v, fr->cap, sizeof(*fr->v));
@@ -189,6 +197,19 @@ uint64_t frames_fork_shared(struct frames *fr, size_t input_no)
 {
 	sort_all(fr);
 	return input_no < fr->nshared ? fr->shared[input_no] : 0;
+}
+
+void frames_say_estimate(void)
+{
+	static int said;
+
+	if (said)
+		return;
+	said = 1;
+	warn("the kernel hides frame numbers from this user: pages that "
+	     "processes share since fork (one frame, which KSM never merges) "
+	     "are estimated from pagemap's exclusive bit and the processes' "
+	     "parentage (status \"estimate\"); run as root to count frames");
 }
 
 void frames_free(struct frames *fr)

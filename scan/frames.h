@@ -61,6 +61,15 @@ struct frames *frames_new(void);
 void frames_input(struct frames *fr, size_t input_no, int family);
 
 /**
+ * frames_keep() - whether frames_add() notes pages (the default), or only
+ * gives their keys: a live series keeps its own (scan/forked.h), and the
+ * engine's notes would cost it 16 bytes a page of every snapshot.
+ * @fr: the frames
+ * @keep: 0 to give keys only
+ */
+void frames_keep(struct frames *fr, int keep);
+
+/**
  * frames_add() - note one page of the current input.
  * @fr: the frames
  * @address: the page's address
@@ -96,6 +105,12 @@ int frames_count(struct frames *fr, size_t input_no,
  * @input_no: the input
  */
 uint64_t frames_fork_shared(struct frames *fr, size_t input_no);
+
+/**
+ * frames_say_estimate() - say, once a run, that frames were estimated and
+ * that root counts them (a warning on standard error).
+ */
+void frames_say_estimate(void);
 
 /**
  * frames_free() - free the frames.

@@ -107,7 +107,6 @@ struct scan {
 	struct group_counts *groups;	/* --group: pages per content per group */
 	struct frames *frames;		/* live pages' frames */
 	unsigned char *has_frames;	/* per input: its pages have frames */
-	int said_estimate;		/* the estimate's warning was given */
 	char why[256];			/* the current input's first error */
 };
 
@@ -548,7 +547,7 @@ static void batch_fill(struct scan *s, struct batch *b, struct dump *d,
 	b->framed = r->frames != NULL;
 	if (b->framed) {
 		memcpy(b->frame, r->frames + i, n * sizeof(*b->frame));
-		s->has_frames[s->input] = 1;
+		s->has_frames[s->input] = !s->cfg->frame_keys_only;
 	}
 	memset(b->bad, 0, n);
 	memset(b->seconds, 0, sizeof(b->seconds));
@@ -681,18 +680,6 @@ static const struct frame_counts *scope_frames(struct scan *s, size_t k,
 	return fc;
 }
 
-/* Say once that frames were estimated, and what root gives. */
-static void say_estimate(struct scan *s, const struct figures *f)
-{
-	if (!f->estimate || s->said_estimate)
-		return;
-	s->said_estimate = 1;
-	warn("the kernel hides frame numbers from this user: pages that "
-	     "processes share since fork (one frame, which KSM never merges) "
-	     "are estimated from pagemap's exclusive bit and the processes' "
-	     "parentage (status \"estimate\"); run as root to count frames");
-}
-
 /* Compute a scope's figures and hand it to every sink. */
 static void scan_scope(struct scan *s, size_t k, const char *name,
 		       const char *format, enum scope_status status)
@@ -714,7 +701,8 @@ static void scan_scope(struct scan *s, size_t k, const char *name,
 		  &cfg->ksm);
 	if (fcp)
 		frame_counts_free(&fc);
-	say_estimate(s, &s->fig[k]);
+	if (s->fig[k].estimate)
+		frames_say_estimate();
 	for (size_t i = 0; i < cfg->nsinks; i++)
 		if (cfg->sinks[i]->ops->scope)
 			cfg->sinks[i]->ops->scope(cfg->sinks[i], &sc);
@@ -923,6 +911,7 @@ static void scan_start(struct scan *s, const struct scan_config *cfg)
 	s->progress = progress_start(cfg->progress, scan_total_bytes(cfg));
 	s->groups = group_counts_new(cfg->groups, cfg->ngroups);
 	s->frames = frames_new();
+	frames_keep(s->frames, !cfg->frame_keys_only);
 	s->has_frames = xcalloc(n ? n : 1, 1);
 }
 

@@ -22,14 +22,15 @@
 #include "../hash/measure.h"
 #include "../util/util.h"
 #include "forked.h"
+#include "frames.h"
 #include "index.h"
 #include "series.h"
 
 /*
  * What a series keeps per page of every snapshot at its peak: the page's
- * (address, id, place) while it is read, then (address index, id), and the
- * addresses' union. A series stops before it needs more than the memory
- * the machine has available.
+ * (address, id, place, frame) while it is read, then (address index, id),
+ * and the addresses' union. A series stops before it needs more than the
+ * memory the machine has available.
  */
 #define SERIES_PAGE_BYTES 40
 
@@ -528,6 +529,8 @@ static void collect_finish(struct collect *c)
 		forked_snapshot(&c->forked, s, &snaps[s], frame, SERIES_PROC_SHIFT,
 				addr);
 		free(frame);
+		if (c->forked.snaps[s].estimate)
+			frames_say_estimate();
 	}
 	forked_contents(&c->forked, &c->sum, &c->head);
 	sr.sum = c->sum;
@@ -717,6 +720,7 @@ int series_run(const struct scan_config *cfg, const struct series_params *sp)
 	}
 	sub.sinks = sinks;
 	sub.before_input = wait_turn;
+	sub.frame_keys_only = 1;	/* forked.c counts each snapshot's frames */
 	sub.arg = &c;
 	if (cfg->ninputs && !cfg->inputs[0].path)
 		pacer_start(&c.pacer, sp, &cfg->ksm);
