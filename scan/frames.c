@@ -199,6 +199,87 @@ uint64_t frames_fork_shared(struct frames *fr, size_t input_no)
 	return input_no < fr->nshared ? fr->shared[input_no] : 0;
 }
 
+static int held_cmp(const void *x, const void *y)
+{
+	const struct frames_held *p = x, *q = y;
+
+	if (p->id != q->id)
+		return p->id < q->id ? -1 : 1;
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	return p->b < q->b ? -1 : p->b > q->b;
+}
+
+/* Append (id, a, b) once per frame to @v, growing it. */
+static void held_add(struct frames_held **v, size_t *n, size_t *cap,
+		     uint32_t id, uint32_t a, uint32_t b, int ksm)
+{
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 4096;
+		*v = xreallocarray(*v, *cap, sizeof(**v));
+	}
+	(*v)[(*n)++] = (struct frames_held){ id, a, b, 1, (uint32_t)ksm };
+}
+
+/* Sum the entries of sorted @v that name the same (id, a, b). */
+static size_t held_merge(struct frames_held *v, size_t n)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (m && !held_cmp(&v[m - 1], &v[i])) {
+			v[m - 1].frames += v[i].frames;
+			v[m - 1].ksm |= v[i].ksm;
+		} else {
+			v[m++] = v[i];
+		}
+	}
+	return m;
+}
+
+size_t frames_held(struct frames *fr, struct frames_held **out)
+{
+	struct frames_held *v = NULL;
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	if (!fr->n)
+		return 0;
+	sort_all(fr);
+	for (size_t i = 0, j; i < fr->n; i = j) {
+		const struct note *r = &fr->v[i];
+		int ksm = frames_key_ksm(r->key);
+
+		for (j = i + 1; j < fr->n && fr->v[j].key == r->key &&
+		     fr->v[j].id == r->id; j++)
+			;
+		if (r->key == FRAME_KEY_ZERO)
+			continue;	/* no frame ksmd visits */
+		/* notes of one frame come sorted by input: each input once */
+		for (size_t x = i; x < j; x++) {
+			if (x > i && fr->v[x].input == fr->v[x - 1].input)
+				continue;
+			held_add(&v, &n, &cap, r->id, fr->v[x].input,
+				 fr->v[x].input, ksm);
+			for (size_t y = x + 1; y < j; y++)
+				if (fr->v[y].input != fr->v[y - 1].input)
+					held_add(&v, &n, &cap, r->id, fr->v[x].input,
+						 fr->v[y].input, ksm);
+		}
+	}
+	qsort(v, n, sizeof(*v), held_cmp);
+	*out = v;
+	return held_merge(v, n);
+}
+
+const struct frames_held *frames_held_find(const struct frames_held *v, size_t n,
+					   uint32_t id, uint32_t a, uint32_t b)
+{
+	struct frames_held key = { id, a, b, 0, 0 };
+
+	return bsearch(&key, v, n, sizeof(*v), held_cmp);
+}
+
 void frames_say_estimate(void)
 {
 	static int said;

@@ -106,6 +106,37 @@ int frames_count(struct frames *fr, size_t input_no,
  */
 uint64_t frames_fork_shared(struct frames *fr, size_t input_no);
 
+/* How many frames of one content an input holds, or two inputs share. */
+struct frames_held {
+	uint32_t id;		/* the content */
+	uint32_t a, b;		/* the inputs (b = a: one input's own) */
+	uint32_t frames;	/* its frames there */
+	uint32_t ksm;		/* one of them is a KSM page */
+};
+
+/**
+ * frames_held() - every input's frames per content, and the frames two
+ * inputs both map (forked), for the pairs of inputs (the matrix).
+ * @fr: the frames, every input read
+ * @out: set to the list, sorted by (id, a, b); the caller frees it
+ *
+ * Return: its length; 0 when no page was noted (files).
+ */
+size_t frames_held(struct frames *fr, struct frames_held **out);
+
+/**
+ * frames_held_find() - an entry of frames_held()'s list.
+ * @v: the list
+ * @n: its length
+ * @id: the content
+ * @a: an input
+ * @b: an input (@a for @a's own frames)
+ *
+ * Return: the entry, or NULL (no frame).
+ */
+const struct frames_held *frames_held_find(const struct frames_held *v, size_t n,
+					   uint32_t id, uint32_t a, uint32_t b);
+
 /**
  * frames_say_estimate() - say, once a run, that frames were estimated and
  * that root counts them (a warning on standard error).

@@ -701,6 +701,7 @@ static void scan_scope(struct scan *s, size_t k, const char *name,
 		  &cfg->ksm);
 	if (fcp)
 		frame_counts_free(&fc);
+	sc.frames = all && fcp ? s->frames : NULL;
 	if (s->fig[k].estimate)
 		frames_say_estimate();
 	for (size_t i = 0; i < cfg->nsinks; i++)

@@ -55,6 +55,8 @@ struct page_event {
 	int seen;			/* the content occurred earlier in the input */
 };
 
+struct frames;
+
 /* How completely a scope was read. */
 enum scope_status {
 	SCOPE_OK,		/* every input read to its end */
@@ -86,6 +88,9 @@ struct scope {
 	uint64_t shared_bytes;		/* a group: what it saves only together
 					 * with the other inputs: the saving of
 					 * all, less its own and theirs */
+	struct frames *frames;		/* "*" of live processes: their pages'
+					 * frames (scan/frames.h), to count
+					 * other scopes by frame; else NULL */
 	const struct proc_stats *proc;	/* a live process's KSM state now;
 					 * a group's: its processes' summed;
 					 * NULL for files, "*" and groups of

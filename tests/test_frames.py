@@ -232,6 +232,34 @@ def random_trees_match_the_oracle():
 
 
 @test("frames")
+def matrix_counts_frames():
+    # -r matrix: each pair's saving together, by frame: a parent and a
+    # child share frames, so that a content both map on one frame is not
+    # merged by putting them together.
+    rng = random.Random(13)
+    for z in (False, True):
+        t, marked = family_tree(rng, nchildren=2, p_fork=0.7)
+        t.write()
+        pids = sorted(marked)
+        r = t.ksmscan(["--csv", "-r", "matrix"] + (["-z"] if z else []) +
+                      sum((["-p", str(p)] for p in pids), []))
+        got = {(x["input_a"], x["input_b"]): int(x["saved_together_bytes"])
+               for x in csv.DictReader(io.StringIO(r.out))}
+        if not eq(len(got), len(pids) * (len(pids) - 1) // 2, "a row per pair"):
+            continue
+
+        def saved(pages):
+            o = oracle(pages, z=z)
+            return o["pages_sharing"] + o["ksm_zero_pages"]
+        for i, a in enumerate(pids):
+            for b in pids[i + 1:]:
+                want = (saved(marked[a] + marked[b]) - saved(marked[a]) -
+                        saved(marked[b])) * PAGE
+                eq(got.get(("pid:%d" % a, "pid:%d" % b)), want,
+                   "pid:%d and pid:%d together%s" % (a, b, " -z" if z else ""))
+
+
+@test("frames")
 def ksm_frames_are_merged_already():
     # A frame that kpageflags marks KSM is merged though it is one frame.
     rng = random.Random(3)
