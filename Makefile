@@ -35,7 +35,7 @@ SRCS = ksmscan.c \
        hash/xxh3_avx2.c hash/xxh3_avx512.c \
        dump/dump.c dump/source.c dump/layers.c dump/refuse.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/qemu.c dump/proc.c \
        scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c \
-       scan/tally.c scan/series.c \
+       scan/tally.c scan/frames.c scan/forked.c scan/series.c \
        check/forecast.c check/actual.c check/compare.c \
        model/ksm.c model/rbtree.c model/treesim.c model/replay.c model/pace.c model/search.c model/policy.c model/fixed.c model/advisor.c model/ksmtuned.c model/kubevirt.c model/zram.c \
        compress/codecs.c compress/lzo.c \
@@ -157,6 +157,7 @@ bench: ksmscan build/bench/floor
 	KSMSCAN=./ksmscan $(PYTHON) bench/series_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/exposure_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/units_bench.py
+	KSMSCAN=./ksmscan $(PYTHON) bench/frames_bench.py
 
 # Fuzzing: libFuzzer harnesses with ASan and UBSan, FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 20

@@ -393,6 +393,8 @@ int dump_next(struct dump *d, struct page_range *r)
 		if (r->data)
 			r->data += skip * PAGE_BYTES;
 		r->coded += skip;
+		if (r->frames)
+			r->frames += skip;
 		r->address += skip * PAGE_BYTES;
 		if (!r->npages || r->address >= hi)
 			continue;

@@ -50,6 +50,13 @@ struct page_range {
 	 * copy the pages. NULL: the pages are copied.
 	 */
 	unsigned char **buffer;
+	/*
+	 * A live process's pages: each page's frame word (host/memory.h:
+	 * the physical frame as root sees it, whether the process alone
+	 * maps it, whether it is a KSM page). NULL for files, which have
+	 * no frames: each page is a frame of its own.
+	 */
+	const uint64_t *frames;
 };
 
 struct dump;

@@ -9,6 +9,10 @@
  * as ksmd scans it: every anonymous page of those areas, the private copies
  * in file-backed ones included, and not the pages that map the zero page
  * (ksmd finds no page there: its walk does not return the zero page).
+ *
+ * Each range also carries its pages' pagemap entries (frame number,
+ * exclusive bit), and for a process that has KSM pages, which frames are
+ * KSM pages (kpageflags): the engine counts live pages by frame.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +47,9 @@ struct proc {
 	size_t nmaps, cur;
 	uint64_t addr;		/* next address to look at in maps[cur] */
 	uint64_t pm[BATCH_PAGES];
+	uint64_t frames[BATCH_PAGES];	/* the run's frame words */
+	int kpf;		/* /proc/kpageflags, opened when needed */
+	int ksm_flags;		/* the process has KSM pages: look for them */
 	unsigned char *buf;
 	int warned_gone;	/* memory vanished during the scan: said once */
 	uint64_t *mg;		/* ksmd_pages: the mergeable areas, start and end */
@@ -189,7 +196,7 @@ static int proc_open(struct dump *d)
 	char *text;
 
 	d->priv = p;
-	p->mem = p->pagemap = -1;
+	p->mem = p->pagemap = p->kpf = -1;
 	if (d->opt->ksmd_pages && !d->opt->all_mappings) {
 		p->nmg = proc_mergeable_areas(d->pid, &p->mg);
 		p->zero_pfn = p->nmg ? proc_zero_pfn() : 0;
@@ -210,6 +217,8 @@ static int proc_open(struct dump *d)
 		return -1;
 	p->buf = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
 	proc_stats_read(d->pid, &d->proc);
+	/* Only a process with KSM pages has frames kpageflags marks KSM. */
+	p->ksm_flags = d->proc.ksm_merging_pages > 0;
 	if (p->nmaps)
 		p->addr = p->maps[0].region.start;
 	return 0;
@@ -277,6 +286,19 @@ static void proc_recheck(struct dump *d, struct proc *p)
 }
 
 /*
+ * The frame words of the run of pages from entry @first of the pagemap
+ * read (host/memory.h); a frame that is a KSM page already is marked, as
+ * far as kpageflags can be read (root).
+ */
+static void proc_frames(struct proc *p, struct page_range *r, size_t first)
+{
+	memcpy(p->frames, p->pm + first, r->npages * sizeof(*p->frames));
+	if (p->ksm_flags && host_frames_ksm(&p->kpf, p->frames, r->npages) < 0)
+		p->ksm_flags = 0;	/* not root: no frame numbers either */
+	r->frames = p->frames;
+}
+
+/*
  * The next run of present pages. The pagemap entries of up to BATCH_PAGES
  * pages are read at once; the first present page and those after it that are
  * present too make the range.
@@ -332,6 +354,7 @@ static int proc_next(struct dump *d, struct page_range *r)
 			continue;
 		}
 		r->npages = (size_t)got / PAGE_BYTES;
+		proc_frames(p, r, first);
 		r->data = p->buf;
 		r->buffer = &p->buf;
 		r->stable = 0;
@@ -352,6 +375,8 @@ static void proc_close(struct dump *d)
 		close(p->mem);
 	if (p->pagemap >= 0)
 		close(p->pagemap);
+	if (p->kpf >= 0)
+		close(p->kpf);
 	for (size_t i = 0; i < p->nmaps; i++)
 		free((char *)p->maps[i].region.name);
 	free(p->maps);

@@ -22,6 +22,7 @@
 #define PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
 /* /proc/kpageflags: the page is part of a transparent huge page. */
 #define KPF_THP (UINT64_C(1) << 22)
+#define KPF_KSM (UINT64_C(1) << 21)
 /* Pages per move_pages() query. */
 #define NODE_BATCH 1024
 
@@ -181,6 +182,24 @@ int proc_page_thp(int pid, const uint64_t *addrs, size_t n, unsigned char *thp)
 	}
 	close(fd);
 	close(kpf);
+	return 0;
+}
+
+int host_frames_ksm(int *kpf, uint64_t *frames, size_t n)
+{
+	if (*kpf < 0 && (*kpf = host_open("/proc/kpageflags")) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t pfn = frames[i] & FRAME_PFN_MASK, flags;
+
+		if (!pfn)
+			continue;
+		if (pread(*kpf, &flags, sizeof(flags), (off_t)(pfn * sizeof(flags))) !=
+		    (ssize_t)sizeof(flags))
+			return -1;
+		if (flags & KPF_KSM)
+			frames[i] |= FRAME_KSM;
+	}
 	return 0;
 }
 

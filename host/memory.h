@@ -59,6 +59,28 @@ int proc_page_nodes(int pid, const uint64_t *addrs, size_t n, int *nodes);
  */
 int proc_page_thp(int pid, const uint64_t *addrs, size_t n, unsigned char *thp);
 
+/*
+ * A live page's frame word (page_range.frames, host_frames_ksm()): its
+ * /proc/PID/pagemap entry as the kernel gives it for a present page, with
+ * FRAME_KSM set when the frame is a KSM page already. The frame number
+ * reads 0 without CAP_SYS_ADMIN; the exclusive bit is given to everyone.
+ */
+#define FRAME_PFN_MASK ((UINT64_C(1) << 55) - 1)
+#define FRAME_EXCLUSIVE (UINT64_C(1) << 56)	/* mapped by this process only */
+#define FRAME_KSM (UINT64_C(1) << 62)	/* pagemap's "swapped" bit, never
+					 * set for a present page: ours */
+
+/**
+ * host_frames_ksm() - mark the frames that are KSM pages already (KPF_KSM
+ * in /proc/kpageflags, which only root may read).
+ * @kpf: /proc/kpageflags open, or -1: it is opened (and kept in *@kpf)
+ * @frames: frame words; FRAME_KSM is set in those whose frame is a KSM page
+ * @n: how many
+ *
+ * Return: 0, or -1 (errno set) if kpageflags cannot be read.
+ */
+int host_frames_ksm(int *kpf, uint64_t *frames, size_t n);
+
 /**
  * proc_zero_pfn() - the page frame number of the kernel's zero page, as
  * pagemap shows it for a page that was only read; 0 when pagemap hides

@@ -53,6 +53,36 @@ int proc_stat(int pid, char *state, unsigned long *flags)
 	return 0;
 }
 
+/* The parent of @pid (/proc/PID/stat), or 0. */
+static int proc_parent(int pid)
+{
+	char buf[1024], state;
+	const char *p = stat_fields(pid, buf, sizeof(buf));
+	int ppid;
+
+	if (!p || sscanf(p, " %c %d", &state, &ppid) != 2)
+		return 0;
+	return ppid;
+}
+
+int proc_family(int pid)
+{
+	char comm[64], up[64];
+
+	if (proc_comm(pid, comm, sizeof(comm)) < 0)
+		return pid;
+	/* At most a few hundred generations: a pid cycle cannot hold it. */
+	for (int depth = 0; depth < 256; depth++) {
+		int parent = proc_parent(pid);
+
+		if (parent <= 1 || proc_comm(parent, up, sizeof(up)) < 0 ||
+		    strcmp(up, comm) != 0)
+			break;
+		pid = parent;
+	}
+	return pid;
+}
+
 /* Whether this process has CAP_SYS_PTRACE in its effective set. */
 static int proc_have_ptrace_cap(void)
 {

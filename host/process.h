@@ -60,6 +60,19 @@ int proc_ksm_stat(int pid, struct proc_ksm_stat *st);
 int proc_stat(int pid, char *state, unsigned long *flags);
 
 /**
+ * proc_family() - the process a process was forked from, as far as the
+ * fork shares memory: its parent, its parent's parent... while they run
+ * the same command (/proc/PID/comm), the oldest of them. A prefork
+ * server's workers and its master are one family; an unrelated process
+ * is a family of its own.
+ * @pid: the process
+ *
+ * Return: the family's oldest process (@pid itself if its parent runs
+ * another command or cannot be read).
+ */
+int proc_family(int pid);
+
+/**
  * proc_comm() - a process's command name (/proc/PID/comm).
  * @pid: the process
  * @buf: set to the name, without its newline ("" if unreadable)

@@ -20,6 +20,15 @@ void ksm_content(uint64_t c, uint64_t M, uint64_t *shared, uint64_t *sharing)
 	*sharing = full * (M - 1) + (rest >= 2 ? rest - 1 : 0);
 }
 
+uint64_t ksm_freed_frames(uint64_t frames, uint64_t c, uint64_t M)
+{
+	uint64_t shared, sharing, kept;
+
+	ksm_content(c, M, &shared, &sharing);
+	kept = shared + (c % M == 1);
+	return frames > kept ? frames - kept : 0;
+}
+
 uint64_t ksm_saved_pages(uint64_t c, int is_zero, const struct ksm_params *p)
 {
 	uint64_t shared, sharing;

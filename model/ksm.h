@@ -35,6 +35,18 @@ struct ksm_params {
 void ksm_content(uint64_t c, uint64_t M, uint64_t *shared, uint64_t *sharing);
 
 /**
+ * ksm_freed_frames() - the physical pages KSM frees of one content it
+ * merges: its frames but its KSM pages, and but the frame of a lone
+ * leftover mapping that finds every KSM page full (ksm_content()).
+ * @frames: the content's distinct frames (for a file: its pages)
+ * @c: its mappings, at least 2
+ * @M: max_page_sharing, at least 2
+ *
+ * For a file, where each page is a frame, this is ksm_content()'s sharing.
+ */
+uint64_t ksm_freed_frames(uint64_t frames, uint64_t c, uint64_t M);
+
+/**
  * ksm_saved_pages() - the pages KSM frees of one content with @c pages:
  * its pages_sharing, or with use_zero_pages every zero page.
  * @c: the content's pages (0 and 1 save nothing)

@@ -349,20 +349,35 @@ struct cursor {
 	uint64_t used;			/* visits of that run taken */
 };
 
-/* The next @m visits: how many are revisits; the cursor moves past them. */
-static uint64_t take(struct cursor *c, uint64_t m, uint64_t *revisits)
+/* A run of the visit log: its length and kind. */
+#define RUN_LEN(x) ((x) >> RUN_SHIFT)
+#define RUN_KIND(x) ((x) & ((1u << RUN_SHIFT) - 1))
+
+/* The next @m visits: how many are revisits, and the merges they made (a
+ * merge is logged after its visit, so the merges right after the m-th
+ * visit are the batch's too); the cursor moves past them. */
+static uint64_t take(struct cursor *c, uint64_t m, uint64_t *revisits,
+		     uint64_t *merges)
 {
 	uint64_t got = 0;
 
-	*revisits = 0;
-	while (got < m && c->k < c->nruns) {
-		uint64_t left = c->runs[c->k] - c->used;
-		uint64_t t = left < m - got ? left : m - got;
+	*revisits = *merges = 0;
+	while (c->k < c->nruns) {
+		uint32_t len = RUN_LEN(c->runs[c->k]), kind = RUN_KIND(c->runs[c->k]);
+		uint64_t t;
 
+		if (kind == RUN_MERGES) {
+			*merges += len;
+			c->k++;
+			continue;
+		}
+		if (got == m)
+			break;
+		t = len - c->used < m - got ? len - c->used : m - got;
 		got += t;
-		*revisits += c->k & 1 ? t : 0;
+		*revisits += kind == RUN_REVISITS ? t : 0;
 		c->used += t;
-		if (c->used == c->runs[c->k]) {
+		if (c->used == len) {
 			c->k++;
 			c->used = 0;
 		}
@@ -370,18 +385,26 @@ static uint64_t take(struct cursor *c, uint64_t m, uint64_t *revisits)
 	return got;
 }
 
-/* @cost plus the next @m visits' costs, as step() sums them: one by one. */
+/* @cost plus the next @m visits' costs and their merges', as step() and
+ * dup_append() sum them: one by one, in order. */
 static double add_costs(const struct replay_params *p, struct cursor c,
 			uint64_t m, double cost)
 {
-	while (m && c.k < c.nruns) {
-		uint64_t t = c.runs[c.k] - c.used;
-		double each = c.k & 1 ? p->revisit_seconds : p->page_seconds;
+	while (c.k < c.nruns) {
+		uint32_t len = RUN_LEN(c.runs[c.k]), kind = RUN_KIND(c.runs[c.k]);
+		uint64_t t = len - c.used;
+		double each = kind == RUN_MERGES ? p->merge_seconds :
+			      kind == RUN_REVISITS ? p->revisit_seconds :
+			      p->page_seconds;
 
-		t = t < m ? t : m;
+		if (kind != RUN_MERGES) {
+			if (!m)
+				break;
+			t = t < m ? t : m;
+			m -= t;
+		}
 		for (uint64_t i = 0; i < t; i++)
 			cost += each;
-		m -= t;
 		c.k++;
 		c.used = 0;
 	}
@@ -394,11 +417,12 @@ static double batch_period(const struct replay_params *p, struct cursor *c,
 			   uint64_t m, double *exact)
 {
 	struct cursor at = *c;
-	uint64_t rv, n = take(c, m, &rv);
+	uint64_t rv, mg, n = take(c, m, &rv, &mg);
 	double cost = (double)(n - rv) * p->page_seconds +
-		      (double)rv * p->revisit_seconds;
+		      (double)rv * p->revisit_seconds +
+		      (double)mg * p->merge_seconds;
 	/* a sum of n terms in order is within n roundings of the exact one */
-	double err = cost * (double)(n + 2) * 2.3e-16, dt;
+	double err = cost * (double)(n + mg + 2) * 2.3e-16, dt;
 
 	if (exact) {
 		*exact = cost = add_costs(p, at, m, 0);
@@ -549,11 +573,35 @@ static uint32_t stable_insert(struct replay *r, uint32_t id)
 	return k;
 }
 
+/* One more event in the scan's log: a visit of a page checksummed, a
+ * revisit of a KSM page, or a merge (after the visit that made it). */
+static void log_add(struct replay_visits *v, uint32_t kind)
+{
+	if (!v->n || RUN_KIND(v->runs[v->n - 1]) != kind ||
+	    RUN_LEN(v->runs[v->n - 1]) == UINT32_MAX >> RUN_SHIFT) {
+		if (v->n == v->cap) {
+			v->cap = v->cap ? 2 * v->cap : 64;
+			v->runs = xreallocarray(v->runs, v->cap, sizeof(*v->runs));
+		}
+		v->runs[v->n++] = kind;
+	}
+	v->runs[v->n - 1] += 1u << RUN_SHIFT;
+	if (kind != RUN_MERGES)
+		v->visits++;
+	v->revisits += kind == RUN_REVISITS;
+}
+
 /* stable_tree_append(): address @s now maps KSM page @k. */
 static void dup_append(struct replay *r, struct rmap *s, uint32_t k)
 {
 	struct dup *d = &r->d[k];
 
+	/* ksmd's time to merge the page, on top of its visit */
+	if (r->log)
+		log_add(r->log, RUN_MERGES);
+	r->cpu_all += r->p->merge_seconds;
+	r->cpu_scan += r->p->merge_seconds;
+	r->batch_cost += r->p->merge_seconds;
 	if (d->len++)
 		r->sharing++;
 	else
@@ -660,22 +708,6 @@ static int should_skip(struct replay *r, struct rmap *s)
 	return 1;
 }
 
-/* One more visit in the scan's log: a revisit of a KSM page, or not. */
-static void visits_add(struct replay_visits *v, int revisit)
-{
-	/* runs alternate, the first of checksummed pages (maybe empty) */
-	while (!v->n || ((v->n - 1) & 1) != (size_t)revisit) {
-		if (v->n == v->cap) {
-			v->cap = v->cap ? 2 * v->cap : 64;
-			v->runs = xreallocarray(v->runs, v->cap, sizeof(*v->runs));
-		}
-		v->runs[v->n++] = 0;
-	}
-	v->runs[v->n - 1]++;
-	v->visits++;
-	v->revisits += (uint64_t)revisit;
-}
-
 /* scan_get_next_rmap_item() at address @i, then the visit if it is one. */
 static void step(struct replay *r, uint32_t i)
 {
@@ -703,7 +735,7 @@ static void step(struct replay *r, uint32_t i)
 	r->budget--;
 	r->visited++;
 	if (r->log)
-		visits_add(r->log, s->map != NO_ID);
+		log_add(r->log, s->map != NO_ID ? RUN_REVISITS : RUN_VISITS);
 	/* a KSM page already costs ksmd a look at its rmap_item, no checksum */
 	cost = s->map != NO_ID ? r->p->revisit_seconds : r->p->page_seconds;
 	r->cpu_all += cost;

@@ -64,6 +64,9 @@ struct replay_params {
 	double revisit_seconds;		/* ... per page it visits that is a KSM
 					 * page already (it only finds the page
 					 * still in its KSM page's list) */
+	double merge_seconds;		/* ... more per page it merges into a
+					 * KSM page (replace_page() and the
+					 * stable tree's insert or append) */
 	const double *late;		/* measured on a live host: how late ksmd
 					 * runs (seconds past its tick, and its
 					 * batch stretched by other tasks), a
@@ -270,13 +273,17 @@ int replay_over(const struct series *sr, const struct replay_params *p,
 		const struct timeline_row *rows, size_t n, size_t *settling,
 		int *cut);
 
-/* The pages a full scan visited, in order: run lengths of alternate kinds,
- * the first of pages it checksummed (maybe 0 long), then of KSM pages it
- * only revisited (page_seconds and revisit_seconds a visit). */
+/* What a full scan did, in order, as runs of one kind each: pages it
+ * checksummed (page_seconds a visit), KSM pages it only revisited
+ * (revisit_seconds), and the merges a visit made, logged after it
+ * (merge_seconds each, no visit). A run is its length << RUN_SHIFT | its
+ * kind. */
+enum { RUN_VISITS, RUN_REVISITS, RUN_MERGES, RUN_SHIFT = 2 };
+
 struct replay_visits {
-	uint32_t *runs;			/* the runs' lengths */
+	uint32_t *runs;			/* the runs */
 	size_t n, cap;			/* how many, and room */
-	uint64_t visits, revisits;	/* in all, and of the second kind */
+	uint64_t visits, revisits;	/* visits in all, and revisits */
 };
 
 /* A full scan timed from its visits (replay_time_scan()). */

@@ -11,11 +11,18 @@
  * on its own). At the end the lists are regrouped by content (8 bytes more
  * per (content, input), and 8 per distinct content), and each content held
  * by m inputs adds to m(m-1)/2 pairs; a pair of inputs takes 40 bytes.
+ *
+ * Live processes are counted by frame, as the summary counts them: a
+ * content merges only on two frames or more, and two processes that forked
+ * share frames, so that the pair's frames of a content are each one's less
+ * those both map (frames_held(), 20 bytes per content, input and frame two
+ * inputs share).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../scan/frames.h"
 #include "../util/util.h"
 #include "report.h"
 
@@ -100,12 +107,57 @@ static size_t pair_no(size_t a, size_t b, size_t n)
 	return a * n - a * (a + 1) / 2 + (b - a - 1);
 }
 
+/* The frames of content @id in input @a, and whether one is a KSM page. */
+static uint32_t held_frames(const struct frames_held *v, size_t n, uint32_t id,
+			    uint32_t a, uint32_t b, uint32_t *ksm)
+{
+	const struct frames_held *h = frames_held_find(v, n, id, a, b);
+
+	*ksm |= h ? h->ksm : 0;
+	return h ? h->frames : 0;
+}
+
+/* The pages KSM saves of @c pages of a content on @f frames (@k: one is a
+ * KSM page): none on one frame, but merged with the zero page by -z. */
+static uint64_t saved_by_frames(uint64_t c, uint32_t f, uint32_t k, int zero,
+				const struct ksm_params *p)
+{
+	return f >= 2 || k || (zero && p->use_zero_pages) ?
+	       ksm_saved_pages(c, zero, p) : 0;
+}
+
+/*
+ * The pages KSM saves of content @id held by @x and @y apart and together:
+ * together less apart. With frames (@v), a content merges on two frames or
+ * more (or a KSM frame); the pair's frames are each one's less those both map.
+ */
+static int64_t pair_saved(const struct held *x, const struct held *y,
+			  uint32_t id, int zero, const struct ksm_params *p,
+			  const struct frames_held *v, size_t nv)
+{
+	uint64_t cx = x->pages, cy = y->pages;
+	uint32_t kx = 0, ky = 0, fx, fy, fxy;
+
+	if (!v)
+		return (int64_t)(ksm_saved_pages(cx + cy, zero, p) -
+				 ksm_saved_pages(cx, zero, p) -
+				 ksm_saved_pages(cy, zero, p));
+	fx = held_frames(v, nv, id, x->who, x->who, &kx);
+	fy = held_frames(v, nv, id, y->who, y->who, &ky);
+	fxy = fx + fy - held_frames(v, nv, id, x->who, y->who, &kx);
+	return (int64_t)(saved_by_frames(cx + cy, fxy, kx | ky, zero, p) -
+			 saved_by_frames(cx, fx, kx, zero, p) -
+			 saved_by_frames(cy, fy, ky, zero, p));
+}
+
 /* Every pair's figures, from the contents' inputs. */
 static void matrix_pairs(struct matrix *m, const struct scope *sc)
 {
 	const struct ksm_params *p = &m->r.rs->scan->ksm;
 	size_t n = m->r.rs->scan->ninputs, size = index_size(sc->ix), *start;
 	struct held *by = matrix_by_content(m, n, size, &start);
+	struct frames_held *v = NULL;
+	size_t nv = sc->frames ? frames_held(sc->frames, &v) : 0;
 
 	m->npairs = n * (n - 1) / 2;
 	m->pairs = xcalloc(m->npairs ? m->npairs : 1, sizeof(*m->pairs));
@@ -124,12 +176,11 @@ static void matrix_pairs(struct matrix *m, const struct scope *sc)
 				q->shared++;
 				q->pages_a += x->pages;
 				q->pages_b += y->pages;
-				q->saved_pages += (int64_t)(ksm_saved_pages(
-					(uint64_t)x->pages + y->pages, zero, p) -
-					ksm_saved_pages(x->pages, zero, p) -
-					ksm_saved_pages(y->pages, zero, p));
+				q->saved_pages += pair_saved(x, y, (uint32_t)id, zero,
+							     p, v, nv);
 			}
 	}
+	free(v);
 	free(by);
 	free(start);
 }

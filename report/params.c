@@ -32,6 +32,8 @@ void params_report(const struct report_setup *rs)
 		{ "advisor_max_pages_to_scan", 0, 0 },
 		/* ksmd's time per KSM page it revisits */
 		{ "revisit_cost_seconds", 0, 0 },
+		/* ... and more per page it merges */
+		{ "merge_cost_seconds", 0, 0 },
 		/* a live series: the kernel's full_scans as it began */
 		{ "ksm_full_scans", 0, 0 },
 	};
@@ -70,6 +72,7 @@ void params_report(const struct report_setup *rs)
 		cell_uint(sp->advisor.min_pages_to_scan),
 		cell_uint(sp->advisor.max_pages_to_scan),
 		cell_real(sp->revisit_seconds, -1),
+		cell_real(sp->merge_seconds, -1),
 		cell_int(sp->ksm_full_scans),
 	};
 	size_t n = sizeof(cols) / sizeof(cols[0]);

@@ -20,6 +20,7 @@ static const struct column processes_cols[] = {
 	{ "command", 0, 0 }, { "scan", 0, 0 }, { "seconds", 0, 0 },
 	{ "ksm_rmap_items", 0, 0 }, { "ksm_merging_pages", 0, 0 },
 	{ "ksm_zero_pages", 0, 0 }, { "ksm_process_profit", 0, 0 },
+	{ "frames", 0, 0 }, { "fork_shared_pages", 0, 0 },
 };
 
 #define NCOLS (sizeof(processes_cols) / sizeof(processes_cols[0]))
@@ -38,6 +39,9 @@ struct process_row {
 	double start;			/* /proc/PID/stat starttime, clock ticks */
 	char command[64];
 	struct replay_owner o;
+	uint64_t frames;		/* distinct frames of its pages */
+	uint64_t fork_shared;		/* its pages another process maps too */
+	int framed;			/* frames known (live pages) */
 };
 
 struct processes {
@@ -66,6 +70,11 @@ static void processes_series(struct sink *sk, const struct series_result *r)
 		p->start = proc_start_time(in[i].pid);
 		proc_comm(in[i].pid, p->command, sizeof(p->command));
 		p->o = r->owners[i];
+		p->framed = r->owner_frames != NULL;
+		if (p->framed) {
+			p->frames = r->owner_frames[i];
+			p->fork_shared = r->owner_fork_shared[i];
+		}
 	}
 }
 
@@ -99,6 +108,8 @@ static void processes_print(struct sink *sk)
 			cell_uint(p->o.zero),
 			cell_int(ksm_general_profit(p->o.merging + p->o.zero,
 						    p->o.rmap_items)),
+			p->framed ? cell_uint(p->frames) : cell_str(""),
+			p->framed ? cell_uint(p->fork_shared) : cell_str(""),
 		};
 		struct cell short_row[NPEOPLE] = {
 			row[0], row[3], row[6], row[7], row[8], row[9],

@@ -366,6 +366,15 @@ int any_process(const struct scan_config *cfg);
 const char *scope_status_name(enum scope_status st);
 
 /**
+ * scope_status_label() - the summary's status: scope_status_name(), but
+ * "estimate" for a scope read in full whose frames were estimated (live
+ * processes read without root).
+ * @st: the scope's status
+ * @f: its figures
+ */
+const char *scope_status_label(enum scope_status st, const struct figures *f);
+
+/**
  * table_fit() - the width tables for people fit (80), or 0 for no limit (-l):
  * the table writer then shortens long names, wraps the last column's text,
  * scales bars and leaves out the columns marked drop, saying which.

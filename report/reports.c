@@ -110,6 +110,11 @@ const char *scope_status_name(enum scope_status st)
 	return st == SCOPE_OK ? "ok" : st == SCOPE_PARTIAL ? "partial" : "failed";
 }
 
+const char *scope_status_label(enum scope_status st, const struct figures *f)
+{
+	return st == SCOPE_OK && f->estimate ? "estimate" : scope_status_name(st);
+}
+
 void report_begin(const struct writer *w, const char *name, int people,
 		  const struct column *cols, size_t n,
 		  const struct column *short_cols, size_t nshort)

@@ -41,6 +41,9 @@ static const struct column series_cols[] = {
 
 #define NSERIES (sizeof(series_cols) / sizeof(series_cols[0]))
 
+/* Last: the memory KSM would free, counted by frame. */
+static const struct column freed_col = { "freed_bytes", 0, 0 };
+
 /* The kernel's figures of a live process, or empty cells for the rest. */
 static void proc_cells(const struct proc_stats *st, struct cell *out)
 {
@@ -64,7 +67,8 @@ static void summary_row(const struct writer *w, const struct scope_copy *in,
 	double secs = f->seconds[a];
 	/* Speed of the pages really hashed: zero pages' digests are known. */
 	double mib = (double)f->hashed_pages * PAGE_BYTES / (1024.0 * 1024.0);
-	struct cell row[NCOLS + NPROC + NSERIES] = {
+	size_t last = NCOLS + (procs ? NPROC : 0) + (series ? NSERIES : 0);
+	struct cell row[NCOLS + NPROC + NSERIES + 1] = {
 		cell_str(in->name),
 		cell_str(in->format),
 		cell_str(algo->name),
@@ -82,7 +86,7 @@ static void summary_row(const struct writer *w, const struct scope_copy *in,
 		cell_real(f->expected_collisions[a], -1),
 		cell_real(secs > 0 ? mib / secs : 0.0, 1),
 		cell_real(f->hashed_pages ? secs * 1e9 / (double)f->hashed_pages : 0.0, 1),
-		cell_str(scope_status_name(in->status)),
+		cell_str(scope_status_label(in->status, f)),
 	};
 
 	if (procs)
@@ -94,6 +98,7 @@ static void summary_row(const struct writer *w, const struct scope_copy *in,
 		at[1] = cell_real(in->cpu_mean, 4);
 		at[2] = cell_real(in->cpu_peak, 4);
 	}
+	row[last] = cell_uint(f->freed_bytes);
 	w->row(row);
 }
 
@@ -104,7 +109,7 @@ static void summary_print(struct sink *sk)
 	const struct scan_config *cfg = s->r.rs->scan;
 	int procs = any_process(cfg), series = s->nrows && s->rows[0].nsnaps;
 	size_t ncols = NCOLS + (procs ? NPROC : 0);
-	struct column cols[NCOLS + NPROC + NSERIES];
+	struct column cols[NCOLS + NPROC + NSERIES + 1];
 
 	if (for_people(s->r.rs)) {
 		summary_people(s->r.rs, s->rows, s->nrows);
@@ -115,6 +120,7 @@ static void summary_print(struct sink *sk)
 	if (series)
 		for (size_t k = 0; k < NSERIES; k++)
 			cols[ncols++] = series_cols[k];
+	cols[ncols++] = freed_col;
 	w->begin("summary", cols, ncols, 0);
 	for (size_t i = 0; i < s->nrows; i++)
 		for (size_t a = 0; a < cfg->nalgos; a++)

@@ -89,6 +89,15 @@ static void headline(const struct writer *w, const struct scope_copy *in)
 		 human_bytes((uint64_t)((int64_t)f->saved_bytes - f->general_profit),
 			     m, sizeof(m)));
 	w->note(t);
+	if (f->freed_bytes == f->saved_bytes)
+		return;
+	/* Processes that forked: mappings saved are more than frames freed. */
+	snprintf(t, sizeof(t), "%s: that frees %s of physical memory: the rest "
+		 "are mappings of frames its processes share since fork "
+		 "(general_profit counts mappings).",
+		 shorten(in->name, name, sizeof(name)),
+		 human_bytes(f->freed_bytes, a, sizeof(a)));
+	w->note(t);
 }
 
 /* Other KSM settings, when they would change the saving. */
@@ -324,7 +333,7 @@ static void people_row(const struct writer *w, const struct scope_copy *in,
 	/* The message names the input, which the row does already. */
 	if (why && strncmp(why, in->name, len) == 0 && strncmp(why + len, ": ", 2) == 0)
 		why += len + 2;
-	snprintf(status, sizeof(status), "%s%s%s", scope_status_name(in->status),
+	snprintf(status, sizeof(status), "%s%s%s", scope_status_label(in->status, f),
 		 why ? ": " : "", why ? why : "");
 	struct cell row[NPEOPLE] = {
 		cell_str(shorten(in->name, name, sizeof(name))),

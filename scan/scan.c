@@ -20,6 +20,8 @@
 
 #include "../util/progress.h"
 #include "../util/util.h"
+#include "../host/process.h"
+#include "frames.h"
 #include "index.h"
 #include "../util/page.h"
 #include "scan.h"
@@ -51,6 +53,8 @@ struct batch {
 	uint32_t key[BATCH_PAGES];		/* index keys */
 	uint32_t hint[BATCH_PAGES];		/* content found by a worker, or NO_ID */
 	unsigned char zero[BATCH_PAGES];
+	uint64_t frame[BATCH_PAGES];		/* frame words (live pages) */
+	int framed;				/* frame holds them */
 	unsigned char prepared[BATCH_PAGES];	/* sinks prepared the page */
 	unsigned char *prep;		/* what they made: prep_total bytes a page */
 	double seconds[ALGO_MAX];	/* hashing time per algorithm */
@@ -101,6 +105,8 @@ struct scan {
 	const unsigned char *rel_start, *rel_end;	/* counted, not released */
 	size_t batches;			/* batches handed to the workers so far */
 	struct group_counts *groups;	/* --group: pages per content per group */
+	struct frames *frames;		/* live pages' frames */
+	unsigned char *has_frames;	/* per input: its pages have frames */
 	char why[256];			/* the current input's first error */
 };
 
@@ -447,12 +453,14 @@ static int batch_count(struct scan *s, struct figures *f, struct batch *b)
 		if (pg.seen < 0)
 			return batch_fail(s, b, i);
 		f->pages++;
+		pg.address = b->address + i * (uint64_t)PAGE_BYTES;
+		pg.frame = b->framed ? frames_add(s->frames, pg.address,
+						  b->frame[i], pg.id) : 0;
 		if (!(s->needs & SINK_PAGES))
 			continue;
 		/* Sinks that read kept contents read them through the spool. */
 		if ((s->needs & SINK_KEPT) && index_flush(s->ix) < 0)
 			return batch_fail(s, b, i);
-		pg.address = b->address + i * (uint64_t)PAGE_BYTES;
 		pg.bytes = page;
 		pg.kept = index_entry(s->ix, pg.id)->bytes;
 		pg.digests = b->dg[i];
@@ -536,6 +544,11 @@ static void batch_fill(struct scan *s, struct batch *b, struct dump *d,
 		    b->keep < d->src.map + d->src.size ?
 		    (uint64_t)(b->keep - d->src.map) : d->src.pos;
 	b->dump = d;
+	b->framed = r->frames != NULL;
+	if (b->framed) {
+		memcpy(b->frame, r->frames + i, n * sizeof(*b->frame));
+		s->has_frames[s->input] = !s->cfg->frame_keys_only;
+	}
 	memset(b->bad, 0, n);
 	memset(b->seconds, 0, sizeof(b->seconds));
 	if (!r->data) {
@@ -615,6 +628,7 @@ static int scan_input(struct scan *s, size_t k)
 	s->format[k] = d ? d->reader->name : NULL;
 	s->input = k;
 	s->stopped = 0;
+	frames_input(s->frames, k, in->path ? 0 : proc_family(in->pid));
 	if (!d)
 		return input_gone(s, k, 1) ? INPUT_GONE : 1;
 	if (d->src.map)
@@ -639,6 +653,33 @@ static int scan_input(struct scan *s, size_t k)
 	return input_gone(s, k, status) ? INPUT_GONE : status;
 }
 
+/*
+ * The frames of each content in a scope: input @k alone, or (k the number
+ * of inputs) those @in_scope marks (NULL: all). NULL when the scope has no
+ * frames: files, or files and processes together (each page of a file is
+ * a frame of its own, which the processes' frame numbers cannot say).
+ */
+static const struct frame_counts *scope_frames(struct scan *s, size_t k,
+					       const unsigned char *in_scope,
+					       struct frame_counts *fc)
+{
+	size_t n = s->cfg->ninputs, framed = 0;
+
+	if (k < n)
+		framed = s->has_frames[k];
+	for (size_t i = 0; k == n && i < n; i++) {
+		if (in_scope && !in_scope[i])
+			continue;
+		if (!s->has_frames[i] && s->fig[i].pages)
+			return NULL;
+		framed += s->has_frames[i];
+	}
+	if (!framed || frames_count(s->frames, k < n ? k : SIZE_MAX, in_scope,
+				    index_size(s->ix), fc) < 0)
+		return NULL;
+	return fc;
+}
+
 /* Compute a scope's figures and hand it to every sink. */
 static void scan_scope(struct scan *s, size_t k, const char *name,
 		       const char *format, enum scope_status status)
@@ -653,7 +694,16 @@ static void scan_scope(struct scan *s, size_t k, const char *name,
 		.proc = d && d->pid && d->proc.valid ? &d->proc : NULL,
 	};
 
-	ksm_tally(&s->fig[k], s->ix, !all, cfg->algos, cfg->nalgos, &cfg->ksm);
+	struct frame_counts fc;
+	const struct frame_counts *fcp = scope_frames(s, k, NULL, &fc);
+
+	ksm_tally(&s->fig[k], s->ix, !all, fcp, cfg->algos, cfg->nalgos,
+		  &cfg->ksm);
+	if (fcp)
+		frame_counts_free(&fc);
+	sc.frames = all && fcp ? s->frames : NULL;
+	if (s->fig[k].estimate)
+		frames_say_estimate();
 	for (size_t i = 0; i < cfg->nsinks; i++)
 		if (cfg->sinks[i]->ops->scope)
 			cfg->sinks[i]->ops->scope(cfg->sinks[i], &sc);
@@ -715,22 +765,33 @@ static void scan_scope_all(struct scan *s, const enum scope_status *st,
  * their own, counted from the index's counts less the group's.
  */
 static uint64_t group_shared(struct scan *s, const struct figures *f,
-			     const uint32_t *counts)
+			     const uint32_t *counts, const unsigned char *in_group)
 {
 	const struct scan_config *cfg = s->cfg;
 	const struct figures *all = &s->fig[cfg->ninputs];
-	size_t size = index_size(s->ix);
+	size_t size = index_size(s->ix), n = cfg->ninputs;
 	uint32_t *rest = xcalloc(size ? size : 1, sizeof(*rest));
+	unsigned char *others = xcalloc(n ? n : 1, 1);
 	struct figures rf = { 0 };
+	struct frame_counts fc;
+	const struct frame_counts *fcp;
 
-	if (cfg->ninputs < 2) {
+	if (n < 2) {
 		free(rest);
+		free(others);
 		return 0;
 	}
 	for (size_t id = 0; id < size; id++)
 		rest[id] = index_count(s->ix, id, 0) - counts[id];
+	for (size_t i = 0; i < n; i++)
+		others[i] = !in_group[i];
+	fcp = scope_frames(s, n, others, &fc);
 	rf.pages = all->pages - f->pages;
-	ksm_tally_counts(&rf, s->ix, 0, rest, cfg->algos, cfg->nalgos, &cfg->ksm);
+	ksm_tally_counts(&rf, s->ix, 0, rest, fcp, cfg->algos, cfg->nalgos,
+			 &cfg->ksm);
+	if (fcp)
+		frame_counts_free(&fc);
+	free(others);
 	free(rest);
 	return all->saved_bytes > f->saved_bytes + rf.saved_bytes ?
 	       all->saved_bytes - f->saved_bytes - rf.saved_bytes : 0;
@@ -774,6 +835,9 @@ static void scan_scope_group(struct scan *s, size_t g)
 	struct figures f = { 0 };
 	struct proc_stats procs;
 	const uint32_t *counts;
+	unsigned char *in_group = xcalloc(cfg->ninputs ? cfg->ninputs : 1, 1);
+	struct frame_counts fc;
+	const struct frame_counts *fcp;
 	struct scope sc = { .name = gr->name, .input_no = cfg->ninputs, .all = 1,
 			    .f = &f, .ix = s->ix, .group = 1 };
 
@@ -792,8 +856,15 @@ static void scan_scope_group(struct scan *s, size_t g)
 	}
 	sc.format = fmt;
 	counts = group_counts_get(s->groups, g, index_size(s->ix));
-	ksm_tally_counts(&f, s->ix, 0, counts, cfg->algos, cfg->nalgos, &cfg->ksm);
-	sc.shared_bytes = group_shared(s, &f, counts);
+	for (size_t i = 0; i < gr->ninputs; i++)
+		in_group[gr->inputs[i]] = 1;
+	fcp = scope_frames(s, cfg->ninputs, in_group, &fc);
+	ksm_tally_counts(&f, s->ix, 0, counts, fcp, cfg->algos, cfg->nalgos,
+			 &cfg->ksm);
+	if (fcp)
+		frame_counts_free(&fc);
+	sc.shared_bytes = group_shared(s, &f, counts, in_group);
+	free(in_group);
 	for (size_t i = 0; i < cfg->nsinks; i++)
 		if (cfg->sinks[i]->ops->scope &&
 		    (cfg->sinks[i]->ops->needs & SINK_GROUPS))
@@ -840,6 +911,9 @@ static void scan_start(struct scan *s, const struct scan_config *cfg)
 	}
 	s->progress = progress_start(cfg->progress, scan_total_bytes(cfg));
 	s->groups = group_counts_new(cfg->groups, cfg->ngroups);
+	s->frames = frames_new();
+	frames_keep(s->frames, !cfg->frame_keys_only);
+	s->has_frames = xcalloc(n ? n : 1, 1);
 }
 
 /* Free what scan_start() made and close the inputs. */
@@ -856,6 +930,8 @@ static void scan_stop(struct scan *s)
 		dump_close(s->dumps[k]);
 	index_free(s->ix);
 	group_counts_free(s->groups);
+	frames_free(s->frames);
+	free(s->has_frames);
 	free(s->dumps);
 	free(s->format);
 	free(s->proc);

@@ -24,6 +24,9 @@ struct scan_config {
 	size_t nsinks;
 	unsigned threads;			/* hashing threads, at least 1 */
 	int progress;				/* progress on standard error */
+	int frame_keys_only;			/* live pages' frame keys go to the
+						 * sinks, and no scope counts by
+						 * frame (a live series does) */
 	/** before_input() - if set, called before input @k is opened (a
 	 * live series waits there for the snapshot's time). */
 	void (*before_input)(void *arg, size_t k);

@@ -21,16 +21,18 @@
 #include "../host/process.h"
 #include "../hash/measure.h"
 #include "../util/util.h"
+#include "forked.h"
+#include "frames.h"
 #include "index.h"
 #include "series.h"
 
 /*
  * What a series keeps per page of every snapshot at its peak: the page's
- * (address, id, place) while it is read, then (address index, id), and the
- * addresses' union. A series stops before it needs more than the memory
- * the machine has available.
+ * (address, id, place, frame) while it is read, then (address index, id),
+ * and the addresses' union. A series stops before it needs more than the
+ * memory the machine has available.
  */
-#define SERIES_PAGE_BYTES 32
+#define SERIES_PAGE_BYTES 40
 
 /* One snapshot's pages: (address, content id), sorted by address at the end. */
 struct snap {
@@ -38,6 +40,7 @@ struct snap {
 		uint64_t addr;
 		uint32_t id;
 		uint32_t pos;	/* its place in the input, for equal addresses */
+		uint64_t frame;	/* its frame key (frames.h), 0 for files */
 	} *p;
 	size_t n, cap;
 };
@@ -48,15 +51,26 @@ struct snap {
  * batch's CPU time, and notes how late it ran: past when it was due, and
  * what other tasks took of its work. The replay adds each batch's cost and
  * asks how many jiffies late ksmd's timer is then armed, over the sample.
+ *
+ * ksmscan itself reads and hashes the snapshots on the same CPUs, which
+ * ksmd would not have to share once ksmscan is gone: the wake-ups that
+ * overlap a snapshot's reading are left out, as long as enough others
+ * were measured (between snapshots).
  */
 #define PACER_SAMPLES 64
+#define PACER_MIN 10		/* fewer wake-ups than this tell nothing */
 struct pacer {
 	pthread_t thread;
 	int running;
 	int stop;			/* set by the main thread (atomic) */
+	unsigned reading;		/* odd while ksmscan reads a snapshot
+					 * (atomic, set by the main thread) */
 	double sleep, work;		/* seconds */
 	double late[PACER_SAMPLES];	/* the latest wake-ups' lateness */
 	uint64_t n;			/* wake-ups measured */
+	double idle[PACER_SAMPLES];	/* ... of those while ksmscan did not
+					 * read */
+	uint64_t nidle;
 };
 
 static double thread_cpu(void)
@@ -75,14 +89,18 @@ static void *pacer_run(void *arg)
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 5) < 0)
 		return NULL;
 	while (!__atomic_load_n(&pc->stop, __ATOMIC_RELAXED)) {
-		double due = now_seconds() + pc->sleep, woke, cpu;
+		double due = now_seconds() + pc->sleep, woke, cpu, late;
+		unsigned before = __atomic_load_n(&pc->reading, __ATOMIC_RELAXED);
 
 		sleep_until(due);
 		woke = now_seconds();
 		for (cpu = thread_cpu(); thread_cpu() - cpu < pc->work;)
 			;	/* a batch: what other tasks take of it is late too */
-		pc->late[pc->n++ % PACER_SAMPLES] = (woke - due) +
-			(now_seconds() - woke) - (thread_cpu() - cpu);
+		late = (woke - due) + (now_seconds() - woke) - (thread_cpu() - cpu);
+		pc->late[pc->n++ % PACER_SAMPLES] = late;
+		if (!(before & 1) &&
+		    __atomic_load_n(&pc->reading, __ATOMIC_RELAXED) == before)
+			pc->idle[pc->nidle++ % PACER_SAMPLES] = late;
 	}
 	return NULL;
 }
@@ -100,7 +118,19 @@ static void pacer_start(struct pacer *pc, const struct series_params *sp,
 	pc->running = pthread_create(&pc->thread, NULL, pacer_run, pc) == 0;
 }
 
-/* Stop it: the number of samples in pc->late (0 if too few to tell). */
+/* Say that ksmscan begins (@on 1) or ends (0) reading a snapshot. */
+static void pacer_reading(struct pacer *pc, int on)
+{
+	unsigned r = __atomic_load_n(&pc->reading, __ATOMIC_RELAXED);
+
+	if ((int)(r & 1) != on)
+		__atomic_store_n(&pc->reading, r + 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Stop it: the number of samples in pc->late (0 if too few to tell): those
+ * taken while ksmscan did not read, if there are enough, else all.
+ */
 static size_t pacer_stop(struct pacer *pc)
 {
 	if (!pc->running)
@@ -108,7 +138,11 @@ static size_t pacer_stop(struct pacer *pc)
 	__atomic_store_n(&pc->stop, 1, __ATOMIC_RELAXED);
 	pthread_join(pc->thread, NULL);
 	pc->running = 0;
-	if (pc->n < 10)
+	if (pc->nidle >= PACER_MIN) {
+		memcpy(pc->late, pc->idle, sizeof(pc->late));
+		pc->n = pc->nidle;
+	}
+	if (pc->n < PACER_MIN)
 		return 0;
 	return pc->n < PACER_SAMPLES ? (size_t)pc->n : PACER_SAMPLES;
 }
@@ -142,6 +176,7 @@ struct collect {
 	int cut;			/* the replay stopped at a bound */
 	char why[200];			/* what the series row lacks */
 	uint64_t pages, budget;		/* pages collected; the most allowed */
+	struct forked forked;		/* live pages' frames (forked.c) */
 	char stop[200];			/* why the run was stopped */
 };
 
@@ -157,7 +192,7 @@ static void collect_page(struct sink *sk, const struct page_event *pg)
 		s->p = xreallocarray(s->p, s->cap, sizeof(*s->p));
 	}
 	s->p[s->n] = (struct page_ref){ proc << SERIES_PROC_SHIFT | pg->address,
-					pg->id, (uint32_t)s->n };
+					pg->id, (uint32_t)s->n, pg->frame };
 	s->n++;
 	if (++c->pages >= c->budget && !c->sink.stop) {
 		/* Stopped now, as it grows: a small file may decompress to
@@ -234,13 +269,16 @@ static uint64_t *union_addresses(const struct collect *c, size_t *n)
 }
 
 /* Snapshot @s as (address index in @addr, content id) pairs, ascending; of
- * pages at one address, the first read counts. Frees the page list. */
-static struct snapshot snap_sparse(struct snap *s, const uint64_t *addr)
+ * pages at one address, the first read counts; @frame set to their frame
+ * keys (0: files). Frees the page list. */
+static struct snapshot snap_sparse(struct snap *s, const uint64_t *addr,
+				   uint64_t **frame)
 {
 	struct snapshot out = { 0, xcalloc(s->n + 1, sizeof(uint32_t)),
 				xcalloc(s->n + 1, sizeof(uint32_t)) };
 	size_t j = 0;
 
+	*frame = xcalloc(s->n + 1, sizeof(**frame));
 	if (s->n)	/* an unread snapshot has no page list at all */
 		qsort(s->p, s->n, sizeof(*s->p), ref_cmp);
 	for (size_t i = 0; i < s->n; i++) {
@@ -249,6 +287,7 @@ static struct snapshot snap_sparse(struct snap *s, const uint64_t *addr)
 		while (addr[j] < s->p[i].addr)
 			j++;
 		out.addr_no[out.n] = (uint32_t)j;
+		(*frame)[out.n] = s->p[i].frame;
 		out.id[out.n++] = s->p[i].id;
 	}
 	free(s->p);
@@ -257,10 +296,15 @@ static struct snapshot snap_sparse(struct snap *s, const uint64_t *addr)
 	return out;
 }
 
-/* The index's bytes of a content, for the replay's trees. */
+/* The bytes of a content, for the replay's trees: the index's, or for a
+ * forked mapping's own content (forked.c) its page. */
 static const unsigned char *content_bytes(const void *ctx, uint32_t id)
 {
-	return index_entry(ctx, id)->bytes;
+	const struct collect *c = ctx;
+
+	if (id >= c->forked.base)
+		return forked_bytes(&c->forked, id);
+	return index_entry(c->ix, id)->bytes;
 }
 
 /* How snapshot @b differs from snapshot @a; @count is scratch, one zeroed
@@ -315,7 +359,8 @@ static struct replay_params replay_params(const struct collect *c)
 		.ksm = c->cfg->ksm, .scans = c->sp->scans,
 		.interval = c->sp->interval, .hz = c->sp->hz,
 		.page_seconds = c->sp->page_seconds,
-		.revisit_seconds = c->sp->revisit_seconds, .write_rate = c->sp->write_rate,
+		.revisit_seconds = c->sp->revisit_seconds,
+		.merge_seconds = c->sp->merge_seconds, .write_rate = c->sp->write_rate,
 		.policy = c->sp->policy,
 		.advisor = c->sp->advisor, .tuned = c->sp->tuned,
 		.kubevirt = c->sp->kubevirt,
@@ -360,6 +405,7 @@ static struct scope last_scope(struct collect *c, const struct timeline_row *t,
 	f->saved_zero_bytes = (t->ksm_zero_pages + t->zero_sharing) * PAGE_BYTES;
 	f->general_profit = t->general_profit;
 	f->saved_percent = ksm_saved_percent(saved, f->pages);
+	forked_figures(&c->forked, k, saved, f);
 	sc.f = f;
 	sc.name = c->nprocs == 1 ? c->cfg->inputs[k].name : series_name(c);
 	sc.input_no = k * c->nprocs;
@@ -453,11 +499,11 @@ static void collect_finish(struct collect *c)
 	size_t n, ns = c->nsnaps;
 	uint64_t *addr = union_addresses(c, &n);
 	struct snapshot *snaps = xcalloc(ns, sizeof(*snaps));
-	uint32_t *count = xcalloc(c->nsum + 1, sizeof(*count));
+	uint32_t *count;
 	struct volatility_row *vol = xcalloc(ns, sizeof(*vol));
 	struct replay_params rp = replay_params(c);
-	struct series sr = { n, addr, ns, snaps, c->sum, c->head, c->zero_id,
-			     c->zero_sum, content_bytes, c->ix,
+	struct series sr = { n, addr, ns, snaps, NULL, NULL, c->zero_id,
+			     c->zero_sum, content_bytes, c,
 			     c->cfg->inputs[0].path ? NULL : c->at };
 	const char *name = series_name(c);
 	int live = !c->cfg->inputs[0].path;
@@ -473,8 +519,22 @@ static void collect_finish(struct collect *c)
 		rp.ksmd_cpu_seconds = ksmd_cpu_seconds();
 	for (size_t s = ns; s-- > 0;)
 		c->at[s] -= c->at[0];	/* from the first snapshot on */
-	for (size_t s = 0; s < ns; s++)
-		snaps[s] = snap_sparse(&c->snaps[s], addr);
+	forked_start(&c->forked, c->nsum, n, ns, c->nprocs, &c->cfg->ksm,
+		     c->zero_id);
+	for (size_t s = 0; s < ns; s++) {
+		uint64_t *frame;
+
+		snaps[s] = snap_sparse(&c->snaps[s], addr, &frame);
+		forked_snapshot(&c->forked, s, &snaps[s], frame, SERIES_PROC_SHIFT,
+				addr);
+		free(frame);
+		if (c->forked.snaps[s].estimate)
+			frames_say_estimate();
+	}
+	forked_contents(&c->forked, &c->sum, &c->head);
+	sr.sum = c->sum;
+	sr.head = c->head;
+	count = xcalloc(c->forked.base + c->forked.n + 1, sizeof(*count));
 	for (size_t s = 1; s < ns; s++) {
 		vol[s - 1] = differ(&snaps[s - 1], &snaps[s], count);
 		vol[s - 1].from = s;
@@ -489,6 +549,8 @@ static void collect_finish(struct collect *c)
 		      "or more --pages-to-scan or --sleep-ms", name, nrows,
 		      rows[nrows - 1].seconds, rows[nrows - 1].snapshot + 1, ns);
 	struct scope sc = last_scope(c, &rows[nrows - 1], snaps);
+	const struct forked_snap *fs = forked_at(&c->forked,
+						 rows[nrows - 1].snapshot);
 	struct policy_run runs[POLICIES_MAX + 1] = {
 		{ rp.policy, rows, nrows, settled(&rp, cut), &rp },
 	};
@@ -503,7 +565,9 @@ static void collect_finish(struct collect *c)
 				     rows[nrows - 1].pages_sharing +
 				     rows[nrows - 1].ksm_zero_pages,
 				     &c->sp->advise,
-				     live ? owners : NULL, live ? c->nprocs : 0 };
+				     live ? owners : NULL, live ? c->nprocs : 0,
+				     live && fs ? fs->proc_frames : NULL,
+				     live && fs ? fs->proc_fork_shared : NULL };
 
 	for (size_t i = 0; i < c->nto; i++)
 		c->to[i]->ops->series(c->to[i], &res);
@@ -552,6 +616,7 @@ static void collect_free(struct collect *c)
 	free(c->at);
 	free(c->sum);
 	free(c->head);
+	forked_free(&c->forked);
 	free(c->to);
 }
 
@@ -569,7 +634,9 @@ static void wait_turn(void *arg, size_t k)
 
 	if (k % c->nprocs || in->path)
 		return;		/* not live, or a snapshot's later process */
+	pacer_reading(&c->pacer, 0);	/* the snapshot before is read */
 	sleep_until(c->t0 + due);
+	pacer_reading(&c->pacer, 1);
 	late = now_seconds() - (c->t0 + due);
 	c->at[snap] = due + late;
 	if (late > c->worst_late) {
@@ -652,6 +719,7 @@ int series_run(const struct scan_config *cfg, const struct series_params *sp)
 	}
 	sub.sinks = sinks;
 	sub.before_input = wait_turn;
+	sub.frame_keys_only = 1;	/* forked.c counts each snapshot's frames */
 	sub.arg = &c;
 	if (cfg->ninputs && !cfg->inputs[0].path)
 		pacer_start(&c.pacer, sp, &cfg->ksm);

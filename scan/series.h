@@ -27,6 +27,7 @@ struct series_params {
 	unsigned hz;			/* the kernel's HZ, 0: wake every sleep_ms */
 	double page_seconds;		/* ksmd's time per page visited */
 	double revisit_seconds;		/* ... per KSM page revisited */
+	double merge_seconds;		/* ... more per page merged */
 	double write_rate;		/* unseen writes: share of pages per second */
 	enum policy policy;		/* who sets pages_to_scan */
 	enum policy others[POLICIES_MAX];	/* --policy=a,b,...: the policies
@@ -99,6 +100,11 @@ struct series_result {
 					 * order) at the first policy's last
 					 * full scan; NULL for files */
 	size_t nowners;
+	const uint64_t *owner_frames;	/* per owner: the distinct frames of
+					 * its pages in the row's snapshot, or
+					 * NULL */
+	const uint64_t *owner_fork_shared;	/* ... its pages whose frame
+					 * another process maps too */
 };
 
 /**

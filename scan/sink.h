@@ -49,9 +49,13 @@ struct page_event {
 					 * page, or NULL: the content was not new
 					 * to the input (nor the zero page) */
 	uint32_t id;			/* the content's id in the index */
+	uint64_t frame;			/* a live page's frame key (frames.h:
+					 * equal for pages on one frame), or 0 */
 	int zero;			/* all bytes zero */
 	int seen;			/* the content occurred earlier in the input */
 };
+
+struct frames;
 
 /* How completely a scope was read. */
 enum scope_status {
@@ -84,6 +88,9 @@ struct scope {
 	uint64_t shared_bytes;		/* a group: what it saves only together
 					 * with the other inputs: the saving of
 					 * all, less its own and theirs */
+	struct frames *frames;		/* "*" of live processes: their pages'
+					 * frames (scan/frames.h), to count
+					 * other scopes by frame; else NULL */
 	const struct proc_stats *proc;	/* a live process's KSM state now;
 					 * a group's: its processes' summed;
 					 * NULL for files, "*" and groups of

@@ -106,21 +106,57 @@ static void tally_collisions(struct figures *f, const struct index *ix,
 }
 
 void ksm_tally(struct figures *f, const struct index *ix, int current_input,
+	       const struct frame_counts *fc,
 	       const struct algo *const *algos, size_t nalgos,
 	       const struct ksm_params *p)
 {
-	ksm_tally_counts(f, ix, current_input, NULL, algos, nalgos, p);
+	ksm_tally_counts(f, ix, current_input, NULL, fc, algos, nalgos, p);
+}
+
+void frame_counts_free(struct frame_counts *fc)
+{
+	free(fc->frames);
+	free(fc->ksm);
+	free(fc->unvisited);
+	memset(fc, 0, sizeof(*fc));
+}
+
+/* The frames of content @id with @c pages: from @fc, else one per page. */
+static inline uint64_t content_frames(const struct frame_counts *fc, size_t id,
+				      uint64_t c)
+{
+	return fc ? (id < fc->n ? fc->frames[id] : 0) : c;
+}
+
+/* Of content @id's @c pages, those ksmd visits: not the zero page's mappings. */
+static inline uint64_t content_visited(const struct frame_counts *fc, size_t id,
+				       uint64_t c)
+{
+	return fc && id < fc->n ? c - fc->unvisited[id] : c;
+}
+
+/*
+ * Whether KSM merges a content with @c pages: on two frames or more, or on
+ * one that is a KSM page already (mm/ksm.c never merges a page with itself:
+ * mappings of one frame since fork stay as they are).
+ */
+static inline int content_merges(const struct frame_counts *fc, size_t id,
+				 uint64_t c)
+{
+	return c >= 2 && (!fc || content_frames(fc, id, c) >= 2 ||
+			  (id < fc->n && fc->ksm[id]));
 }
 
 void ksm_tally_counts(struct figures *f, const struct index *ix,
 		      int current_input, const uint32_t *counts,
+		      const struct frame_counts *fc,
 		      const struct algo *const *algos, size_t nalgos,
 		      const struct ksm_params *p)
 {
 	size_t n = index_size(ix);
 	uint64_t M = p->max_page_sharing;
-
-	uint64_t zero_sharing = 0, unlimited_sharing = 0;
+	uint64_t zero_sharing = 0, unlimited_sharing = 0, freed = 0;
+	uint64_t zero_unlimited = 0;	/* of unlimited_sharing, zero pages' */
 
 	f->ksm_zero_if_z = 0;
 	f->zero_pages = f->distinct_pages = 0;
@@ -137,28 +173,42 @@ void ksm_tally_counts(struct figures *f, const struct index *ix,
 
 		f->hist_contents[b]++;
 		f->hist_pages[b] += c;
-		if (index_is_zero(ix, id)) {
-			f->ksm_zero_if_z = c;
-			zero_sharing = ksm_saved_pages(c, 0, p);
-		}
-		if (c >= 2)
-			unlimited_sharing += c - 1;
+		/*
+		 * KSM's arithmetic is over the pages ksmd visits; with
+		 * use_zero_pages a page that maps the kernel's zero page
+		 * counts as merged with it, as KSM leaves its own.
+		 */
+		uint64_t v = p->use_zero_pages && index_is_zero(ix, id) ? c :
+			     content_visited(fc, id, c);
+		int merges = content_merges(fc, id, v);
+
 		if (index_is_zero(ix, id)) {
 			f->zero_pages = c;
-			/* use_zero_pages: each zero page maps the kernel's zero page. */
-			if (p->use_zero_pages) {
-				f->ksm_zero_pages = c;
-				continue;
-			}
+			f->ksm_zero_if_z = v;
+			zero_sharing = merges ? ksm_saved_pages(v, 0, p) : 0;
+			zero_unlimited = merges ? v - 1 : 0;
 		}
-		if (c >= 2) {
+		if (merges)
+			unlimited_sharing += v - 1;
+		/*
+		 * use_zero_pages: each zero page ksmd visits maps the kernel's
+		 * zero page, one mapping at a time, forked or not.
+		 */
+		if (index_is_zero(ix, id) && p->use_zero_pages) {
+			f->ksm_zero_pages = v;
+			freed += content_frames(fc, id, v);
+		} else if (merges) {
 			uint64_t shared, sharing;
 
-			ksm_content(c, M, &shared, &sharing);
+			ksm_content(v, M, &shared, &sharing);
 			f->pages_shared += shared;
 			f->pages_sharing += sharing;
+			freed += ksm_freed_frames(content_frames(fc, id, v), v, M);
 		}
 	}
+	f->freed_bytes = freed * PAGE_BYTES;
+	f->frames = fc ? fc->total : f->pages;
+	f->estimate = fc && fc->estimate;
 	f->saved_bytes = (f->pages_sharing + f->ksm_zero_pages) * PAGE_BYTES;
 	f->saved_zero_bytes = (p->use_zero_pages ? f->ksm_zero_pages : zero_sharing) *
 			      PAGE_BYTES;
@@ -169,12 +219,15 @@ void ksm_tally_counts(struct figures *f, const struct index *ix,
 		f->saved_bytes_other_z = (f->pages_sharing - zero_sharing +
 					  f->ksm_zero_if_z) * PAGE_BYTES;
 	/* No max_page_sharing: every group saves all but one page. */
-	if (p->use_zero_pages && f->ksm_zero_if_z >= 2)
-		unlimited_sharing -= f->ksm_zero_if_z - 1;
+	if (p->use_zero_pages)
+		unlimited_sharing -= zero_unlimited;
 	f->saved_bytes_unlimited = (unlimited_sharing + f->ksm_zero_pages) * PAGE_BYTES;
 	/* A page merged with the zero page (use_zero_pages) is no longer tracked. */
+	/* ... and KSM tracks no mapping of the kernel's zero page */
 	f->general_profit = ksm_general_profit(f->pages_sharing + f->ksm_zero_pages,
-					       f->pages - f->ksm_zero_pages);
+					       f->pages - f->ksm_zero_pages -
+					       (fc && !p->use_zero_pages ?
+						fc->total_unvisited : 0));
 	f->duplicate_ratio = f->pages ?
 		(double)(f->pages - f->distinct_pages) / (double)f->pages : 0.0;
 	f->saved_percent = ksm_saved_percent(f->pages_sharing + f->ksm_zero_pages,

@@ -36,18 +36,43 @@ struct figures {
 	uint64_t saved_bytes_other_z;	/* with use_zero_pages the other way */
 	uint64_t saved_bytes_unlimited;	/* with no max_page_sharing limit */
 	uint64_t ksm_zero_if_z;		/* ksm_zero_pages with -z */
+
+	/* Frames (live processes; for files each page is a frame). */
+	uint64_t frames;		/* distinct frames of the pages read */
+	uint64_t freed_bytes;		/* the frames KSM would free, in bytes */
+	int estimate;			/* frames estimated (no root) */
 };
+
+/* A scope's frames per content (scan/frames.h). */
+struct frame_counts {
+	size_t n;			/* content ids counted */
+	uint32_t *frames;		/* per content id: its distinct frames */
+	unsigned char *ksm;		/* ... 1 if one of them is a KSM page */
+	uint32_t *unvisited;		/* ... its pages that map the kernel's
+					 * zero page: ksmd never visits them */
+	uint64_t total_unvisited;	/* ... of all contents */
+	uint64_t total;			/* frames of the scope */
+	int estimate;			/* some frames were estimated */
+};
+
+/**
+ * frame_counts_free() - free what frames_count() filled.
+ * @fc: the counts (left empty)
+ */
+void frame_counts_free(struct frame_counts *fc);
 
 /**
  * ksm_tally() - compute the figures from the index.
  * @f: filled in; pages and seconds must already be set by the caller
  * @ix: the index
  * @current_input: count only the current input (index_count()), else all inputs
+ * @fc: the frames of each content, or NULL (as for ksm_tally_counts())
  * @algos: the selected algorithms, in the index's order
  * @nalgos: how many
  * @p: the KSM settings
  */
 void ksm_tally(struct figures *f, const struct index *ix, int current_input,
+	       const struct frame_counts *fc,
 	       const struct algo *const *algos, size_t nalgos,
 	       const struct ksm_params *p);
 
@@ -59,12 +84,17 @@ void ksm_tally(struct figures *f, const struct index *ix, int current_input,
  * @counts: pages per content id, 0 .. index_size(ix) - 1; NULL: the index's
  *	counts. Lets a scope the index does not count itself (a --group of
  *	inputs) use the one KSM arithmetic.
+ * @fc: the frames of each content (live processes), or NULL: every page
+ *	is a frame of its own (files). A content on one frame is not merged
+ *	unless that frame is a KSM page; on two or more, all its pages are
+ *	but those that map the kernel's zero page (ksmd never visits them).
  * @algos: the selected algorithms, in the index's order
  * @nalgos: how many
  * @p: the KSM settings
  */
 void ksm_tally_counts(struct figures *f, const struct index *ix,
 		      int current_input, const uint32_t *counts,
+		      const struct frame_counts *fc,
 		      const struct algo *const *algos, size_t nalgos,
 		      const struct ksm_params *p);
 

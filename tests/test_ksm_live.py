@@ -386,6 +386,20 @@ def preflight():
         raise Skip("/proc/kpageflags not readable (needs root)")
 
 
+def session_or_skip():
+    """A KSM session (tests/live.py) for a live suite, or None after a SKIP
+    line saying why KSM may not be used here."""
+    if not live.live_enabled():
+        skip("KSMSCAN_LIVE_TESTS is not 1: KSM is left alone")
+        return None
+    try:
+        preflight()
+        return live.ksm_session()
+    except (Skip, live.NotAllowed) as e:
+        skip(str(e))
+        return None
+
+
 # ---------------------------------------------------------------------------
 # Running KSM until it settles
 # ---------------------------------------------------------------------------

@@ -168,11 +168,16 @@ def csv_json_columns_and_status():
     r = ksm(["--csv", good, missing])
     eq(r.returncode, 1, "a missing input: exit status 1")
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
-    eq(list(rows[0]), SUMMARY_COLS, "summary columns, status last")
+    eq(list(rows[0]), SUMMARY_COLS + ["freed_bytes"],
+       "summary columns, status, then freed_bytes")
     eq([x["status"] for x in rows], ["ok", "failed", "partial"], "status per input and *")
+    # A file has no frames: each page is one, so KSM frees what it saves.
+    eq([x["freed_bytes"] for x in rows], [x["saved_bytes"] for x in rows],
+       "a file's freed_bytes are its saved_bytes")
     r = ksm(["--json", "-c", "lz4", "-a", "xxhash,crc32c", good])
     doc = json.loads(r.stdout)
-    eq(list(doc["summary"][0]), SUMMARY_COLS, "JSON summary keys are the columns")
+    eq(list(doc["summary"][0]), SUMMARY_COLS + ["freed_bytes"],
+       "JSON summary keys are the columns")
     p = doc.get("parameters", {})
     eq((p.get("algorithms"), p.get("max_page_sharing"), p.get("use_zero_pages"),
         p.get("compressors")), ("xxhash,crc32c", 256, 0, "lz4"), "JSON parameters")

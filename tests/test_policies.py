@@ -29,8 +29,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import (PAGE, check, eq, fixture, parse_csv, run,  # noqa: E402
+from ksmtest import (PAGE, check, eq, fixture, parse_csv,  # noqa: E402
                      run_suite, test, tmp)
+from ksmtest import run_without_merge_cost as run  # noqa: E402
 
 POLICIES = ["input", "policy", "seconds_to_start", "seconds_to_50_percent",
             "seconds_to_90_percent", "saved_bytes_1h", "saved_bytes_6h",

@@ -28,6 +28,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import (PAGE, ZERO, as_int, check, elf_pages, eq, fixture,  # noqa: E402
                      ksm_group, parse_csv, proc_stat_fields, run, run_suite, test, tmp)
+from ksmtest import run_without_merge_cost as run  # noqa: E402
 import xxhash  # noqa: E402
 import zstandard  # noqa: E402
 

@@ -1,0 +1,410 @@
+#!/usr/bin/python3
+"""Real applications against the running kernel's KSM (KSMSCAN_LIVE_TESTS=1,
+only while KSM is idle; tests/live.py restores every setting, also on
+signals, and unmerges only what this test merged).
+
+Three workloads, each started by this test as its own processes (on unix
+sockets in temporary folders, never as system services), each through a
+tiny wrapper that calls prctl(PR_SET_MEMORY_MERGE) before exec, so that
+every anonymous page is mergeable:
+
+- Redis x3 (Debian's redis-server), the same 80k keys in each;
+- PostgreSQL x3 clusters (Debian's postgresql), each with an open session
+  that holds the same temporary table (in the backend's own memory);
+- a Python program whose parent builds its data and forks 4 workers that
+  each build the same data again (forked pages and copies together).
+
+For each, with KSM stopped: the test counts by frame itself (pagemap's
+frame numbers and the pages' bytes, XXH3-128 per page, the kernel's rule:
+a content on one frame never merges), then `ksmscan -p ... --interval=1s
+--count=N -o json` forecasts. KSM then runs with the same settings, sampled
+every 0.1 s, until its counters settle. Checked: the kernel's settled
+pages_shared, pages_sharing and general_profit against the forecast's
+last row (within 1%), freed_bytes against the test's own frame count
+(within 1%), `ksmscan --check --tolerance=3` (exit 0), and the time to 90%
+of pages_sharing against the forecast's (within 20% when the host is quiet:
+load under 1 per CPU; printed otherwise). Then the same processes are read
+without CAP_SYS_ADMIN (the kernel hides frame numbers; setpriv drops it
+from the bounding set) and the estimate's error is printed.
+
+Figures are printed with -v.
+"""
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_ksm_live as kl  # noqa: E402
+from test_frames import zero_pfn  # noqa: E402
+from test_ksm_live import check, eq, finish, skip  # noqa: E402
+import xxhash  # noqa: E402
+
+PAGE = 4096
+PM_PRESENT, PM_FILE = 1 << 63, 1 << 61
+PFN_MASK = (1 << 55) - 1
+SETTINGS = {"pages_to_scan": 1000, "sleep_millisecs": 20, "smart_scan": 1,
+            "max_page_sharing": 256, "use_zero_pages": 0}
+COUNT = 3                # live snapshots of the forecast (1 s apart)
+TOLERANCE = 1.0          # percent: counters and freed_bytes
+PACE_TOLERANCE = 20.0    # percent: time to 90%, on a quiet host
+SETTLE_TIMEOUT = 300
+VERBOSE = "-v" in sys.argv[1:]
+KSMSCAN = kl.ksmscan_cmd()
+
+# prctl(PR_SET_MEMORY_MERGE, 1) then exec: the flag outlives exec and fork.
+WRAP = [sys.executable, "-c",
+        "import ctypes, os, sys\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "if libc.prctl(67, 1, 0, 0, 0):\n"
+        "    sys.exit('prctl(PR_SET_MEMORY_MERGE): errno %d' % ctypes.get_errno())\n"
+        "os.execvp(sys.argv[1], sys.argv[1:])\n"]
+
+FORKER = r"""
+import os, sys, time
+def build():
+    return {("key-%d" % i): ("value-%d-" % i) * 8 for i in range(60000)}
+data = build()
+kids = []
+for _ in range(4):
+    pid = os.fork()
+    if pid == 0:
+        mine = build()          # the same data again, on frames of its own
+        sys.stdout.write("ready\n"); sys.stdout.flush()
+        while True:
+            time.sleep(3600)
+    kids.append(pid)
+sys.stdout.write("parent\n"); sys.stdout.flush()
+while True:
+    time.sleep(3600)
+"""
+
+
+def say(text):
+    print("# " + text, flush=True)
+
+
+def children_of(pid):
+    out = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat, "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.split("/")[2]))
+    return sorted(out)
+
+
+def mergeable_areas(pid):
+    """[(start, end)] of the areas whose smaps VmFlags hold mg."""
+    out, cur = [], None
+    with open("/proc/%d/smaps" % pid) as f:
+        for line in f:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):
+                s, e = head.split("-")
+                cur = (int(s, 16), int(e, 16))
+            elif head == "VmFlags:" and cur and "mg" in line.split()[1:]:
+                out.append(cur)
+    return out
+
+
+def frame_count(pids, zpfn):
+    """KSM's steady state counted here by frame: [(content, frame)] of every
+    page ksmd would visit (mergeable areas, anonymous, present, not the zero
+    page), then per content F frames and M mappings."""
+    by = {}
+    pages = 0
+    for pid in pids:
+        with open("/proc/%d/mem" % pid, "rb", buffering=0) as mem:
+            for start, end in mergeable_areas(pid):
+                n = (end - start) // PAGE
+                pm = kl.pagemap(pid, start, n)
+                for i, e in enumerate(pm):
+                    if not e & PM_PRESENT or e & PM_FILE or (e & PFN_MASK) == zpfn:
+                        continue
+                    try:
+                        mem.seek(start + i * PAGE)
+                        data = mem.read(PAGE)
+                    except OSError:
+                        continue
+                    if len(data) != PAGE:
+                        continue
+                    key = xxhash.xxh3_128_digest(data)
+                    ent = by.setdefault(key, [0, set()])
+                    ent[0] += 1
+                    ent[1].add(e & PFN_MASK)
+                    pages += 1
+    m = SETTINGS["max_page_sharing"]
+    shared = sharing = freed = forked = 0
+    for c, frames in by.values():
+        f = len(frames)
+        if c >= 2 and f >= 2:
+            s, sh = kl_group(c, m)
+            shared += s
+            sharing += sh
+            freed += max(f - s - (c % m == 1), 0)
+        elif c >= 2:
+            forked += c - 1
+    return dict(pages=pages, pages_shared=shared, pages_sharing=sharing,
+                freed_bytes=freed * PAGE, forked=forked,
+                general_profit=sharing * PAGE - pages * 64)
+
+
+def kl_group(c, m):
+    from ksmtest import ksm_group
+    return ksm_group(c, m)
+
+
+def run_tool(args, prefix=()):
+    p = subprocess.run(list(prefix) + KSMSCAN + args, capture_output=True, text=True,
+                       timeout=900)
+    return p.returncode, p.stdout, p.stderr
+
+
+def pct(got, want):
+    return 100.0 * (got - want) / want if want else (0.0 if got == want else 100.0)
+
+
+def settle(ks, f0, scans):
+    """run=1; sample every 0.1 s until full_scans passed the forecast's scans
+    and the counters stood still for 3 scans. Returns (settled, samples)."""
+    ks.set("run", 1)
+    t0 = time.time()
+    samples, last, since = [], None, f0
+    while time.time() - t0 < SETTLE_TIMEOUT:
+        f = kl.kread("full_scans")
+        now = {k: kl.kread(k) for k in ("pages_shared", "pages_sharing", "general_profit")}
+        samples.append((time.time() - t0, now["pages_sharing"]))
+        if (now["pages_shared"], now["pages_sharing"]) != last:
+            last, since = (now["pages_shared"], now["pages_sharing"]), f
+        if f >= f0 + scans + 1 and f >= since + 3:
+            return True, samples
+        time.sleep(0.1)
+    return False, samples
+
+
+def time_to_90(samples, final):
+    for t, v in samples:
+        if v >= 0.9 * final:
+            return t
+    return None
+
+
+def workload(ks, name, pids):
+    """Forecast, run KSM, compare; KSM stopped again and unmerged after."""
+    zpfn = zero_pfn()
+    own = frame_count(pids, zpfn)
+    say("%s: %d processes; counted here by frame: %s" % (name, len(pids), own))
+    args = sum((["-p", str(p)] for p in pids), []) + [
+        "--interval=1s", "--count=%d" % COUNT,
+        "--pages-to-scan=%d" % SETTINGS["pages_to_scan"],
+        "--sleep-ms=%d" % SETTINGS["sleep_millisecs"],
+        "--smart-scan=%d" % SETTINGS["smart_scan"],
+        "-m", str(SETTINGS["max_page_sharing"]), "-o", "json"]
+    f0 = kl.kread("full_scans")
+    t_read = time.time()
+    rc, out, err = run_tool(args)
+    if not eq(rc, 0, "%s: the forecast runs" % name, err.strip()[-300:]):
+        return
+    say("%s: the forecast took %.1f s" % (name, time.time() - t_read))
+    doc = json.loads(out)
+    last = doc["timeline"][-1]
+    summ = doc["summary"][0]
+    fc_freed = summ["freed_bytes"]
+    check(abs(pct(fc_freed, own["freed_bytes"])) <= TOLERANCE,
+          "%s: forecast freed_bytes within %g%% of the frame count made here"
+          % (name, TOLERANCE), "%d vs %d" % (fc_freed, own["freed_bytes"]))
+    path = os.path.join(tempfile.gettempdir(), "ksmscan-apps-%d.json" % os.getpid())
+    with open(path, "w") as f:
+        f.write(out)
+    static = static_scans(name, pids)
+    ok, samples = settle(ks, f0, last["scan"])
+    check(ok, "%s: KSM settles within %d s" % (name, SETTLE_TIMEOUT), repr(kl.counters()))
+    kern = {k: kl.kread(k) for k in ("pages_shared", "pages_sharing", "general_profit")}
+    for k, v in kern.items():
+        check(abs(pct(last[k], v)) <= TOLERANCE,
+              "%s: forecast %s within %g%% of the kernel's" % (name, k, TOLERANCE),
+              "forecast %d, kernel %d (%+.2f%%)" % (last[k], v, pct(last[k], v)))
+    say("%s: kernel %s; forecast %s; live minus forecast over forecast: %s" % (
+        name, kern, {k: last[k] for k in kern},
+        ", ".join("%s %+.2f%%" % (k, pct(kern[k], last[k])) for k in kern)))
+    t90 = time_to_90(samples, kern["pages_sharing"])
+    f90 = summ.get("seconds_to_90_percent")
+    load = os.getloadavg()[0] / os.cpu_count()
+    if t90 is not None and f90:
+        err90 = pct(t90, f90)
+        say("%s: time to 90%%: kernel %.2f s, forecast %.2f s (%+.0f%%), load %.2f per CPU"
+            % (name, t90, f90, err90, load))
+        if load < 1:
+            check(abs(err90) <= PACE_TOLERANCE, "%s: time to 90%% within %g%%"
+                  % (name, PACE_TOLERANCE), "%.2f vs %.2f s" % (t90, f90))
+    rc, cout, cerr = run_tool(["--check=" + path, "--tolerance=3", "-o", "csv"])
+    lines = cout.splitlines()
+    off = [ln for ln in lines[1:] if "," in ln and
+           abs(float(dict(zip(lines[0].split(","), ln.split(","))).get(
+               "error_percent") or 0)) > 3]
+    eq(rc, 0, "%s: --check --tolerance=3 passes" % name,
+       "%s rows beyond 3%%: %s %s" % (len(off), lines[:1] + off[:12], cerr[-300:]))
+    os.unlink(path)
+    for who, r in static.items():
+        say("%s: static %s, before KSM ran: %s" % (name, who, ", ".join(
+            "%s %d (%+.2f%% vs the kernel)" % (k, r[k], pct(r[k], kern[k]))
+            for k in ("pages_shared", "pages_sharing", "general_profit"))))
+    ks.set("run", 0)
+    ks.unmerge()
+    ks.set("run", 0)
+
+
+def static_scans(name, pids):
+    """The static figures of the processes (KSM stopped) as root and without
+    CAP_SYS_ADMIN (no frame numbers: the estimate), to compare with the
+    kernel's settled counters."""
+    args = sum((["-p", str(p)] for p in pids), []) + [
+        "-m", str(SETTINGS["max_page_sharing"]), "-o", "json"]
+    rows = {}
+    for who, prefix in (("root", ()), ("estimate", ("setpriv", "--bounding-set",
+                                                    "-sys_admin", "--"))):
+        rc, out, err = run_tool(args, prefix)
+        if not eq(rc, 0, "%s: static scan as %s" % (name, who), err[-300:]):
+            continue
+        rows[who] = [r for r in json.loads(out)["summary"] if r["input"] == "*"][0]
+    if "estimate" in rows:
+        eq(rows["estimate"]["status"], "estimate", "%s: without frame numbers, "
+           "status estimate" % name)
+    return rows
+
+
+def redis(ks, tmpdir):
+    if not shutil.which("redis-server"):
+        skip("redis-server not installed (scripts/install-deps)")
+        return
+    procs, socks = [], []
+    try:
+        for i in range(3):
+            sock = os.path.join(tmpdir, "redis%d.sock" % i)
+            socks.append(sock)
+            procs.append(subprocess.Popen(WRAP + [
+                "redis-server", "--port", "0", "--unixsocket", sock, "--save", "",
+                "--appendonly", "no", "--dir", tmpdir, "--enable-debug-command", "local",
+                "--daemonize", "no"], stdout=subprocess.DEVNULL))
+        for sock in socks:
+            for _ in range(100):
+                if os.path.exists(sock):
+                    break
+                time.sleep(0.1)
+            subprocess.run(["redis-cli", "-s", sock, "DEBUG", "POPULATE", "80000",
+                            "key", "100"], check=True, stdout=subprocess.DEVNULL)
+        time.sleep(2)
+        workload(ks, "redis x3", [p.pid for p in procs])
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait()
+
+
+def postgres_bin():
+    bins = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
+    return os.path.dirname(bins[-1]) if bins else None
+
+
+def postgresql(ks, tmpdir):
+    bindir = postgres_bin()
+    if not bindir or not shutil.which("setpriv"):
+        skip("postgresql not installed (scripts/install-deps)")
+        return
+    as_pg = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"]
+    procs, sessions = [], []
+    try:
+        for i in range(3):
+            d = os.path.join(tmpdir, "pg%d" % i)
+            os.mkdir(d)
+            shutil.chown(d, "postgres", "postgres")
+            subprocess.run(as_pg + [bindir + "/initdb", "-D", d, "-A", "trust", "--no-sync",
+                                    "-U", "postgres"], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            procs.append(subprocess.Popen(as_pg + WRAP + [
+                bindir + "/postgres", "-D", d, "-k", d, "-c", "listen_addresses=",
+                "-p", str(5432 + i), "-c", "shared_buffers=16MB"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        for i in range(3):
+            d = os.path.join(tmpdir, "pg%d" % i)
+            for _ in range(200):
+                if os.path.exists(os.path.join(d, ".s.PGSQL.%d" % (5432 + i))):
+                    break
+                time.sleep(0.1)
+            s = subprocess.Popen(as_pg + [bindir + "/psql", "-h", d, "-p", str(5432 + i),
+                                          "-U", "postgres", "-d", "postgres", "-q", "-A",
+                                          "-t"], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)
+            s.stdin.write("SET temp_buffers = '64MB';\nCREATE TEMP TABLE t AS SELECT g, "
+                          "repeat(md5(g::text), 3) AS v FROM generate_series(1, 100000) g;\n"
+                          "SELECT count(*) FROM t;\n")
+            s.stdin.flush()
+            line = s.stdout.readline().strip()
+            eq(line, "100000", "postgresql %d: the session holds its temp table" % i)
+            sessions.append(s)
+        time.sleep(3)
+        pids = []
+        for p in procs:
+            pids += [p.pid] + children_of(p.pid)
+        workload(ks, "postgresql x3", pids)
+    finally:
+        for s in sessions:
+            s.stdin.close()
+            s.wait()
+        for p in procs:
+            p.send_signal(signal.SIGINT)       # fast shutdown
+            p.wait()
+
+
+def forker(ks, tmpdir):
+    p = subprocess.Popen(WRAP + [sys.executable, "-c", FORKER], stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        lines = [p.stdout.readline().strip() for _ in range(5)]
+        eq(sorted(lines), ["parent"] + ["ready"] * 4, "python: parent and 4 workers ready")
+        time.sleep(2)
+        workload(ks, "python fork x4", [p.pid] + children_of(p.pid))
+    finally:
+        for c in children_of(p.pid):
+            os.kill(c, signal.SIGKILL)
+        p.kill()
+        p.wait()
+
+
+def main():
+    session = kl.session_or_skip()
+    if session is None:
+        return
+    only = [a for a in sys.argv[1:] if not a.startswith("-")]
+    tmpdir = tempfile.mkdtemp(prefix="ksmscan-apps-")
+    os.chmod(tmpdir, 0o755)
+    try:
+        with session as ks:
+            ks.set("advisor_mode", "none")
+            ks.set("merge_across_nodes", 1)
+            for n, v in SETTINGS.items():
+                ks.set(n, v)
+            for name, fn in (("redis", redis), ("postgresql", postgresql),
+                             ("python", forker)):
+                if not only or name in only:
+                    fn(ks, tmpdir)
+        check(not ks.changed(), "KSM settings restored", repr(ks.changed()))
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (OSError, RuntimeError, ValueError, subprocess.SubprocessError) as e:
+        check(False, "test ran to the end", "%s: %s" % (type(e).__name__, e))
+    finish()
