@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The advise report (--series -r advise --target=F@D [--max-cpu=P]): the
- * settings of ksmd the search found (model/advise.c), fixed ones (one per
+ * settings of ksmd the search found (model/search.c), fixed ones (one per
  * sleep it tried) and the scan-time advisor's (one per advisor_max_cpu it
  * tried), cheapest first: those that reach the target within the CPU
  * asked, then those that reach it at more CPU, then those that do not. The

@@ -394,7 +394,7 @@ def main():
             for n, v in SETTINGS.items():
                 ks.set(n, v)
             for name, fn in (("redis", redis), ("postgresql", postgresql),
-                             ("python", forker)):
+                             ("forking", forker)):
                 if not only or name in only:
                     fn(ks, tmpdir)
         check(not ks.changed(), "KSM settings restored", repr(ks.changed()))
