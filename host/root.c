@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "host.h"
 
@@ -41,34 +42,46 @@ char *host_path(char *buf, size_t len, const char *fmt, ...)
 	return buf;
 }
 
-FILE *host_fopen(const char *fmt, ...)
+/* open() the formatted kernel path below the root, read-only; -1 with
+ * errno for a path too long to name a file. */
+static int vopen(const char *fmt, va_list ap)
 {
 	char path[4096];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vpath(path, sizeof(path), fmt, ap);
-	va_end(ap);
-	if (!path[0]) {
-		errno = ENAMETOOLONG;
-		return NULL;
-	}
-	return fopen(path, "re");
-}
-
-int host_open(const char *fmt, ...)
-{
-	char path[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vpath(path, sizeof(path), fmt, ap);
-	va_end(ap);
 	if (!path[0]) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
 	return open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+}
+
+FILE *host_fopen(const char *fmt, ...)
+{
+	va_list ap;
+	int fd;
+	FILE *f;
+
+	va_start(ap, fmt);
+	fd = vopen(fmt, ap);
+	va_end(ap);
+	if (fd < 0 || !(f = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	return f;
+}
+
+int host_open(const char *fmt, ...)
+{
+	va_list ap;
+	int fd;
+
+	va_start(ap, fmt);
+	fd = vopen(fmt, ap);
+	va_end(ap);
+	return fd;
 }
 
 DIR *host_opendir(const char *path)
