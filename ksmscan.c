@@ -69,7 +69,7 @@ static int run_scan(struct prefs *p, const struct writer *w)
 	status = rs.series ? series_run(&p->cfg, rs.series) : scan_run(&p->cfg);
 	for (size_t i = 0; i < p->cfg.nsinks; i++)
 		sinks[i]->ops->print(sinks[i]);
-	w->finish();
+	w->finish(w);
 	for (size_t i = 0; i < p->cfg.nsinks; i++)
 		sinks[i]->ops->free(sinks[i]);
 	free(bars.v);
@@ -86,7 +86,7 @@ static int run_bench(const struct prefs *p, const struct writer *w)
 				     p->cfg.progress);
 
 	bench_report(w, rows, p->cfg.nalgos, autopick, stream);
-	w->finish();
+	w->finish(w);
 	free(rows);
 	return EXIT_OK;
 }
@@ -118,7 +118,7 @@ static int run_check(const struct prefs *p, const struct writer *w)
 					   10 : p->tolerance, &c)) !=
 		   CHECK_UNCOMPARABLE) {
 		check_report(w, &c, !p->long_table && strcmp(w->name, "table") == 0);
-		w->finish();
+		w->finish(w);
 	}
 	check_result_free(&c);
 	forecast_free(&f);
@@ -167,7 +167,7 @@ static const struct host_facts live_host = {
 
 int main(int argc, char **argv)
 {
-	const struct writer *w;
+	struct writer *w;
 	struct prefs p;
 	int status;
 
@@ -181,11 +181,12 @@ int main(int argc, char **argv)
 	prefs_init(&p, argc);
 	options_parse(&p, argc, argv);
 	options_setup(&p, &live_host);
-	w = writer_lookup(p.output);
-	table_fit(p.long_table ? 0 : 80);
+	/* Tables for people fit 80 columns; -l shows every column. */
+	w = writer_open(p.output, p.long_table ? 0 : 80);
 	status = dispatch(&p, w, p.listed);
 	if (output_close() < 0)
 		status = EXIT_INPUT;
+	writer_close(w);
 	prefs_free(&p);
 	return status;
 }

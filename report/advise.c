@@ -188,7 +188,7 @@ static void apply_notes(const struct writer *w, const struct advice *a)
 
 	for (size_t i = 0; i < n; i++) {
 		echo_line(&set[i], line, sizeof(line));
-		w->note(line);
+		w->note(w, line);
 	}
 }
 
@@ -232,9 +232,9 @@ static void advice_row(const struct advise *v, const struct writer *w,
 			cell_str(within ? "yes" : "no"), row[9],
 		};
 
-		w->row(short_row);
+		w->row(w, short_row);
 	} else {
-		w->row(row);
+		w->row(w, row);
 	}
 }
 
@@ -331,24 +331,24 @@ static void sentences(const struct advise *v, const struct writer *w)
 		 v->name, 100 * v->target.fraction,
 		 (unsigned long long)v->reference, v->target.seconds,
 		 v->target.max_cpu);
-	w->note(text);
+	w->note(w, text);
 	if (f) {
 		fixed_sentence(v, f, text, sizeof(text));
-		w->note(text);
+		w->note(w, text);
 		if (rank(v, f) == 0)
 			apply_notes(w, f);
 	}
 	if (d) {
 		advisor_sentence(v, d, text, sizeof(text));
-		w->note(text);
+		w->note(w, text);
 		if (rank(v, d) == 0)
 			apply_notes(w, d);
 	}
 	if (rank(v, &v->rows[0]) == 2)
-		w->note("No setting reaches the target, fixed or the advisor's: "
+		w->note(w, "No setting reaches the target, fixed or the advisor's: "
 			"a later target would be reached.");
 	else if (f && d && rank(v, f) == 0 && rank(v, d) == 0)
-		w->note(f->cpu_mean <= d->cpu_mean ?
+		w->note(w, f->cpu_mean <= d->cpu_mean ?
 			"The fixed setting is the cheaper." :
 			"The advisor is the cheaper.");
 }
@@ -364,24 +364,24 @@ static void settings_print(const struct advise *v, const struct writer *w)
 	char text[400];
 	size_t n;
 
-	w->begin("advise", cols, 2, 0);
+	w->begin(w, "advise", cols, 2, 0);
 	if (!v->n) {
-		w->note("No advice: nothing to apply.");
-		w->end();
+		w->note(w, "No advice: nothing to apply.");
+		w->end(w);
 		return;
 	}
 	snprintf(text, sizeof(text), "ksmscan -r advise, %s: %s, %s %g%% of "
 		 "the saving by %g s at %.2f%% CPU.", v->name,
 		 policy_name(a->policy), a->reaches ? "reaches" : "does not reach",
 		 100 * v->target.fraction, v->target.seconds, a->cpu_mean);
-	w->note(text);
+	w->note(w, text);
 	n = advice_settings(a, set);
 	for (size_t i = 0; i < n; i++) {
 		struct cell row[2] = { cell_str(set[i].name), cell_str(set[i].value) };
 
-		w->row(row);
+		w->row(w, row);
 	}
-	w->end();
+	w->end(w);
 }
 
 static void advise_print(struct sink *sk)
@@ -401,7 +401,7 @@ static void advise_print(struct sink *sk)
 	if (people && v->n)
 		sentences(v, w);
 	hz_note(v->r.rs);
-	w->end();
+	w->end(w);
 }
 
 static void advise_free(struct sink *sk)

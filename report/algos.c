@@ -11,7 +11,7 @@ static const struct column algos_cols[] = {
 
 void algos_report(const struct writer *w)
 {
-	w->begin("algos", algos_cols, NCOLS, 0);
+	w->begin(w, "algos", algos_cols, NCOLS, 0);
 	for (size_t i = 0; i < hash_count(); i++) {
 		const struct algo *a = hash_get(i);
 		struct cell row[NCOLS] = {
@@ -19,10 +19,10 @@ void algos_report(const struct writer *w)
 			cell_str(a->description),
 		};
 
-		w->row(row);
+		w->row(w, row);
 	}
-	w->note("impl: the implementation this CPU runs; KSMSCAN_IMPL_<ALGO> "
+	w->note(w, "impl: the implementation this CPU runs; KSMSCAN_IMPL_<ALGO> "
 		"forces another (see ksmscan(1)).");
-	w->end();
-	w->finish();
+	w->end(w);
+	w->finish(w);
 }

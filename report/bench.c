@@ -25,7 +25,7 @@ void bench_report(const struct writer *w, const struct hash_speed *rows,
 {
 	char text[512];
 
-	w->begin("bench", bench_cols, NCOLS, 0);
+	w->begin(w, "bench", bench_cols, NCOLS, 0);
 	for (size_t i = 0; i < nrows; i++) {
 		const struct hash_speed *r = &rows[i];
 		struct cell row[NCOLS] = {
@@ -37,7 +37,7 @@ void bench_report(const struct writer *w, const struct hash_speed *rows,
 			cell_real(r->stream_spread * 100, 1),
 		};
 
-		w->row(row);
+		w->row(w, row);
 	}
 	snprintf(text, sizeof(text),
 		 "-a auto chooses %s here (the faster of crc32c and xxhash on a "
@@ -46,6 +46,6 @@ void bench_report(const struct writer *w, const struct hash_speed *rows,
 		 "the third best run was, in percent (a busy machine varies more: "
 		 "compare figures whose spreads are small).",
 		 autopick->name, stream_bytes >> 20);
-	w->note(text);
-	w->end();
+	w->note(w, text);
+	w->end(w);
 }

@@ -2,6 +2,7 @@
 /* Cell constructors, the writer table and the final check of standard output. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../util/util.h"
@@ -81,6 +82,30 @@ const struct writer *writer_lookup(const char *name)
 		if (strcmp(writers[i]->name, name) == 0)
 			return writers[i];
 	return NULL;
+}
+
+struct writer *writer_open(const char *name, int fit)
+{
+	const struct writer *t = writer_lookup(name);
+	struct writer *w;
+
+	if (!t)
+		return NULL;
+	w = xmalloc(sizeof(*w));
+	*w = *t;
+	w->state = t->size ? xcalloc(1, t->size) : NULL;
+	w->fit = fit;
+	return w;
+}
+
+void writer_close(struct writer *w)
+{
+	if (!w)
+		return;
+	if (w->close)
+		w->close(w->state);
+	free(w->state);
+	free(w);
 }
 
 const char *writer_name(size_t i)

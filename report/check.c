@@ -43,9 +43,9 @@ static void row(const struct writer *w, int people, const struct check_row *r)
 			cells[4], cell_str(r->within ? "yes" : "no"),
 		};
 
-		w->row(short_row);
+		w->row(w, short_row);
 	} else {
-		w->row(cells);
+		w->row(w, cells);
 	}
 }
 
@@ -59,12 +59,12 @@ static void sentences(const struct writer *w, const struct check_result *c)
 		 "%llu, each process's with its last (%llu).",
 		 (unsigned long long)c->done, (unsigned long long)c->scan,
 		 (unsigned long long)c->last);
-	w->note(text);
+	w->note(w, text);
 	if (c->done < c->last) {
 		snprintf(text, sizeof(text), "The forecast settles after %llu full "
 			 "scans: check again once ksmd has done them.",
 			 (unsigned long long)c->last);
-		w->note(text);
+		w->note(w, text);
 	}
 	if (c->outside)
 		snprintf(text, sizeof(text), "%zu of %zu figures are outside "
@@ -72,7 +72,7 @@ static void sentences(const struct writer *w, const struct check_result *c)
 	else
 		snprintf(text, sizeof(text), "All %zu figures are within +-%g%%.",
 			 c->nrows, c->tolerance);
-	w->note(text);
+	w->note(w, text);
 }
 
 void check_report(const struct writer *w, const struct check_result *c,
@@ -84,5 +84,5 @@ void check_report(const struct writer *w, const struct check_result *c,
 		row(w, people, &c->rows[i]);
 	if (people)
 		sentences(w, c);
-	w->end();
+	w->end(w);
 }

@@ -187,7 +187,7 @@ static void compress_people(struct compress_sink *c)
 	};
 	const struct writer *w = c->r.rs->out;
 
-	w->begin("compress", cols, sizeof(cols) / sizeof(cols[0]), 0);
+	w->begin(w, "compress", cols, sizeof(cols) / sizeof(cols[0]), 0);
 	for (size_t i = 0; i < c->nrows; i++) {
 		const struct compress_row *r = &c->rows[i];
 		char name[128];
@@ -199,12 +199,12 @@ static void compress_people(struct compress_sink *c)
 			cell_real(r->mib_s, 0),
 		};
 
-		w->row(row);
+		w->row(w, row);
 	}
-	w->note("zram: what a zram device would hold of every page (same-filled "
+	w->note(w, "zram: what a zram device would hold of every page (same-filled "
 		"pages cost nothing, pages that compress badly are kept whole); "
 		"KSM+zram: when KSM merges first. -l shows every figure.");
-	w->end();
+	w->end(w);
 }
 
 static void compress_print(struct sink *sk)
@@ -216,7 +216,7 @@ static void compress_print(struct sink *sk)
 		compress_people(c);
 		return;
 	}
-	w->begin("compress", compress_cols, NCOLS, 0);
+	w->begin(w, "compress", compress_cols, NCOLS, 0);
 	for (size_t i = 0; i < c->nrows; i++) {
 		const struct compress_row *r = &c->rows[i];
 		uint64_t bytes = r->alone.pages * PAGE_BYTES;
@@ -230,9 +230,9 @@ static void compress_print(struct sink *sk)
 			cell_real(r->mib_s, 1),
 		};
 
-		w->row(row);
+		w->row(w, row);
 	}
-	w->end();
+	w->end(w);
 }
 
 static void compress_free(struct sink *sk)

@@ -131,7 +131,7 @@ static void contents_row(struct contents *c, const struct content_row *r)
 
 	snprintf(hex, sizeof(hex), "0x%016llx%016llx",
 		 (unsigned long long)r->d.hi, (unsigned long long)r->d.lo);
-	c->r.rs->out->row(row);
+	c->r.rs->out->row(c->r.rs->out, row);
 }
 
 static void contents_print(struct sink *sk)
@@ -140,7 +140,7 @@ static void contents_print(struct sink *sk)
 	struct content_row r[256];
 	size_t n;
 
-	c->r.rs->out->begin(c->limit == SIZE_MAX ? "contents" : "sketch",
+	c->r.rs->out->begin(c->r.rs->out, c->limit == SIZE_MAX ? "contents" : "sketch",
 			  c->cols, c->ncols, 1);
 	if (c->rows) {
 		rewind(c->rows);
@@ -150,7 +150,7 @@ static void contents_print(struct sink *sk)
 		if (ferror(c->rows) && !c->failed)
 			error("contents: temporary file: %s", strerror(errno));
 	}
-	c->r.rs->out->end();
+	c->r.rs->out->end(c->r.rs->out);
 }
 
 static void contents_free(struct sink *sk)

@@ -6,8 +6,12 @@
 #include "../util/text.h"
 #include "writers.h"
 
-static const struct column *csv_cols;
-static size_t csv_ncols;
+/* One output's state (struct writer's state): what used to be shared. */
+struct csv_state {
+	const struct column *cols;
+	size_t ncols;
+};
+
 
 /*
  * Whether a text cell would be taken for a formula by a spreadsheet: it
@@ -54,25 +58,28 @@ static void csv_field(const char *s, int first, int text)
 		putchar('"');
 }
 
-static void csv_begin(const char *report, const struct column *cols,
-		      size_t ncols, int stream)
+static void csv_begin(const struct writer *w, const char *report,
+		      const struct column *cols, size_t ncols, int stream)
 {
+	struct csv_state *c = w->state;
+
 	(void)report;
 	(void)stream;
-	csv_cols = cols;
-	csv_ncols = ncols;
+	c->cols = cols;
+	c->ncols = ncols;
 	for (size_t i = 0; i < ncols; i++)
 		if (!(cols[i].flags & COL_TABLE_ONLY))
 			csv_field(cols[i].name, i == 0, 0);
 	fputs("\r\n", stdout);
 }
 
-static void csv_row(const struct cell *cells)
+static void csv_row(const struct writer *w, const struct cell *cells)
 {
+	struct csv_state *c = w->state;
 	char buf[128];
 
-	for (size_t i = 0; i < csv_ncols; i++) {
-		if (csv_cols[i].flags & COL_TABLE_ONLY)
+	for (size_t i = 0; i < c->ncols; i++) {
+		if (c->cols[i].flags & COL_TABLE_ONLY)
 			continue;
 		if (cells[i].kind == CELL_STR) {
 			csv_field(cells[i].s, i == 0, 1);
@@ -84,28 +91,33 @@ static void csv_row(const struct cell *cells)
 	fputs("\r\n", stdout);
 }
 
-static void csv_note(const char *text)
+static void csv_note(const struct writer *w, const char *text)
 {
+	(void)w;
 	(void)text;
 }
 
-static void csv_total(const struct cell *cells)
+static void csv_total(const struct writer *w, const struct cell *cells)
 {
+	(void)w;
 	(void)cells;
 }
 
-static void csv_end(void)
+static void csv_end(const struct writer *w)
 {
+	(void)w;
 }
 
-static void csv_finish(void)
+static void csv_finish(const struct writer *w)
 {
+	(void)w;
 }
 
 /* The run's parameters are for machines that read JSON. */
-static void csv_params(const struct column *cols, const struct cell *cells,
-		      size_t ncols)
+static void csv_params(const struct writer *w, const struct column *cols,
+		       const struct cell *cells, size_t ncols)
 {
+	(void)w;
 	(void)cols;
 	(void)cells;
 	(void)ncols;
@@ -113,6 +125,7 @@ static void csv_params(const struct column *cols, const struct cell *cells,
 
 const struct writer csv_writer = {
 	.name = "csv",
+	.size = sizeof(struct csv_state),
 	.begin = csv_begin,
 	.row = csv_row,
 	.note = csv_note,

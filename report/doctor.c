@@ -141,9 +141,9 @@ static void unread_note(const struct doctor *s, const struct writer *w,
 			 s->unread > 1 ? " and others" : "",
 			 s->unread == 1 ? "it" : "them");
 	if (s->unread)
-		w->note(t);
+		w->note(w, t);
 	if (!shown && s->nread)
-		w->note(s->unread ? "doctor: nothing keeps the others' memory from "
+		w->note(w, s->unread ? "doctor: nothing keeps the others' memory from "
 			"merging." : "doctor: nothing keeps these processes' memory "
 			"from merging.");
 }
@@ -155,7 +155,7 @@ static void doctor_print(struct sink *sk)
 	int people = for_people(s->r.rs), used[DOCTOR_REASONS] = { 0 }, vmm = 0;
 	size_t ncols = people ? NCOLS - 1 : NCOLS, shown = 0;
 
-	w->begin("doctor", doctor_cols, ncols, 0);
+	w->begin(w, "doctor", doctor_cols, ncols, 0);
 	for (size_t i = 0; i < s->nrows; i++)
 		for (int k = 0; k < DOCTOR_REASONS; k++) {
 			const struct doctor_row *row = &s->rows[i];
@@ -174,7 +174,7 @@ static void doctor_print(struct sink *sk)
 			used[k] = 1;
 			vmm |= k == DOCTOR_SHARED_MAPPING && row->vmm;
 			shown++;
-			w->row(c);
+			w->row(w, c);
 		}
 	for (int k = 0; people && k < DOCTOR_REASONS; k++) {
 		char t[512];
@@ -182,19 +182,19 @@ static void doctor_print(struct sink *sk)
 		if (!used[k])
 			continue;
 		snprintf(t, sizeof(t), "%s: %s.", reason_names[k], fixes[k]);
-		w->note(t);
+		w->note(w, t);
 		if (k == DOCTOR_SHARED_MAPPING && vmm) {
 			snprintf(t, sizeof(t), "%s of a VMM: %s.", reason_names[k],
 				 vmm_shared_fix);
-			w->note(t);
+			w->note(w, t);
 		}
 	}
 	if (!any_process(s->r.rs->scan))
-		w->note("doctor: only live processes (-p, -P, --all-processes) "
+		w->note(w, "doctor: only live processes (-p, -P, --all-processes) "
 			"have reasons; files get no row.");
 	else
 		unread_note(s, w, shown);
-	w->end();
+	w->end(w);
 }
 
 static void doctor_free(struct sink *sk)

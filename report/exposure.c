@@ -194,7 +194,7 @@ static void exposure_people(const struct exposure *e)
 	const struct writer *w = e->r.rs->out;
 	size_t n = e->d.n;
 
-	w->begin("exposure", cols, sizeof(cols) / sizeof(cols[0]), 0);
+	w->begin(w, "exposure", cols, sizeof(cols) / sizeof(cols[0]), 0);
 	for (size_t a = 0; a < n; a++)
 		for (size_t b = a + 1; b < n; b++) {
 			const struct pair *q = &e->pairs[pair_at(a, b, n)];
@@ -212,7 +212,7 @@ static void exposure_people(const struct exposure *e)
 				cell_bytes(q->kind[KIND_KNOWN] * PAGE_BYTES),
 			};
 
-			w->row(row);
+			w->row(w, row);
 		}
 }
 
@@ -227,7 +227,7 @@ static void exposure_notes(const struct exposure *e)
 	for (size_t i = 0; i < e->npairs; i++)
 		for (unsigned k = 0; k < ENTROPY_BANDS; k++)
 			band[k] += e->pairs[i].band[k];
-	w->note("crossing: the memory of both domains whose content both hold, "
+	w->note(w, "crossing: the memory of both domains whose content both hold, "
 		"which KSM would merge across them; split into zero pages, other "
 		"same-filled pages (one 8-byte word repeated), low entropy, high "
 		"entropy (7 bits per byte or more: keys, compressed or encrypted "
@@ -239,7 +239,7 @@ static void exposure_notes(const struct exposure *e)
 				" %u-%u: %llu%s", k, k + 1,
 				(unsigned long long)band[k],
 				k + 1 < ENTROPY_BANDS ? "," : ".");
-	w->note(text);
+	w->note(w, text);
 }
 
 static void exposure_print(struct sink *sk)
@@ -249,17 +249,17 @@ static void exposure_print(struct sink *sk)
 	size_t n = e->d.n;
 
 	if (!e->pairs) {		/* "*" never came: nothing was counted */
-		w->begin("exposure", exposure_cols, NCOLS, 0);
-		w->end();
+		w->begin(w, "exposure", exposure_cols, NCOLS, 0);
+		w->end(w);
 		return;
 	}
 	if (for_people(e->r.rs)) {
 		exposure_people(e);
 		exposure_notes(e);
-		w->end();
+		w->end(w);
 		return;
 	}
-	w->begin("exposure", exposure_cols, NCOLS, 0);
+	w->begin(w, "exposure", exposure_cols, NCOLS, 0);
 	for (size_t a = 0; a < n; a++)
 		for (size_t b = a + 1; b < n; b++) {
 			const struct pair *q = &e->pairs[pair_at(a, b, n)];
@@ -275,10 +275,10 @@ static void exposure_print(struct sink *sk)
 
 			for (unsigned k = 0; k < ENTROPY_BANDS; k++)
 				row[9 + k] = cell_uint(q->band[k]);
-			w->row(row);
+			w->row(w, row);
 		}
 	exposure_notes(e);
-	w->end();
+	w->end(w);
 }
 
 static void exposure_free(struct sink *sk)

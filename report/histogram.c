@@ -51,7 +51,7 @@ static void histogram_rows(const struct writer *w, const struct scope_copy *in)
 			cell_str(bar),
 		};
 
-		w->row(row);
+		w->row(w, row);
 		groups += f->hist_contents[b];
 		pages += f->hist_pages[b];
 	}
@@ -62,17 +62,17 @@ static void histogram_rows(const struct writer *w, const struct scope_copy *in)
 		cell_str(""),
 	};
 
-	w->total(total);
+	w->total(w, total);
 }
 
 static void histogram_print(struct sink *sk)
 {
 	struct scope_sink *h = (struct scope_sink *)sk;
 
-	h->r.rs->out->begin("histogram", hist_cols, NCOLS, 0);
+	h->r.rs->out->begin(h->r.rs->out, "histogram", hist_cols, NCOLS, 0);
 	for (size_t i = 0; i < h->nrows; i++)
 		histogram_rows(h->r.rs->out, &h->rows[i]);
-	h->r.rs->out->end();
+	h->r.rs->out->end(h->r.rs->out);
 }
 
 static const struct sink_ops histogram_ops = {

@@ -11,10 +11,14 @@
 #include "../util/text.h"
 #include "writers.h"
 
-static const struct column *json_cols;
-static size_t json_ncols;
-static int json_reports;	/* reports begun so far */
-static int json_rows;		/* rows of the current report */
+/* One output's state (struct writer's state): what used to be shared. */
+struct json_state {
+	const struct column *cols;
+	size_t ncols;
+	int reports;	/* reports begun so far */
+	int rows;		/* rows of the current report */
+};
+
 
 /*
  * Print a JSON string with the escapes RFC 8259 requires. Text from a dump
@@ -44,16 +48,18 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
-static void json_begin(const char *report, const struct column *cols,
-		       size_t ncols, int stream)
+static void json_begin(const struct writer *w, const char *report,
+		       const struct column *cols, size_t ncols, int stream)
 {
+	struct json_state *j = w->state;
+
 	(void)stream;
-	fputs(json_reports++ ? ",\n" : "{\n", stdout);
+	fputs(j->reports++ ? ",\n" : "{\n", stdout);
 	json_string(report);
 	fputs(": [", stdout);
-	json_cols = cols;
-	json_ncols = ncols;
-	json_rows = 0;
+	j->cols = cols;
+	j->ncols = ncols;
+	j->rows = 0;
 }
 
 /* The members of an object: one per column, named by it. */
@@ -94,45 +100,56 @@ static void json_members(const struct column *cols, const struct cell *cells,
 	}
 }
 
-static void json_row(const struct cell *cells)
+static void json_row(const struct writer *w, const struct cell *cells)
 {
-	fputs(json_rows++ ? ",\n  {" : "\n  {", stdout);
-	json_members(json_cols, cells, json_ncols);
+	struct json_state *j = w->state;
+
+	fputs(j->rows++ ? ",\n  {" : "\n  {", stdout);
+	json_members(j->cols, cells, j->ncols);
 	putchar('}');
 }
 
-static void json_params(const struct column *cols, const struct cell *cells,
-			size_t ncols)
+static void json_params(const struct writer *w, const struct column *cols,
+			const struct cell *cells, size_t ncols)
 {
-	fputs(json_reports++ ? ",\n" : "{\n", stdout);
+	struct json_state *j = w->state;
+
+	fputs(j->reports++ ? ",\n" : "{\n", stdout);
 	json_string("parameters");
 	fputs(": {", stdout);
 	json_members(cols, cells, ncols);
 	putchar('}');
 }
 
-static void json_note(const char *text)
+static void json_note(const struct writer *w, const char *text)
 {
+	(void)w;
 	(void)text;
 }
 
-static void json_total(const struct cell *cells)
+static void json_total(const struct writer *w, const struct cell *cells)
 {
+	(void)w;
 	(void)cells;
 }
 
-static void json_end(void)
+static void json_end(const struct writer *w)
 {
-	fputs(json_rows ? "\n]" : "]", stdout);
+	struct json_state *j = w->state;
+
+	fputs(j->rows ? "\n]" : "]", stdout);
 }
 
-static void json_finish(void)
+static void json_finish(const struct writer *w)
 {
-	fputs(json_reports ? "\n}\n" : "{}\n", stdout);
+	struct json_state *j = w->state;
+
+	fputs(j->reports ? "\n}\n" : "{}\n", stdout);
 }
 
 const struct writer json_writer = {
 	.name = "json",
+	.size = sizeof(struct json_state),
 	.begin = json_begin,
 	.row = json_row,
 	.note = json_note,

@@ -218,7 +218,7 @@ static void matrix_print(struct sink *sk)
 
 	if (m->npairs)		/* one input: no "*" scope, no pairs */
 		qsort(m->pairs, m->npairs, sizeof(*m->pairs), cmp_pair);
-	w->begin("matrix", matrix_cols, NCOLS, 0);
+	w->begin(w, "matrix", matrix_cols, NCOLS, 0);
 	for (size_t i = 0; i < m->npairs; i++) {
 		const struct pair *q = &m->pairs[i];
 		struct cell row[NCOLS] = {
@@ -228,12 +228,12 @@ static void matrix_print(struct sink *sk)
 			cell_int(q->saved_pages * (int64_t)PAGE_BYTES),
 		};
 
-		w->row(row);
+		w->row(w, row);
 	}
 	snprintf(text, sizeof(text), "%zu pairs of inputs, the pairs that gain "
 		 "most from one KSM host first.", m->npairs);
-	w->note(text);
-	w->end();
+	w->note(w, text);
+	w->end(w);
 }
 
 static void matrix_free(struct sink *sk)

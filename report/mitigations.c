@@ -70,9 +70,9 @@ static void mitigations_note(const struct mitigations *m)
 		 "pages would be merged across domains.",
 		 ksm_saved_percent(part->saved_pages, none->saved_pages),
 		 (unsigned long long)none->exposed_pages);
-	m->r.rs->out->note(text);
+	m->r.rs->out->note(m->r.rs->out, text);
 	if (m->r.rs->scan->ksm.use_zero_pages)
-		m->r.rs->out->note("With -z (use_zero_pages) every zero page is "
+		m->r.rs->out->note(m->r.rs->out, "With -z (use_zero_pages) every zero page is "
 				   "saved under every rule; the zero pages count "
 				   "as exposed where the rule lets them merge "
 				   "across domains.");
@@ -84,7 +84,7 @@ static void mitigations_print(struct sink *sk)
 	const struct writer *w = m->r.rs->out;
 	uint64_t none = m->sum[MIT_NONE].saved_pages;
 
-	w->begin("mitigations", mitigations_cols, NCOLS, 0);
+	w->begin(w, "mitigations", mitigations_cols, NCOLS, 0);
 	for (int r = 0; m->d.built && r < MITIGATIONS; r++) {
 		const struct mitigation_sum *s = &m->sum[r];
 		struct cell row[NCOLS] = {
@@ -95,11 +95,11 @@ static void mitigations_print(struct sink *sk)
 			cell_uint(s->exposed_pages),
 		};
 
-		w->row(row);
+		w->row(w, row);
 	}
 	if (m->d.built)
 		mitigations_note(m);
-	w->end();
+	w->end(w);
 }
 
 static void mitigations_free(struct sink *sk)

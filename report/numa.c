@@ -106,7 +106,7 @@ static void numa_notes(const struct writer *w, const struct numa *s)
 		if (strcmp(s->rows[i].name, "*") == 0)
 			all = &s->rows[i];
 	if (nodes == 1) {
-		w->note("This host has one NUMA node: merge_across_nodes changes "
+		w->note(w, "This host has one NUMA node: merge_across_nodes changes "
 			"nothing here; both columns are the same saving.");
 		return;
 	}
@@ -117,7 +117,7 @@ static void numa_notes(const struct writer *w, const struct numa *s)
 		 "accesses to merged pages) at that cost.", all->name,
 		 human_bytes(all->across, a, sizeof(a)),
 		 human_bytes(all->within, b, sizeof(b)), nodes);
-	w->note(t);
+	w->note(w, t);
 }
 
 static void numa_print(struct sink *sk)
@@ -125,7 +125,7 @@ static void numa_print(struct sink *sk)
 	struct numa *s = (struct numa *)sk;
 	const struct writer *w = s->b.r.rs->out;
 
-	w->begin("numa", for_people(s->b.r.rs) ? people_cols : numa_cols, NCOLS, 0);
+	w->begin(w, "numa", for_people(s->b.r.rs) ? people_cols : numa_cols, NCOLS, 0);
 	for (size_t i = 0; i < s->nrows; i++) {
 		char name[128];
 		struct cell c[NCOLS] = {
@@ -135,14 +135,14 @@ static void numa_print(struct sink *sk)
 			cell_bytes(s->rows[i].across), cell_bytes(s->rows[i].within),
 		};
 
-		w->row(c);
+		w->row(w, c);
 	}
 	if (!any_process(s->b.r.rs->scan))
-		w->note("numa: only live processes (-p, -P, --all-processes) have "
+		w->note(w, "numa: only live processes (-p, -P, --all-processes) have "
 			"nodes; files get no row.");
 	else
 		numa_notes(w, s);
-	w->end();
+	w->end(w);
 }
 
 static void numa_free(struct sink *sk)

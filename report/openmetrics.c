@@ -15,13 +15,17 @@
 #include "../util/util.h"
 #include "writers.h"
 
+/* One output's state (struct writer's state): what used to be shared. */
+struct om_state {
+	const char *report;
+	const struct column *cols;
+	size_t ncols;
+	struct cell *cells;		/* nrows * ncols */
+	char **labels;		/* each row's label set, as printed */
+	size_t nrows;
+};
+
 /* The report being written: its columns and its rows' cells, copied. */
-static const char *om_report;
-static const struct column *om_cols;
-static size_t om_ncols;
-static struct cell *om_cells;		/* om_nrows * om_ncols */
-static char **om_labels;		/* each row's label set, as printed */
-static size_t om_nrows;
 
 /* Whether a cell is a sample's value (the rest are labels). */
 static int is_number(const struct cell *c)
@@ -65,14 +69,16 @@ static void put_escaped(FILE *f, const char *s)
 	}
 }
 
-static void om_begin(const char *report, const struct column *cols,
-		     size_t ncols, int stream)
+static void om_begin(const struct writer *w, const char *report,
+		     const struct column *cols, size_t ncols, int stream)
 {
+	struct om_state *o = w->state;
+
 	(void)stream;
-	om_report = report;
-	om_cols = cols;
-	om_ncols = ncols;
-	om_nrows = 0;
+	o->report = report;
+	o->cols = cols;
+	o->ncols = ncols;
+	o->nrows = 0;
 }
 
 /* One label, name="value", comma-separated from the last. */
@@ -101,7 +107,7 @@ static void label(FILE *f, int *first, const char *name, const char *value,
  * unit="nginx.service"; policy="enable:..."), so that queries need not
  * parse the input's name.
  */
-static char *row_labels(const struct cell *cells)
+static char *row_labels(struct om_state *o, const struct cell *cells)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -112,11 +118,11 @@ static char *row_labels(const struct cell *cells)
 		error("out of memory");
 		exit(1);
 	}
-	for (size_t i = 0; i < om_ncols; i++) {
+	for (size_t i = 0; i < o->ncols; i++) {
 		const char *s = cells[i].s, *colon;
 		char num[64];
 
-		if ((om_cols[i].flags & COL_TABLE_ONLY) || is_number(&cells[i]))
+		if ((o->cols[i].flags & COL_TABLE_ONLY) || is_number(&cells[i]))
 			continue;
 		if (cells[i].kind == CELL_HEX) {
 			cell_format(&cells[i], num, sizeof(num));
@@ -124,8 +130,8 @@ static char *row_labels(const struct cell *cells)
 		}
 		if (!s || !*s)
 			continue;
-		label(f, &first, om_cols[i].name, s, strlen(s));
-		if (strcmp(om_cols[i].name, "input") != 0 || !(colon = strchr(s, ':')))
+		label(f, &first, o->cols[i].name, s, strlen(s));
+		if (strcmp(o->cols[i].name, "input") != 0 || !(colon = strchr(s, ':')))
 			continue;
 		if (strncmp(s, "enable:", 7) == 0 || strncmp(s, "group:", 6) == 0) {
 			label(f, &first, "policy", s, strlen(s));
@@ -138,17 +144,18 @@ static char *row_labels(const struct cell *cells)
 	return buf;
 }
 
-static void om_row(const struct cell *cells)
+static void om_row(const struct writer *w, const struct cell *cells)
 {
+	struct om_state *o = w->state;
 	struct cell *c;
 
-	om_cells = xreallocarray(om_cells, (om_nrows + 1) * om_ncols, sizeof(*om_cells));
-	om_labels = xreallocarray(om_labels, om_nrows + 1, sizeof(*om_labels));
-	c = om_cells + om_nrows * om_ncols;
-	memcpy(c, cells, om_ncols * sizeof(*c));
-	for (size_t i = 0; i < om_ncols; i++)
+	o->cells = xreallocarray(o->cells, (o->nrows + 1) * o->ncols, sizeof(*o->cells));
+	o->labels = xreallocarray(o->labels, o->nrows + 1, sizeof(*o->labels));
+	c = o->cells + o->nrows * o->ncols;
+	memcpy(c, cells, o->ncols * sizeof(*c));
+	for (size_t i = 0; i < o->ncols; i++)
 		c[i].s = NULL;		/* the text lives in the labels now */
-	om_labels[om_nrows++] = row_labels(cells);
+	o->labels[o->nrows++] = row_labels(o, cells);
 }
 
 static int cmp_labels(const void *a, const void *b)
@@ -158,14 +165,14 @@ static int cmp_labels(const void *a, const void *b)
 
 /* Whether two rows have the same labels: then each sample gets its row's
  * number as well, since a family's label sets must differ. */
-static int labels_repeat(void)
+static int labels_repeat(struct om_state *o)
 {
-	char **sorted = xcalloc(om_nrows ? om_nrows : 1, sizeof(*sorted));
+	char **sorted = xcalloc(o->nrows ? o->nrows : 1, sizeof(*sorted));
 	int rep = 0;
 
-	memcpy(sorted, om_labels, om_nrows * sizeof(*sorted));
-	qsort(sorted, om_nrows, sizeof(*sorted), cmp_labels);
-	for (size_t i = 1; i < om_nrows && !rep; i++)
+	memcpy(sorted, o->labels, o->nrows * sizeof(*sorted));
+	qsort(sorted, o->nrows, sizeof(*sorted), cmp_labels);
+	for (size_t i = 1; i < o->nrows && !rep; i++)
 		rep = strcmp(sorted[i - 1], sorted[i]) == 0;
 	free(sorted);
 	return rep;
@@ -201,42 +208,42 @@ static void help(const char *report, const char *col)
 }
 
 /* One family: column @k's numbers of every row that has one. */
-static void family(size_t k, int numbered)
+static void family(struct om_state *o, size_t k, int numbered)
 {
 	char value[128];
 	int any = 0;
 
-	for (size_t r = 0; r < om_nrows && !any; r++)
-		any = is_number(&om_cells[r * om_ncols + k]);
-	if (!any || (om_cols[k].flags & COL_TABLE_ONLY))
+	for (size_t r = 0; r < o->nrows && !any; r++)
+		any = is_number(&o->cells[r * o->ncols + k]);
+	if (!any || (o->cols[k].flags & COL_TABLE_ONLY))
 		return;
 	for (int line = 0; line < 2; line++) {
 		fputs(line ? "# TYPE " : "# HELP ", stdout);
 		fputs("ksmscan_", stdout);
-		if (strcmp(om_report, "summary") != 0) {
-			put_name(om_report);
+		if (strcmp(o->report, "summary") != 0) {
+			put_name(o->report);
 			putchar('_');
 		}
-		put_name(om_cols[k].name);
+		put_name(o->cols[k].name);
 		if (line)
 			puts(" gauge");
 		else
-			help(om_report, om_cols[k].name);
+			help(o->report, o->cols[k].name);
 	}
-	for (size_t r = 0; r < om_nrows; r++) {
-		const struct cell *c = &om_cells[r * om_ncols + k];
+	for (size_t r = 0; r < o->nrows; r++) {
+		const struct cell *c = &o->cells[r * o->ncols + k];
 
 		if (!is_number(c))
 			continue;
 		fputs("ksmscan_", stdout);
-		if (strcmp(om_report, "summary") != 0) {
-			put_name(om_report);
+		if (strcmp(o->report, "summary") != 0) {
+			put_name(o->report);
 			putchar('_');
 		}
-		put_name(om_cols[k].name);
-		printf("{%s", om_labels[r]);
+		put_name(o->cols[k].name);
+		printf("{%s", o->labels[r]);
 		if (numbered)
-			printf("%srow=\"%zu\"", *om_labels[r] ? "," : "", r);
+			printf("%srow=\"%zu\"", *o->labels[r] ? "," : "", r);
 		if (c->kind == CELL_REAL && c->r != c->r)
 			snprintf(value, sizeof(value), "NaN");
 		else if (c->kind == CELL_REAL && (c->r > 1e308 || c->r < -1e308))
@@ -247,39 +254,44 @@ static void family(size_t k, int numbered)
 	}
 }
 
-static void om_end(void)
+static void om_end(const struct writer *w)
 {
-	int numbered = labels_repeat();
+	struct om_state *o = w->state;
+	int numbered = labels_repeat(o);
 
-	for (size_t k = 0; k < om_ncols; k++)
-		family(k, numbered);
-	for (size_t r = 0; r < om_nrows; r++)
-		free(om_labels[r]);
-	free(om_labels);
-	free(om_cells);
-	om_labels = NULL;
-	om_cells = NULL;
-	om_nrows = 0;
+	for (size_t k = 0; k < o->ncols; k++)
+		family(o, k, numbered);
+	for (size_t r = 0; r < o->nrows; r++)
+		free(o->labels[r]);
+	free(o->labels);
+	free(o->cells);
+	o->labels = NULL;
+	o->cells = NULL;
+	o->nrows = 0;
 }
 
-static void om_note(const char *text)
+static void om_note(const struct writer *w, const char *text)
 {
+	(void)w;
 	(void)text;
 }
 
-static void om_total(const struct cell *cells)
+static void om_total(const struct writer *w, const struct cell *cells)
 {
+	(void)w;
 	(void)cells;
 }
 
-static void om_finish(void)
+static void om_finish(const struct writer *w)
 {
+	(void)w;
 	puts("# EOF");
 }
 
-static void om_params(const struct column *cols, const struct cell *cells,
-		      size_t ncols)
+static void om_params(const struct writer *w, const struct column *cols,
+		      const struct cell *cells, size_t ncols)
 {
+	(void)w;
 	(void)cols;
 	(void)cells;
 	(void)ncols;
@@ -287,6 +299,7 @@ static void om_params(const struct column *cols, const struct cell *cells,
 
 const struct writer openmetrics_writer = {
 	.name = "openmetrics",
+	.size = sizeof(struct om_state),
 	.begin = om_begin,
 	.row = om_row,
 	.note = om_note,

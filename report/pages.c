@@ -26,14 +26,14 @@ static void pages_page(struct sink *sk, const struct page_event *pg)
 	for (size_t c = 3; c < p->ncols; c++)
 		row[c] = cell_digest(digest_format(algos[c - 3], &pg->digests[c - 3],
 						   hex[c - 3]));
-	p->r.rs->out->row(row);
+	p->r.rs->out->row(p->r.rs->out, row);
 }
 
 static void pages_print(struct sink *sk)
 {
 	struct pages *p = (struct pages *)sk;
 
-	p->r.rs->out->end();
+	p->r.rs->out->end(p->r.rs->out);
 }
 
 static void pages_free(struct sink *sk)
@@ -63,6 +63,6 @@ struct sink *pages_create(const struct report_setup *rs)
 		p->cols[3 + a] = (struct column){ cfg->algos[a]->name,
 						  (int)cfg->algos[a]->bits / 4, 0 };
 	p->ncols = 3 + cfg->nalgos;
-	rs->out->begin("pages", p->cols, p->ncols, 1);
+	rs->out->begin(rs->out, "pages", p->cols, p->ncols, 1);
 	return &p->r.sink;
 }

@@ -81,5 +81,5 @@ void params_report(const struct report_setup *rs)
 		n = 6;
 	else if (sp->ksm_full_scans < 0)
 		n--;
-	rs->out->params(cols, cells, n);
+	rs->out->params(rs->out, cols, cells, n);
 }

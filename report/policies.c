@@ -102,7 +102,7 @@ static void line_row(const struct policies *p, const struct writer *w,
 		cell_uint(f->pages_to_scan), cell_uint(f->sleep_ms),
 	};
 
-	w->row(people ? row + 1 : row);
+	w->row(w, people ? row + 1 : row);
 }
 
 /* What a person reads under the table. */
@@ -119,7 +119,7 @@ static void sentences(const struct policies *p, const struct writer *w)
 		 "full scan; pages, sleep: pages_to_scan and sleep_millisecs at "
 		 "the end.", p->name, p->page_seconds * 1e6,
 		 p->revisit_seconds * 1e6);
-	w->note(text);
+	w->note(w, text);
 	for (size_t k = 0; k < p->nlines; k++) {
 		const struct policy_line *l = &p->lines[k];
 
@@ -127,7 +127,7 @@ static void sentences(const struct policies *p, const struct writer *w)
 			 policy_name(l->policy), l->nrows, l->seconds,
 			 l->settled ? ", then settled: the saving stays" :
 			 ": not settled, the saving after is unknown (?)");
-		w->note(text);
+		w->note(w, text);
 	}
 }
 
@@ -144,7 +144,7 @@ static void policies_print(struct sink *sk)
 	if (people && p->nlines)
 		sentences(p, w);
 	hz_note(p->r.rs);
-	w->end();
+	w->end(w);
 }
 
 static void policies_free(struct sink *sk)

@@ -87,7 +87,7 @@ static void sentence(const struct processes *v, const struct writer *w)
 		 "pages ksmd tracks, merged (its pages in KSM pages), mapped to "
 		 "the zero page, and its profit in bytes, as /proc/PID/ksm_stat "
 		 "would read.", (unsigned long long)v->scan, v->seconds);
-	w->note(text);
+	w->note(w, text);
 }
 
 static void processes_print(struct sink *sk)
@@ -115,13 +115,13 @@ static void processes_print(struct sink *sk)
 			row[0], row[3], row[6], row[7], row[8], row[9],
 		};
 
-		w->row(people ? short_row : row);
+		w->row(w, people ? short_row : row);
 	}
 	if (people && v->nrows)
 		sentence(v, w);
 	if (v->files)
-		w->note("(a series of files: no process to forecast)");
-	w->end();
+		w->note(w, "(a series of files: no process to forecast)");
+	w->end(w);
 }
 
 static void processes_free(struct sink *sk)

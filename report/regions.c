@@ -76,7 +76,7 @@ static void regions_print(struct sink *sk)
 	struct regions *r = (struct regions *)sk;
 	const struct writer *w = r->r.rs->out;
 
-	w->begin("regions", regions_cols, NCOLS, 0);
+	w->begin(w, "regions", regions_cols, NCOLS, 0);
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct region_row *g = &r->rows[i];
 		struct cell row[NCOLS] = {
@@ -85,9 +85,9 @@ static void regions_print(struct sink *sk)
 			cell_uint(g->zero_pages), cell_uint(g->redundant_pages),
 		};
 
-		w->row(row);
+		w->row(w, row);
 	}
-	w->end();
+	w->end(w);
 }
 
 static void regions_free(struct sink *sk)

@@ -54,10 +54,14 @@ struct column {
  * -l shows it). */
 #define COL_DROP 2
 
-/* An output format. Exactly one is chosen per run. */
 /* What begins a note that is a shell command (struct writer's note()). */
 #define NOTE_SHELL "$ "
 
+/*
+ * An output format, and one output of it: writer_open() makes an instance
+ * (its state, such as a table's held rows, is its own, so one run could
+ * write two outputs); every operation takes the instance.
+ */
 struct writer {
 	const char *name;	/* table, csv, json, openmetrics, sh, tmpfiles */
 	int settings;		/* takes only settings to apply (sh, tmpfiles):
@@ -65,31 +69,37 @@ struct writer {
 				 * its value, as text, in the order to write
 				 * them; only -r advise gives them */
 	/** begin() - a report starts; @stream: rows must not be held back. */
-	void (*begin)(const char *report, const struct column *cols, size_t ncols,
-		      int stream);
+	void (*begin)(const struct writer *w, const char *report,
+		      const struct column *cols, size_t ncols, int stream);
 	/** row() - one row, one cell per column. */
-	void (*row)(const struct cell *cells);
+	void (*row)(const struct writer *w, const struct cell *cells);
 	/**
 	 * note() - a line for people reading a table; other formats drop it.
 	 * A note that begins with NOTE_SHELL is a command to paste, whose
 	 * words shell_quote() made: it is printed indented, neither wrapped
 	 * nor changed.
 	 */
-	void (*note)(const char *text);
+	void (*note)(const struct writer *w, const char *text);
 	/** total() - a totals row under a table; other formats drop it. */
-	void (*total)(const struct cell *cells);
+	void (*total)(const struct writer *w, const struct cell *cells);
 	/** end() - the report is complete. */
-	void (*end)(void);
+	void (*end)(const struct writer *w);
 	/** finish() - the output is complete. */
-	void (*finish)(void);
+	void (*finish)(const struct writer *w);
 	/**
 	 * params() - the run's parameters, one cell per column, before any
 	 * report; JSON keeps them (key "parameters"), other formats drop them.
 	 */
-	void (*params)(const struct column *cols, const struct cell *cells,
-		       size_t ncols);
+	void (*params)(const struct writer *w, const struct column *cols,
+		       const struct cell *cells, size_t ncols);
+	/** size - the bytes of an instance's state (0: none), zeroed at open. */
+	size_t size;
+	/** close() - free what the state holds (NULL: nothing). */
+	void (*close)(void *state);
+	void *state;		/* an instance's own (writer_open()) */
+	int fit;		/* an instance's: tables fit this many columns,
+				 * 0 for no limit (-l) */
 };
-
 /**
  * writer_lookup() - find an output format by name.
  * @name: "table", "csv" or "json"
@@ -97,6 +107,23 @@ struct writer {
  * Return: the writer, or NULL.
  */
 const struct writer *writer_lookup(const char *name);
+
+/**
+ * writer_open() - an output of format @name, on standard output.
+ * @name: as writer_lookup()
+ * @fit: the width tables for people fit (80), or 0 for no limit (-l): the
+ *	table writer then shortens long names, wraps the last column's text,
+ *	scales bars and leaves out the columns marked drop, saying which
+ *
+ * Return: the instance (writer_close() it), or NULL for no such format.
+ */
+struct writer *writer_open(const char *name, int fit);
+
+/**
+ * writer_close() - free an output's state.
+ * @w: from writer_open(), or NULL
+ */
+void writer_close(struct writer *w);
 
 /**
  * writer_name() - the name of output format @i, for --help and messages.
@@ -373,14 +400,6 @@ const char *scope_status_name(enum scope_status st);
  * @f: its figures
  */
 const char *scope_status_label(enum scope_status st, const struct figures *f);
-
-/**
- * table_fit() - the width tables for people fit (80), or 0 for no limit (-l):
- * the table writer then shortens long names, wraps the last column's text,
- * scales bars and leaves out the columns marked drop, saying which.
- * @cols: the width in columns, or 0
- */
-void table_fit(int cols);
 
 /**
  * report_begin() - begin a report with the columns for people or its own.

@@ -120,9 +120,9 @@ void report_begin(const struct writer *w, const char *name, int people,
 		  const struct column *short_cols, size_t nshort)
 {
 	if (people)
-		w->begin(name, short_cols, nshort, 0);
+		w->begin(w, name, short_cols, nshort, 0);
 	else
-		w->begin(name, cols, n, 0);
+		w->begin(w, name, cols, n, 0);
 }
 
 int for_people(const struct report_setup *rs)
@@ -151,7 +151,7 @@ void hz_note(const struct report_setup *rs)
 	else
 		snprintf(text, sizeof(text), "ksmd's wake-ups at HZ=%u (this "
 			 "kernel's HZ could not be read; --hz to set it).", hz);
-	rs->out->note(text);
+	rs->out->note(rs->out, text);
 }
 
 void scope_sink_free(struct sink *sk)

@@ -18,10 +18,11 @@
 #define KSM_DIR "/sys/kernel/mm/ksm"
 
 /* A comment line: the text with every control (a line break) as '?'. */
-static void comment(const char *text)
+static void comment(const struct writer *w, const char *text)
 {
 	char buf[1024];
 
+	(void)w;
 	printf("# %s\n", text_clean(text, buf, sizeof(buf)));
 }
 
@@ -36,9 +37,10 @@ static void word(const char *w)
 		fputs(buf, stdout);
 }
 
-static void sh_begin(const char *report, const struct column *cols,
-		     size_t ncols, int stream)
+static void sh_begin(const struct writer *w, const char *report,
+		     const struct column *cols, size_t ncols, int stream)
 {
+	(void)w;
 	(void)report;
 	(void)cols;
 	(void)ncols;
@@ -49,8 +51,9 @@ static void sh_begin(const char *report, const struct column *cols,
 	       "ksm=${KSM_SYSFS:-" KSM_DIR "}\n");
 }
 
-static void sh_row(const struct cell *cells)
+static void sh_row(const struct writer *w, const struct cell *cells)
 {
+	(void)w;
 	fputs("printf '%s\\n' ", stdout);
 	word(cells[1].s);
 	fputs(" > \"$ksm\"/", stdout);
@@ -58,40 +61,45 @@ static void sh_row(const struct cell *cells)
 	putchar('\n');
 }
 
-static void tmpfiles_begin(const char *report, const struct column *cols,
-			   size_t ncols, int stream)
+static void tmpfiles_begin(const struct writer *w, const char *report,
+			   const struct column *cols, size_t ncols, int stream)
 {
+	(void)w;
 	(void)report;
 	(void)cols;
 	(void)ncols;
 	(void)stream;
-	comment("For /etc/tmpfiles.d/ksm.conf: systemd-tmpfiles writes these "
+	comment(w, "For /etc/tmpfiles.d/ksm.conf: systemd-tmpfiles writes these "
 		"at every boot.");
 }
 
 /* "w PATH - - - - VALUE": the path is made of safe characters, the value
  * is written as it is (a word: a number or advisor_mode's name). */
-static void tmpfiles_row(const struct cell *cells)
+static void tmpfiles_row(const struct writer *w, const struct cell *cells)
 {
 	char name[256], value[256];
 
+	(void)w;
 	printf("w " KSM_DIR "/%s - - - - %s\n",
 	       text_clean(cells[0].s, name, sizeof(name)),
 	       text_clean(cells[1].s, value, sizeof(value)));
 }
 
-static void none_cells(const struct cell *cells)
+static void none_cells(const struct writer *w, const struct cell *cells)
 {
+	(void)w;
 	(void)cells;
 }
 
-static void nothing(void)
+static void nothing(const struct writer *w)
 {
+	(void)w;
 }
 
-static void no_params(const struct column *cols, const struct cell *cells,
-		      size_t ncols)
+static void no_params(const struct writer *w, const struct column *cols,
+		      const struct cell *cells, size_t ncols)
 {
+	(void)w;
 	(void)cols;
 	(void)cells;
 	(void)ncols;

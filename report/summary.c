@@ -99,7 +99,7 @@ static void summary_row(const struct writer *w, const struct scope_copy *in,
 		at[2] = cell_real(in->cpu_peak, 4);
 	}
 	row[last] = cell_uint(f->freed_bytes);
-	w->row(row);
+	w->row(w, row);
 }
 
 static void summary_print(struct sink *sk)
@@ -121,12 +121,12 @@ static void summary_print(struct sink *sk)
 		for (size_t k = 0; k < NSERIES; k++)
 			cols[ncols++] = series_cols[k];
 	cols[ncols++] = freed_col;
-	w->begin("summary", cols, ncols, 0);
+	w->begin(w, "summary", cols, ncols, 0);
 	for (size_t i = 0; i < s->nrows; i++)
 		for (size_t a = 0; a < cfg->nalgos; a++)
 			summary_row(w, &s->rows[i], cfg->algos[a], a, procs, series);
 	summary_sentences(s->r.rs, s->rows, s->nrows);
-	w->end();
+	w->end(w);
 }
 
 static const struct sink_ops summary_ops = {

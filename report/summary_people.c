@@ -88,7 +88,7 @@ static void headline(const struct writer *w, const struct scope_copy *in)
 		 signed_bytes(f->general_profit, e, sizeof(e)),
 		 human_bytes((uint64_t)((int64_t)f->saved_bytes - f->general_profit),
 			     m, sizeof(m)));
-	w->note(t);
+	w->note(w, t);
 	if (f->freed_bytes == f->saved_bytes)
 		return;
 	/* Processes that forked: mappings saved are more than frames freed. */
@@ -97,7 +97,7 @@ static void headline(const struct writer *w, const struct scope_copy *in)
 		 "(general_profit counts mappings).",
 		 shorten(in->name, name, sizeof(name)),
 		 human_bytes(f->freed_bytes, a, sizeof(a)));
-	w->note(t);
+	w->note(w, t);
 }
 
 /* Other KSM settings, when they would change the saving. */
@@ -116,7 +116,7 @@ static void other_settings(const struct writer *w, const struct scope_copy *in,
 		 human_bytes(f->saved_bytes_other_z, a, sizeof(a)),
 		 (unsigned long long)p->max_page_sharing,
 		 human_bytes(f->saved_bytes_unlimited, b, sizeof(b)));
-	w->note(t);
+	w->note(w, t);
 }
 
 /* One checksum: its collisions against chance, and its speed here. */
@@ -133,7 +133,7 @@ static void checksum_line(const struct writer *w, const struct scope_copy *in,
 		 (unsigned long long)in->f.distinct_pages,
 		 plural(in->f.distinct_pages, "page", "pages"),
 		 in->f.expected_collisions[0], speed(&in->f, 0));
-	w->note(t);
+	w->note(w, t);
 }
 
 /*
@@ -155,7 +155,7 @@ static void across(const struct writer *w, const struct scope_copy *rows,
 		 human_bytes(alone, b, sizeof(b)),
 		 human_bytes(together > alone ? together - alone : 0, c, sizeof(c)),
 		 together ? 100.0 * (double)(together - alone) / (double)together : 0.0);
-	w->note(t);
+	w->note(w, t);
 }
 
 /*
@@ -180,7 +180,7 @@ static void host(const struct writer *w, const struct scope_copy *rows,
 		 (unsigned long long)merging, plural(merging, "page", "pages"),
 		 (unsigned long long)mergeable,
 		 (unsigned long long)(all->f.pages_shared + all->f.pages_sharing));
-	w->note(t);
+	w->note(w, t);
 }
 
 /* How to turn KSM on for one --enable name "KIND:NAME" (@len bytes). */
@@ -202,7 +202,7 @@ static void enable_how(const struct writer *w, const char *name, size_t len)
 		snprintf(cmd, q + 64, NOTE_SHELL "systemctl set-property ");
 		shell_quote(v, cmd + strlen(cmd), q + 1);
 		strcat(cmd, " MemoryKSM=yes");
-		w->note(cmd);
+		w->note(w, cmd);
 		free(cmd);
 		snprintf(t, sizeof(t), "  (or a drop-in, /etc/systemd/system/%s.d/"
 			 "ksm.conf: [Service] or [Scope] MemoryKSM=yes; systemd >= "
@@ -218,7 +218,7 @@ static void enable_how(const struct writer *w, const char *name, size_t len)
 			 "or its unit's MemoryKSM=yes): children inherit it",
 			 (int)len, name);
 	}
-	w->note(t);
+	w->note(w, t);
 	free(n);
 }
 
@@ -252,7 +252,7 @@ static void group_sharing(const struct writer *w, const struct scope_copy *rows,
 			 shorten(rows[i].name, name, sizeof(name)),
 			 human_bytes(rows[i].f.saved_bytes, a, sizeof(a)),
 			 human_bytes(rows[i].shared_bytes, b, sizeof(b)));
-		w->note(t);
+		w->note(w, t);
 	}
 }
 
@@ -284,7 +284,7 @@ static void enable_notes(const struct writer *w, const struct scope_copy *rows,
 			 (double)all->f.saved_bytes : 0.0,
 			 human_bytes(all->f.saved_bytes, b, sizeof(b)),
 			 human_bytes(merging * PAGE_BYTES, c, sizeof(c)));
-		w->note(t);
+		w->note(w, t);
 		for (p = name + 7; *p; ) {
 			size_t len = enable_name_len(p);
 
@@ -317,7 +317,7 @@ static void over_time(const struct writer *w, const struct scope_copy *in,
 		 (unsigned long long)k->pages_to_scan,
 		 (unsigned long long)k->sleep_ms, k->smart_scan, in->scans,
 		 in->seconds, when, in->cpu_mean, in->cpu_peak);
-	w->note(t);
+	w->note(w, t);
 }
 
 /* One input's line of the table; a failed input says why instead. With
@@ -344,11 +344,11 @@ static void people_row(const struct writer *w, const struct scope_copy *in,
 	struct cell prow[NPROCESS] = { row[0], cell_str(in->proc.command) };
 
 	if (!procs) {
-		w->row(row);
+		w->row(w, row);
 		return;
 	}
 	memcpy(prow + 2, row + 1, (NPEOPLE - 1) * sizeof(*row));
-	w->row(prow);
+	w->row(w, prow);
 }
 
 /* The checksums apart: one line per input and algorithm. */
@@ -358,7 +358,7 @@ static void checksums(const struct report_setup *rs, const struct scope_copy *ro
 	const struct writer *w = rs->out;
 	const struct scan_config *cfg = rs->scan;
 
-	w->begin("checksums", algo_cols, NALGO, 0);
+	w->begin(w, "checksums", algo_cols, NALGO, 0);
 	for (size_t i = 0; i < n; i++)
 		for (size_t a = 0; a < cfg->nalgos; a++) {
 			const struct figures *f = &rows[i].f;
@@ -372,9 +372,9 @@ static void checksums(const struct report_setup *rs, const struct scope_copy *ro
 					  (double)f->hashed_pages : 0.0, 0),
 			};
 
-			w->row(row);
+			w->row(w, row);
 		}
-	w->end();
+	w->end(w);
 }
 
 void summary_sentences(const struct report_setup *rs,
@@ -410,7 +410,7 @@ void summary_sentences(const struct report_setup *rs,
 		group_sharing(w, rows, n);
 	if (any_process(cfg) && !(n && rows[0].nsnaps))
 		enable_notes(w, rows, n, nin);
-	w->note("KSM merges only memory that is marked MADV_MERGEABLE, or all of "
+	w->note(w, "KSM merges only memory that is marked MADV_MERGEABLE, or all of "
 		"a process after prctl(PR_SET_MEMORY_MERGE): these savings are "
 		"upper bounds. -l shows every figure.");
 }
@@ -426,16 +426,16 @@ void summary_people(const struct report_setup *rs, const struct scope_copy *rows
 	for (size_t i = 0; i < n; i++)
 		failed += rows[i].status == SCOPE_FAILED;
 	if (procs)
-		w->begin("summary", process_cols, NPROCESS, 0);
+		w->begin(w, "summary", process_cols, NPROCESS, 0);
 	else
-		w->begin("summary", people_cols, NPEOPLE, 0);
+		w->begin(w, "summary", people_cols, NPEOPLE, 0);
 	for (size_t i = 0; i < n; i++)
 		people_row(w, &rows[i], procs);
 	/* Nothing was read: each row keeps its status, and sentences about
 	 * KSM's figures of nothing would say nothing. */
 	if (!n || failed < n)
 		summary_sentences(rs, rows, n);
-	w->end();
+	w->end(w);
 	if (rs->scan->nalgos > 1)
 		checksums(rs, rows, n);
 }

@@ -197,7 +197,7 @@ static int svg_histogram(FILE *f, const struct figures *fig, int y)
 /* The address map: MAP_COLS columns, each stacked zero / copies / other. */
 static int svg_map(FILE *f, const struct picture *p, int y)
 {
-	static const char *colour[3] = { "#bbbbbb", "#d62728", "#1f77b4" };
+	static const char *const colour[3] = { "#bbbbbb", "#d62728", "#1f77b4" };
 	size_t per = (p->nmap + MAP_COLS - 1) / MAP_COLS;
 
 	fprintf(f, "<text x=\"20\" y=\"%d\" class=\"label\">address map: zero "

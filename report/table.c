@@ -12,25 +12,29 @@
 #include "../util/util.h"
 #include "writers.h"
 
+/* One output's state (struct writer's state): what used to be shared. */
+struct table_state {
+	const struct column *cols;
+	size_t ncols;
+	int stream;
+	int reports;
+	char **cells;	/* held rows: ncols strings each */
+	int *left;		/* per column: left-aligned (text) */
+	size_t nrows, capcells;
+	char **notes;
+	size_t nnotes;
+	int fit_cols;	/* tables for people fit this width; 0: -l */
+	char *hide;		/* per column: left out to fit fit_cols */
+	int *need;		/* per column: its width before fitting */
+	int *stream_width;	/* a streamed report's widths, fitted */
+};
+
 /* Notes for people are wrapped to this many columns. */
 #define WRAP 80
 
 /* Most columns a streamed report has (input, address, zero, the digests). */
 #define TAB_STREAM_COLS (ALGO_MAX + 4)
 
-static const struct column *tab_cols;
-static size_t tab_ncols;
-static int tab_stream;
-static int tab_reports;
-static char **tab_cells;	/* held rows: ncols strings each */
-static int *tab_left;		/* per column: left-aligned (text) */
-static size_t tab_nrows, tab_capcells;
-static char **tab_notes;
-static size_t tab_nnotes;
-static int tab_fit_cols;	/* tables for people fit this width; 0: -l */
-static char *tab_hide;		/* per column: left out to fit tab_fit_cols */
-static int *tab_need;		/* per column: its width before fitting */
-static int *tab_stream_width;	/* a streamed report's widths, fitted */
 
 /* A text column is shortened to no fewer columns than this (or its name). */
 #define TAB_MIN_TEXT 12
@@ -55,9 +59,9 @@ static void tab_text(const char *s, int width, int left)
 }
 
 /* Whether column @i is a bar chart (for people only), which fitting scales. */
-static int tab_is_bar(size_t i)
+static int tab_is_bar(struct table_state *t, size_t i)
 {
-	return (tab_cols[i].flags & COL_TABLE_ONLY) && tab_left[i];
+	return (t->cols[i].flags & COL_TABLE_ONLY) && t->left[i];
 }
 
 /*
@@ -89,41 +93,43 @@ static void tab_wrap_cell(const char *s, int width, int indent)
 
 /* One cell in @width columns: a name shortened, a bar scaled, the last
  * column's text wrapped; @at is the column it starts at. */
-static void tab_fit_cell(size_t i, const char *s, int width, int at)
+static void tab_fit_cell(struct table_state *t, size_t i, const char *s,
+			 int width, int at)
 {
-	int last = i + 1 == tab_ncols;
+	int last = i + 1 == t->ncols;
 	char buf[512];
 
-	if (tab_need && tab_is_bar(i) && tab_need[i] > width &&
+	if (t->need && tab_is_bar(t, i) && t->need[i] > width &&
 	    s[strspn(s, "#")] == '\0') {	/* a bar, not the header */
 		/* Scale, not clip: bars keep their proportions; a bar that
 		 * was drawn keeps at least one mark. */
 		int n = (int)strlen(s);
-		int k = (int)(((long)n * width + tab_need[i] - 1) / tab_need[i]);
+		int k = (int)(((long)n * width + t->need[i] - 1) / t->need[i]);
 
 		snprintf(buf, sizeof(buf), "%.*s", k, s);
 		s = buf;
-	} else if (tab_need && tab_left[i] && last && text_width(s) > width) {
+	} else if (t->need && t->left[i] && last && text_width(s) > width) {
 		tab_wrap_cell(s, width, at);
 		return;
-	} else if (tab_need && tab_left[i] && text_width(s) > width) {
+	} else if (t->need && t->left[i] && text_width(s) > width) {
 		s = text_shorten(s, width, buf, sizeof(buf));
 	}
-	tab_text(s, last && tab_left[i] ? 0 : width, tab_left[i]);
+	tab_text(s, last && t->left[i] ? 0 : width, t->left[i]);
 }
 
 /* Print one line of cells in the given widths, without hidden columns. */
-static void tab_line(const char *const *cells, const int *width)
+static void tab_line(struct table_state *t, const char *const *cells,
+		     const int *width)
 {
 	int at = 0, first = 1;
 
-	for (size_t i = 0; i < tab_ncols; i++) {
-		if (tab_hide && tab_hide[i])
+	for (size_t i = 0; i < t->ncols; i++) {
+		if (t->hide && t->hide[i])
 			continue;
 		if (!first)
 			fputs("  ", stdout);
 		at += first ? 0 : 2;
-		tab_fit_cell(i, cells[i], width[i], at);
+		tab_fit_cell(t, i, cells[i], width[i], at);
 		at += width[i];
 		first = 0;
 	}
@@ -131,12 +137,12 @@ static void tab_line(const char *const *cells, const int *width)
 }
 
 /* The table's width: its shown columns and the two spaces between them. */
-static int tab_width(const int *width)
+static int tab_width(struct table_state *t, const int *width)
 {
 	int total = -2;
 
-	for (size_t i = 0; i < tab_ncols; i++)
-		if (!tab_hide[i])
+	for (size_t i = 0; i < t->ncols; i++)
+		if (!t->hide[i])
 			total += width[i] + 2;
 	return total;
 }
@@ -146,23 +152,24 @@ static int tab_width(const int *width)
  * (@all: also bars, to 10 columns, and the last column, which wraps, to
  * TAB_MIN_WRAP); returns 0 when none is.
  */
-static int tab_narrow(int *width, int floor_text, int all)
+static int tab_narrow(struct table_state *t, int *width, int floor_text,
+		      int all)
 {
-	size_t best = tab_ncols;
+	size_t best = t->ncols;
 
-	for (size_t i = 0; i < tab_ncols; i++) {
-		int name = text_width(tab_cols[i].name);
-		int last = i + 1 == tab_ncols, bar = tab_is_bar(i);
+	for (size_t i = 0; i < t->ncols; i++) {
+		int name = text_width(t->cols[i].name);
+		int last = i + 1 == t->ncols, bar = tab_is_bar(t, i);
 		int floor = bar ? 10 : last && floor_text < TAB_MIN_WRAP ?
 			TAB_MIN_WRAP : floor_text;
 
-		if (tab_hide[i] || !tab_left[i] || width[i] <= floor ||
+		if (t->hide[i] || !t->left[i] || width[i] <= floor ||
 		    width[i] <= name || (!all && (bar || last)))
 			continue;
-		if (best == tab_ncols || width[i] > width[best])
+		if (best == t->ncols || width[i] > width[best])
 			best = i;
 	}
-	if (best == tab_ncols)
+	if (best == t->ncols)
 		return 0;
 	width[best]--;
 	return 1;
@@ -174,31 +181,26 @@ static int tab_narrow(int *width, int floor_text, int all)
  * the right, then names are shortened to 16 columns, then bars are scaled,
  * the last column wrapped and names shortened further, widest first. Returns how many columns were left out.
  */
-static int tab_fit(int *width)
+static int tab_fit(struct table_state *t, int *width)
 {
 	int hidden = 0;
 
-	memcpy(tab_need, width, tab_ncols * sizeof(*width));
-	if (!tab_fit_cols)
+	memcpy(t->need, width, t->ncols * sizeof(*width));
+	if (!t->fit_cols)
 		return 0;
-	while (tab_width(width) > tab_fit_cols && tab_narrow(width, 24, 0))
+	while (tab_width(t, width) > t->fit_cols && tab_narrow(t, width, 24, 0))
 		;
-	for (size_t i = tab_ncols; i-- > 0 && tab_width(width) > tab_fit_cols;)
-		if (tab_cols[i].flags & COL_DROP) {
-			tab_hide[i] = 1;
+	for (size_t i = t->ncols; i-- > 0 && tab_width(t, width) > t->fit_cols;)
+		if (t->cols[i].flags & COL_DROP) {
+			t->hide[i] = 1;
 			hidden++;
 		}
-	while (tab_width(width) > tab_fit_cols && tab_narrow(width, 16, 0))
+	while (tab_width(t, width) > t->fit_cols && tab_narrow(t, width, 16, 0))
 		;
-	while (tab_width(width) > tab_fit_cols &&
-	       tab_narrow(width, TAB_MIN_TEXT, 1))
+	while (tab_width(t, width) > t->fit_cols &&
+	       tab_narrow(t, width, TAB_MIN_TEXT, 1))
 		;
 	return hidden;
-}
-
-void table_fit(int cols)
-{
-	tab_fit_cols = cols;
 }
 
 /* A cell as text: strings as they are, sizes in units of 1024, numbers
@@ -213,81 +215,85 @@ static const char *tab_cell(const struct cell *c, char *buf, size_t len)
 	return buf;
 }
 
-static void tab_begin(const char *report, const struct column *cols,
-		      size_t ncols, int stream)
+static void tab_begin(const struct writer *w, const char *report,
+		      const struct column *cols, size_t ncols, int stream)
 {
+	struct table_state *t = w->state;
+
 	(void)report;
-	if (tab_reports++)
+	t->fit_cols = w->fit;
+	if (t->reports++)
 		putchar('\n');
-	tab_cols = cols;
-	tab_ncols = ncols;
-	tab_stream = stream;
-	tab_nrows = 0;
-	free(tab_left);
-	tab_left = xcalloc(ncols, sizeof(*tab_left));
+	t->cols = cols;
+	t->ncols = ncols;
+	t->stream = stream;
+	t->nrows = 0;
+	free(t->left);
+	t->left = xcalloc(ncols, sizeof(*t->left));
 	if (stream) {
 		const char **names = xcalloc(ncols, sizeof(*names));
 		int total = -2;
 
-		tab_stream_width = xcalloc(ncols, sizeof(*tab_stream_width));
-		tab_hide = xcalloc(ncols, sizeof(*tab_hide));
-		tab_need = xcalloc(ncols, sizeof(*tab_need));
+		t->stream_width = xcalloc(ncols, sizeof(*t->stream_width));
+		t->hide = xcalloc(ncols, sizeof(*t->hide));
+		t->need = xcalloc(ncols, sizeof(*t->need));
 		for (size_t i = 0; i < ncols; i++) {
-			tab_need[i] = tab_stream_width[i] = cols[i].width;
+			t->need[i] = t->stream_width[i] = cols[i].width;
 			names[i] = cols[i].name;
-			tab_left[i] = i == 0;
+			t->left[i] = i == 0;
 			total += cols[i].width + 2;
 		}
 		/* Streamed rows are printed at once: only the input's name
 		 * can give way, to no fewer than TAB_MIN_TEXT columns. */
-		if (tab_fit_cols && total > tab_fit_cols) {
-			int w = tab_stream_width[0] - (total - tab_fit_cols);
+		if (t->fit_cols && total > t->fit_cols) {
+			int w = t->stream_width[0] - (total - t->fit_cols);
 
-			tab_stream_width[0] = w > TAB_MIN_TEXT ? w : TAB_MIN_TEXT;
+			t->stream_width[0] = w > TAB_MIN_TEXT ? w : TAB_MIN_TEXT;
 		}
-		tab_line(names, tab_stream_width);
+		tab_line(t, names, t->stream_width);
 		free((void *)names);
 	}
 }
 
-static void tab_row(const struct cell *cells)
+static void tab_row(const struct writer *w, const struct cell *cells)
 {
+	struct table_state *t = w->state;
 	char buf[64];
 
-	if (tab_stream && tab_ncols <= TAB_STREAM_COLS) {
+	if (t->stream && t->ncols <= TAB_STREAM_COLS) {
 		/* Streamed rows are many: print them without allocating. */
 		char text[TAB_STREAM_COLS][64];
 		const char *ptr[TAB_STREAM_COLS];
 		int width[TAB_STREAM_COLS];
 
-		for (size_t i = 0; i < tab_ncols; i++) {
+		for (size_t i = 0; i < t->ncols; i++) {
 			ptr[i] = tab_cell(&cells[i], text[i], sizeof(text[i]));
-			width[i] = tab_stream_width[i];
+			width[i] = t->stream_width[i];
 		}
-		tab_line(ptr, width);
+		tab_line(t, ptr, width);
 		return;
 	}
 	/* The capacity counts cells: reports differ in their number of columns. */
-	if ((tab_nrows + 1) * tab_ncols > tab_capcells) {
-		tab_capcells = tab_capcells ? tab_capcells * 2 : 64;
-		if (tab_capcells < (tab_nrows + 1) * tab_ncols)
-			tab_capcells = (tab_nrows + 1) * tab_ncols;
-		tab_cells = xreallocarray(tab_cells, tab_capcells, sizeof(*tab_cells));
+	if ((t->nrows + 1) * t->ncols > t->capcells) {
+		t->capcells = t->capcells ? t->capcells * 2 : 64;
+		if (t->capcells < (t->nrows + 1) * t->ncols)
+			t->capcells = (t->nrows + 1) * t->ncols;
+		t->cells = xreallocarray(t->cells, t->capcells, sizeof(*t->cells));
 	}
-	for (size_t i = 0; i < tab_ncols; i++) {
-		tab_cells[tab_nrows * tab_ncols + i] =
+	for (size_t i = 0; i < t->ncols; i++) {
+		t->cells[t->nrows * t->ncols + i] =
 			xstrdup(tab_cell(&cells[i], buf, sizeof(buf)));
 		/* The first row's kinds align the columns (a total row is text). */
-		if (tab_nrows == 0)
-			tab_left[i] = cells[i].kind == CELL_STR;
+		if (t->nrows == 0)
+			t->left[i] = cells[i].kind == CELL_STR;
 	}
-	tab_nrows++;
+	t->nrows++;
 }
 
-static void tab_total(const struct cell *cells)
+static void tab_total(const struct writer *w, const struct cell *cells)
 {
 	/* A totals row reads like any other row of the table. */
-	tab_row(cells);
+	tab_row(w, cells);
 }
 
 /* The columns of @s before @end. */
@@ -371,100 +377,106 @@ static void tab_wrap(const char *text)
 	free(s);
 }
 
-static void tab_note(const char *text)
+static void tab_note(const struct writer *w, const char *text)
 {
-	tab_notes = xreallocarray(tab_notes, tab_nnotes + 1, sizeof(*tab_notes));
-	tab_notes[tab_nnotes++] = xstrdup(text);
+	struct table_state *t = w->state;
+
+	t->notes = xreallocarray(t->notes, t->nnotes + 1, sizeof(*t->notes));
+	t->notes[t->nnotes++] = xstrdup(text);
 }
 
 /* Say which columns were left out to fit, before the report's own notes. */
-static void tab_hidden_note(void)
+static void tab_hidden_note(struct table_state *t)
 {
 	char text[512];
 	size_t len = 0;
 
 	len += (size_t)snprintf(text, sizeof(text), "Left out to fit %d columns "
-				"(-l shows them):", tab_fit_cols);
-	for (size_t i = 0; i < tab_ncols && len < sizeof(text); i++)
-		if (tab_hide[i])
+				"(-l shows them):", t->fit_cols);
+	for (size_t i = 0; i < t->ncols && len < sizeof(text); i++)
+		if (t->hide[i])
 			len += (size_t)snprintf(text + len, sizeof(text) - len,
-						" %s", tab_cols[i].name);
+						" %s", t->cols[i].name);
 	/* The first note of this table: it is printed after an empty line. */
-	tab_notes = xreallocarray(tab_notes, tab_nnotes + 1, sizeof(*tab_notes));
-	memmove(tab_notes + 1, tab_notes, tab_nnotes * sizeof(*tab_notes));
-	tab_notes[0] = xstrdup(text);
-	tab_nnotes++;
+	t->notes = xreallocarray(t->notes, t->nnotes + 1, sizeof(*t->notes));
+	memmove(t->notes + 1, t->notes, t->nnotes * sizeof(*t->notes));
+	t->notes[0] = xstrdup(text);
+	t->nnotes++;
 }
 
-static void tab_end(void)
+static void tab_end(const struct writer *w)
 {
+	struct table_state *t = w->state;
 	int *width, hidden;
 	const char **names;
 
-	if (tab_stream) {
-		free(tab_stream_width);
-		free(tab_hide);
-		free(tab_need);
-		tab_stream_width = NULL;
-		tab_hide = NULL;
-		tab_need = NULL;
+	if (t->stream) {
+		free(t->stream_width);
+		free(t->hide);
+		free(t->need);
+		t->stream_width = NULL;
+		t->hide = NULL;
+		t->need = NULL;
 		goto notes;
 	}
-	width = xcalloc(tab_ncols, sizeof(*width));
-	names = xcalloc(tab_ncols, sizeof(*names));
-	tab_hide = xcalloc(tab_ncols, sizeof(*tab_hide));
-	tab_need = xcalloc(tab_ncols, sizeof(*tab_need));
-	for (size_t i = 0; i < tab_ncols; i++) {
-		names[i] = tab_cols[i].name;
+	width = xcalloc(t->ncols, sizeof(*width));
+	names = xcalloc(t->ncols, sizeof(*names));
+	t->hide = xcalloc(t->ncols, sizeof(*t->hide));
+	t->need = xcalloc(t->ncols, sizeof(*t->need));
+	for (size_t i = 0; i < t->ncols; i++) {
+		names[i] = t->cols[i].name;
 		width[i] = text_width(names[i]);
-		for (size_t r = 0; r < tab_nrows; r++) {
-			int w = text_width(tab_cells[r * tab_ncols + i]);
+		for (size_t r = 0; r < t->nrows; r++) {
+			int w = text_width(t->cells[r * t->ncols + i]);
 
 			if (w > width[i])
 				width[i] = w;
 		}
 	}
-	hidden = tab_fit(width);
-	tab_line(names, width);
-	for (size_t r = 0; r < tab_nrows; r++) {
-		tab_line((const char *const *)&tab_cells[r * tab_ncols], width);
-		for (size_t i = 0; i < tab_ncols; i++)
-			free(tab_cells[r * tab_ncols + i]);
+	hidden = tab_fit(t, width);
+	tab_line(t, names, width);
+	for (size_t r = 0; r < t->nrows; r++) {
+		tab_line(t, (const char *const *)&t->cells[r * t->ncols], width);
+		for (size_t i = 0; i < t->ncols; i++)
+			free(t->cells[r * t->ncols + i]);
 	}
 	if (hidden)
-		tab_hidden_note();
+		tab_hidden_note(t);
 	free(width);
 	free((void *)names);
-	free(tab_hide);
-	free(tab_need);
-	tab_hide = NULL;
-	tab_need = NULL;
+	free(t->hide);
+	free(t->need);
+	t->hide = NULL;
+	t->need = NULL;
 notes:
 	/* Notes follow the table, after an empty line. */
-	if (tab_nnotes)
+	if (t->nnotes)
 		putchar('\n');
-	for (size_t i = 0; i < tab_nnotes; i++) {
-		tab_wrap(tab_notes[i]);
-		free(tab_notes[i]);
+	for (size_t i = 0; i < t->nnotes; i++) {
+		tab_wrap(t->notes[i]);
+		free(t->notes[i]);
 	}
-	tab_nnotes = 0;
+	t->nnotes = 0;
 }
 
-static void tab_finish(void)
+static void tab_finish(const struct writer *w)
 {
-	free(tab_cells);
-	free(tab_left);
-	free(tab_notes);
-	tab_cells = NULL;
-	tab_capcells = 0;
-	tab_left = NULL;
-	tab_notes = NULL;
+	struct table_state *t = w->state;
+
+	free(t->cells);
+	free(t->left);
+	free(t->notes);
+	t->cells = NULL;
+	t->capcells = 0;
+	t->left = NULL;
+	t->notes = NULL;
 }
 
 /* The run's parameters are for machines that read JSON. */
-static void tab_params(const struct column *cols, const struct cell *cells,
-		      size_t ncols)
+static void tab_params(const struct writer *w, const struct column *cols,
+		       const struct cell *cells, size_t ncols)
 {
+	(void)w;
 	(void)cols;
 	(void)cells;
 	(void)ncols;
@@ -472,6 +484,7 @@ static void tab_params(const struct column *cols, const struct cell *cells,
 
 const struct writer table_writer = {
 	.name = "table",
+	.size = sizeof(struct table_state),
 	.begin = tab_begin,
 	.row = tab_row,
 	.note = tab_note,

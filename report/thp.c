@@ -152,7 +152,7 @@ static void thp_print(struct sink *sk)
 	struct thp *s = (struct thp *)sk;
 	const struct writer *w = s->b.r.rs->out;
 
-	w->begin("thp", for_people(s->b.r.rs) ? people_cols : thp_cols, NCOLS, 0);
+	w->begin(w, "thp", for_people(s->b.r.rs) ? people_cols : thp_cols, NCOLS, 0);
 	for (size_t i = 0; i < s->nrows; i++) {
 		const struct thp_row *r = &s->rows[i];
 		char name[128];
@@ -164,16 +164,16 @@ static void thp_print(struct sink *sk)
 			r->known ? cell_bytes(r->without) : cell_str(""),
 		};
 
-		w->row(c);
+		w->row(w, c);
 	}
 	if (!any_process(s->b.r.rs->scan))
-		w->note("thp: only live processes (-p, -P, --all-processes) have "
+		w->note(w, "thp: only live processes (-p, -P, --all-processes) have "
 			"huge pages; files get no row.");
 	else
-		w->note("A merge splits a huge page into 512 pages (its TLB reach "
+		w->note(w, "A merge splits a huge page into 512 pages (its TLB reach "
 			"is lost); saved_bytes_without_split leaves huge pages alone "
 			"(MADV_NOHUGEPAGE only where merging pays).");
-	w->end();
+	w->end(w);
 }
 
 static void thp_free(struct sink *sk)

@@ -99,7 +99,7 @@ static void denser_than_scans(const struct timeline *t, const struct writer *w)
 		 t->params.interval, scan,
 		 (unsigned long long)t->params.ksm.pages_to_scan,
 		 (unsigned long long)t->params.ksm.sleep_ms);
-	w->note(text);
+	w->note(w, text);
 }
 
 /* The column after ksmd_cpu_percent, where a policy other than fixed shows
@@ -138,7 +138,7 @@ static void timeline_row(const struct timeline *t, const struct writer *w,
 			(NCOLS - POLICY_COL) * sizeof(*row));
 		row[POLICY_COL] = cell_uint(r->pages_to_scan);
 	}
-	w->row(row);
+	w->row(w, row);
 }
 
 static void people_row(const struct writer *w, const struct timeline_row *r)
@@ -152,7 +152,7 @@ static void people_row(const struct writer *w, const struct timeline_row *r)
 		cell_real(r->cpu_percent, 2),
 	};
 
-	w->row(row);
+	w->row(w, row);
 }
 
 /* Whether the saving changed in scan @i (from the one before). */
@@ -214,7 +214,7 @@ static void curve(const struct timeline *t, const struct writer *w)
 		top = v[c] > top ? v[c] : top;
 	}
 	snprintf(most, sizeof(most), "%llu", (unsigned long long)top);
-	w->note("pages_sharing over time:");
+	w->note(w, "pages_sharing over time:");
 	for (int row = CURVE_H - 1; row >= 0; row--) {
 		int n = snprintf(line, sizeof(line), "%12s |",
 				 row == CURVE_H - 1 ? most :
@@ -230,10 +230,10 @@ static void curve(const struct timeline *t, const struct writer *w)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, "%s",
 				      level[fill]);
 		}
-		w->note(line);
+		w->note(w, line);
 	}
 	snprintf(line, sizeof(line), "%12s  0 s%*s%.0f s", "", CURVE_W - 8, "", end);
-	w->note(line);
+	w->note(w, line);
 }
 
 /* What a person reads under the table: the curve, and when the saving came. */
@@ -265,9 +265,9 @@ static void timeline_sentences(const struct timeline *t, const struct writer *w)
 	snprintf(text, sizeof(text), "%s: after %llu full scans (%.0f s of ksmd %s), "
 		 "pages_sharing is %llu%s.", t->name, (unsigned long long)last->scan,
 		 last->seconds, how, (unsigned long long)last->pages_sharing, when);
-	w->note(text);
+	w->note(w, text);
 	if (last->ended)
-		w->note(t->params.policy == POLICY_KUBEVIRT ?
+		w->note(w, t->params.policy == POLICY_KUBEVIRT ?
 			"KubeVirt's handler stopped KSM and did not start it "
 			"again: the last row is when the replay ended, its scan "
 			"not complete." :
@@ -297,15 +297,15 @@ static void timeline_print(struct sink *sk)
 	}
 	if (people && t->nrows) {
 		if (picked < t->nrows)
-			w->note("(some of the scans: -l or --csv shows every one)");
-		w->note("cpu%: ksmd's checksums and tree comparisons at this "
+			w->note(w, "(some of the scans: -l or --csv shows every one)");
+		w->note(w, "cpu%: ksmd's checksums and tree comparisons at this "
 			"machine's speed, a lower bound: ksmd also walks page "
 			"tables and remaps pages (ksmscan(1), OVER TIME).");
 		timeline_sentences(t, w);
 		denser_than_scans(t, w);
 		hz_note(t->r.rs);
 	}
-	w->end();
+	w->end(w);
 	free(pick);
 }
 

@@ -176,7 +176,7 @@ static void top_print(struct sink *sk)
 	struct top *t = (struct top *)sk;
 	const struct writer *w = t->r.rs->out;
 
-	w->begin("top", top_cols, NCOLS, 0);
+	w->begin(w, "top", top_cols, NCOLS, 0);
 	for (size_t i = 0; i < t->nrows; i++) {
 		const struct top_row *r = &t->rows[i];
 		struct cell row[NCOLS] = {
@@ -184,9 +184,9 @@ static void top_print(struct sink *sk)
 			cell_digest(r->digest), cell_str(r->description),
 		};
 
-		w->row(row);
+		w->row(w, row);
 	}
-	w->end();
+	w->end(w);
 }
 
 static void top_free(struct sink *sk)

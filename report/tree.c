@@ -99,7 +99,7 @@ static void tree_print(struct sink *sk)
 	struct tree_sink *t = (struct tree_sink *)sk;
 	const struct writer *w = t->r.rs->out;
 
-	w->begin("tree", tree_cols, NCOLS, 0);
+	w->begin(w, "tree", tree_cols, NCOLS, 0);
 	for (size_t i = 0; i < t->nrows; i++) {
 		const struct tree_stats *st = &t->rows[i].st;
 		uint64_t searches = st->inserts + st->matches;
@@ -114,9 +114,9 @@ static void tree_print(struct sink *sk)
 			cell_uint(st->checksum_compares), cell_real(st->seconds, 6),
 		};
 
-		w->row(row);
+		w->row(w, row);
 	}
-	w->end();
+	w->end(w);
 }
 
 static void tree_sink_free(struct sink *sk)

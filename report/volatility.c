@@ -40,7 +40,7 @@ static void volatility_print(struct sink *sk)
 	struct volatility *v = (struct volatility *)sk;
 	const struct writer *w = v->r.rs->out;
 
-	w->begin("volatility", volatility_cols, NCOLS, 0);
+	w->begin(w, "volatility", volatility_cols, NCOLS, 0);
 	for (size_t i = 0; i < v->nrows; i++) {
 		const struct volatility_row *r = &v->rows[i];
 		struct cell row[NCOLS] = {
@@ -50,11 +50,11 @@ static void volatility_print(struct sink *sk)
 			cell_uint(r->gone_pages), cell_uint(r->merges_broken),
 		};
 
-		w->row(row);
+		w->row(w, row);
 	}
 	if (!v->nrows)
-		w->note("(one snapshot: nothing to compare)");
-	w->end();
+		w->note(w, "(one snapshot: nothing to compare)");
+	w->end(w);
 }
 
 static void volatility_free(struct sink *sk)

@@ -104,6 +104,25 @@ def test_host_only(files):
               "lines %s: ask host/ (host/host.h)" % bad)
 
 
+# A variable in static storage that can change: not const, or a pointer
+# that is not itself const (static const char *p; may be set).
+MUTABLE_STATIC = re.compile(r"^\s*static\s+(?!const\b)(?![^;(]*\()[^;]*[;=]"
+                            r"|^\s*static\s+const\s[^;(=]*\*\s*\w+\s*(?:\[[^]]*\]\s*)?[;=]",
+                            re.M)
+
+
+def test_report_state(files):
+    """The output layer keeps no state of its own between calls: a writer's
+    state is its instance's (writer_open()), a report's is its sink's."""
+    for f in files:
+        if folder_of(f) != "report":
+            continue
+        with open(os.path.join(top, f)) as fh:
+            text = fh.read()
+        bad = [text.count("\n", 0, m.start()) + 1 for m in MUTABLE_STATIC.finditer(text)]
+        check(not bad, "%s keeps no mutable static state" % f, "lines %s" % bad)
+
+
 def test_cycles(files, graph):
     """Depth-first search for a back edge among the files."""
     state = {}
@@ -164,6 +183,7 @@ def main():
     graph = {f: includes(f) for f in files}
     test_layers(files, graph)
     test_host_only(files)
+    test_report_state(files)
     test_cycles(files, graph)
     test_no_outside_citations()
     print(ksmtest.closing_line(passed, failed, 0))
