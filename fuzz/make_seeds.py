@@ -7,7 +7,7 @@ import bz2, gzip, lzma, os, random, shutil, struct, subprocess, sys, zlib
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "tests"))
 import dump_helpers as tf  # noqa: E402
-import test_inputs as ti  # noqa: E402
+import input_helpers as ti  # noqa: E402
 import zstandard  # noqa: E402
 
 PAGE = 4096
