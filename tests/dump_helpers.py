@@ -25,7 +25,7 @@ import struct, subprocess, sys, tempfile, time, traceback, zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # ksmtest first: it says which package to install when a module is missing.
-from ksmtest import (DIGEST_COLS, STATE, Skip, check, closing_line, eq, fixture, tmp)  # noqa: E402
+from ksmtest import DIGEST_COLS, STATE, Skip, check, closing_line, eq, fixture, tmp  # noqa: E402
 import xxhash  # noqa: E402
 import zstandard  # noqa: E402
 

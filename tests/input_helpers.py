@@ -11,7 +11,7 @@ import bz2, lzma, os, random, shutil, struct, subprocess, sys, zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # ksmtest first: it says which package to install when a module is missing.
-from ksmtest import (KSMSCAN, PAGE, ZERO, check, skip, tmp)  # noqa: E402
+from ksmtest import KSMSCAN, PAGE, ZERO, check, skip, tmp  # noqa: E402
 from ksmtest import ram_stream  # noqa: E402,F401  (a qemu-save writer, used by the seeds)
 import xxhash  # noqa: E402
 

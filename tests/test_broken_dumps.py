@@ -21,7 +21,7 @@ import os, random, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # ksmtest first: it says which package to install when a module is missing.
-from ksmtest import (check, eq)  # noqa: E402
+from ksmtest import check, eq  # noqa: E402
 from dump_helpers import (PAGE, ZERO, broken, expect_broken, lime_header, main,
                           reported_subset, run, runs_of, sane, synth_files,
                           synth_pages, synth_truth, test, write, xxh64, zstd_bytes)  # noqa: E402

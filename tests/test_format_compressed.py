@@ -16,7 +16,7 @@ import os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # ksmtest first: it says which package to install when a module is missing.
-from ksmtest import (PAGE, check, eq, run_suite, test)  # noqa: E402
+from ksmtest import PAGE, check, eq, run_suite, test  # noqa: E402
 from input_helpers import (COMPRESS, decoded_prefix, err_lines, expect_pages, have,
                            image, ksm, pages_rows, tool, write)  # noqa: E402
 

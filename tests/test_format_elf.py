@@ -20,7 +20,7 @@ import hashlib, os, random, struct, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # ksmtest first: it says which package to install when a module is missing.
-from ksmtest import (check, eq, fixture)  # noqa: E402
+from ksmtest import check, eq, fixture  # noqa: E402
 from dump_helpers import (PAGE, PT_NOTE, TA, ZERO, as_int, broken, build_elf,
                           check_figures, check_pages_report, fixture_elf, main,
                           parse_csv, patched, run, sane, summary, synth_files,

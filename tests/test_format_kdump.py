@@ -21,7 +21,7 @@ import collections, os, random, struct, subprocess, sys, zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # ksmtest first: it says which package to install when a module is missing.
-from ksmtest import (Skip, check, eq, fixture, tmp)  # noqa: E402
+from ksmtest import Skip, check, eq, fixture, tmp  # noqa: E402
 from dump_helpers import (CACHE, PAGE, TA, TIMEOUT, ZC, ZERO, broken, build_kdump,
                           check_figures, check_pages_report, expect_broken, figures,
                           fixture_elf, flat_header, flatten, main, parse_csv, patched,

@@ -14,7 +14,7 @@ import os, random, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # ksmtest first: it says which package to install when a module is missing.
-from ksmtest import (check, eq)  # noqa: E402
+from ksmtest import check, eq  # noqa: E402
 from dump_helpers import (CACHE, PAGE, TA, ZERO, as_int, broken, build_lime,
                           check_pages_report, expect_broken, fixture_elf, lime_header,
                           main, parse_csv, patched, reported_subset, run, runs_of,

@@ -15,7 +15,7 @@ import os, random, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # ksmtest first: it says which package to install when a module is missing.
-from ksmtest import (STATE, Skip, check, eq, tmp)  # noqa: E402
+from ksmtest import STATE, Skip, check, eq, tmp  # noqa: E402
 from dump_helpers import (PAGE, ZERO, as_int, check_figures, check_pages_report,
                           expect_broken, figures, main, run, sane, summary, test, write)  # noqa: E402
 

@@ -13,7 +13,7 @@ import io, os, struct, sys, tarfile, zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # ksmtest first: it says which package to install when a module is missing.
-from ksmtest import (PAGE, SUMMARY_COLS, check, eq, parse_csv, run_suite, test)  # noqa: E402
+from ksmtest import PAGE, SUMMARY_COLS, check, eq, parse_csv, run_suite, test  # noqa: E402
 from input_helpers import (Out, err_lines, expect_pages, image, ksm, pages_rows, tool,
                            write)  # noqa: E402
 

@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # ksmtest first: it says which package to install when a module is missing.
 from ksmtest import (BITS, PAGE, SUMMARY_COLS, ZERO, Skip, as_int, check, eq, fixture,
                      parse_csv, run_suite, skip, test, tmp)  # noqa: E402
-from summary_helpers import (check_summary, run, scan_csv)  # noqa: E402
+from summary_helpers import check_summary, run, scan_csv  # noqa: E402
 import xxhash  # noqa: E402
 
 

@@ -14,7 +14,7 @@ import os, shutil, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # ksmtest first: it says which package to install when a module is missing.
-from ksmtest import (PAGE, SUMMARY_COLS, ZERO, Skip, as_int, check, eq, run_suite, test)  # noqa: E402
+from ksmtest import PAGE, SUMMARY_COLS, ZERO, Skip, as_int, check, eq, run_suite, test  # noqa: E402
 from report_helpers import (HIST_COLS, REGION_COLS, TIMING, TOP_COLS, TREE_COLS,
                             check_summary_rows, check_top, check_tree_rows,
                             expected_histogram, hist_rows_of, rand_page_fast, rng_for,

@@ -15,7 +15,7 @@ import json, os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # ksmtest first: it says which package to install when a module is missing.
-from ksmtest import (PAGE, Skip, as_int, check, eq, fixture, run_suite, skip, test)  # noqa: E402
+from ksmtest import PAGE, Skip, as_int, check, eq, fixture, run_suite, skip, test  # noqa: E402
 from report_helpers import (HIST_COLS, expected_histogram, hist_images, hist_rows_of,
                             parse_json, run_ok, scan_csv, table_rows, write_image)  # noqa: E402
 

@@ -15,7 +15,7 @@ import os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # ksmtest first: it says which package to install when a module is missing.
-from ksmtest import (PAGE, ZERO, check, eq, parse_csv, run_suite, test)  # noqa: E402
+from ksmtest import PAGE, ZERO, check, eq, parse_csv, run_suite, test  # noqa: E402
 from report_helpers import (TOP_COLS, check_top, parse_json, rand_page_fast, rng_for,
                             run, run_ok, scan_csv, write_image)  # noqa: E402
 

@@ -15,7 +15,7 @@ import os, re, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # ksmtest first: it says which package to install when a module is missing.
-from ksmtest import (PAGE, check, eq, run_suite, test)  # noqa: E402
+from ksmtest import PAGE, check, eq, run_suite, test  # noqa: E402
 from summary_helpers import (check_summary, check_usage_error, expected_summary,
                              rng_for, run, run_ok, savings_image, scan_csv, write_image)  # noqa: E402
 
