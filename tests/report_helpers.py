@@ -257,7 +257,7 @@ def simulate_tree(pages, algo=None):
 
 
 # ---------------------------------------------------------------------------
-# Harness (as in run_tests.py)
+# Harness (as in summary_helpers.py, with the implementation paths cleared)
 # ---------------------------------------------------------------------------
 def write_image(name, pages):
     path = tmp(name)
