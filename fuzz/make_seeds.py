@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 """Write the fuzzers' seed corpora to fuzz/seeds/<fuzzer>/: small valid inputs
-of every format, built with the writers of tests/test_formats.py (which are
-checked there against the fixtures and against ksmscan)."""
+of every format, built with the writers of tests/dump_helpers.py (which the
+format suites check against the fixtures and against ksmscan)."""
 import bz2, gzip, lzma, os, random, shutil, struct, subprocess, sys, zlib
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "tests"))
-import test_formats as tf  # noqa: E402
-import test_inputs as ti  # noqa: E402
+import dump_helpers as tf  # noqa: E402
+import input_helpers as ti  # noqa: E402
 import zstandard  # noqa: E402
 
 PAGE = 4096

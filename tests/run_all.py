@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """Run every test suite of tests/ and print one closing line for all of them.
 
-Each suite (run_tests.py, tests/test_*.py, and the C unit tests named in
+Each suite (tests/test_*.py, and the C unit tests named in
 $KSMSCAN_UNITS, built by make from tests/unit_*.c) is a program that prints
 `N passed, N failed` (or `N passed, N failed, N skipped`) as its last line.
 This runner runs them in turn against
 $KSMSCAN (default ./ksmscan) with the interpreter it runs on, shows their
 output, and ends with the sums.
-Arguments are suite names to run only those (e.g. `run_all.py test_formats`).
+Arguments are suite names to run only those (e.g. `run_all.py test_format_`
+for every input format's suite).
 """
 import glob, os, re, subprocess, sys
 
@@ -15,8 +16,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 # A missing Python module ends the run here with one line naming its package.
 sys.path.insert(0, here)
 import ksmtest  # noqa: E402
-suites = [os.path.join(here, "run_tests.py")] + sorted(
-    glob.glob(os.path.join(here, "test_*.py"))) + os.environ.get(
+suites = sorted(glob.glob(os.path.join(here, "test_*.py"))) + os.environ.get(
     "KSMSCAN_UNITS", "").split()
 if len(sys.argv) > 1:
     suites = [s for s in suites if any(a in os.path.basename(s) for a in sys.argv[1:])]

@@ -13,7 +13,9 @@ own #include lines (no compiler involved, so this cannot agree with itself):
 - no comment or document in the repository cites a file it does not hold
   (nor a docs/ page that does not exist)
   (the project's contract lives outside it; docs/ says everything itself;
-  the optional large fixture may be looked for beside the clone, no more).
+  the optional large fixture may be looked for beside the clone, no more);
+- no text file under tests/ is over 1000 lines: the suites are cut by
+  feature, so that a suite is found by its name (tests/README.md's table).
 
 Closing line: N passed, N failed.
 """
@@ -21,6 +23,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 top = os.path.dirname(here)
@@ -178,6 +181,45 @@ def test_no_outside_citations():
           ", ".join(sorted(missing)[:12]))
 
 
+MAX_TEST_LINES = 1000
+
+
+def long_files(root, limit=MAX_TEST_LINES):
+    """The text files below root with more than limit lines, as "path (N)"
+    (binary fixtures, which are not read as UTF-8 or hold a NUL, are not)."""
+    out = []
+    for d, dirs, names in os.walk(root):
+        dirs[:] = sorted(x for x in dirs if x != "__pycache__")
+        for name in sorted(names):
+            path = os.path.join(d, name)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+            except (UnicodeDecodeError, OSError):
+                continue
+            n = text.count("\n") + (not text.endswith("\n") and text != "")
+            if "\0" not in text and n > limit:
+                out.append("%s (%d)" % (os.path.relpath(path, root), n))
+    return out
+
+
+def test_test_sizes():
+    """No file under tests/ is over 1000 lines; the check itself finds a
+    file of 1001 lines and passes one of 1000 and a binary one."""
+    with tempfile.TemporaryDirectory() as d:
+        for name, text in (("ok.py", "x\n" * MAX_TEST_LINES),
+                           ("long.py", "x\n" * (MAX_TEST_LINES + 1))):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        with open(os.path.join(d, "fixture.zst"), "wb") as f:
+            f.write(b"\x28\xb5\x2f\xfd" + b"\n\xff" * 2000)
+        check(long_files(d) == ["long.py (1001)"],
+              "the line count finds a file of 1001 lines, no other", repr(long_files(d)))
+    bad = long_files(here)
+    check(not bad, "no file under tests/ is over %d lines (cut it by feature)"
+          % MAX_TEST_LINES, ", ".join(bad))
+
+
 def main():
     files = product_files()
     graph = {f: includes(f) for f in files}
@@ -186,6 +228,7 @@ def main():
     test_report_state(files)
     test_cycles(files, graph)
     test_no_outside_citations()
+    test_test_sizes()
     print(ksmtest.closing_line(passed, failed, 0))
     return 1 if failed else 0
 

@@ -1,18 +1,18 @@
 #!/usr/bin/python3
 """Write the corpus of broken dumps in tests/corpus/ and expected.tsv.
 
-Each case is built from a valid dump (the writers of tests/test_formats.py)
+Each case is built from a valid dump (the writers of tests/dump_helpers.py)
 by one deliberate defect; the expected exit status and first line of standard
 error are stated here from how the defect was made (the offset where it is),
 not taken from ksmscan. FILE in expected.tsv stands for the path given.
-Run it again only to change the corpus; test_corpus.py reads the files.
+Run it again only to change the corpus; test_broken_dumps_corpus.py reads the files.
 """
 import bz2, lzma, os, random, struct, subprocess, sys, zlib
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, ".."))
-import test_formats as tf  # noqa: E402
-import test_inputs as ti  # noqa: E402
+import dump_helpers as tf  # noqa: E402
+import input_helpers as ti  # noqa: E402
 import zstandard  # noqa: E402
 
 PAGE = 4096
@@ -155,7 +155,7 @@ def main():
             "bytes, at offset %d" % (kind, len(cut), len(decode(cut))))
         add("%s-garbage-after-magic" % kind, magic + b"garbage!" * 8, 1, "FILE: %s: " % kind)
 
-    # qemu-save: a stream written from the format (test_inputs.ram_stream).
+    # qemu-save: a stream written from the format (input_helpers.ram_stream).
     be = lambda n, v: v.to_bytes(n, "big")  # noqa: E731
     recs = be(8, 0x3000 | 8) + b"\x06pc.ram" + pages[0] + be(8, 0x5000 | 0x22) + b"\0"
     q = ti.ram_stream(recs)

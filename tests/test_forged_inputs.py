@@ -22,7 +22,7 @@ computes itself from the bytes it wrote.
 - a pzstd-style file (a skippable frame first) is decompressed.
 
 A spool that cannot grow (a file size limit, a full $TMPDIR) is in
-test_limits.py.
+test_resource_limits.py.
 """
 import hashlib, json, os, resource, signal, struct, subprocess, sys
 

@@ -132,7 +132,7 @@ def endless_stream_keeps_disk_free():
         keep = min(size * 5 // 100, 1 << 30)
         least = [size]
         # A character device is read only as standard input (a named one is
-        # refused: test_hardening.py).
+        # refused: test_hostile_input.py).
         urandom = open("/dev/urandom", "rb")
         p = subprocess.Popen(KSMSCAN + ["--csv", "-"], stdin=urandom, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env=dict(os.environ, TMPDIR=d))
