@@ -40,7 +40,7 @@
 
 /* Long options without a short form, beyond every character. */
 enum {
-	OPT_PROGRESS = 256, OPT_ALL_PROCESSES, OPT_GROUP, OPT_SKETCH_SIZE,
+	OPT_PROGRESS = 256, OPT_ALL_PROCESSES, OPT_GROUP, OPT_SKETCH_SIZE, OPT_HOST,
 	OPT_KNOWN, OPT_BY, OPT_ENABLE,
 	/* --series and ksmd's settings */
 	OPT_SERIES, OPT_INTERVAL, OPT_COUNT, OPT_PAGES_TO_SCAN, OPT_SLEEP_MS,
@@ -82,7 +82,7 @@ enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
 static const char usage_line[] =
 	"usage: ksmscan [-hlqVz] [-a algos] [-c compressors] [-f format]\n"
 	"               [-j threads] [-m max_page_sharing] [-o format] [-p pid]\n"
-	"               [-P regex] [-r reports]\n"
+	"               [-P regex] [-r reports] [--host=name]\n"
 	"               [--all-mappings] [--all-processes] [--by=kind] [--csv]\n"
 	"               [--enable=unit,...] [--group=name=input,...] [--json]\n"
 	"               [--known=file,...] [--label=name] [--[no-]progress]\n"
@@ -171,6 +171,8 @@ static const char help_tail[] =
 	"      --top=N                 rows per input in the top report (default 10)\n"
 	"      --sketch-size=K         contents per input in the sketch report\n"
 	"                              (default 4096)\n"
+	"      --host=NAME             the host column of contents and sketch\n"
+	"                              (default: this machine's host name)\n"
 	"  -j, --threads=N             hashing threads (default: online CPUs)\n"
 	"      --progress, --no-progress\n"
 	"                              progress on stderr (default: if it is a terminal)\n"
@@ -243,6 +245,7 @@ struct prefs {
 	unsigned by;			/* --by: a bit per enum unit_kind */
 	const char *enable;		/* --enable's list, or NULL */
 	size_t sketch_size;		/* --sketch-size */
+	const char *host;		/* --host, or NULL: gethostname() */
 	const char *output;		/* the writer's name */
 	const char *label;		/* --label: standard input's name */
 	const char *svg;		/* --svg: the picture's file */
@@ -569,6 +572,11 @@ static int set_value(struct prefs *p, int c)
 	case OPT_TOLERANCE:
 		p->tolerance = percent_arg(optarg, 1e6, 1, "--tolerance wants a "
 					   "percent, such as 10 or 10%%, not '%s'");
+		break;
+	case OPT_HOST:
+		if (!*optarg)
+			usage_error("%s", "--host wants a name");
+		p->host = optarg;
 		break;
 	case OPT_SKETCH_SIZE:
 		p->sketch_size = (size_t)number(optarg, 1, SKETCH_MAX,
@@ -929,6 +937,7 @@ static const struct option longopts[] = {
 	{ "by", required_argument, NULL, OPT_BY },
 	{ "enable", required_argument, NULL, OPT_ENABLE },
 	{ "sketch-size", required_argument, NULL, OPT_SKETCH_SIZE },
+	{ "host", required_argument, NULL, OPT_HOST },
 	{ "series", no_argument, NULL, OPT_SERIES },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "count", required_argument, NULL, OPT_COUNT },
@@ -1247,7 +1256,7 @@ static int run_scan(struct prefs *p, const struct writer *w)
 		.compressors = p->compressors,
 		.ncompressors = p->compress ? p->ncompressors : 0,
 		.long_table = p->long_table, .svg = p->svg, .bars = &bars,
-		.failed = &failed, .sketch_size = p->sketch_size,
+		.failed = &failed, .sketch_size = p->sketch_size, .host = p->host,
 		.series = p->series_on || p->count ? &p->series : NULL,
 		.version = KSMSCAN_VERSION,
 		.known = p->known, .nknown = p->nknown,

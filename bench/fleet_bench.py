@@ -26,7 +26,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KSMSCAN = os.path.abspath(os.environ.get("KSMSCAN", os.path.join(ROOT, "ksmscan")))
-FLEET = [sys.executable, os.path.join(ROOT, "fleet", "ksmfleet")]
+FLEET = [os.path.join(ROOT, "fleet", "bin", "ksmfleet")]
 sys.path.insert(0, os.path.join(ROOT, "fleet"))
 PAGE = 4096
 # 10,000 hosts take some 25 minutes here (2 cores): on request only.
@@ -206,7 +206,7 @@ def synthetic(tmp, hosts):
         for w in (1, 2):
             fleet_runs(hosts, sketches, contents, "--workers=%d" % w)
     else:
-        from loopback import Loopback
+        from ksmfleet.loopback import Loopback
         with Loopback(2, where, memory="6GiB", seconds=120) as addr:
             fleet_runs(hosts, sketches, contents, "--scheduler=" + addr)
     shutil.rmtree(where, ignore_errors=True)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Hosts and fleets: -r contents, -r sketch, -r matrix, --group, -P and
---all-processes with the kernel's per-process figures, and fleet/ksmfleet.
+--all-processes with the kernel's per-process figures, and ksmfleet.
 
 Oracles, never ksmscan itself: Python's xxhash (XXH3-128 of each page the
 test wrote), the KSM grouping of ksmtest.ksm_group() over contents counted
@@ -21,7 +21,7 @@ import xxhash  # noqa: E402
 import zstandard  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FLEET = [sys.executable, os.path.join(ROOT, "fleet", "ksmfleet")]
+FLEET = [os.path.join(ROOT, "fleet", "bin", "ksmfleet")]
 TIMEOUT = 300
 
 
@@ -522,7 +522,7 @@ def fleet(*args):
 def exports(paths, kind="contents", extra=(), compress=()):
     out = []
     for i, path in enumerate(paths):
-        r = ksmscan("-r", kind, "--csv", *extra, path)
+        r = ksmscan("-r", kind, "--csv", "--host=" + path, *extra, path)
         e = tmp(os.path.basename(path) + "." + kind + ".csv")
         if i in compress:
             e += ".zst"
@@ -640,7 +640,7 @@ def fleet_cluster_lost():
     answers as before: run() is made to fail once here."""
     sys.path.insert(0, os.path.join(ROOT, "fleet"))
     import dask
-    import fleetlib
+    from ksmfleet import cli as fleetlib
     calls = []
 
     def flaky(a):

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""fleet/ksmfleet against hostile exports and options: counts that would
+"""ksmfleet against hostile exports and options: counts that would
 overflow, counts that are no counts (inf, nan, negative, fractions), lines
 longer than the bound (also one of 64 MiB spanning two pieces of a plain
 export), control characters in host names, names a spreadsheet would
@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import PAGE, check, eq, run_suite, test, tmp  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FLEET = [sys.executable, os.path.join(ROOT, "fleet", "ksmfleet")]
+FLEET = [os.path.join(ROOT, "fleet", "bin", "ksmfleet")]
 HEADER = "input,digest,pages,zero"
 MAX_LINE = 16384          # docs/fleet.md's bound
 

@@ -455,9 +455,9 @@ def make_deb():
               "./usr/share/bash-completion/completions/ksmscan",
               "./usr/share/zsh/vendor-completions/_ksmscan", "./usr/share/doc/ksmscan/copyright"):
         check(f in files, "the package holds %s" % f)
-    check("./usr/bin/ksmfleet -> " in files and "ksmfleet/fleetlib.py" not in files
-          and "/usr/share/ksmscan/fleet/fleetlib.py" in files, "the package holds ksmfleet")
-    programs = ("./usr/bin/ksmscan", "./usr/share/ksmscan/fleet/ksmfleet")
+    check("./usr/bin/ksmfleet -> " in files and "/usr/share/ksmscan/fleet/ksmfleet/cli.py" in files,
+          "the package holds ksmfleet (test_install checks every module)")
+    programs = ("./usr/bin/ksmscan", "./usr/share/ksmscan/fleet/bin/ksmfleet")
     bad = []
     for line in files.splitlines():
         mode, path = line.split()[0], line.split()[5]
