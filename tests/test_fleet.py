@@ -11,7 +11,7 @@ is checked against the same Python oracle and against ksmscan's '*' rows
 and -r matrix, as its contract says it must equal them.
 """
 import collections, csv, ctypes, io, itertools, os, random, re, signal, \
-    subprocess, sys, time
+    socket, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import KSMSCAN, PAGE, ZERO, Run, Skip, check, eq, fixture, ksm_group, live_session, \
@@ -131,12 +131,16 @@ def contents_rows():
         r = ksmscan("-r", "contents", "--csv", *extra, *paths)
         if not ok(r, "contents %s" % extra):
             continue
-        got = [(x["input"], x["digest"], int(x["pages"]), int(x["zero"])) for x in rows(r)]
+        got = [(x["input"], x["digest"], int(x["pages"]), int(x["zero"]), x["host"])
+               for x in rows(r)]
         exp = []
         for path in paths:
             cnt = counts(data[path])
-            exp += sorted((path, digest(p), c, int(p == ZERO)) for p, c in cnt.items())
-        eq(got, exp, "contents %s: every content of every input, sorted by digest" % extra)
+            exp += sorted((path, digest(p), c, int(p == ZERO), socket.gethostname())
+                          for p, c in cnt.items())
+        eq(got, exp, "contents %s: every content of every input, sorted by digest, "
+           "the host column gethostname()'s" % extra)
+        eq(r.out.split("\r\n")[0], "input,digest,pages,zero,host", "contents: the columns")
         check(all(re.fullmatch(r"0x[0-9a-f]{32}", g[1]) for g in got),
               "contents: digests are 0x and 32 lower-case hex digits")
     # A stream and a zstd file give the same rows as the file.
@@ -166,17 +170,26 @@ def contents_rows():
 @test("sketch")
 def sketch_rows():
     paths, data = shared_inputs(random.Random(2))
-    for k in (1, 5, 4096):
-        r = ksmscan("-r", "sketch", "--csv", "--sketch-size=%d" % k, *paths)
+    for k, host in ((1, "h\u00e9te-1"), (5, "rack 7"), (4096, "=x")):
+        r = ksmscan("-r", "sketch", "--csv", "--sketch-size=%d" % k, "--host=" + host, *paths)
         if not ok(r, "sketch %d" % k):
             continue
-        got = [(x["input"], x["digest"], int(x["pages"]), int(x["distinct_pages"]))
+        got = [(x["input"], x["digest"], int(x["pages"]), int(x["distinct_pages"]), x["host"])
                for x in rows(r)]
         exp = []
         for path in paths:
             cnt = counts(data[path])
-            exp += sorted((path, digest(p), c, len(cnt)) for p, c in cnt.items())[:k]
-        eq(got, exp, "sketch --sketch-size=%d: the k smallest digests per input" % k)
+            exp += sorted((path, digest(p), c, len(cnt), host) for p, c in cnt.items())[:k]
+        # then the sketch of all of them, the host's own: the union's k smallest
+        cnt = counts([p for path in paths for p in data[path]])
+        exp += sorted(("*", digest(p), c, len(cnt), host) for p, c in cnt.items())[:k]
+        eq(got, exp, "sketch --sketch-size=%d: the k smallest digests per input, then of "
+           "all inputs (input *), host %r" % (k, host))
+    r = ksmscan("-r", "sketch", "--csv", paths[0])
+    eq(sorted({x["input"] for x in rows(r)}), [paths[0]], "sketch of one input: no * rows")
+    r = ksmscan("-r", "sketch", "--host=", paths[0])
+    check(r.rc == 2 and r.err.startswith("ksmscan: ") and not r.out,
+          "--host= (empty): usage error", "exit %d, %r" % (r.rc, r.err[:100]))
     for bad in ("0", "x", "268435456"):
         r = ksmscan("-r", "sketch", "--sketch-size=" + bad, paths[0])
         check(r.rc == 2 and r.err.startswith("ksmscan: ") and not r.out,
@@ -583,17 +596,17 @@ def fleet_placement():
     if not ok(r, "placement"):
         return
     rs = rows(r)
-    eq(sorted(x["host"] for x in rs), sorted(paths), "placement: every host once")
+    eq(sorted(x["host"] for x in rs if x["host"] != "*"), sorted(paths), "placement: every host once")
     bins = collections.defaultdict(list)
     for x in rs:
-        bins[x["bin"]].append(x["host"])
+        if x["host"] != "*":
+            bins[x["bin"]].append(x["host"])
     for b, hosts in bins.items():
         pages = sum(len(data[h]) for h in hosts)
         check(pages <= cap or len(hosts) == 1, "bin %s within --capacity" % b, "%d pages" % pages)
         exp = figures(counts([p for h in hosts for p in data[h]]), 256, 0)["saved_bytes"]
-        for x in rs:
-            if x["bin"] == b:
-                eq(int(x["saved_bytes"]), exp, "bin %s: saved_bytes of its hosts on one KSM" % b)
+        eq([int(x["saved_bytes"]) for x in rs if x["bin"] == b and x["host"] == "*"], [exp],
+           "bin %s: one machine row, saved_bytes of its hosts on one KSM" % b)
     # a and b share most: they go together when they fit.
     a, bb = paths[0], paths[1]
     check(any(a in h and bb in h for h in bins.values()), "the two hosts sharing most share a bin")

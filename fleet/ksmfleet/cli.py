@@ -14,6 +14,8 @@ REPORTS = {"totals": reports.totals, "hosts": reports.hosts_report,
            "placement": placement.placement_report}
 SKETCH_REPORTS = ("pairs", "partners")
 PLACEMENTS = ("auto", "exact", "pairs", "first-fit")
+# distributed's schemes that reach another process (inproc:// does not)
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
 
 
 class Parser(argparse.ArgumentParser):
@@ -59,8 +61,11 @@ def parse_args(argv):
 def check_args(a):
     if a.workers is not None and not 1 <= a.workers <= 256:
         raise Failure("--workers wants 1 to 256, not %d" % a.workers, 2)
-    if a.scheduler is not None and not a.scheduler.strip():
-        raise Failure("--scheduler wants an address, as tcp://HOST:8786", 2)
+    if a.scheduler is not None:
+        scheme = a.scheduler.split("://")[0] if "://" in a.scheduler else "tcp"
+        if not a.scheduler.strip() or scheme not in SCHEMES:
+            raise Failure("--scheduler wants a scheduler's network address, as "
+                          "tcp://HOST:8786, not %r" % a.scheduler, 2)
     if a.dashboard is not None and (a.scheduler or not a.dashboard.strip()):
         raise Failure("--dashboard wants an address (HOST:PORT) and the local cluster", 2)
     if not 2 <= a.max_page_sharing <= 1 << 31:
