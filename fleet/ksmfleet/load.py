@@ -57,9 +57,9 @@ def summary(df, has_host):
     g = d.groupby(["file", "host", "star"], sort=False)
     t = g.agg(rows=("pages", "size"), pages=("pages", "sum"), dmin=("distinct", "min"),
               dmax=("distinct", "max"), dfirst=("distinct", "first"),
-              first=("input", "first"), inputs=("input", "nunique"))
+              first_input=("input", "first"), inputs=("input", "nunique"))
     return [[int(f), str(h), bool(s), int(r.rows), int(r.pages), int(r.dmin), int(r.dmax),
-             int(r.dfirst), str(r.first), int(r.inputs)]
+             int(r.dfirst), str(r.first_input), int(r.inputs)]
             for (f, h, s), r in t.iterrows()]
 
 
