@@ -62,9 +62,19 @@ def start(a):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     if a.scheduler:
         return connect(a.scheduler), None
+    import dask
     from distributed import Client, LocalCluster
     n = a.workers or os.cpu_count() or 1
+    quiet = {}
+    if not a.dashboard:
+        # distributed serves HTTP (/health, /metrics...) even without a
+        # dashboard, by default on every interface at 8787: no routes, and
+        # on loopback at a port of the kernel's choosing.
+        dask.config.set({"distributed.scheduler.http.routes": [],
+                         "distributed.worker.http.routes": []})
+        quiet = {"dashboard_address": "127.0.0.1:0"}
     cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                            host="127.0.0.1", dashboard_address=a.dashboard,
-                           silence_logs=logging.CRITICAL)
+                           scheduler_kwargs=quiet, silence_logs=logging.CRITICAL,
+                           worker_dashboard_address=None if a.dashboard else "127.0.0.1:0")
     return Client(cluster), cluster

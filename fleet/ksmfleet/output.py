@@ -12,16 +12,19 @@ tab or CR) is written after a single quote, as OWASP recommends.
 
 A table's columns are as wide as the header and the first rows need
 (rows are written as they come), a name column at most 30 (a longer name
-shows "…" and its end, which says most); columns that do not fit 80 are
-left out, named in a note after the table (--csv shows every column).
+shows "…" and its end, which says most), narrowed down to 16 before a
+column of figures is left out; columns that still do not fit 80 are left
+out, named in a note after the table (--csv shows every column).
 """
 import csv
 import sys
+import textwrap
 
 import numpy as np
 
 WIDTH = 80
 NAME_COLS = 30
+MIN_NAME = 16           # a name column narrowed to fit: its last 15 characters
 FORMULA = ("=", "+", "-", "@", "\t", "\r")
 UNSAFE = set(range(0x20)) | {0x7f} | set(range(0x80, 0xa0)) | {0x200e, 0x200f} \
     | set(range(0x202a, 0x202f)) | set(range(0x2066, 0x206a))
@@ -89,6 +92,18 @@ class Writer:
         t = cell(v, False)
         return shorten(t) if self.cols[i] in self.names else t
 
+    def narrow_names(self):
+        """Name columns give up width (down to MIN_NAME) before a column
+        of figures is left out."""
+        names = [i for i, c in enumerate(self.cols) if c in self.names]
+        over = sum(self.width) + 2 * (len(self.cols) - 1) - WIDTH
+        while over > 0 and names:
+            i = max(names, key=lambda j: self.width[j])
+            if self.width[i] <= max(MIN_NAME, len(self.cols[i])):
+                break
+            self.width[i] -= 1
+            over -= 1
+
     def layout(self, rows, text):
         """The columns' widths and alignment from the first rows; the
         columns that fit WIDTH, left to right."""
@@ -96,6 +111,7 @@ class Writer:
         self.num = [bool(rows) and all(is_number(r[i]) or r[i] is None for r in rows)
                     for i in range(n)]
         self.width = [max([len(c)] + [len(r[i]) for r in text]) for i, c in enumerate(self.cols)]
+        self.narrow_names()
         self.keep, used = [], -2
         for i in range(n):
             if used + 2 + self.width[i] > WIDTH:
@@ -105,6 +121,8 @@ class Writer:
         self.line(self.cols)
 
     def line(self, r):
+        r = [shorten(t, self.width[i]) if self.cols[i] in self.names else t
+             for i, t in enumerate(r)]
         print("  ".join(r[i].rjust(self.width[i]) if self.num[i] else r[i].ljust(self.width[i])
                         for i in self.keep).rstrip())
 
@@ -117,7 +135,8 @@ class Writer:
         if left or note:
             print()
         if left:
-            print("Left out to fit %d columns (--csv shows them): %s" % (WIDTH, ", ".join(left)))
+            print("\n".join(textwrap.wrap("Left out to fit %d columns (--csv shows them): %s"
+                                          % (WIDTH, ", ".join(left)), WIDTH)))
         if note:
             print(note)
 
