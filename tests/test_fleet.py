@@ -140,7 +140,7 @@ def contents_rows():
                           for p, c in cnt.items())
         eq(got, exp, "contents %s: every content of every input, sorted by digest, "
            "the host column gethostname()'s" % extra)
-        eq(r.out.split("\r\n")[0], "input,digest,pages,zero,host", "contents: the columns")
+        eq(r.out.splitlines()[0], "input,digest,pages,zero,host", "contents: the columns")
         check(all(re.fullmatch(r"0x[0-9a-f]{32}", g[1]) for g in got),
               "contents: digests are 0x and 32 lower-case hex digits")
     # A stream and a zstd file give the same rows as the file.
@@ -170,7 +170,7 @@ def contents_rows():
 @test("sketch")
 def sketch_rows():
     paths, data = shared_inputs(random.Random(2))
-    for k, host in ((1, "h\u00e9te-1"), (5, "rack 7"), (4096, "=x")):
+    for k, host in ((1, "h\u00e9te-1"), (5, "rack 7"), (4096, "n=3")):
         r = ksmscan("-r", "sketch", "--csv", "--sketch-size=%d" % k, "--host=" + host, *paths)
         if not ok(r, "sketch %d" % k):
             continue

@@ -257,6 +257,33 @@ def larger_fleets_keep_the_best_pair():
 
 
 @test("placement")
+def pairs_on_clustered_fleets():
+    """--placement=pairs on fleets of clusters (hosts sharing contents of
+    their own, each sharing with several others): many joins of machines
+    that already hold several hosts; every machine within capacity and its
+    saving exact, more saved than first-fit, never more than the optimum
+    where it is known."""
+    for seed, n in ((5, 8), (6, 24), (7, 40)):
+        rng = random.Random(seed)
+        fl = Fleet("clusters%d" % n)
+        for h in range(n):
+            c = h % max(2, n // 4)
+            fl.host("c%d-h%02d" % (c, h), rng.randrange(10, 40),
+                    [(ids(20000 + 200 * c, rng.randrange(20, 60)), 1),
+                     (ids(40000 + 100 * (h % 3), 15), 1)])
+        sizes = sorted(fl.pages(h) for h in fl.hosts)
+        cap = sum(sizes[-5:])
+        rows, err = place(fl.export(), cap, "--placement=pairs", "--top=%d" % n)
+        if not check(rows is not None, "%s: pairs runs" % fl.name, err):
+            continue
+        got = check_machines(fl, cap, rows, fl.name + " pairs")
+        check(got > first_fit(fl, cap), "%s: pairs saves more than first-fit (%d, %d)"
+              % (fl.name, got, first_fit(fl, cap)))
+        if n <= 8:
+            check(got <= optimum(fl, cap), "%s: never more than the optimum" % fl.name)
+
+
+@test("placement")
 def bad_method():
     fl = Fleet("m")
     for h in range(13):

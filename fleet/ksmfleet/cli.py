@@ -144,7 +144,8 @@ def main(argv=None):
         sys.stderr.close()          # the reader left: nothing more to say
         return 1
     except Exception as e:   # a cluster's or a library's: one line all the same
-        print("%s: %s" % (PROG, shown(cluster.first_line(e))), file=sys.stderr)
+        print("%s: %s: %s" % (PROG, type(e).__name__, shown(cluster.first_line(e))),
+              file=sys.stderr)
         return 1
     finally:
         quietly_close(client, local)

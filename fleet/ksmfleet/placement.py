@@ -112,9 +112,8 @@ class Machines:
         heapq.heapify(self.heap)
 
     def join(self, a, b):
-        """Machine @b's hosts onto @a; @a's gains with the others summed."""
-        if len(self.links[a]) < len(self.links[b]):
-            self.links[a], self.links[b] = self.links[b], self.links[a]
+        """Machine @b's hosts onto @a; @a's gains with the others summed
+        (the machines that had a gain with @b now have it with @a)."""
         for x, g in self.links.pop(b).items():
             if x == a:
                 continue
