@@ -384,19 +384,29 @@ def modules_there(fleetdir, where):
     eq([m for m in want if m not in there], [], "%s holds every module of fleet/ksmfleet/" % where)
 
 
+def make_install(dest, what):
+    r = subprocess.run(["make", "-s", "-C", ROOT, "install", "DESTDIR=" + dest,
+                        "PREFIX=/usr", "MANDIR=/usr/share/man"], capture_output=True, text=True)
+    eq(r.returncode, 0, "%s: make install DESTDIR=... exit status (%s)" % (what, r.stderr[-300:]))
+
+
+def installed_copy(root, man, where):
+    """ksmfleet under @root (a DESTDIR, an unpacked .deb): every module,
+    the man page @man, and runs giving the Python count's totals."""
+    fleetdir = os.path.join(root, "usr", "share", "ksmscan", "fleet")
+    modules_there(fleetdir, where)
+    check(os.path.exists(os.path.join(root, "usr", "share", "man", "man1", man)),
+          "%s holds ksmfleet's man page (%s)" % (where, man))
+    paths, want = fleet_inputs()
+    exports = fleet_exports(os.path.join(root, "usr", "bin", "ksmscan"), paths)
+    installed_runs(root, fleetdir, exports, want, where)
+
+
 @test("install")
 def ksmfleet_installed():
     dest = tmp("fleet-dest")
-    r = subprocess.run(["make", "-s", "-C", ROOT, "install", "DESTDIR=" + dest,
-                        "PREFIX=/usr", "MANDIR=/usr/share/man"], capture_output=True, text=True)
-    eq(r.returncode, 0, "make install DESTDIR=... exit status (%s)" % r.stderr[-300:])
-    fleetdir = os.path.join(dest, "usr", "share", "ksmscan", "fleet")
-    modules_there(fleetdir, "make install")
-    check(os.path.exists(os.path.join(dest, "usr", "share", "man", "man1", "ksmfleet.1")),
-          "make install puts ksmfleet's man page in $DESTDIR$MANDIR/man1")
-    paths, want = fleet_inputs()
-    exports = fleet_exports(os.path.join(dest, "usr", "bin", "ksmscan"), paths)
-    installed_runs(dest, fleetdir, exports, want, "make install")
+    make_install(dest, "ksmfleet")
+    installed_copy(dest, "ksmfleet.1", "make install")
 
 
 @test("install")
@@ -405,9 +415,7 @@ def ksmfleet_in_the_deb():
         raise Skip("dpkg-deb missing (not Debian)")
     stage, out, unpacked = tmp("deb-stage"), tmp("deb-out"), tmp("deb-root")
     os.makedirs(out)
-    r = subprocess.run(["make", "-s", "-C", ROOT, "install", "DESTDIR=" + stage,
-                        "PREFIX=/usr", "MANDIR=/usr/share/man"], capture_output=True, text=True)
-    eq(r.returncode, 0, "make install into the package's staging folder (%s)" % r.stderr[-300:])
+    make_install(stage, "the package's staging folder")
     env = dict(os.environ, DEBFULLNAME="Test Builder", DEBEMAIL="builder@ksmscan.test")
     r = subprocess.run([os.path.join(ROOT, "scripts", "make-deb"), "0.0-test", stage, out],
                        capture_output=True, text=True, env=env, cwd=ROOT)
@@ -416,13 +424,7 @@ def ksmfleet_in_the_deb():
                  r.stderr[-300:]):
         return
     subprocess.run(["dpkg-deb", "-x", debs[0], unpacked], check=True)
-    fleetdir = os.path.join(unpacked, "usr", "share", "ksmscan", "fleet")
-    modules_there(fleetdir, "the .deb")
-    check(os.path.exists(os.path.join(unpacked, "usr", "share", "man", "man1", "ksmfleet.1.gz")),
-          "the .deb holds ksmfleet's man page")
-    paths, want = fleet_inputs()
-    exports = fleet_exports(os.path.join(unpacked, "usr", "bin", "ksmscan"), paths)
-    installed_runs(unpacked, fleetdir, exports, want, "the .deb")
+    installed_copy(unpacked, "ksmfleet.1.gz", "the .deb")
 
 
 def main():
