@@ -209,7 +209,9 @@ fuzz: fuzz-build
 
 COMPDIR_BASH ?= $(PREFIX)/share/bash-completion/completions
 COMPDIR_ZSH ?= $(PREFIX)/share/zsh/vendor-completions
-# ksmfleet's Python files, with a link to it in BINDIR.
+# ksmfleet: its package (FLEETDIR/ksmfleet/, every module) and its launcher
+# (FLEETDIR/bin/ksmfleet, which puts FLEETDIR on Python's path), linked from
+# BINDIR; the same layout as fleet/ in the source.
 FLEETDIR ?= $(PREFIX)/share/ksmscan/fleet
 # The metrics for node_exporter: systemd's units (systemd reads
 # /usr/local/lib/systemd/system too) and the script they run (systemd/).
@@ -222,13 +224,13 @@ install: ksmscan
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(COMPDIR_BASH) $(DESTDIR)$(COMPDIR_ZSH)
 	install -m 755 ksmscan $(DESTDIR)$(BINDIR)/ksmscan
-	install -m 644 man/ksmscan.1 $(DESTDIR)$(MANDIR)/man1/ksmscan.1
+	install -m 644 man/ksmscan.1 man/ksmfleet.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 completions/ksmscan.bash $(DESTDIR)$(COMPDIR_BASH)/ksmscan
 	install -m 644 completions/_ksmscan $(DESTDIR)$(COMPDIR_ZSH)/_ksmscan
-	install -d $(DESTDIR)$(FLEETDIR)
-	install -m 755 fleet/ksmfleet $(DESTDIR)$(FLEETDIR)/ksmfleet
-	install -m 644 fleet/fleetlib.py fleet/ksmmodel.py $(DESTDIR)$(FLEETDIR)/
-	ln -sfr $(DESTDIR)$(FLEETDIR)/ksmfleet $(DESTDIR)$(BINDIR)/ksmfleet
+	install -d $(DESTDIR)$(FLEETDIR)/bin $(DESTDIR)$(FLEETDIR)/ksmfleet
+	install -m 755 fleet/bin/ksmfleet $(DESTDIR)$(FLEETDIR)/bin/ksmfleet
+	install -m 644 fleet/ksmfleet/*.py $(DESTDIR)$(FLEETDIR)/ksmfleet/
+	ln -sfr $(DESTDIR)$(FLEETDIR)/bin/ksmfleet $(DESTDIR)$(BINDIR)/ksmfleet
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(LIBEXECDIR)
 	$(SUBST) systemd/ksmscan-metrics.in > $(DESTDIR)$(LIBEXECDIR)/ksmscan-metrics
 	chmod 755 $(DESTDIR)$(LIBEXECDIR)/ksmscan-metrics

@@ -49,7 +49,7 @@ static int run_scan(struct prefs *p, const struct writer *w)
 		.compressors = p->compressors,
 		.ncompressors = p->compress ? p->ncompressors : 0,
 		.long_table = p->long_table, .svg = p->svg, .bars = &bars,
-		.failed = &failed, .sketch_size = p->sketch_size,
+		.failed = &failed, .sketch_size = p->sketch_size, .host = p->host,
 		.series = p->series_on || p->count ? &p->series : NULL,
 		.version = KSMSCAN_VERSION,
 		.known = p->known, .nknown = p->nknown,

@@ -19,6 +19,11 @@ a sort) on a `dask scheduler` and 2 `dask worker` processes started here
 on 127.0.0.1 (stopped at the end), so that
 the client's peak RSS (VmHWM, printed by ksmfleet with KSMFLEET_PEAK_RSS=1)
 is the client's alone. One run each; benchmarks are not tests.
+
+Placement is compared first: the method for fleets past 8 hosts (pairs)
+and first-fit against the optimum (--placement=exact) on sampled
+sub-fleets of 8 hosts of a synthetic fleet of 120, and pairs against
+first-fit on all 120.
 """
 import json, os, random, re, shutil, signal, subprocess, sys, tempfile, time
 
@@ -26,7 +31,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KSMSCAN = os.path.abspath(os.environ.get("KSMSCAN", os.path.join(ROOT, "ksmscan")))
-FLEET = [sys.executable, os.path.join(ROOT, "fleet", "ksmfleet")]
+FLEET = [os.path.join(ROOT, "fleet", "bin", "ksmfleet")]
 sys.path.insert(0, os.path.join(ROOT, "fleet"))
 PAGE = 4096
 # 10,000 hosts take some 25 minutes here (2 cores): on request only.
@@ -165,13 +170,67 @@ def report(label, export_s, exports):
 
 
 def placement_saving(lines):
-    """The placement's saving: each machine's, once (rows are host, bin,
-    pages, saved_bytes)."""
-    per_bin = {}
-    for line in lines[1:]:
-        _, b, _, saved = line.rsplit(",", 3)
-        per_bin[b] = int(saved)
-    return sum(per_bin.values()), len(per_bin)
+    """The placement's saving and machines: its machine rows' (host *;
+    rows are host, bin, pages, saved_bytes)."""
+    saved = [int(line.rsplit(",", 3)[3]) for line in lines[1:] if line.startswith("*,")]
+    return sum(saved), len(saved)
+
+
+def sub_fleets(hosts, samples, size, seed=15):
+    """@samples sets of @size hosts of the synthetic fleet of @hosts: a
+    cluster (hosts that share contents of their own) and random others."""
+    cluster, _ = plan(hosts, random.Random(seed))
+    rng = random.Random(seed + 1)
+    out = []
+    for c in rng.sample(sorted(set(cluster)), samples):
+        mates = [h for h in range(hosts) if cluster[h] == c][:size]
+        others = rng.sample([h for h in range(hosts) if cluster[h] != c], size - len(mates))
+        out.append(sorted(mates + others))
+    return out
+
+
+def placement_compare(tmp, hosts=120, samples=12, size=8):
+    """--placement=pairs (the method past 8 hosts) and first-fit against the
+    optimum (--placement=exact) on sub-fleets of @size hosts, and pairs
+    against first-fit on the whole fleet: pages saved, on a scheduler with 2
+    workers (started here, so that each run pays no cluster start)."""
+    where = os.path.join(tmp, "placement%d" % hosts)
+    os.makedirs(where)
+    contents = synthetic_fleet(where, hosts, "contents", 0.15)
+    pages = [sum(int(l.split(",")[2]) for l in open(p).read().splitlines()[1:])
+             for p in contents]
+    from ksmfleet.loopback import Loopback
+    with Loopback(2, where, memory="2GiB") as addr:
+        def saved(paths, cap, method):
+            r = subprocess.run(FLEET + ["--scheduler=" + addr, "--csv", "--report=placement",
+                                        "--capacity=%d" % cap, "--placement=" + method] + paths,
+                               capture_output=True, text=True)
+            if r.returncode:
+                sys.exit("ksmfleet failed: %s" % r.stderr.strip()[-2000:])
+            return placement_saving(r.stdout.splitlines())[0] // PAGE
+        print("placement, pages saved: pairs and first-fit against the optimum (exact), "
+              "sub-fleets of %d of %d hosts (a cluster and others), machines of a third "
+              "of the sub-fleet's pages" % (size, hosts))
+        ratios = {"pairs": [], "first-fit": []}
+        for n, sub in enumerate(sub_fleets(hosts, samples, size)):
+            cap = max(max(pages[h] for h in sub), sum(pages[h] for h in sub) // 3)
+            paths = [contents[h] for h in sub]
+            best = saved(paths, cap, "exact")
+            got = {m: saved(paths, cap, m) for m in ratios}
+            for m in ratios:
+                ratios[m].append(got[m] / best if best else 1.0)
+            print("  sample %2d: optimum %7d  pairs %7d (%5.1f%%)  first-fit %7d (%5.1f%%)"
+                  % (n + 1, best, got["pairs"], 100 * ratios["pairs"][-1], got["first-fit"],
+                     100 * ratios["first-fit"][-1]), flush=True)
+        for m, r in ratios.items():
+            print("  %-9s mean %5.1f%% of the optimum, worst %5.1f%%, optimum in %d of %d"
+                  % (m, 100 * sum(r) / len(r), 100 * min(r), sum(x >= 1 for x in r), len(r)))
+        cap = 16 * sum(pages) // len(pages)
+        whole = {m: saved(contents, cap, m) for m in ("pairs", "first-fit")}
+        print("  all %d hosts, machines of %d pages: pairs %d, first-fit %d pages (+%.1f%%)"
+              % (hosts, cap, whole["pairs"], whole["first-fit"],
+                 100 * (whole["pairs"] / whole["first-fit"] - 1)), flush=True)
+    shutil.rmtree(where, ignore_errors=True)
 
 
 def fleet_runs(hosts, sketches, contents, where):
@@ -206,7 +265,7 @@ def synthetic(tmp, hosts):
         for w in (1, 2):
             fleet_runs(hosts, sketches, contents, "--workers=%d" % w)
     else:
-        from loopback import Loopback
+        from ksmfleet.loopback import Loopback
         with Loopback(2, where, memory="6GiB", seconds=120) as addr:
             fleet_runs(hosts, sketches, contents, "--scheduler=" + addr)
     shutil.rmtree(where, ignore_errors=True)
@@ -226,6 +285,7 @@ def main():
             secs = export(guest, ex[0]) + export(copy, ex[1])
             os.unlink(copy)
             report("fixtures", secs, ex)
+        placement_compare(tmp)
         for hosts in FLEETS:
             synthetic(tmp, hosts)
         if max(FLEETS, default=0) < 10000:

@@ -271,6 +271,14 @@ static void on_range(struct prefs *p, const struct opt_row *r, const char *arg)
 		usage_error("--%s wants %s, not '%s'", r->name, r->wants, arg);
 }
 
+static void on_host(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	(void)r;
+	if (!*arg)
+		usage_error("--host wants a name");
+	p->host = arg;
+}
+
 static void on_quiet(struct prefs *p, const struct opt_row *r, const char *arg)
 {
 	(void)p, (void)r, (void)arg;
@@ -428,6 +436,9 @@ static const struct opt_row table[] = {
 	VALUE("sketch-size", 0, "K", OK_COUNT, OF_SIZE_T, sketch_size, 1,
 	      SKETCH_MAX, NULL, "contents per input in the sketch report\n"
 	      "(default 4096)", SCAN, 0),
+	CALL("host", 0, "NAME", on_host, NULL,
+	     "the host column of contents and sketch\n"
+	     "(default: this machine's host name)", SCAN, 0),
 	VALUE("threads", 'j', "N", OK_COUNT, OF_UNSIGNED, cfg.threads, 1,
 	      THREADS_MAX, NULL, "hashing threads (default: online CPUs)", SCAN, 0),
 	FLAG("progress", 0, cfg.progress, 1,

@@ -36,6 +36,7 @@ struct prefs {
 	unsigned by;			/* --by: a bit per enum unit_kind */
 	const char *enable;		/* --enable's list, or NULL */
 	size_t sketch_size;		/* --sketch-size */
+	const char *host;		/* --host, or NULL: gethostname() */
 	const char *output;		/* the writer's name */
 	const char *label;		/* --label: standard input's name */
 	const char *svg;		/* --svg: the picture's file */

@@ -53,7 +53,7 @@ _ksmscan()
 		COMPREPLY=($(compgen -W "$(cd /proc && echo [0-9]*)" -- "$cur"))
 		return ;;
 	-j|--threads|-m|--max-page-sharing|--top|--range|--label|--interval|\
-	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size|--enable|--hz|\
+	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size|--host|--enable|--hz|\
 	--page-cost|--revisit-cost|--merge-cost|--write-rate|--advisor-target-scan-time|--advisor-max-cpu|\
 	--advisor-min-pages-to-scan|--advisor-max-pages-to-scan|--host-memory|\
 	--host-used|--target|--max-cpu|--tolerance)

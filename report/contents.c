@@ -13,11 +13,19 @@
  * freed; print() streams them from there, so that the report keeps its
  * place among the others and a host's export is never held in memory twice
  * (the file takes 32 bytes per row in $TMPDIR).
+ *
+ * Every row ends with the host's name (--host, else gethostname()), so that
+ * the fleet tool counts a whole-host export (many pid:N inputs) as one host
+ * whatever its pids. A sketch of several inputs adds the sketch of all of
+ * them, input "*": a host's sketch is not the union of its inputs' (the
+ * contents of the union with the smallest digests, and its distinct count,
+ * are not known from them), and the fleet tool compares hosts.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../util/util.h"
 #include "report.h"
@@ -40,9 +48,14 @@ struct contents {
 	size_t ndigests, cap;
 	FILE *rows;			/* the sorted rows of the inputs so far */
 	int failed;			/* writing them failed (said once) */
-	struct column cols[4];
+	char host[256];			/* the host column: --host or gethostname() */
+	const char *host_name;		/* --host, or host */
+	struct column cols[5];
 	size_t ncols;
 };
+
+/* content_row.input of the rows of all inputs ("*") */
+#define ALL_INPUTS UINT32_MAX
 
 /* In a hashing thread: the page's XXH3-128, seed 0. */
 static void contents_prepare(struct sink *sk, unsigned thread,
@@ -96,17 +109,20 @@ static void contents_scope(struct sink *sk, const struct scope *sc)
 	struct contents *c = (struct contents *)sk;
 	size_t size = index_size(sc->ix), n = 0;
 	struct content_row *rows;
+	int all = sc->all && !sc->group;
 
-	if (sc->all)
+	/* "*": a sketch of several inputs only (contents would repeat them) */
+	if (sc->all && (!all || c->limit == SIZE_MAX ||
+			c->r.rs->scan->ninputs < 2))
 		return;
 	rows = xcalloc(size ? size : 1, sizeof(*rows));
 	for (size_t id = 0; id < size && id < c->ndigests; id++) {
-		uint32_t pages = index_count(sc->ix, id, 1);
+		uint32_t pages = index_count(sc->ix, id, !all);
 
 		if (pages)
 			rows[n++] = (struct content_row){ c->digests[id], pages,
 				(uint32_t)index_is_zero(sc->ix, id),
-				(uint32_t)sc->input_no, 0 };
+				all ? ALL_INPUTS : (uint32_t)sc->input_no, 0 };
 	}
 	qsort(rows, n, sizeof(*rows), cmp_row);
 	for (size_t i = 0; i < n; i++)
@@ -123,10 +139,12 @@ static void contents_scope(struct sink *sk, const struct scope *sc)
 static void contents_row(struct contents *c, const struct content_row *r)
 {
 	char hex[40];
-	struct cell row[4] = {
-		cell_str(c->r.rs->scan->inputs[r->input].name), cell_str(hex),
+	struct cell row[5] = {
+		cell_str(r->input == ALL_INPUTS ? "*" :
+			 c->r.rs->scan->inputs[r->input].name), cell_str(hex),
 		cell_uint(r->pages),
 		cell_uint(c->limit == SIZE_MAX ? r->zero : r->distinct),
+		cell_str(c->host_name),
 	};
 
 	snprintf(hex, sizeof(hex), "0x%016llx%016llx",
@@ -191,7 +209,16 @@ static struct sink *contents_new(const struct report_setup *rs, int sketch)
 	/* sketch: the input's distinct contents, for estimates from samples */
 	c->cols[3] = sketch ? (struct column){ "distinct_pages", 14, 0 } :
 			      (struct column){ "zero", 4, 0 };
-	c->ncols = 4;
+	if (rs->host)
+		c->host_name = rs->host;
+	else {
+		/* POSIX leaves a truncated name unterminated: the last byte 0 */
+		if (gethostname(c->host, sizeof(c->host) - 1) < 0)
+			snprintf(c->host, sizeof(c->host), "localhost");
+		c->host_name = c->host;
+	}
+	c->cols[4] = (struct column){ "host", 4, 0 };
+	c->ncols = 5;
 	fd = tmpfile_fd();
 	c->rows = fd < 0 ? NULL : fdopen(fd, "w+");
 	if (!c->rows) {

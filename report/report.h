@@ -256,6 +256,8 @@ struct report_setup {
 	struct svg_bars *bars;		/* with --svg: bars other reports add */
 	int *failed;			/* set when a report cannot be written */
 	size_t sketch_size;		/* rows per input of the sketch report */
+	const char *host;		/* --host: the host column of contents and
+					 * sketch; NULL for gethostname() */
 	const struct series_params *series;	/* --series: the snapshots'
 						 * timing; NULL for other runs */
 	const char *version;		/* ksmscan's, for JSON's parameters */

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Hosts and fleets: -r contents, -r sketch, -r matrix, --group, -P and
---all-processes with the kernel's per-process figures, and fleet/ksmfleet.
+--all-processes with the kernel's per-process figures, and ksmfleet.
 
 Oracles, never ksmscan itself: Python's xxhash (XXH3-128 of each page the
 test wrote), the KSM grouping of ksmtest.ksm_group() over contents counted
@@ -11,7 +11,7 @@ is checked against the same Python oracle and against ksmscan's '*' rows
 and -r matrix, as its contract says it must equal them.
 """
 import collections, csv, ctypes, io, itertools, os, random, re, signal, \
-    subprocess, sys, time
+    socket, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import KSMSCAN, PAGE, ZERO, Run, Skip, check, eq, fixture, ksm_group, live_session, \
@@ -21,7 +21,7 @@ import xxhash  # noqa: E402
 import zstandard  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FLEET = [sys.executable, os.path.join(ROOT, "fleet", "ksmfleet")]
+FLEET = [os.path.join(ROOT, "fleet", "bin", "ksmfleet")]
 TIMEOUT = 300
 
 
@@ -131,12 +131,16 @@ def contents_rows():
         r = ksmscan("-r", "contents", "--csv", *extra, *paths)
         if not ok(r, "contents %s" % extra):
             continue
-        got = [(x["input"], x["digest"], int(x["pages"]), int(x["zero"])) for x in rows(r)]
+        got = [(x["input"], x["digest"], int(x["pages"]), int(x["zero"]), x["host"])
+               for x in rows(r)]
         exp = []
         for path in paths:
             cnt = counts(data[path])
-            exp += sorted((path, digest(p), c, int(p == ZERO)) for p, c in cnt.items())
-        eq(got, exp, "contents %s: every content of every input, sorted by digest" % extra)
+            exp += sorted((path, digest(p), c, int(p == ZERO), socket.gethostname())
+                          for p, c in cnt.items())
+        eq(got, exp, "contents %s: every content of every input, sorted by digest, "
+           "the host column gethostname()'s" % extra)
+        eq(r.out.splitlines()[0], "input,digest,pages,zero,host", "contents: the columns")
         check(all(re.fullmatch(r"0x[0-9a-f]{32}", g[1]) for g in got),
               "contents: digests are 0x and 32 lower-case hex digits")
     # A stream and a zstd file give the same rows as the file.
@@ -166,17 +170,26 @@ def contents_rows():
 @test("sketch")
 def sketch_rows():
     paths, data = shared_inputs(random.Random(2))
-    for k in (1, 5, 4096):
-        r = ksmscan("-r", "sketch", "--csv", "--sketch-size=%d" % k, *paths)
+    for k, host in ((1, "h\u00e9te-1"), (5, "rack 7"), (4096, "n=3")):
+        r = ksmscan("-r", "sketch", "--csv", "--sketch-size=%d" % k, "--host=" + host, *paths)
         if not ok(r, "sketch %d" % k):
             continue
-        got = [(x["input"], x["digest"], int(x["pages"]), int(x["distinct_pages"]))
+        got = [(x["input"], x["digest"], int(x["pages"]), int(x["distinct_pages"]), x["host"])
                for x in rows(r)]
         exp = []
         for path in paths:
             cnt = counts(data[path])
-            exp += sorted((path, digest(p), c, len(cnt)) for p, c in cnt.items())[:k]
-        eq(got, exp, "sketch --sketch-size=%d: the k smallest digests per input" % k)
+            exp += sorted((path, digest(p), c, len(cnt), host) for p, c in cnt.items())[:k]
+        # then the sketch of all of them, the host's own: the union's k smallest
+        cnt = counts([p for path in paths for p in data[path]])
+        exp += sorted(("*", digest(p), c, len(cnt), host) for p, c in cnt.items())[:k]
+        eq(got, exp, "sketch --sketch-size=%d: the k smallest digests per input, then of "
+           "all inputs (input *), host %r" % (k, host))
+    r = ksmscan("-r", "sketch", "--csv", paths[0])
+    eq(sorted({x["input"] for x in rows(r)}), [paths[0]], "sketch of one input: no * rows")
+    r = ksmscan("-r", "sketch", "--host=", paths[0])
+    check(r.rc == 2 and r.err.startswith("ksmscan: ") and not r.out,
+          "--host= (empty): usage error", "exit %d, %r" % (r.rc, r.err[:100]))
     for bad in ("0", "x", "268435456"):
         r = ksmscan("-r", "sketch", "--sketch-size=" + bad, paths[0])
         check(r.rc == 2 and r.err.startswith("ksmscan: ") and not r.out,
@@ -392,7 +405,7 @@ def processes_that_exit_are_left_out():
     certain with standard input as the first input: ksmscan has listed the
     processes when it waits in read() on the pipe (/proc/PID/syscall says
     so), and waits there while the test ends them. (A named FIFO would be
-    refused: test_hardening.py.)"""
+    refused: test_hostile_input.py.)"""
     tag = "kfg%d" % os.getpid()
     kids = [start_child("%s_%d" % (tag, i), 4) for i in range(3)]
     fifo = "first"
@@ -528,7 +541,7 @@ def fleet(*args):
 def exports(paths, kind="contents", extra=(), compress=()):
     out = []
     for i, path in enumerate(paths):
-        r = ksmscan("-r", kind, "--csv", *extra, path)
+        r = ksmscan("-r", kind, "--csv", "--host=" + path, *extra, path)
         e = tmp(os.path.basename(path) + "." + kind + ".csv")
         if i in compress:
             e += ".zst"
@@ -589,17 +602,17 @@ def fleet_placement():
     if not ok(r, "placement"):
         return
     rs = rows(r)
-    eq(sorted(x["host"] for x in rs), sorted(paths), "placement: every host once")
+    eq(sorted(x["host"] for x in rs if x["host"] != "*"), sorted(paths), "placement: every host once")
     bins = collections.defaultdict(list)
     for x in rs:
-        bins[x["bin"]].append(x["host"])
+        if x["host"] != "*":
+            bins[x["bin"]].append(x["host"])
     for b, hosts in bins.items():
         pages = sum(len(data[h]) for h in hosts)
         check(pages <= cap or len(hosts) == 1, "bin %s within --capacity" % b, "%d pages" % pages)
         exp = figures(counts([p for h in hosts for p in data[h]]), 256, 0)["saved_bytes"]
-        for x in rs:
-            if x["bin"] == b:
-                eq(int(x["saved_bytes"]), exp, "bin %s: saved_bytes of its hosts on one KSM" % b)
+        eq([int(x["saved_bytes"]) for x in rs if x["bin"] == b and x["host"] == "*"], [exp],
+           "bin %s: one machine row, saved_bytes of its hosts on one KSM" % b)
     # a and b share most: they go together when they fit.
     a, bb = paths[0], paths[1]
     check(any(a in h and bb in h for h in bins.values()), "the two hosts sharing most share a bin")
@@ -646,7 +659,7 @@ def fleet_cluster_lost():
     answers as before: run() is made to fail once here."""
     sys.path.insert(0, os.path.join(ROOT, "fleet"))
     import dask
-    import fleetlib
+    from ksmfleet import cli as fleetlib
     calls = []
 
     def flaky(a):

@@ -1,21 +1,25 @@
 #!/usr/bin/python3
-"""fleet/ksmfleet against hostile exports and options: counts that would
+"""ksmfleet against hostile exports and options: counts that would
 overflow, counts that are no counts (inf, nan, negative, fractions), lines
 longer than the bound (also one of 64 MiB spanning two pieces of a plain
 export), control characters in host names, names a spreadsheet would
 evaluate, an empty --scheduler, and the line a defect is at in the second
-64 MiB piece of a plain export.
+64 MiB piece of a plain export; bidi controls, bytes that are not UTF-8
+and NUL in host names; tables within 80 columns; sketches whose
+distinct_pages contradict their rows; counts past 64 bits; schedulers that
+are not (inproc://); the local cluster listening on loopback only (its
+sockets read from /proc/net/tcp while it runs).
 
 Every export is written here; the oracle is the line the test put the
 defect on, and the figures computed here in Python integers.
 """
-import csv, io, os, re, subprocess, sys
+import csv, io, os, re, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import PAGE, check, eq, run_suite, test, tmp  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FLEET = [sys.executable, os.path.join(ROOT, "fleet", "ksmfleet")]
+FLEET = [os.path.join(ROOT, "fleet", "bin", "ksmfleet")]
 HEADER = "input,digest,pages,zero"
 MAX_LINE = 16384          # docs/fleet.md's bound
 
@@ -125,7 +129,8 @@ def names_shown_safely():
     paths = names_fleet(names)
     r = fleet("--workers=1", "--csv", "--report=hosts", *paths)
     got = [x["host"] for x in csv.DictReader(io.StringIO(r.stdout, newline=""))]
-    exp = [("'" if n[0] in "=+-@\t\r" else "") + s for n, s in zip(names, shown)]
+    # the quote goes before what a spreadsheet would read: a tab or CR is '?'
+    exp = [("'" if s[0] in "=+-@" else "") + s for s in shown]
     eq(got, exp, "CSV: control characters as '?', formulas after a single quote")
     check(not re.search(r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f]", r.stdout),
           "CSV: no control character but the line ends")
@@ -134,6 +139,189 @@ def names_shown_safely():
           "table: no control character", repr(r.stdout[:200]))
     check("evil?[31mred?" in r.stdout and "=HYPERLINK" in r.stdout and "'=" not in r.stdout,
           "table: names with '?', without the quote", r.stdout[:300])
+
+
+def name_export(name, raw):
+    """An export of one host whose name is the bytes @raw."""
+    path = tmp(name)
+    with open(path, "wb") as f:
+        f.write(b"input,digest,pages,zero,host\r\n")
+        f.write(b'pid:9,%s,3,0,"%s"\r\n' % (digest(len(raw)).encode(), raw.replace(b'"', b'""')))
+        f.write(b'pid:9,%s,1,0,"%s"\r\n' % (digest(99).encode(), raw.replace(b'"', b'""')))
+    return path
+
+
+HOSTILE = [  # (bytes of the name, as ksmscan shows it)
+    (b"web\xe2\x80\xaeexe.cod", "web?exe.cod"),                  # U+202E
+    (b"db\xe2\x80\x8f-7\xe2\x81\xa6x", "db?-7?x"),              # U+200F, U+2066
+    (b"cache\xff\xfe-node", "cache\\xff\\xfe-node"),              # not UTF-8
+    (b"null\x00after-the-nul", "null?after-the-nul"),                # NUL: kept, shown
+    (b"c1\xc2\x9b[2J", "c1?[2J"),                                   # CSI as UTF-8 C1
+    (b"\xe6\x9d\xb1\xe4\xba\xac-\xd0\xbc\xd0\xbe\xd1\x81\xd0\xba\xd0\xb2\xd0\xb0",
+     "\u6771\u4eac-\u043c\u043e\u0441\u043a\u0432\u0430"),      # UTF-8: as it is
+]
+
+
+@test("fleet-hostile")
+def names_escaped_as_ksmscan():
+    """Bidi controls, bytes that are not UTF-8, NUL and C1 in host names:
+    '?' or \\xHH in table and CSV, the rest of the name kept, valid UTF-8."""
+    paths = [name_export("n%d.csv" % i, raw) for i, (raw, _) in enumerate(HOSTILE)]
+    want = [s for _, s in HOSTILE]
+    r = subprocess.run(FLEET + ["--workers=1", "--csv", "--report=hosts"] + paths,
+                       capture_output=True, timeout=600)
+    try:
+        text = r.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    check(text is not None, "CSV: valid UTF-8", repr(r.stdout[:200]))
+    got = [x["host"] for x in csv.DictReader(io.StringIO(text or "", newline=""))]
+    eq(got, want, "CSV: names shown as ksmscan shows them, never cut")
+    r = subprocess.run(FLEET + ["--workers=1", "--report=hosts"] + paths,
+                       capture_output=True, timeout=600)
+    text = r.stdout.decode("utf-8", "replace")
+    check(b"\xff" not in r.stdout and "\u202e" not in text and "\x00" not in text,
+          "table: no raw byte, bidi control or NUL", repr(r.stdout[:300]))
+    for s in want:
+        check(s in text, "table: %r shown" % s, text[:400])
+
+
+@test("fleet-hostile")
+def tables_fit_80_columns():
+    """Every report's table for people within 80 columns, with host names
+    of 64 characters (shown as their last 29 after "…")."""
+    long = ["node-%s-%02d" % ("x" * 52, i) for i in range(4)]
+    paths = []
+    for i, h in enumerate(long):
+        rows = [HEADER + ",host"] + ["pid:1,%s,%d,0,%s" % (digest(j), 1 + (i + j) % 3, h)
+                                     for j in range(i, i + 30)]
+        paths.append(export("w%d.csv" % i, rows))
+    for rep in ("totals", "hosts", "pairs", "partners", "placement"):
+        r = fleet("--workers=1", "--report=" + rep, "--capacity=200", *paths)
+        lines = r.stdout.splitlines()
+        wide = [x for x in lines if len(x) > 80]
+        check(r.returncode == 0 and len(lines) > 1 and not wide,
+              "%s: a table within 80 columns" % rep, "exit %d, %r" % (r.returncode, (wide or
+                                                                                   [r.stderr])[0][:200]))
+        if rep == "hosts":
+            check("\u2026" + long[0][-29:] in r.stdout, "%s: a long name shows its end" % rep,
+                  r.stdout[:300])
+        if rep in ("pairs", "partners"):
+            check("saved" in lines[0] and "\u2026" + long[0][-15:] in r.stdout,
+                  "%s: names narrowed (their last 15) before the saving is left out" % rep,
+                  r.stdout[:300])
+    r = fleet("--workers=1", "--csv", "--report=pairs", *paths)
+    check(long[0] in r.stdout, "CSV: names whole")
+
+
+@test("fleet-hostile")
+def sketches_that_lie():
+    """A sketch whose distinct_pages is below its own rows, or differs
+    between one host's rows, is refused at the line that shows it."""
+    head = "input,digest,pages,distinct_pages"
+    rows = ["vm-%d,%s,1,%d" % (h, digest(10 * h + i), 7) for h in (1, 2) for i in range(7)]
+    good = export("sk-good.csv", [head] + rows)
+    r = fleet("--workers=1", "--report=pairs", good)
+    check(r.returncode == 0, "a sketch of 7 rows of 7 distinct contents is read", r.stderr[-200:])
+    few = [x.replace(",1,7", ",1,5") if x.startswith("vm-2") else x for x in rows]
+    path = export("sk-few.csv", [head] + few)
+    one_line_error(fleet("--workers=1", "--report=pairs", path), path, 2 + 7 + 5,
+                   "distinct_pages 5 below vm-2's 7 rows: the 6th row")
+    odd = list(rows)
+    odd[10] = odd[10].replace(",1,7", ",1,9")
+    path = export("sk-odd.csv", [head] + odd)
+    one_line_error(fleet("--workers=1", "--report=partners", path), path, 12,
+                   "distinct_pages differing in vm-2's 4th row")
+    # the same with a host column: two inputs of one host without its * sketch
+    hosted = [head + ",host"] + [x.replace("vm-", "pid:") + ",hv" for x in rows]
+    path = export("sk-hosted.csv", hosted)
+    one_line_error(fleet("--workers=1", "--report=pairs", path), path, 9,
+                   "two inputs' sketches of host hv without the * sketch")
+
+
+@test("fleet-hostile")
+def counts_past_64_bits():
+    for bad in ("18446744073709551621", "340282366920938463463374607431768211456"):
+        path = export("c64.csv", [HEADER, "h,%s,2,0" % digest(0), "h,%s,%s,0" % (digest(1), bad)])
+        r = fleet("--workers=1", path)
+        one_line_error(r, path, 3, "a count of %d digits" % len(bad))
+        check("out of range" not in r.stderr.lower(), "no 'Integer out of range'", r.stderr)
+
+
+@test("fleet-hostile")
+def schedulers_that_are_not():
+    path = export("s2.csv", [HEADER, "h,%s,1,0" % digest(0)])
+    for arg in ("--scheduler=inproc://y", "--scheduler=udp://127.0.0.1:1", "--dashboard=",
+                "--top=0", "--common=1", "--capacity=-5"):
+        r = fleet(arg, "--report=placement" if "capacity" in arg else "--report=totals", path)
+        err = r.stderr.strip().splitlines()
+        check(r.returncode == 2 and len(err) == 1 and err[0].startswith("ksmfleet: ")
+              and "Traceback" not in r.stderr, "%s: one line, exit 2" % arg,
+              "exit %d, %r" % (r.returncode, r.stderr[-300:]))
+
+
+def tree(pid):
+    """@pid and its descendants, from /proc."""
+    kids = {}
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                with open("/proc/%s/stat" % p) as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(p))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += kids.get(p, [])
+    return out
+
+
+def listening(pids):
+    """The local addresses (hex, as /proc/net/tcp* has them) where the
+    processes @pids listen."""
+    inodes = set()
+    for p in pids:
+        try:
+            for fd in os.listdir("/proc/%d/fd" % p):
+                link = os.readlink("/proc/%d/fd/%s" % (p, fd))
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+        except OSError:
+            continue
+    out = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                x = line.split()
+                if x[3] == "0A" and x[9] in inodes:
+                    out.add(x[1].split(":")[0])
+    return out
+
+
+LOOPBACK = {"0100007F", "00000000000000000000000001000000"}
+
+
+@test("fleet-hostile")
+def local_cluster_on_loopback():
+    """While ksmfleet's local cluster runs, every socket its processes
+    listen on is on 127.0.0.1 (or ::1): scheduler, workers, their HTTP."""
+    paths = []
+    for i in range(6):
+        paths.append(export("lb%d.csv" % i, [HEADER] + ["h%d,%s,%d,0" % (i, digest(j), 1 + j % 4)
+                                                        for j in range(i * 50, i * 50 + 4000)]))
+    p = subprocess.Popen(FLEET + ["--workers=2", "--report=partners"] + paths,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    seen = set()
+    while p.poll() is None:
+        seen |= listening(tree(p.pid))
+        time.sleep(0.1)
+    err = p.stderr.read().decode()
+    check(p.returncode == 0, "the run ends well", err[-200:])
+    check(len(seen) >= 1, "sockets seen while it ran", repr(seen))
+    eq(sorted(seen - LOOPBACK), [], "every listening socket on loopback")
 
 
 @test("fleet-hostile")

@@ -15,6 +15,13 @@ asked of dpkg-query by the test itself.
 As root the test runs the script as `nobody` (setpriv); otherwise as the
 user running the tests.
 
+Then ksmfleet as installed: `make install DESTDIR=...` and the .deb
+(scripts/make-deb, unpacked with dpkg-deb -x) hold every module of
+fleet/ksmfleet/ and the man page, and the installed copy runs, as the
+launcher and as `python3 -m ksmfleet`, from another folder with nothing of
+the caller's environment (env -i), giving the totals a Python count of the
+test's own pages gives.
+
 Then the package list itself: every Python module that fleet/, tests/ and
 bench/*.py import (read with the ast module; the standard library is
 exempt) must come from a Debian package (`dpkg -S` of the module's file)
@@ -170,10 +177,13 @@ def script_packages(path=os.path.join(ROOT, "scripts", "install-deps")):
     return pkgs
 
 
+def fleet_modules():
+    """The modules of the ksmfleet package, as fleet/ holds them."""
+    return sorted(glob.glob(os.path.join(ROOT, "fleet", "ksmfleet", "*.py")))
+
+
 def code_files():
-    files = glob.glob(os.path.join(ROOT, "fleet", "*.py")) + [
-        os.path.join(ROOT, "fleet", "ksmfleet")]
-    return files + glob.glob(os.path.join(ROOT, "tests", "*.py")) + glob.glob(
+    return fleet_modules() + glob.glob(os.path.join(ROOT, "tests", "*.py")) + glob.glob(
         os.path.join(ROOT, "bench", "*.py"))
 
 
@@ -182,6 +192,7 @@ def imported_modules(files):
     library's and the project's own (a file of fleet/, tests/ or bench/)."""
     own = {os.path.splitext(os.path.basename(f))[0] for f in code_files()
            + glob.glob(os.path.join(ROOT, "tests", "**", "*.py"), recursive=True)}
+    own.add("ksmfleet")         # the package itself
     mods = {}
     for path in files:
         with open(path) as f:
@@ -303,6 +314,117 @@ def libraries_are_installed():
     eq(unlisted_libraries(without, libs),
        {l: "libjansson-dev" for l in libs if l.endswith("/libjansson.a")},
        "without libjansson-dev in the list: libjansson.a is named")
+
+
+# --- ksmfleet as installed ----------------------------------------------------
+
+FLEET_TOTALS = ("hosts", "pages", "distinct_pages", "pages_shared", "pages_sharing",
+                "saved_bytes", "saved_bytes_hosts_alone")
+
+
+def sharing(c, m=256):
+    """KSM's pages_sharing of c pages of one content (not the zero page):
+    full KSM pages of m, and a leftover of 2 or more makes one more."""
+    full, rest = divmod(c, m)
+    return full * (m - 1) + (rest - 1 if rest >= 2 else 0)
+
+
+def fleet_inputs():
+    """Three hosts' memory as files, and the totals a Python count of
+    their pages gives (the fleet as one KSM, each host alone)."""
+    hosts = {"web-1": [b"lib%d" % i for i in range(5)] * 3 + [b"w1-%d" % i for i in range(4)],
+             "web-2": [b"lib%d" % i for i in range(5)] * 2 + [b"w2-%d" % i for i in range(7)],
+             "db-1": [b"lib0"] * 300 + [b"db-%d" % i for i in range(9)]}
+    paths = {}
+    for name, tags in hosts.items():
+        paths[name] = tmp(name + ".raw")
+        with open(paths[name], "wb") as f:
+            f.write(b"".join(t.ljust(4096, b".") for t in tags))
+    every = [t for tags in hosts.values() for t in tags]
+    counts = {t: every.count(t) for t in set(every)}
+    alone = sum(sharing(tags.count(t)) for tags in hosts.values() for t in set(tags))
+    shared = sum(c // 256 + (1 if c % 256 >= 2 else 0) for c in counts.values())
+    return paths, [len(hosts), len(every), len(counts), shared,
+                   sum(sharing(c) for c in counts.values()),
+                   4096 * sum(sharing(c) for c in counts.values()), 4096 * alone]
+
+
+def fleet_exports(ksmscan, paths):
+    out = []
+    for name, path in paths.items():
+        r = subprocess.run([ksmscan, "-q", "-r", "contents", "--csv", "--host=" + name, path],
+                           capture_output=True, timeout=120)
+        out.append(tmp(name + ".csv"))
+        with open(out[-1], "wb") as f:
+            f.write(r.stdout)
+    return out
+
+
+def installed_runs(root, fleetdir, exports, want, where):
+    """The installed launcher and `python3 -m ksmfleet` from an empty
+    folder with a clean environment: the Python count's totals."""
+    folder = tmp("elsewhere-" + where)
+    os.makedirs(folder, exist_ok=True)
+    clean = ["/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=" + folder]
+    for how, cmd in (("the launcher", clean + [os.path.join(root, "usr", "bin", "ksmfleet")]),
+                     ("python3 -m ksmfleet", clean[:-1] + ["PYTHONPATH=" + fleetdir, "HOME=" + folder,
+                                                           "/usr/bin/python3", "-m", "ksmfleet"])):
+        r = subprocess.run(cmd + ["--workers=1", "--csv"] + exports, cwd=folder,
+                           capture_output=True, text=True, timeout=300)
+        lines = r.stdout.splitlines()
+        got = [int(x) for x in lines[1].split(",")] if r.returncode == 0 and len(lines) == 2 else None
+        eq(got, want, "%s: %s, run from another folder with env -i: the totals of a "
+           "Python count of the pages (%s)" % (where, how, r.stderr.strip()[-300:]))
+
+
+def modules_there(fleetdir, where):
+    there = sorted(os.listdir(os.path.join(fleetdir, "ksmfleet")))
+    want = [os.path.basename(m) for m in fleet_modules()]
+    check(len(want) >= 8, "fleet/ksmfleet/ has the package's modules", repr(want))
+    eq([m for m in want if m not in there], [], "%s holds every module of fleet/ksmfleet/" % where)
+
+
+def make_install(dest, what):
+    r = subprocess.run(["make", "-s", "-C", ROOT, "install", "DESTDIR=" + dest,
+                        "PREFIX=/usr", "MANDIR=/usr/share/man"], capture_output=True, text=True)
+    eq(r.returncode, 0, "%s: make install DESTDIR=... exit status (%s)" % (what, r.stderr[-300:]))
+
+
+def installed_copy(root, man, where):
+    """ksmfleet under @root (a DESTDIR, an unpacked .deb): every module,
+    the man page @man, and runs giving the Python count's totals."""
+    fleetdir = os.path.join(root, "usr", "share", "ksmscan", "fleet")
+    modules_there(fleetdir, where)
+    check(os.path.exists(os.path.join(root, "usr", "share", "man", "man1", man)),
+          "%s holds ksmfleet's man page (%s)" % (where, man))
+    paths, want = fleet_inputs()
+    exports = fleet_exports(os.path.join(root, "usr", "bin", "ksmscan"), paths)
+    installed_runs(root, fleetdir, exports, want, where)
+
+
+@test("install")
+def ksmfleet_installed():
+    dest = tmp("fleet-dest")
+    make_install(dest, "ksmfleet")
+    installed_copy(dest, "ksmfleet.1", "make install")
+
+
+@test("install")
+def ksmfleet_in_the_deb():
+    if not shutil.which("dpkg-deb"):
+        raise Skip("dpkg-deb missing (not Debian)")
+    stage, out, unpacked = tmp("deb-stage"), tmp("deb-out"), tmp("deb-root")
+    os.makedirs(out)
+    make_install(stage, "the package's staging folder")
+    env = dict(os.environ, DEBFULLNAME="Test Builder", DEBEMAIL="builder@ksmscan.test")
+    r = subprocess.run([os.path.join(ROOT, "scripts", "make-deb"), "0.0-test", stage, out],
+                       capture_output=True, text=True, env=env, cwd=ROOT)
+    debs = glob.glob(os.path.join(out, "*.deb"))
+    if not check(r.returncode == 0 and len(debs) == 1, "scripts/make-deb builds a package",
+                 r.stderr[-300:]):
+        return
+    subprocess.run(["dpkg-deb", "-x", debs[0], unpacked], check=True)
+    installed_copy(unpacked, "ksmfleet.1.gz", "the .deb")
 
 
 def main():

@@ -1,11 +1,12 @@
-"""The KSM arithmetic of ksmscan (model/ksm.c's ksm_content, scan/tally.c's ksm_tally),
-written once for the fleet tool: what KSM makes of c pages of one content in
-steady state, with max_page_sharing M and use_zero_pages.
+"""The KSM arithmetic of ksmscan (ksm_content() and ksm_saved_pages() in
+model/ksm.c, summed by ksm_tally() in scan/tally.c), written once for the
+fleet tool: what KSM makes of c pages of one content in steady state, with
+max_page_sharing M and use_zero_pages.
 
 c = k*M + r pages: k full KSM pages (each mapped at most M times); r >= 2
 leftovers make one more; a single leftover finds every KSM page of its
 content full and stays unmerged (Linux 6.18, as measured by ksmscan's live
-test; the specification's ceil(c/M) differs only in pages_shared).
+test; ceil(c/M) KSM pages would differ only in pages_shared).
 With use_zero_pages every zero page is merged with the kernel's zero page:
 it counts in ksm_zero_pages, never in shared or sharing.
 

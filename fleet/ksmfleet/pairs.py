@@ -1,4 +1,4 @@
-"""Pairs of hosts that share, without the n^2 pairs of the fleet, for ksmfleet.
+"""Pairs of hosts that share, without the n^2 pairs of the fleet.
 
 Exact exports: an inverted index (content -> the hosts holding it) is a
 Dask shuffle by digest; each partition turns a content held by at most
@@ -7,7 +7,7 @@ zero page, common kernel text) makes no pairs: its rows are kept per host,
 and the figures of every pair found the other way get its part added,
 exactly, in blocks of hosts (below). A pair that shares only such contents
 is not listed; each of them adds one to its shared_contents and at most one
-page to its saved_together (ksmmodel.together is 0 or 1 for a content not
+page to its saved_together (model.together is 0 or 1 for a content not
 merged into the zero page).
 
 Sketches: candidate pairs by locality-sensitive hashing of the bottom-k
@@ -27,8 +27,8 @@ import math
 import numpy as np
 import pandas as pd
 
-import ksmmodel
-from fleetread import ZERO_KEY
+from . import model
+from .read import ZERO_KEY
 
 BANDS = 64
 FULL = 16
@@ -66,7 +66,7 @@ def specific_pairs(df, common, m, z):
     j = j[j["h_x"] < j["h_y"]]
     out = pd.DataFrame({"a": j["h_x"].to_numpy(), "b": j["h_y"].to_numpy(), "shared": 1,
                         "pages_a": j["pages_x"].to_numpy(), "pages_b": j["pages_y"].to_numpy(),
-                        "saved": ksmmodel.together(j["pages_x"].to_numpy(), j["pages_y"].to_numpy(),
+                        "saved": model.together(j["pages_x"].to_numpy(), j["pages_y"].to_numpy(),
                                                    j["zero_x"].to_numpy() > 0, m, z)})
     return out.groupby(["a", "b"], as_index=False).sum()
 
@@ -83,7 +83,7 @@ def add_common(pairs, groups, m, z):
     y = x.merge(rows, left_on=["b", "key", "lo"], right_on=["h", "key", "lo"])
     add = pd.DataFrame({"a": y["a"].to_numpy(), "b": y["b"].to_numpy(), "shared": 1,
                         "pages_a": y["pages_x"].to_numpy(), "pages_b": y["pages_y"].to_numpy(),
-                        "saved": ksmmodel.together(y["pages_x"].to_numpy(), y["pages_y"].to_numpy(),
+                        "saved": model.together(y["pages_x"].to_numpy(), y["pages_y"].to_numpy(),
                                                    y["zero_x"].to_numpy() > 0, m, z)})
     both = pd.concat([pairs[add.columns], add]).groupby(["a", "b"], as_index=False).sum()
     both["shared_err"] = 0
@@ -178,7 +178,7 @@ def estimate(sa, sb, m, z):
     rank = np.arange(len(ka)) + pos - (np.cumsum(inb) - inb)
     both = inb & (rank < n)
     xa, xb = ca[both], cb[pos[both]]
-    f = ksmmodel.together(xa, xb, ka[both] == ZERO_KEY, m, z)
+    f = model.together(xa, xb, ka[both] == ZERO_KEY, m, z)
     shared, sa_, sb_, sf = len(xa), int(xa.sum()), int(xb.sum()), int(f.sum())
     if complete or not n:
         return [shared, sa_, sb_, sf, 0, 0]

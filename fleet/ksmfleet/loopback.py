@@ -4,7 +4,7 @@ own, listening on 127.0.0.1 only, and stopped (their whole process groups)
 when the `with` block ends, also on an error.
 
     with Loopback(workers=2, folder=tmpdir) as address:
-        subprocess.run(["fleet/ksmfleet", "--scheduler=" + address, ...])
+        subprocess.run(["fleet/bin/ksmfleet", "--scheduler=" + address, ...])
 """
 import json
 import os

@@ -1,4 +1,4 @@
-"""Reading ksmscan's exports for ksmfleet, row by row checked, on the workers.
+r"""Reading ksmscan's exports, row by row checked, on the workers.
 
 An export is cut into pieces (a zstd export whole, a plain one in 64 MiB
 byte ranges: a line belongs to the range its first byte is in), and pieces
@@ -6,6 +6,18 @@ are packed into partitions of about 64 MiB, so that 10,000 small sketches
 make some 50 partitions, not 10,000 tasks. A partition's rows keep only
 numbers (16 bytes of digest as two uint64, counts) and the host's name as a
 pandas category: about 40 bytes a row on a worker.
+
+The host of a row is its `host` column (ksmscan --host, by default the
+machine's name), or, in an export without one (an older ksmscan's), its
+`input`: one host per input. A sketch of several inputs of one host also
+holds the sketch of all of them (input `*`), which is the host's (load.py
+keeps those rows for such a host).
+
+Names are read as UTF-8; a byte that is not (a process named `\xff`) is
+kept as a surrogate (Python's surrogateescape) for output.py to show as
+`\xHH`, and a NUL byte is kept too (pandas' reader would end the field
+there): replaced by a character the piece does not hold while pandas
+reads, and put back.
 
 Every defect is a BadRow: the file, what is wrong and the line, so that the
 user reads `ksmfleet: FILE: what, at line N`.
@@ -15,6 +27,8 @@ import re
 
 import numpy as np
 import pandas as pd
+
+from .errors import BadRow
 
 # A row is some 60 bytes and a host name (at most PATH_MAX, 4096 bytes):
 # a longer line is not an export's, and reading one costs time for nothing.
@@ -36,33 +50,13 @@ COLUMNS = {
     "contents": ["input", "digest", "pages", "zero"],
     "sketch": ["input", "digest", "pages", "distinct_pages"],
 }
+HOST = "host"           # the column after those, in exports that name their host
+ALL_INPUTS = "*"        # a sketch's rows of all the host's inputs
 
 
-class BadRow(ValueError):
-    """A defect of an export at a line: @line counts from the line that
-    starts at byte @start (1 for that line); the client turns it into the
-    line of the file (lines_before)."""
-
-    def __init__(self, path, what, start=0, line=1):
-        super().__init__(path, what, start, line)
-        self.path, self.what, self.start, self.line = path, what, start, line
-
-    def message(self):
-        return "%s: %s, at line %d" % (self.path, self.what,
-                                       lines_before(self.path, self.start) + self.line)
-
-
-def lines_before(path, start):
-    """Lines of a plain export before byte @start (0 for a zstd export's piece)."""
-    n, done = 0, 0
-    with open(path, "rb") as f:
-        while done < start:
-            chunk = f.read(min(1 << 20, start - done))
-            if not chunk:
-                break
-            n += chunk.count(b"\n")
-            done += len(chunk)
-    return n
+def columns(kind, has_host):
+    """The columns an export of @kind holds."""
+    return COLUMNS[kind] + ([HOST] if has_host else [])
 
 
 def open_text(path, zstd):
@@ -86,7 +80,7 @@ def header(path):
     line = raw.split(b"\n", 1)[0]
     if len(line) > MAX_LINE:
         raise BadRow(path, "a line longer than %d bytes" % MAX_LINE, 0, 1)
-    return line.rstrip(b"\r").decode("utf-8", "replace"), zstd
+    return line.rstrip(b"\r").decode("utf-8", "surrogateescape"), zstd
 
 
 def pieces(path, zstd, size):
@@ -164,6 +158,8 @@ def first_defect(df, kind):
     found.append((bad, lambda r: "%s %r is not %s" % (
         col, df[col].iat[r][:40], "0 or 1" if top == 1 else "a count up to 2^40")))
     found.append((df["input"] == "", lambda r: "a row without input"))
+    if HOST in df.columns:
+        found.append((df[HOST] == "", lambda r: "a row without host"))
     best = None
     for mask, what in found:
         rows = np.flatnonzero(mask.to_numpy())
@@ -176,7 +172,7 @@ def digest_words(col):
     """The digests as two uint64 columns (key: the first 64 bits, which
     order sketches; lo: the other 64), or None if one is not 0x and 32
     lower-case hex digits. Checked on the bytes of the column at once."""
-    raw = col.str.cat().encode() if len(col) else b""
+    raw = col.str.cat().encode("utf-8", "surrogateescape") if len(col) else b""
     if len(raw) != 34 * len(col):
         return None
     a = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 34)
@@ -194,7 +190,10 @@ def whole_numbers(col, low, high):
     at once."""
     if not len(col):
         return np.zeros(0, dtype=np.int64)
-    raw = np.frombuffer(col.str.cat(sep="\n").encode(), dtype=np.uint8)
+    if col.str.len().max() > 16:      # 2^40 has 13 digits; 2^64 would not parse
+        return None
+    raw = np.frombuffer(col.str.cat(sep="\n").encode("utf-8", "surrogateescape"),
+                        dtype=np.uint8)
     digit, nl = (raw >= 48) & (raw <= 57), raw == 10
     if (not raw.size or not (digit | nl).all() or int(nl.sum()) != len(col) - 1 or not digit[0]
             or not digit[-1] or (nl[1:] & nl[:-1]).any()):
@@ -205,17 +204,18 @@ def whole_numbers(col, low, high):
     return v.astype(np.int64)
 
 
-def typed(df, kind, fileno):
+def typed(df, kind, fileno, has_host):
     """The rows as numbers, or None if a row is defective (first_defect
     then says which and why)."""
     words = digest_words(df["digest"])
     pages = whole_numbers(df["pages"], 1, MAX_COUNT)
     fourth = whole_numbers(df[COLUMNS[kind][3]], 0, 1 if kind == "contents" else MAX_COUNT)
-    if (words is None or pages is None or fourth is None or df["input"].isna().any()
-            or (df["input"] == "").any()):
+    name = df[HOST] if has_host else df["input"]
+    if (words is None or pages is None or fourth is None or (df["input"] == "").any()
+            or (name == "").any()):
         return None
     out = pd.DataFrame({"file": np.full(len(df), fileno, dtype=np.int32),
-                        "input": df["input"].to_numpy(),
+                        "host": name.to_numpy(), "input": df["input"].to_numpy(),
                         "key": words[:, 0], "lo": words[:, 1], "pages": pages})
     if kind == "sketch":
         out["zero"] = (out["key"] == ZERO_KEY).astype(np.int64)
@@ -225,25 +225,42 @@ def typed(df, kind, fileno):
     return out
 
 
-def parse(data, path, kind, names, off, has_header):
+def nul_stand_in(data):
+    """A character (UTF-8) that @data does not hold, to stand for NUL."""
+    for c in range(0xe000, 0xf900):
+        if chr(c).encode() not in data:
+            return chr(c)
+    raise ValueError("no private-use character is free")   # 6400 of them: never
+
+
+def parse(data, path, cols, off, has_header):
     """pandas' reading of a piece; a CSV defect is a BadRow."""
+    nul = nul_stand_in(data) if b"\0" in data else None
+    if nul:
+        data = data.replace(b"\0", nul.encode())
     try:
         df = pd.read_csv(io.BytesIO(data), header=0 if has_header else None,
-                         names=None if has_header else names, dtype=str,
-                         keep_default_na=False, na_filter=False)
+                         names=None if has_header else cols, dtype=str,
+                         keep_default_na=False, na_filter=False,
+                         encoding="utf-8", encoding_errors="surrogateescape")
     except pd.errors.EmptyDataError:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS[kind]})
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
         m = re.search(r"line (\d+)", str(e))
         raise BadRow(path, "not CSV as ksmscan writes it (%s)" % str(e).split(". ")[-1][:80],
                      off, int(m.group(1)) if m else 1)
-    missing = [c for c in COLUMNS[kind] if c not in df.columns]
+    missing = [c for c in cols if c not in df.columns]
     if missing:
         raise BadRow(path, "no %s column" % missing[0], off, 1)
-    return df[COLUMNS[kind]]
+    df = df[cols]
+    if nul:
+        for c in ("input", HOST):
+            if c in df.columns:
+                df[c] = df[c].str.replace(nul, "\0", regex=False)
+    return df
 
 
-def read_piece(fileno, piece, kind, names):
+def read_piece(fileno, piece, kind, has_host):
     path, zstd, start, end = piece
     try:
         data, off = piece_text(path, zstd, start, end)
@@ -252,8 +269,8 @@ def read_piece(fileno, piece, kind, names):
     except Exception as e:   # a damaged zstd frame
         raise BadRow(path, "cannot decompress: %s" % e, 0, 1)
     check_lines(data, path, off)
-    df = parse(data, path, kind, names, off, start == 0)
-    out = typed(df, kind, fileno)
+    df = parse(data, path, columns(kind, has_host), off, start == 0)
+    out = typed(df, kind, fileno, has_host)
     if out is None:   # the row by row check, to name the first defect
         bad = first_defect(df, kind) or (0, "a defective row")
         raise BadRow(path, bad[1], off, bad[0] + (2 if start == 0 else 1))
@@ -261,18 +278,20 @@ def read_piece(fileno, piece, kind, names):
 
 
 def meta(kind):
-    cols = {"file": np.int32, "input": object, "key": np.uint64, "lo": np.uint64,
-            "pages": np.int64, "zero": np.int64}
+    """The columns of a partition: the host's and input's names as
+    categories, the digest as two words, the counts."""
+    cols = {"file": np.int32, "host": object, "input": object, "key": np.uint64,
+            "lo": np.uint64, "pages": np.int64, "zero": np.int64}
     if kind == "sketch":
         cols["distinct"] = np.int64
     m = pd.DataFrame({c: pd.Series(dtype=t) for c, t in cols.items()})
-    m["input"] = m["input"].astype("category")
-    return m
+    return m.astype({"host": "category", "input": "category"})
 
 
-def read_partition(items, kind, names):
-    """One partition: the rows of its pieces, the host name a category."""
-    frames = [read_piece(i, piece, kind, names[i]) for i, piece in items]
+def read_partition(items, kind, has_host):
+    """One partition: the rows of its pieces (@items: (file number, piece)),
+    names as categories."""
+    frames = [read_piece(i, piece, kind, has_host[i]) for i, piece in items]
     out = pd.concat(frames, ignore_index=True) if frames else meta(kind)
-    out["input"] = out["input"].astype("category")
+    out = out.astype({"host": "category", "input": "category"})
     return out[list(meta(kind).columns)]

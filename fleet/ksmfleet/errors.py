@@ -1,0 +1,38 @@
+"""What goes wrong, told to the user in one line: a Failure (a usage error,
+exit 2, or a run that cannot go on, exit 1) or a BadRow (a defect of an
+export, exit 1, naming the file and the line)."""
+
+
+class Failure(Exception):
+    """A problem to report in one line, with the exit status (1 input, 2 usage)."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+class BadRow(ValueError):
+    """A defect of an export at a line: @line counts from the line that
+    starts at byte @start (1 for that line); message() turns it into the
+    line of the file (lines_before)."""
+
+    def __init__(self, path, what, start=0, line=1):
+        super().__init__(path, what, start, line)
+        self.path, self.what, self.start, self.line = path, what, start, line
+
+    def message(self):
+        return "%s: %s, at line %d" % (self.path, self.what,
+                                       lines_before(self.path, self.start) + self.line)
+
+
+def lines_before(path, start):
+    """Lines of a plain export before byte @start (0 for a zstd export's piece)."""
+    n, done = 0, 0
+    with open(path, "rb") as f:
+        while done < start:
+            chunk = f.read(min(1 << 20, start - done))
+            if not chunk:
+                break
+            n += chunk.count(b"\n")
+            done += len(chunk)
+    return n
