@@ -3,7 +3,7 @@
  * The contents and sketch reports: each input's distinct contents as
  * (digest, pages, zero) rows sorted by digest, XXH3-128 with seed 0 of the
  * page, so that exports of different hosts join on the digest (the fleet
- * tool, fleet/ksmfleet). sketch keeps the K smallest digests of each input:
+ * tool, ksmfleet). sketch keeps the K smallest digests of each input:
  * a bottom-k sketch, from which sharing between inputs can be estimated.
  *
  * The digest is computed in the hashing threads, once per content new to an

@@ -659,25 +659,25 @@ def fleet_cluster_lost():
     answers as before: run() is made to fail once here."""
     sys.path.insert(0, os.path.join(ROOT, "fleet"))
     import dask
-    from ksmfleet import cli as fleetlib
+    from ksmfleet import cli
     calls = []
 
     def flaky(a):
         calls.append(dask.config.get("scheduler", None))
         if len(calls) == 1:
             raise KeyError("('concat-5e84789b', 0)")
-    real, fleetlib.run = fleetlib.run, flaky
+    real, cli.run = cli.run, flaky
     try:
-        fleetlib.run_here_if_lost(None)
+        cli.run_here_if_lost(None)
         eq(calls, [None, "synchronous"], "a lost cluster: computed again, here")
-        fleetlib.run = lambda a: (_ for _ in ()).throw(ValueError("bad.csv: digest"))
+        cli.run = lambda a: (_ for _ in ()).throw(ValueError("bad.csv: digest"))
         try:
-            fleetlib.run_here_if_lost(None)
+            cli.run_here_if_lost(None)
             check(False, "an export's error is not retried")
         except ValueError as e:
             eq(str(e), "bad.csv: digest", "an export's error goes to the user as it is")
     finally:
-        fleetlib.run = real
+        cli.run = real
 
 
 @test("fleet")
