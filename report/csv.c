@@ -91,46 +91,14 @@ static void csv_row(const struct writer *w, const struct cell *cells)
 	fputs("\r\n", stdout);
 }
 
-static void csv_note(const struct writer *w, const char *text)
-{
-	(void)w;
-	(void)text;
-}
-
-static void csv_total(const struct writer *w, const struct cell *cells)
-{
-	(void)w;
-	(void)cells;
-}
-
-static void csv_end(const struct writer *w)
-{
-	(void)w;
-}
-
-static void csv_finish(const struct writer *w)
-{
-	(void)w;
-}
-
-/* The run's parameters are for machines that read JSON. */
-static void csv_params(const struct writer *w, const struct column *cols,
-		       const struct cell *cells, size_t ncols)
-{
-	(void)w;
-	(void)cols;
-	(void)cells;
-	(void)ncols;
-}
-
 const struct writer csv_writer = {
 	.name = "csv",
 	.size = sizeof(struct csv_state),
 	.begin = csv_begin,
 	.row = csv_row,
-	.note = csv_note,
-	.total = csv_total,
-	.end = csv_end,
-	.finish = csv_finish,
-	.params = csv_params,
+	.note = writer_skip_note,
+	.total = writer_skip_cells,
+	.end = writer_skip,
+	.finish = writer_skip,
+	.params = writer_skip_params,
 };

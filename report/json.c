@@ -121,18 +121,6 @@ static void json_params(const struct writer *w, const struct column *cols,
 	putchar('}');
 }
 
-static void json_note(const struct writer *w, const char *text)
-{
-	(void)w;
-	(void)text;
-}
-
-static void json_total(const struct writer *w, const struct cell *cells)
-{
-	(void)w;
-	(void)cells;
-}
-
 static void json_end(const struct writer *w)
 {
 	struct json_state *j = w->state;
@@ -152,8 +140,8 @@ const struct writer json_writer = {
 	.size = sizeof(struct json_state),
 	.begin = json_begin,
 	.row = json_row,
-	.note = json_note,
-	.total = json_total,
+	.note = writer_skip_note,
+	.total = writer_skip_cells,
 	.end = json_end,
 	.finish = json_finish,
 	.params = json_params,

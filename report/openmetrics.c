@@ -270,31 +270,10 @@ static void om_end(const struct writer *w)
 	o->nrows = 0;
 }
 
-static void om_note(const struct writer *w, const char *text)
-{
-	(void)w;
-	(void)text;
-}
-
-static void om_total(const struct writer *w, const struct cell *cells)
-{
-	(void)w;
-	(void)cells;
-}
-
 static void om_finish(const struct writer *w)
 {
 	(void)w;
 	puts("# EOF");
-}
-
-static void om_params(const struct writer *w, const struct column *cols,
-		      const struct cell *cells, size_t ncols)
-{
-	(void)w;
-	(void)cols;
-	(void)cells;
-	(void)ncols;
 }
 
 const struct writer openmetrics_writer = {
@@ -302,9 +281,9 @@ const struct writer openmetrics_writer = {
 	.size = sizeof(struct om_state),
 	.begin = om_begin,
 	.row = om_row,
-	.note = om_note,
-	.total = om_total,
+	.note = writer_skip_note,
+	.total = writer_skip_cells,
 	.end = om_end,
 	.finish = om_finish,
-	.params = om_params,
+	.params = writer_skip_params,
 };

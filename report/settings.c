@@ -85,36 +85,16 @@ static void tmpfiles_row(const struct writer *w, const struct cell *cells)
 	       text_clean(cells[1].s, value, sizeof(value)));
 }
 
-static void none_cells(const struct writer *w, const struct cell *cells)
-{
-	(void)w;
-	(void)cells;
-}
-
-static void nothing(const struct writer *w)
-{
-	(void)w;
-}
-
-static void no_params(const struct writer *w, const struct column *cols,
-		      const struct cell *cells, size_t ncols)
-{
-	(void)w;
-	(void)cols;
-	(void)cells;
-	(void)ncols;
-}
-
 const struct writer sh_writer = {
 	.name = "sh", .settings = 1,
 	.begin = sh_begin, .row = sh_row, .note = comment,
-	.total = none_cells, .end = nothing, .finish = nothing,
-	.params = no_params,
+	.total = writer_skip_cells, .end = writer_skip, .finish = writer_skip,
+	.params = writer_skip_params,
 };
 
 const struct writer tmpfiles_writer = {
 	.name = "tmpfiles", .settings = 1,
 	.begin = tmpfiles_begin, .row = tmpfiles_row, .note = comment,
-	.total = none_cells, .end = nothing, .finish = nothing,
-	.params = no_params,
+	.total = writer_skip_cells, .end = writer_skip, .finish = writer_skip,
+	.params = writer_skip_params,
 };

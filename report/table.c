@@ -472,16 +472,6 @@ static void tab_finish(const struct writer *w)
 	t->notes = NULL;
 }
 
-/* The run's parameters are for machines that read JSON. */
-static void tab_params(const struct writer *w, const struct column *cols,
-		       const struct cell *cells, size_t ncols)
-{
-	(void)w;
-	(void)cols;
-	(void)cells;
-	(void)ncols;
-}
-
 const struct writer table_writer = {
 	.name = "table",
 	.size = sizeof(struct table_state),
@@ -491,5 +481,5 @@ const struct writer table_writer = {
 	.total = tab_total,
 	.end = tab_end,
 	.finish = tab_finish,
-	.params = tab_params,
+	.params = writer_skip_params,
 };
