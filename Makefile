@@ -149,6 +149,7 @@ check: deps build-check/ksmscan build-tsan/ksmscan $(UNITS:%=build-check/%)
 # What the machine does at best (bench/floor.c), with ksmscan's own hashing.
 build/bench/floor: bench/floor.c build/hash/xxh.o build/hash/xxh3_avx2.o \
 		build/hash/xxh3_avx512.o
+	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -static -o $@ $^
 
 bench: ksmscan build/bench/floor

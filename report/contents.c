@@ -217,7 +217,8 @@ static struct sink *contents_new(const struct report_setup *rs, int sketch)
 			snprintf(c->host, sizeof(c->host), "localhost");
 		c->host_name = c->host;
 	}
-	c->cols[4] = (struct column){ "host", 4, 0 };
+	/* for people, the one host's name can give way to fit 80 columns */
+	c->cols[4] = (struct column){ "host", 4, COL_DROP };
 	c->ncols = 5;
 	fd = tmpfile_fd();
 	c->rows = fd < 0 ? NULL : fdopen(fd, "w+");

@@ -243,13 +243,20 @@ static void tab_begin(const struct writer *w, const char *report,
 			t->left[i] = i == 0;
 			total += cols[i].width + 2;
 		}
-		/* Streamed rows are printed at once: only the input's name
-		 * can give way, to no fewer than TAB_MIN_TEXT columns. */
+		/* Streamed rows are printed at once: the input's name gives
+		 * way, to no fewer than TAB_MIN_TEXT columns, then the columns
+		 * a report marked COL_DROP, from the right. */
 		if (t->fit_cols && total > t->fit_cols) {
 			int w = t->stream_width[0] - (total - t->fit_cols);
 
+			total -= t->stream_width[0] - (w > TAB_MIN_TEXT ? w : TAB_MIN_TEXT);
 			t->stream_width[0] = w > TAB_MIN_TEXT ? w : TAB_MIN_TEXT;
 		}
+		for (size_t i = ncols; t->fit_cols && i-- > 1 && total > t->fit_cols;)
+			if (cols[i].flags & COL_DROP) {
+				t->hide[i] = 1;
+				total -= t->stream_width[i] + 2;
+			}
 		tab_line(t, names, t->stream_width);
 		free((void *)names);
 	}
@@ -411,6 +418,11 @@ static void tab_end(const struct writer *w)
 	const char **names;
 
 	if (t->stream) {
+		for (size_t i = 0; i < t->ncols; i++)
+			if (t->hide[i]) {
+				tab_hidden_note(t);
+				break;
+			}
 		free(t->stream_width);
 		free(t->hide);
 		free(t->need);

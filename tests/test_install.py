@@ -368,7 +368,7 @@ def installed_runs(root, fleetdir, exports, want, where):
     clean = ["/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=" + folder]
     for how, cmd in (("the launcher", clean + [os.path.join(root, "usr", "bin", "ksmfleet")]),
                      ("python3 -m ksmfleet", clean[:-1] + ["PYTHONPATH=" + fleetdir, "HOME=" + folder,
-                                                           "/usr/bin/python3", "-m", "ksmfleet"])):
+                                                           sys.executable, "-m", "ksmfleet"])):
         r = subprocess.run(cmd + ["--workers=1", "--csv"] + exports, cwd=folder,
                            capture_output=True, text=True, timeout=300)
         lines = r.stdout.splitlines()
