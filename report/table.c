@@ -248,9 +248,12 @@ static void tab_begin(const struct writer *w, const char *report,
 		 * a report marked COL_DROP, from the right. */
 		if (t->fit_cols && total > t->fit_cols) {
 			int w = t->stream_width[0] - (total - t->fit_cols);
+			int least = t->stream_width[0] < TAB_MIN_TEXT ?
+				    t->stream_width[0] : TAB_MIN_TEXT;
 
-			total -= t->stream_width[0] - (w > TAB_MIN_TEXT ? w : TAB_MIN_TEXT);
-			t->stream_width[0] = w > TAB_MIN_TEXT ? w : TAB_MIN_TEXT;
+			w = w > least ? w : least;	/* never wider than it was */
+			total -= t->stream_width[0] - w;
+			t->stream_width[0] = w;
 		}
 		for (size_t i = ncols; t->fit_cols && i-- > 1 && total > t->fit_cols;)
 			if (cols[i].flags & COL_DROP) {

@@ -164,7 +164,8 @@ def sketch_header_aligned():
             for extra in ([], ["-l"]):
                 r = subprocess.run(EXE + ["-r", report, "--sketch-size=3"] + extra + args,
                                    capture_output=True, text=True, cwd=d)
-                lines = [l for l in r.stdout.splitlines() if l.strip()]
+                # the table, up to the notes under it (after an empty line)
+                lines = r.stdout.split("\n\n")[0].splitlines()
                 head = right_edges(lines[0], 3) if lines else []
                 bad = [l for l in lines[1:] if right_edges(l, 3) != head]
                 check(lines and lines[0].startswith("input") and not bad,
@@ -174,7 +175,7 @@ def sketch_header_aligned():
             data = f.read()
         r = subprocess.run(KSMSCAN + ["-r", report, "--label=from-a-pipe", "-"], input=data,
                            capture_output=True)
-        lines = [l for l in r.stdout.decode().splitlines() if l.strip()]
+        lines = r.stdout.decode().split("\n\n")[0].splitlines()
         head = right_edges(lines[0], 3) if lines else []
         check(lines and all(right_edges(l, 3) == head for l in lines[1:]),
               "-r %s of standard input under --label: aligned" % report, repr(lines[:2]))
