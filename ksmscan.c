@@ -100,6 +100,10 @@ static int run_check(const struct prefs *p, const struct writer *w)
 	struct forecast f;
 	struct forecast_actual a;
 	struct check_result c = { 0 };
+	struct check_tolerance t = {
+		.percent = p->tolerance < 0 ? 10 : p->tolerance,
+		.pages = p->tolerance_pages == UINT64_MAX ? 0 : p->tolerance_pages,
+	};
 	char why[300];
 	int status;
 
@@ -114,8 +118,7 @@ static int run_check(const struct prefs *p, const struct writer *w)
 		error("%s: this kernel has no KSM (no /sys/kernel/mm/ksm/full_scans): "
 		      "the kernel cannot be compared", p->check);
 		status = CHECK_UNCOMPARABLE;
-	} else if ((status = check_compare(p->check, &f, &a, p->tolerance < 0 ?
-					   10 : p->tolerance, &c)) !=
+	} else if ((status = check_compare(p->check, &f, &a, &t, &c)) !=
 		   CHECK_UNCOMPARABLE) {
 		check_report(w, &c, !p->long_table && strcmp(w->name, "table") == 0);
 		w->finish(w);

@@ -5,14 +5,18 @@
  * ksmd has done since the forecast began (the kernel's full_scans less the
  * one the forecast noted), or its last if ksmd did more; each process's
  * /proc/PID/ksm_stat with the forecast's at its last full scan. A row is
- * within the tolerance when |error_percent| is at most it; a figure
- * forecast 0 and found otherwise is infinitely wrong, and a process gone
- * has no actual figure: both are outside.
+ * within the tolerance when |error_percent| is at most its percent, or when
+ * forecast and actual differ by at most its pages: a live process writes a
+ * few pages between the forecast and the merge, which is no error of the
+ * forecast but is many percent of a small process's figures. A figure
+ * forecast 0 and found otherwise is infinitely wrong (unless within the
+ * pages), and a process gone has no actual figure: both are outside.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../util/util.h"
 #include "compare.h"
@@ -30,9 +34,25 @@ static double error_percent(double forecast, double actual)
 	return 100 * (actual - forecast) / fabs(forecast);
 }
 
+/*
+ * Whether |@forecast - @actual| is at most @t's pages; a figure in bytes
+ * counts its difference in pages, rounded to the nearest (a page merged
+ * more or less moves a profit by a page less its rmap_item).
+ */
+static int within_pages(const struct check_tolerance *t, int bytes,
+			double forecast, double actual)
+{
+	double d = fabs(actual - forecast);	/* NaN when gone: false below */
+
+	if (bytes)
+		d = round(d / (double)sysconf(_SC_PAGESIZE));
+	return d <= (double)t->pages;
+}
+
 /* One figure: its row, and whether it is within the tolerance. */
-static void figure(struct check_result *c, double tolerance, const char *input,
-		   const char *name, double forecast, double actual, uint64_t scan)
+static void figure(struct check_result *c, const struct check_tolerance *t,
+		   const char *input, const char *name, double forecast,
+		   double actual, uint64_t scan)
 {
 	struct check_row *r = &c->rows[c->nrows++];
 
@@ -42,12 +62,14 @@ static void figure(struct check_result *c, double tolerance, const char *input,
 	r->actual = actual;
 	r->error = error_percent(forecast, actual);
 	r->scan = scan;
-	r->within = fabs(r->error) <= tolerance;	/* false for NaN */
+	/* both false for NaN */
+	r->within = fabs(r->error) <= t->percent ||
+		    within_pages(t, strstr(name, "profit") != NULL, forecast, actual);
 	c->outside += !r->within;
 }
 
 /* The host's rows: /sys/kernel/mm/ksm against the forecast's full scan. */
-static void host_rows(struct check_result *c, double tol,
+static void host_rows(struct check_result *c, const struct check_tolerance *tol,
 		      const struct forecast *f, const struct forecast_actual *a)
 {
 	const struct forecast_scan *s = &f->scans[c->scan];
@@ -64,7 +86,8 @@ static void host_rows(struct check_result *c, double tol,
 }
 
 /* A process's rows: its ksm_stat against the forecast's. */
-static void process_rows(struct check_result *c, double tol,
+static void process_rows(struct check_result *c,
+			 const struct check_tolerance *tol,
 			 const struct forecast *f,
 			 const struct forecast_actual *a, size_t i)
 {
@@ -128,11 +151,12 @@ static void warnings(const char *path, const struct forecast *f,
 }
 
 enum check_status check_compare(const char *path, const struct forecast *f,
-				const struct forecast_actual *a, double tolerance,
+				const struct forecast_actual *a,
+				const struct check_tolerance *t,
 				struct check_result *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->tolerance = tolerance;
+	c->tolerance = *t;
 	if (a->full_scans < f->full_scans) {
 		/* Not a wrong forecast: nothing to compare it with. */
 		error("%s: the kernel's full_scans is %llu, below the %llu it was "
@@ -147,9 +171,9 @@ enum check_status check_compare(const char *path, const struct forecast *f,
 	c->last = f->nscans - 1;
 	warnings(path, f, a, c->done);
 	c->rows = xcalloc(FIGURES * (f->nprocs + 1), sizeof(*c->rows));
-	host_rows(c, tolerance, f, a);
+	host_rows(c, t, f, a);
 	for (size_t i = 0; i < f->nprocs; i++)
-		process_rows(c, tolerance, f, a, i);
+		process_rows(c, t, f, a, i);
 	return c->status = c->outside ? CHECK_OUTSIDE : CHECK_WITHIN;
 }
 

@@ -16,6 +16,14 @@ enum check_status {
 				 * the kernel has no KSM */
 };
 
+/* How far a figure may be from its forecast and still be within. */
+struct check_tolerance {
+	double percent;		/* |error_percent| at most this, or */
+	uint64_t pages;		/* |actual - forecast| at most this many pages
+				 * (a figure in bytes: its difference in
+				 * pages, rounded to the nearest) */
+};
+
 /* One figure of the host ("*") or of a process, forecast against actual. */
 struct check_row {
 	char input[32];		/* "*" or "pid:N" */
@@ -24,14 +32,14 @@ struct check_row {
 	double actual;		/* NaN: the process is gone */
 	double error;		/* percent; +-inf if forecast 0; NaN if gone */
 	uint64_t scan;		/* the forecast's full scan compared with */
-	int within;		/* |error| <= the tolerance */
+	int within;		/* within the tolerance */
 };
 
 /* A whole check. */
 struct check_result {
 	struct check_row *rows;
 	size_t nrows, outside, gone;
-	double tolerance;	/* percent */
+	struct check_tolerance tolerance;
 	uint64_t done;		/* ksmd's full scans since the forecast began */
 	uint64_t scan;		/* the forecast's scan the host is compared at */
 	uint64_t last;		/* the forecast's last full scan */
@@ -45,7 +53,7 @@ struct check_result {
  * @path: the forecast's file, for messages
  * @f: the forecast
  * @a: the kernel now
- * @tolerance: the largest |error_percent| within it, percent
+ * @t: the tolerance
  * @c: filled in (check_result_free() it); no rows when uncomparable
  *
  * Return: c->status: CHECK_WITHIN, CHECK_OUTSIDE or CHECK_UNCOMPARABLE
@@ -53,7 +61,8 @@ struct check_result {
  */
 enum check_status check_compare(const char *path, const struct forecast *f,
 				const struct forecast_actual *a,
-				double tolerance, struct check_result *c);
+				const struct check_tolerance *t,
+				struct check_result *c);
 
 /**
  * check_result_free() - free a check's rows.

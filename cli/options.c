@@ -26,6 +26,7 @@
 /* Limits of --count and of ksmd's settings. */
 #define COUNT_MAX 100000
 #define KSMD_MAX 100000000
+#define TOLERANCE_PAGES_MAX 1000000000000ULL	/* 4 PiB of 4 KiB pages */
 #define HZ_MAX 10000
 /* ksmd's time per page it visits, without --page-cost: its CPU time
  * (/proc/PID/schedstat) per page scanned, measured with Linux 6.18 on a
@@ -325,6 +326,10 @@ static const struct opt_row table[] = {
 	{ "tolerance", 0, "P", OK_HANDLER, OF_INT, 0, 0, 1e6, on_tolerance,
 	  "a percent, such as 10 or 10%",
 	  "--check's largest error, percent (default 10)", FORM_CHECK, 0 },
+	VALUE("tolerance-pages", 0, "N", OK_COUNT, OF_U64, tolerance_pages, 0,
+	      TOLERANCE_PAGES_MAX, NULL,
+	      "--check: a figure N pages or fewer from its\n"
+	      "forecast is within too (default 0)", FORM_CHECK, 0),
 	CALL("compress", 'c', "LIST", on_compress, NULL,
 	     "zram's compressors: lz4, lzo, lzo-rle, zstd or\n"
 	     "'all'; selects the compress report too", SCAN, 0),
@@ -537,6 +542,7 @@ void prefs_init(struct prefs *p, int argc)
 	};
 	p->output = "table";
 	p->tolerance = -1;
+	p->tolerance_pages = UINT64_MAX;
 	p->top = 10;
 	p->sketch_size = 4096;
 	p->cap = (size_t)argc + 1;

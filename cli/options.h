@@ -54,6 +54,8 @@ struct prefs {
 	int bench;			/* --bench */
 	const char *check;		/* --check: the forecast's file */
 	double tolerance;		/* --tolerance, percent; -1: not given */
+	uint64_t tolerance_pages;	/* --tolerance-pages; UINT64_MAX: not
+					 * given */
 	int algos_given;		/* -a was given */
 	int algos_help;			/* -a help */
 	int compress;			/* -c or -r compress: the compress report */

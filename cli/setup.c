@@ -346,6 +346,8 @@ void options_setup(struct prefs *p, const struct host_facts *h)
 {
 	if (p->tolerance >= 0 && !p->check)
 		usage_error("--tolerance is for --check");
+	if (p->tolerance_pages != UINT64_MAX && !p->check)
+		usage_error("--tolerance-pages is for --check");
 	expand_processes(p, h);
 	/* No input, and something on standard input: read it, as xxhsum does. */
 	if (!p->ninputs && !p->listed && !isatty(STDIN_FILENO) && !p->bench &&

@@ -56,7 +56,7 @@ _ksmscan()
 	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size|--host|--enable|--hz|\
 	--page-cost|--revisit-cost|--merge-cost|--write-rate|--advisor-target-scan-time|--advisor-max-cpu|\
 	--advisor-min-pages-to-scan|--advisor-max-pages-to-scan|--host-memory|\
-	--host-used|--target|--max-cpu|--tolerance)
+	--host-used|--target|--max-cpu|--tolerance|--tolerance-pages)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then

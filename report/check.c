@@ -52,7 +52,7 @@ static void row(const struct writer *w, int people, const struct check_row *r)
 /* What a person reads under the table. */
 static void sentences(const struct writer *w, const struct check_result *c)
 {
-	char text[400];
+	char text[400], pages[64] = "";
 
 	snprintf(text, sizeof(text), "ksmd did %llu full scans since the forecast "
 		 "began: the host's figures are compared with the forecast's after "
@@ -66,12 +66,16 @@ static void sentences(const struct writer *w, const struct check_result *c)
 			 (unsigned long long)c->last);
 		w->note(w, text);
 	}
+	if (c->tolerance.pages)
+		snprintf(pages, sizeof(pages), " or %llu pages",
+			 (unsigned long long)c->tolerance.pages);
 	if (c->outside)
 		snprintf(text, sizeof(text), "%zu of %zu figures are outside "
-			 "+-%g%%.", c->outside, c->nrows, c->tolerance);
+			 "+-%g%%%s.", c->outside, c->nrows, c->tolerance.percent,
+			 pages);
 	else
-		snprintf(text, sizeof(text), "All %zu figures are within +-%g%%.",
-			 c->nrows, c->tolerance);
+		snprintf(text, sizeof(text), "All %zu figures are within +-%g%%%s.",
+			 c->nrows, c->tolerance.percent, pages);
 	w->note(w, text);
 }
 

@@ -21,7 +21,8 @@ a content on one frame never merges), then `ksmscan -p ... --interval=1s
 every 0.1 s, until its counters settle. Checked: the kernel's settled
 pages_shared, pages_sharing and general_profit against the forecast's
 last row (within 1%), freed_bytes against the test's own frame count
-(within 1%), `ksmscan --check --tolerance=3` (exit 0), and the time to 90%
+(within 1%), `ksmscan --check --tolerance=3 --tolerance-pages=16` (exit 0;
+the host's rows within 3%), and the time to 90%
 of pages_sharing against the forecast's (within 20% when the host is quiet:
 load under 1 per CPU; printed otherwise). Then the same processes are read
 without CAP_SYS_ADMIN (the kernel hides frame numbers; setpriv drops it
@@ -53,6 +54,7 @@ SETTINGS = {"pages_to_scan": 1000, "sleep_millisecs": 20, "smart_scan": 1,
 COUNT = 3                # live snapshots of the forecast (1 s apart)
 TOLERANCE = 1.0          # percent: counters and freed_bytes
 PACE_TOLERANCE = 20.0    # percent: time to 90%, on a quiet host
+CHECK_PAGES = 16         # pages a process may drift after its forecast
 SETTLE_TIMEOUT = 300
 VERBOSE = "-v" in sys.argv[1:]
 KSMSCAN = kl.ksmscan_cmd()
@@ -246,13 +248,21 @@ def workload(ks, name, pids):
         if load < 1:
             check(abs(err90) <= PACE_TOLERANCE, "%s: time to 90%% within %g%%"
                   % (name, PACE_TOLERANCE), "%.2f vs %.2f s" % (t90, f90))
-    rc, cout, cerr = run_tool(["--check=" + path, "--tolerance=3", "-o", "csv"])
-    lines = cout.splitlines()
-    off = [ln for ln in lines[1:] if "," in ln and
-           abs(float(dict(zip(lines[0].split(","), ln.split(","))).get(
-               "error_percent") or 0)) > 3]
-    eq(rc, 0, "%s: --check --tolerance=3 passes" % name,
-       "%s rows beyond 3%%: %s %s" % (len(off), lines[:1] + off[:12], cerr[-300:]))
+    # Processes write a few pages between the forecast and the merge (a
+    # PostgreSQL background process: 60 merged pages forecast, 56 after 30
+    # full scans): the host is held to 3%, each process also to 16 pages.
+    rc, cout, cerr = run_tool(["--check=" + path, "--tolerance=3",
+                               "--tolerance-pages=%d" % CHECK_PAGES, "-o", "csv"])
+    rows = [dict(zip(cout.splitlines()[0].split(","), ln.split(",")))
+            for ln in cout.splitlines()[1:] if "," in ln]
+    drift = [r for r in rows if abs(float(r.get("error_percent") or 0)) > 3]
+    say("%s: --check rows beyond 3%%: %s" % (name, ["%s %s %s->%s" % (
+        r["input"], r["figure"], r["forecast"], r["actual"]) for r in drift]))
+    check(all(r["input"] != "*" for r in drift),
+          "%s: --check: the host's figures within 3%%" % name, repr(drift[:4]))
+    eq(rc, 0, "%s: --check --tolerance=3 --tolerance-pages=%d passes"
+       % (name, CHECK_PAGES), "%s %s" % ([r for r in rows if r.get(
+           "within_tolerance") == "0"][:12], cerr[-300:]))
     os.unlink(path)
     for who, r in static.items():
         say("%s: static %s, before KSM ran: %s" % (name, who, ", ".join(

@@ -21,7 +21,8 @@ time in /proc/PID/stat) and computes the errors from:
 - on a tree of files standing for /proc and /sys ($KSMSCAN_HOST_ROOT):
   exit 0 within the tolerance, 1 outside or a process gone, 3 without KSM,
   and one warning naming both counts when ksmd did more full scans than
-  the forecast covers;
+  the forecast covers; --tolerance-pages around the pages a process's
+  figures are off by (a profit counted in pages, rounded);
 - settings the kernel does not run: a warning naming them;
 - files that are not forecasts (missing, a folder, too large, malformed
   JSON with its offset, a file series' JSON, a value of the wrong kind):
@@ -469,11 +470,54 @@ def statuses_on_a_fixed_tree():
                   repr(row))
 
 
+@test("tree")
+def tolerance_in_pages():
+    """--tolerance-pages: a row a few pages off is within whatever its
+    percent; a profit in bytes counts its difference in pages, rounded to
+    the nearest; one page more than allowed is outside."""
+    page = os.sysconf("SC_PAGESIZE")
+    k = {"pages_to_scan": 100, "sleep_millisecs": 20, "use_zero_pages": 0,
+         "max_page_sharing": 256, "smart_scan": 1}
+    fig = {"ksm_rmap_items": 100, "ksm_merging_pages": 60,
+           "ksm_process_profit": 60 * page - 100 * 64}
+    # 4 pages fewer merged, one rmap_item more: as PostgreSQL's drift was
+    stat = {"ksm_rmap_items": 101, "ksm_merging_pages": 56, "ksm_zero_pages": 0,
+            "ksm_process_profit": 56 * page - 101 * 64}
+    host = {"pages_shared": 1000, "pages_sharing": 5000, "general_profit": 10 ** 7}
+    fc = write("pages.json", forecast(k, [(4243, 777, fig)], 40, [host]))
+    root = tmp("pages-root")
+    fake_host(root, dict(k, run=1, full_scans=41, advisor_mode="[none] scan-time",
+                         **host), {4243: (777, stat)})
+    env = dict(os.environ, KSMSCAN_HOST_ROOT=root)
+    diffs = {n: abs(stat[n] - fig[n]) for n in PROC}
+    diffs["ksm_process_profit"] = round(diffs["ksm_process_profit"] / page)
+    need = max(diffs.values())
+    for pages in (0, need - 1, need, need + 10):
+        r = run(["--check=" + fc, "--tolerance=3", "--tolerance-pages=%d" % pages,
+                 "-o", "csv"], env=env)
+        rows = {(x["input"], x["figure"]): x for x in csv.DictReader(io.StringIO(r.out))}
+        for n in PROC:
+            want = abs(error_percent(fig[n], stat[n])) <= 3 or diffs[n] <= pages
+            got = rows.get(("pid:4243", n), {}).get("within_tolerance")
+            eq(got, str(int(want)), "--tolerance-pages=%d: %s %d pages off" % (
+                pages, n, diffs[n]))
+        check(r.rc == (0 if pages >= need else 1),
+              "--tolerance-pages=%d: exit status (%d pages needed)" % (pages, need),
+              r.brief())
+    r = run(["--check=" + fc, "--tolerance=3", "--tolerance-pages=%d" % need],
+            env=env)
+    check("within +-3%% or %d pages." % need in r.out,
+          "the table's note names both tolerances", r.out)
+
+
 @test("errors")
 def usage():
     k = kernel()
     path = write("u.json", forecast(k, [], 0, [{n: 0 for n in HOST}]))
     for args, says in ((["--tolerance=5", path], "--tolerance"),
+                       (["--tolerance-pages=5", path], "--tolerance-pages"),
+                       (["--check=" + path, "--tolerance-pages=x"], "--tolerance-pages"),
+                       (["--check=" + path, "--tolerance-pages=-1"], "--tolerance-pages"),
                        (["--check=" + path, "--tolerance=x"], "--tolerance"),
                        (["--check=" + path, "--tolerance=-1"], "--tolerance"),
                        (["--check=" + path, "/dev/null"], "--check")):
