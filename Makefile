@@ -31,22 +31,31 @@ LAYER_LIBS = -llzma -lbz2 -llz4 -ljansson
 
 SRCS = ksmscan.c \
        util/util.c util/file.c util/text.c util/progress.c util/shell.c \
-       hash/hash.c hash/measure.c hash/jhash2.c hash/crc32c.c hash/xxh.c \
-       hash/xxh3_avx2.c hash/xxh3_avx512.c \
-       dump/dump.c dump/source.c dump/layers.c dump/refuse.c dump/raw.c dump/elf.c dump/kdump.c dump/lime.c dump/qemu.c dump/proc.c \
-       scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c \
-       scan/tally.c scan/frames.c scan/forked.c scan/series.c \
+       hash/hash.c hash/measure.c hash/jhash2.c hash/crc32c.c hash/xxh.c hash/xxh3_avx2.c \
+       hash/xxh3_avx512.c \
+       dump/dump.c dump/source.c dump/layers.c dump/refuse.c dump/raw.c dump/elf.c dump/kdump.c \
+       dump/lime.c dump/qemu.c dump/proc.c \
+       scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c scan/tally.c \
+       scan/frames.c scan/forked.c scan/series.c scan/group.c scan/pagerec.c scan/domains.c \
        check/forecast.c check/actual.c check/compare.c \
-       model/ksm.c model/rbtree.c model/treesim.c model/replay.c model/pace.c model/search.c model/policy.c model/fixed.c model/advisor.c model/ksmtuned.c model/kubevirt.c model/zram.c \
+       model/ksm.c model/rbtree.c model/treesim.c model/replay.c model/pace.c model/search.c \
+       model/policy.c model/fixed.c model/advisor.c model/ksmtuned.c model/kubevirt.c model/zram.c \
+       model/exposure.c \
        compress/codecs.c compress/lzo.c \
-       report/cell.c report/csv.c report/json.c report/table.c report/reports.c \
-       report/summary.c report/pages.c report/regions.c report/bench.c \
-       report/histogram.c report/top.c report/tree.c report/algos.c \
-       report/compress.c report/summary_people.c report/svg.c report/params.c \
-       scan/group.c cli/groups.c cli/options.c cli/optparse.c cli/names.c cli/setup.c cli/version.c host/root.c host/ksm.c host/process.c host/doctor.c host/memory.c host/kernel.c host/units.c cli/units.c report/matrix.c report/contents.c \
-       report/timeline.c report/processes.c report/check.c report/policies.c report/advise.c report/volatility.c report/openmetrics.c report/settings.c report/doctor.c \
-       report/pagerec.c report/numa.c report/thp.c \
-       model/exposure.c report/domains.c report/exposure.c report/mitigations.c
+       host/root.c host/ksm.c host/process.c host/doctor.c host/memory.c host/kernel.c host/units.c \
+       cli/groups.c cli/options.c cli/optparse.c cli/names.c cli/setup.c cli/version.c cli/units.c \
+       report/reports.c report/svg.c report/params.c \
+       report/write/cell.c report/write/csv.c report/write/json.c report/write/table.c \
+       report/write/openmetrics.c report/write/settings.c \
+       report/figures/summary.c report/figures/pages.c report/figures/regions.c \
+       report/figures/bench.c report/figures/histogram.c report/figures/algos.c \
+       report/figures/summary_people.c \
+       report/contents/top.c report/contents/tree.c report/contents/compress.c \
+       report/contents/matrix.c report/contents/contents.c report/contents/exposure.c \
+       report/contents/mitigations.c \
+       report/series/timeline.c report/series/processes.c report/series/check.c \
+       report/series/policies.c report/series/advise.c report/series/volatility.c \
+       report/host/doctor.c report/host/numa.c report/host/thp.c
 
 # The musl build alone: glibc's fortified entry points that Debian's
 # glibc-built static libraries call (compat/glibc.c says why).

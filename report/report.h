@@ -10,6 +10,7 @@
 #include "../compress/compress.h"
 #include "../hash/hash.h"
 #include "../hash/measure.h"
+#include "../scan/pagerec.h"
 #include "../scan/scan.h"
 #include "../check/compare.h"
 #include "../scan/series.h"
@@ -378,16 +379,6 @@ void scope_sink_series(struct sink *s, const struct series_result *r);
 /** scope_sink_free() - the free() hook of a scope sink. */
 void scope_sink_free(struct sink *s);
 
-/**
- * scope_group() - the group (--group, --by, --enable) a scope counts.
- * @cfg: the run
- * @sc: the scope
- *
- * Return: the group, or NULL for an input's scope or "*".
- */
-const struct group *scope_group(const struct scan_config *cfg,
-				const struct scope *sc);
-
 /** any_process() - whether any input of the run is a live process. */
 int any_process(const struct scan_config *cfg);
 
@@ -416,6 +407,29 @@ const char *scope_status_label(enum scope_status st, const struct figures *f);
 void report_begin(const struct writer *w, const char *name, int people,
 		  const struct column *cols, size_t n,
 		  const struct column *short_cols, size_t nshort);
+
+/* The first members of the thp and numa reports' states. */
+struct recs_sink {
+	struct report_sink r;
+	struct page_recs recs;
+};
+
+/**
+ * recs_sink_page() - their page() hook: record each page of a live process.
+ * @s: the sink, whose state begins with a struct recs_sink
+ * @pg: the page
+ */
+void recs_sink_page(struct sink *s, const struct page_event *pg);
+
+struct domains;
+
+/**
+ * report_domains() - the trust domains of the exposure and mitigations
+ * reports, from the run's --groups and --known files (scan/domains.h).
+ * @d: zeroed
+ * @rs: the report's setup; an unreadable --known file sets *rs->failed
+ */
+void report_domains(struct domains *d, const struct report_setup *rs);
 
 /**
  * for_people() - whether a report is printed for people: a table without

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../host/kernel.h"
+#include "../scan/domains.h"
 #include "../util/text.h"
 #include "../util/util.h"
 #include "report.h"
@@ -125,6 +126,24 @@ void report_begin(const struct writer *w, const char *name, int people,
 		w->begin(w, name, cols, n, 0);
 }
 
+void recs_sink_page(struct sink *sk, const struct page_event *pg)
+{
+	struct recs_sink *s = (struct recs_sink *)sk;
+
+	if (!s->r.rs->scan->inputs[pg->input_no].path)
+		page_recs_add(&s->recs, pg);
+}
+
+void report_domains(struct domains *d, const struct report_setup *rs)
+{
+	d->groups = rs->domains;
+	d->n = rs->ndomains;
+	d->known = rs->known;
+	d->nknown = rs->nknown;
+	d->failed = rs->failed;
+	domains_init(d, rs->scan);
+}
+
 int for_people(const struct report_setup *rs)
 {
 	return !rs->long_table && strcmp(rs->out->name, "table") == 0;
@@ -170,15 +189,6 @@ int any_process(const struct scan_config *cfg)
 		if (!cfg->inputs[i].path)
 			return 1;
 	return 0;
-}
-
-const struct group *scope_group(const struct scan_config *cfg,
-				const struct scope *sc)
-{
-	for (size_t g = 0; sc->group && g < cfg->ngroups; g++)
-		if (strcmp(cfg->groups[g].name, sc->name) == 0)
-			return &cfg->groups[g];
-	return NULL;
 }
 
 const char *people_name(const struct report_setup *rs, const char *name,

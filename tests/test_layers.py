@@ -10,6 +10,9 @@ own #include lines (no compiler involved, so this cannot agree with itself):
   itself (it asks host/, whose root the tests can move);
 - no two headers or sources include each other in a cycle;
 - every quoted include names a file that exists;
+- report/ is in rooms: the writers (write/), report.h with the registry,
+  and the reports grouped by what they need (figures/, contents/, series/,
+  host/), none of which includes another's;
 - no comment or document in the repository cites a file it does not hold
   (nor a docs/ page that does not exist)
   (the project's contract lives outside it; docs/ says everything itself;
@@ -61,15 +64,21 @@ def product_files():
     """The shipped C files: every folder of RANK, ksmscan.c at the top."""
     files = []
     for folder in RANK:
-        d = os.path.join(top, folder)
-        for name in sorted(os.listdir(d)):
-            if name.endswith((".c", ".h")) and (folder != "." or name == "ksmscan.c"):
-                files.append(os.path.normpath(os.path.join(folder, name)))
+        if folder == ".":
+            files.append("ksmscan.c")
+            continue
+        for d, subs, names in os.walk(os.path.join(top, folder)):
+            subs.sort()
+            for name in sorted(names):
+                if name.endswith((".c", ".h")):
+                    files.append(os.path.relpath(os.path.join(d, name), top))
     return files
 
 
 def folder_of(path):
-    return os.path.dirname(path) or "."
+    """The room a file is in: its top folder (report/write/csv.c: report)."""
+    d = os.path.dirname(path)
+    return d.split("/")[0] if d else "."
 
 
 def includes(path):
@@ -77,8 +86,33 @@ def includes(path):
         text = f.read()
     out = []
     for inc in INCLUDE.findall(text):
-        out.append(os.path.normpath(os.path.join(folder_of(path), inc)))
+        out.append(os.path.normpath(os.path.join(os.path.dirname(path), inc)))
     return out
+
+
+# report/'s own rooms: the writers (write/), the registry and what every
+# report shares (report/ itself), and the reports grouped by what they need.
+REPORT_ROOMS = {"report/write": 0, "report": 0, "report/figures": 1,
+                "report/contents": 1, "report/series": 1, "report/host": 1}
+
+
+def test_report_rooms(files, graph):
+    """Every file of report/ is in one of its rooms; a report includes the
+    writers and report.h, never another group's report (each is a plug-in:
+    one file plus one row of reports.c's table)."""
+    for f in files:
+        if folder_of(f) != "report":
+            continue
+        a = os.path.dirname(f)
+        check(a in REPORT_ROOMS, "%s is in a room of report/" % f, a)
+        for inc in graph[f]:
+            b = os.path.dirname(inc)
+            if folder_of(inc) != "report" or a == b or a not in REPORT_ROOMS:
+                continue
+            check(REPORT_ROOMS.get(b, 9) < REPORT_ROOMS[a] or
+                  {a, b} == {"report", "report/write"},
+                  "%s may include %s" % (f, inc),
+                  "a report includes report.h and the writers, not another report")
 
 
 def test_layers(files, graph):
@@ -226,6 +260,7 @@ def main():
     test_layers(files, graph)
     test_host_only(files)
     test_report_state(files)
+    test_report_rooms(files, graph)
     test_cycles(files, graph)
     test_no_outside_citations()
     test_test_sizes()

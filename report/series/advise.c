@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The advise report (--series -r advise --target=F@D [--max-cpu=P]): the
+ * settings of ksmd the search found (model/search.c), fixed ones (one per
+ * sleep it tried) and the scan-time advisor's (one per advisor_max_cpu it
+ * tried), cheapest first: those that reach the target within the CPU
+ * asked, then those that reach it at more CPU, then those that do not. The
+ * sentences under the table give the best of each kind with the lines that
+ * apply it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../util/shell.h"
+#include "../../util/util.h"
+#include "../report.h"
+
+static const struct column advise_cols[] = {
+	{ "input", 0, 0 }, { "policy", 0, 0 }, { "pages_to_scan", 0, 0 },
+	{ "sleep_ms", 0, 0 }, { "seconds_to_target", 0, 0 },
+	{ "ksmd_cpu_percent_mean", 0, 0 }, { "reaches_target", 0, 0 },
+	{ "apply", 0, 0 },
+	/* beyond the contract: whether it is within --max-cpu, how much of
+	 * the target saving it had by the target time, the advisor's knobs
+	 * (NaN on fixed rows), the next cheaper setting the search tried,
+	 * which does not reach the target (pages_to_scan on fixed rows,
+	 * advisor_target_scan_time on the advisor's; NaN if none), and the
+	 * replays the search ran for the row */
+	{ "within_max_cpu", 0, 0 }, { "reached_percent", 0, 0 },
+	{ "advisor_target_scan_time", 0, 0 }, { "advisor_max_cpu", 0, 0 },
+	{ "next_cheaper_tried", 0, 0 }, { "replays", 0, 0 },
+	/* ksmd's CPU at its busiest to the target time, as the other reports
+	 * give it (ksmd_cpu_peak()) */
+	{ "ksmd_cpu_percent_peak", 0, 0 },
+};
+
+#define NCOLS (sizeof(advise_cols) / sizeof(advise_cols[0]))
+
+static const struct column people_cols[] = {
+	{ "policy", 0, 0 }, { "pages", 0, 0 }, { "sleep ms", 0, 0 },
+	{ "to target s", 0, 0 }, { "cpu%", 0, 0 }, { "reaches", 0, 0 },
+	{ "in cpu", 0, 0 }, { "reached%", 0, 0 },
+};
+
+#define NPEOPLE (sizeof(people_cols) / sizeof(people_cols[0]))
+
+/* The kernel's sleep_millisecs when nothing set it. */
+#define DEFAULT_SLEEP_MS 20
+
+struct advise {
+	struct report_sink r;		/* first: its sink and its setup */
+	char *name;
+	struct advice rows[ADVISE_ROWS_MAX];
+	size_t n;
+	struct advise_params target;
+	uint64_t reference;
+};
+
+/* How good a setting is, for the order: lower is better. */
+static int rank(const struct advise *v, const struct advice *a)
+{
+	return a->reaches ? (a->cpu_mean <= v->target.max_cpu ? 0 : 1) : 2;
+}
+
+static int better(const struct advise *v, const struct advice *a,
+		  const struct advice *b)
+{
+	if (rank(v, a) != rank(v, b))
+		return rank(v, a) < rank(v, b);
+	if (!a->reaches)
+		return a->reached > b->reached;
+	return a->cpu_mean < b->cpu_mean;
+}
+
+static void advise_series(struct sink *sk, const struct series_result *r)
+{
+	struct advise *v = (struct advise *)sk;
+
+	if (!r->advice)
+		return;
+	v->name = xstrdup(r->name);
+	v->n = r->nadvice < ADVISE_ROWS_MAX ? r->nadvice : ADVISE_ROWS_MAX;
+	memcpy(v->rows, r->advice, v->n * sizeof(v->rows[0]));
+	v->target = *r->target;
+	v->reference = r->reference;
+	for (size_t i = 1; i < v->n; i++)	/* insertion sort */
+		for (size_t j = i; j > 0 && better(v, &v->rows[j], &v->rows[j - 1]); j--) {
+			struct advice t = v->rows[j];
+
+			v->rows[j] = v->rows[j - 1];
+			v->rows[j - 1] = t;
+		}
+}
+
+#define KSM_SYSFS "/sys/kernel/mm/ksm/"
+
+/* One write to /sys/kernel/mm/ksm: the file and its value. */
+struct setting {
+	const char *name;
+	char value[24];
+};
+
+/* At most this many writes apply a setting. */
+#define SETTINGS_MAX 8
+
+static void put(struct setting *out, size_t *n, const char *name,
+		const char *value)
+{
+	out[*n].name = name;
+	snprintf(out[(*n)++].value, sizeof(out->value), "%s", value);
+}
+
+static void put_uint(struct setting *out, size_t *n, const char *name,
+		     uint64_t v)
+{
+	char text[24];
+
+	snprintf(text, sizeof(text), "%llu", (unsigned long long)v);
+	put(out, n, name, text);
+}
+
+/*
+ * The writes that apply a setting, in order, run last. The advisor's page
+ * bounds first when they are not the kernel's (switching the mode on
+ * starts pages_to_scan at the minimum), the mode, its target and CPU, the
+ * sleep if not the kernel's. Return: how many.
+ */
+static size_t advice_settings(const struct advice *a, struct setting *out)
+{
+	size_t n = 0;
+
+	if (a->policy == POLICY_ADVISOR) {
+		if (a->advisor.min_pages_to_scan != ADVISOR_MIN_PAGES)
+			put_uint(out, &n, "advisor_min_pages_to_scan",
+				 a->advisor.min_pages_to_scan);
+		if (a->advisor.max_pages_to_scan != ADVISOR_MAX_PAGES)
+			put_uint(out, &n, "advisor_max_pages_to_scan",
+				 a->advisor.max_pages_to_scan);
+		put(out, &n, "advisor_mode", "scan-time");
+		put_uint(out, &n, "advisor_target_scan_time",
+			 a->advisor.target_scan_time);
+		put_uint(out, &n, "advisor_max_cpu", a->advisor.max_cpu);
+		if (a->sleep_ms != DEFAULT_SLEEP_MS)
+			put_uint(out, &n, "sleep_millisecs", a->sleep_ms);
+	} else {
+		put_uint(out, &n, "pages_to_scan", a->pages_to_scan);
+		put_uint(out, &n, "sleep_millisecs", a->sleep_ms);
+	}
+	put(out, &n, "run", "1");
+	return n;
+}
+
+/* One write as a command: echo VALUE > PATH, each word quoted for sh. */
+static void echo_line(const struct setting *s, char *buf, size_t len)
+{
+	char path[128], qv[64], qp[160];
+
+	snprintf(path, sizeof(path), KSM_SYSFS "%s", s->name);
+	shell_quote(s->value, qv, sizeof(qv));
+	shell_quote(path, qp, sizeof(qp));
+	snprintf(buf, len, "echo %s > %s", qv, qp);
+}
+
+/* The lines that apply a setting: its writes as commands, ';'-separated. */
+static void apply_lines(const struct advice *a, char *buf, size_t len)
+{
+	struct setting set[SETTINGS_MAX];
+	size_t n = advice_settings(a, set), at = 0;
+	char line[240];
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && at < len; i++) {
+		echo_line(&set[i], line, sizeof(line));
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ";" : "",
+				       line);
+	}
+}
+
+/* The commands that apply a setting, whole, one note each (a table never
+ * breaks them). */
+static void apply_notes(const struct writer *w, const struct advice *a)
+{
+	struct setting set[SETTINGS_MAX];
+	size_t n = advice_settings(a, set);
+	char line[240];
+
+	for (size_t i = 0; i < n; i++) {
+		echo_line(&set[i], line, sizeof(line));
+		w->note(w, line);
+	}
+}
+
+/* A whole number, or NaN (NaN in CSV, null in JSON) for 0: none. */
+static struct cell maybe(uint64_t u)
+{
+	return u ? cell_uint(u) : cell_real(NAN, 0);
+}
+
+static void advice_row(const struct advise *v, const struct writer *w,
+		       const struct advice *a, int people)
+{
+	char apply[600], policy[40];
+	int within = a->reaches && a->cpu_mean <= v->target.max_cpu;
+	int adv = a->policy == POLICY_ADVISOR;
+
+	apply_lines(a, apply, sizeof(apply));
+	struct cell row[NCOLS] = {
+		cell_str(v->name), cell_str(policy_name(a->policy)),
+		cell_uint(a->pages_to_scan), cell_uint(a->sleep_ms),
+		cell_real(a->seconds_to_target, people ? 0 : 3),
+		cell_real(a->cpu_mean, people ? 2 : 4), cell_uint((uint64_t)a->reaches),
+		cell_str(apply), cell_uint((uint64_t)within),
+		cell_real(100 * a->reached, people ? 1 : 3),
+		maybe(adv ? a->advisor.target_scan_time : 0),
+		maybe(adv ? a->advisor.max_cpu : 0), maybe(a->cheaper),
+		cell_uint(a->replays), cell_real(a->cpu_peak, people ? 2 : 4),
+	};
+
+	if (people) {
+		if (adv)
+			snprintf(policy, sizeof(policy), "advisor %llus %llu%%",
+				 (unsigned long long)a->advisor.target_scan_time,
+				 (unsigned long long)a->advisor.max_cpu);
+		else
+			snprintf(policy, sizeof(policy), "fixed");
+		struct cell short_row[NPEOPLE] = {
+			cell_str(policy), row[2], row[3],
+			a->reaches ? row[4] : cell_str("never"), row[5],
+			cell_str(a->reaches ? "yes" : "no"),
+			cell_str(within ? "yes" : "no"), row[9],
+		};
+
+		w->row(w, short_row);
+	} else {
+		w->row(w, row);
+	}
+}
+
+/* The best row of a policy (the rows are in order), or NULL. */
+static const struct advice *best_of(const struct advise *v, enum policy p)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->rows[i].policy == p)
+			return &v->rows[i];
+	return NULL;
+}
+
+/* The fixed settings' sentence. */
+static void fixed_sentence(const struct advise *v, const struct advice *a,
+			   char *text, size_t len)
+{
+	if (rank(v, a) == 0)
+		snprintf(text, len, "Fixed: %llu pages every %llu ms reach it in "
+			 "%.0f s at %.2f%% CPU; %llu pages did not. To apply it, "
+			 "as root (-o sh writes it as a script):",
+			 (unsigned long long)a->pages_to_scan,
+			 (unsigned long long)a->sleep_ms, a->seconds_to_target,
+			 a->cpu_mean, (unsigned long long)a->cheaper);
+	else if (rank(v, a) == 1)
+		snprintf(text, len, "No fixed setting reaches the target within "
+			 "%g%% CPU: the cheapest that reaches it, %llu pages every "
+			 "%llu ms, takes %.3g%%.", v->target.max_cpu,
+			 (unsigned long long)a->pages_to_scan,
+			 (unsigned long long)a->sleep_ms, a->cpu_mean);
+	else
+		snprintf(text, len, "No fixed setting reaches the target: the "
+			 "best, the whole memory every %llu ms, has %.1f%% of the "
+			 "saving by then.", (unsigned long long)a->sleep_ms,
+			 100 * a->reached);
+}
+
+/* What the next cheaper target scan time did, for the advisor's sentence. */
+static void advisor_neighbour(const struct advice *a, char *text, size_t len)
+{
+	if (a->cheaper)
+		snprintf(text, len, "%llu s did not",
+			 (unsigned long long)a->cheaper);
+	else
+		snprintf(text, len, "no longer target scan time was tried");
+}
+
+/* The scan-time advisor's sentence. */
+static void advisor_sentence(const struct advise *v, const struct advice *a,
+			     char *text, size_t len)
+{
+	char next[80], floor[240] = "";
+	unsigned long long t = a->advisor.target_scan_time,
+			   m = a->advisor.max_cpu;
+
+	advisor_neighbour(a, next, sizeof(next));
+	if (a->cpu_mean > (double)m)	/* say why, not just the two figures */
+		snprintf(floor, sizeof(floor), " (more than advisor_max_cpu: "
+			 "the advisor measures its CPU over a full scan's time "
+			 "in whole seconds, at least 1, and keeps it at %d%% or "
+			 "more as it measures it, so a scan shorter than a second "
+			 "costs more than it sees)", ADVISOR_MIN_CPU);
+	if (rank(v, a) == 0)
+		snprintf(text, len, "Advisor: advisor_target_scan_time %llu s with "
+			 "advisor_max_cpu %llu%% reaches it in %.0f s at %.2f%% "
+			 "CPU%s, pages_to_scan %llu by then; %s. To apply it, as "
+			 "root (-o sh writes it as a script):", t, m,
+			 a->seconds_to_target, a->cpu_mean, floor,
+			 (unsigned long long)a->pages_to_scan, next);
+	else if (rank(v, a) == 1)
+		snprintf(text, len, "No advisor setting reaches the target within "
+			 "%g%% CPU: the cheapest that reaches it, "
+			 "advisor_target_scan_time %llu s with advisor_max_cpu "
+			 "%llu%%, takes %.3g%%%s.", v->target.max_cpu, t, m,
+			 a->cpu_mean, floor);
+	else
+		snprintf(text, len, "No advisor setting reaches the target: the "
+			 "best, advisor_target_scan_time %llu s with "
+			 "advisor_max_cpu %llu%%, has %.1f%% of the saving by "
+			 "then.", t, m, 100 * a->reached);
+}
+
+/* What a person reads: the advice of each kind and its lines, or that
+ * none reaches the target. */
+static void sentences(const struct advise *v, const struct writer *w)
+{
+	const struct advice *f = best_of(v, POLICY_FIXED);
+	const struct advice *d = best_of(v, POLICY_ADVISOR);
+	char text[1400];
+
+	snprintf(text, sizeof(text), "%s: the target is %g%% of the saving the "
+		 "replay of the run's own settings ends at (%llu pages) within "
+		 "%g s, at most %g%% of a CPU for ksmd on average (its pages "
+		 "visited at --page-cost, KSM pages revisited at --revisit-cost).",
+		 v->name, 100 * v->target.fraction,
+		 (unsigned long long)v->reference, v->target.seconds,
+		 v->target.max_cpu);
+	w->note(w, text);
+	if (f) {
+		fixed_sentence(v, f, text, sizeof(text));
+		w->note(w, text);
+		if (rank(v, f) == 0)
+			apply_notes(w, f);
+	}
+	if (d) {
+		advisor_sentence(v, d, text, sizeof(text));
+		w->note(w, text);
+		if (rank(v, d) == 0)
+			apply_notes(w, d);
+	}
+	if (rank(v, &v->rows[0]) == 2)
+		w->note(w, "No setting reaches the target, fixed or the advisor's: "
+			"a later target would be reached.");
+	else if (f && d && rank(v, f) == 0 && rank(v, d) == 0)
+		w->note(w, f->cpu_mean <= d->cpu_mean ?
+			"The fixed setting is the cheaper." :
+			"The advisor is the cheaper.");
+}
+
+/* -o sh, -o tmpfiles: the first row's writes, what it is said first. */
+static void settings_print(const struct advise *v, const struct writer *w)
+{
+	static const struct column cols[] = {
+		{ "setting", 0, 0 }, { "value", 0, 0 },
+	};
+	struct setting set[SETTINGS_MAX];
+	const struct advice *a = &v->rows[0];
+	char text[400];
+	size_t n;
+
+	w->begin(w, "advise", cols, 2, 0);
+	if (!v->n) {
+		w->note(w, "No advice: nothing to apply.");
+		w->end(w);
+		return;
+	}
+	snprintf(text, sizeof(text), "ksmscan -r advise, %s: %s, %s %g%% of "
+		 "the saving by %g s at %.2f%% CPU.", v->name,
+		 policy_name(a->policy), a->reaches ? "reaches" : "does not reach",
+		 100 * v->target.fraction, v->target.seconds, a->cpu_mean);
+	w->note(w, text);
+	n = advice_settings(a, set);
+	for (size_t i = 0; i < n; i++) {
+		struct cell row[2] = { cell_str(set[i].name), cell_str(set[i].value) };
+
+		w->row(w, row);
+	}
+	w->end(w);
+}
+
+static void advise_print(struct sink *sk)
+{
+	struct advise *v = (struct advise *)sk;
+	const struct writer *w = v->r.rs->out;
+	int people = for_people(v->r.rs);
+
+	if (w->settings) {
+		settings_print(v, w);
+		return;
+	}
+	report_begin(w, "advise", people, advise_cols, NCOLS, people_cols,
+		     NPEOPLE);
+	for (size_t i = 0; i < v->n; i++)
+		advice_row(v, w, &v->rows[i], people);
+	if (people && v->n)
+		sentences(v, w);
+	hz_note(v->r.rs);
+	w->end(w);
+}
+
+static void advise_free(struct sink *sk)
+{
+	struct advise *v = (struct advise *)sk;
+
+	free(v->name);
+	free(v);
+}
+
+static const struct sink_ops advise_ops = {
+	.series = advise_series, .print = advise_print, .free = advise_free,
+};
+
+struct sink *advise_create(const struct report_setup *rs)
+{
+	return report_sink_new(sizeof(struct advise), &advise_ops, rs);
+}

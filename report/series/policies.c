@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The policies report (--series, --policy=a,b,...): each policy's replay of
+ * the same snapshots side by side: when merging starts, how soon half and
+ * nine tenths of the saving come, the saving at 1 h, 6 h and 24 h, what
+ * ksmd costs, and the settings the policy ends at.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../util/util.h"
+#include "../report.h"
+
+static const struct column policies_cols[] = {
+	{ "input", 0, 0 }, { "policy", 0, 0 }, { "seconds_to_start", 0, 0 },
+	{ "seconds_to_50_percent", 0, 0 }, { "seconds_to_90_percent", 0, 0 },
+	{ "saved_bytes_1h", 0, 0 }, { "saved_bytes_6h", 0, 0 },
+	{ "saved_bytes_24h", 0, 0 }, { "ksmd_cpu_percent_mean", 0, 0 },
+	{ "ksmd_cpu_percent_peak", 0, 0 }, { "final_pages_to_scan", 0, 0 },
+	{ "final_sleep_ms", 0, 0 },
+};
+
+#define NCOLS (sizeof(policies_cols) / sizeof(policies_cols[0]))
+
+/* For people: short names, whole seconds, sizes in units of 1024. */
+static const struct column people_cols[] = {
+	{ "policy", 0, 0 }, { "start", 0, 0 }, { "50%", 0, 0 },
+	{ "90%", 0, 0 }, { "1h", 0, 0 }, { "6h", 0, 0 },
+	{ "24h", 0, 0 }, { "cpu%", 0, 0 }, { "peak%", 0, 0 },
+	{ "pages", 0, 0 }, { "sleep", 0, 0 },
+};
+
+#define NPEOPLE (sizeof(people_cols) / sizeof(people_cols[0]))
+
+struct policy_line {
+	enum policy policy;
+	struct replay_figures f;
+	size_t nrows;
+	double seconds;			/* the replay's length */
+	int settled;
+};
+
+struct policies {
+	struct report_sink r;		/* first: its sink and its setup */
+	char *name;
+	struct policy_line *lines;
+	size_t nlines;
+	double page_seconds, revisit_seconds;
+};
+
+static void policies_series(struct sink *sk, const struct series_result *r)
+{
+	struct policies *p = (struct policies *)sk;
+
+	p->name = xstrdup(r->name);
+	p->lines = xcalloc(r->nruns + 1, sizeof(*p->lines));
+	p->page_seconds = r->params->page_seconds;
+	p->revisit_seconds = r->params->revisit_seconds;
+	for (size_t k = 0; k < r->nruns; k++) {
+		const struct policy_run *u = &r->runs[k];
+
+		p->lines[k] = (struct policy_line){
+			u->policy, replay_figures(u->rows, u->nrows, u->settled),
+			u->nrows, u->rows[u->nrows - 1].seconds, u->settled,
+		};
+	}
+	p->nlines = r->nruns;
+}
+
+/* A size that may be unknown (NaN). */
+static struct cell maybe_bytes(double b, int people)
+{
+	if (isnan(b))
+		return people ? cell_str("?") : cell_real(NAN, 0);
+	return cell_bytes((uint64_t)b);
+}
+
+/* A time that may never come (NaN). */
+static struct cell maybe_seconds(double s, int people)
+{
+	if (isnan(s) && people)
+		return cell_str("never");
+	return cell_real(s, people ? 0 : 3);
+}
+
+static void line_row(const struct policies *p, const struct writer *w,
+		     const struct policy_line *l, int people)
+{
+	const struct replay_figures *f = &l->f;
+	struct cell row[NCOLS] = {
+		cell_str(p->name), cell_str(policy_name(l->policy)),
+		maybe_seconds(f->seconds_to_start, people),
+		maybe_seconds(f->seconds_to_50, people),
+		maybe_seconds(f->seconds_to_90, people),
+		maybe_bytes(f->saved_bytes[0], people),
+		maybe_bytes(f->saved_bytes[1], people),
+		maybe_bytes(f->saved_bytes[2], people),
+		cell_real(f->cpu_mean, people ? 2 : 4),
+		cell_real(f->cpu_peak, people ? 2 : 4),
+		cell_uint(f->pages_to_scan), cell_uint(f->sleep_ms),
+	};
+
+	w->row(w, people ? row + 1 : row);
+}
+
+/* What a person reads under the table. */
+static void sentences(const struct policies *p, const struct writer *w)
+{
+	char text[600];
+
+	snprintf(text, sizeof(text), "%s: each policy's replay of the same "
+		 "snapshots. start, 50%%, 90%%: seconds until the end of "
+		 "the first full scan that saved a page, half and nine tenths "
+		 "of its last saving; 1h, 6h, 24h: the saving then; cpu%%: ksmd at "
+		 "%.3g us a page visited (--page-cost), %.3g us a KSM page "
+		 "revisited (--revisit-cost), over the replay and its busiest "
+		 "full scan; pages, sleep: pages_to_scan and sleep_millisecs at "
+		 "the end.", p->name, p->page_seconds * 1e6,
+		 p->revisit_seconds * 1e6);
+	w->note(w, text);
+	for (size_t k = 0; k < p->nlines; k++) {
+		const struct policy_line *l = &p->lines[k];
+
+		snprintf(text, sizeof(text), "%s: %zu full scans, %.0f s%s",
+			 policy_name(l->policy), l->nrows, l->seconds,
+			 l->settled ? ", then settled: the saving stays" :
+			 ": not settled, the saving after is unknown (?)");
+		w->note(w, text);
+	}
+}
+
+static void policies_print(struct sink *sk)
+{
+	struct policies *p = (struct policies *)sk;
+	const struct writer *w = p->r.rs->out;
+	int people = for_people(p->r.rs);
+
+	report_begin(w, "policies", people, policies_cols, NCOLS, people_cols,
+		     NPEOPLE);
+	for (size_t k = 0; k < p->nlines; k++)
+		line_row(p, w, &p->lines[k], people);
+	if (people && p->nlines)
+		sentences(p, w);
+	hz_note(p->r.rs);
+	w->end(w);
+}
+
+static void policies_free(struct sink *sk)
+{
+	struct policies *p = (struct policies *)sk;
+
+	free(p->name);
+	free(p->lines);
+	free(p);
+}
+
+static const struct sink_ops policies_ops = {
+	.series = policies_series, .print = policies_print,
+	.free = policies_free,
+};
+
+struct sink *policies_create(const struct report_setup *rs)
+{
+	return report_sink_new(sizeof(struct policies), &policies_ops, rs);
+}

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/* Cell constructors, the writer table and the final check of standard output. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../util/util.h"
+#include "../report.h"
+#include "writers.h"
+
+struct cell cell_str(const char *s)
+{
+	return (struct cell){ .kind = CELL_STR, .s = s };
+}
+
+struct cell cell_uint(uint64_t u)
+{
+	return (struct cell){ .kind = CELL_UINT, .u = u };
+}
+
+struct cell cell_int(int64_t i)
+{
+	return (struct cell){ .kind = CELL_INT, .i = i };
+}
+
+struct cell cell_real(double r, int prec)
+{
+	return (struct cell){ .kind = CELL_REAL, .r = r, .prec = prec };
+}
+
+struct cell cell_hex(uint64_t u)
+{
+	return (struct cell){ .kind = CELL_HEX, .u = u };
+}
+
+struct cell cell_digest(const char *s)
+{
+	return (struct cell){ .kind = CELL_DIGEST, .s = s };
+}
+
+struct cell cell_bytes(uint64_t u)
+{
+	return (struct cell){ .kind = CELL_BYTES, .u = u };
+}
+
+int cell_format(const struct cell *c, char *buf, size_t len)
+{
+	switch (c->kind) {
+	case CELL_STR:
+		return snprintf(buf, len, "%s", c->s);
+	case CELL_DIGEST:
+		/* 0x: spreadsheets keep "026859e2" as text, not 2685900. */
+		return snprintf(buf, len, "0x%s", c->s);
+	case CELL_UINT:
+	case CELL_BYTES:
+		return snprintf(buf, len, "%llu", (unsigned long long)c->u);
+	case CELL_INT:
+		return snprintf(buf, len, "%lld", (long long)c->i);
+	case CELL_REAL:
+		if (c->prec < 0)
+			return snprintf(buf, len, "%.6g", c->r);
+		return snprintf(buf, len, "%.*f", c->prec, c->r);
+	case CELL_HEX:
+		return snprintf(buf, len, "0x%llx", (unsigned long long)c->u);
+	}
+	return snprintf(buf, len, "?");
+}
+
+static const struct writer *const writers[] = {
+	&table_writer,
+	&csv_writer,
+	&json_writer,
+	&openmetrics_writer,
+	&sh_writer,
+	&tmpfiles_writer,
+};
+
+const struct writer *writer_lookup(const char *name)
+{
+	for (size_t i = 0; i < sizeof(writers) / sizeof(writers[0]); i++)
+		if (strcmp(writers[i]->name, name) == 0)
+			return writers[i];
+	return NULL;
+}
+
+/* The operations a format does without (a note in CSV, params in a table). */
+void writer_skip(const struct writer *w)
+{
+	(void)w;
+}
+
+void writer_skip_note(const struct writer *w, const char *text)
+{
+	(void)w, (void)text;
+}
+
+void writer_skip_cells(const struct writer *w, const struct cell *cells)
+{
+	(void)w, (void)cells;
+}
+
+void writer_skip_params(const struct writer *w, const struct column *cols,
+			const struct cell *cells, size_t ncols)
+{
+	(void)w, (void)cols, (void)cells, (void)ncols;
+}
+
+struct writer *writer_open(const char *name, int fit)
+{
+	const struct writer *t = writer_lookup(name);
+	struct writer *w;
+
+	if (!t)
+		return NULL;
+	w = xmalloc(sizeof(*w));
+	*w = *t;
+	w->state = t->size ? xcalloc(1, t->size) : NULL;
+	w->fit = fit;
+	return w;
+}
+
+void writer_close(struct writer *w)
+{
+	if (!w)
+		return;
+	if (w->close)
+		w->close(w->state);
+	free(w->state);
+	free(w);
+}
+
+const char *writer_name(size_t i)
+{
+	return i < sizeof(writers) / sizeof(writers[0]) ? writers[i]->name : NULL;
+}
+
+int output_close(void)
+{
+	/* Flush first: an error may only show when the last buffer is written. */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		error("standard output: %s", strerror(errno ? errno : EIO));
+		return -1;
+	}
+	return 0;
+}
