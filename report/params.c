@@ -18,24 +18,24 @@ static void names(char *buf, size_t len, const char *const *v, size_t n)
 void params_report(const struct report_setup *rs)
 {
 	static const struct column cols[] = {
-		{ "version", 0, 0 }, { "algorithms", 0, 0 },
-		{ "max_page_sharing", 0, 0 }, { "use_zero_pages", 0, 0 },
-		{ "compressors", 0, 0 }, { "zram_huge_size", 0, 0 },
+		COL("version"), COL("algorithms"),
+		COL("max_page_sharing"), COL("use_zero_pages"),
+		COL("compressors"), COL("zram_huge_size"),
 		/* a series' */
-		{ "interval", 0, 0 }, { "pages_to_scan", 0, 0 }, { "sleep_ms", 0, 0 },
-		{ "smart_scan", 0, 0 }, { "scans", 0, 0 },
+		COL("interval"), COL("pages_to_scan"), COL("sleep_ms"),
+		COL("smart_scan"), COL("scans"),
 		/* ksmd's pace, and writes snapshots cannot see */
-		{ "hz", 0, 0 }, { "page_cost_seconds", 0, 0 }, { "write_rate", 0, 0 },
+		COL("hz"), COL("page_cost_seconds"), COL("write_rate"),
 		/* who sets pages_to_scan, and the advisor's knobs */
-		{ "policy", 0, 0 }, { "advisor_target_scan_time", 0, 0 },
-		{ "advisor_max_cpu", 0, 0 }, { "advisor_min_pages_to_scan", 0, 0 },
-		{ "advisor_max_pages_to_scan", 0, 0 },
+		COL("policy"), COL("advisor_target_scan_time"),
+		COL("advisor_max_cpu"), COL("advisor_min_pages_to_scan"),
+		COL("advisor_max_pages_to_scan"),
 		/* ksmd's time per KSM page it revisits */
-		{ "revisit_cost_seconds", 0, 0 },
+		COL("revisit_cost_seconds"),
 		/* ... and more per page it merges */
-		{ "merge_cost_seconds", 0, 0 },
+		COL("merge_cost_seconds"),
 		/* a live series: the kernel's full_scans as it began */
-		{ "ksm_full_scans", 0, 0 },
+		COL("ksm_full_scans"),
 	};
 	const struct series_params none = { 0 };
 	const struct series_params *sp = rs->series ? rs->series : &none;

@@ -41,19 +41,51 @@ struct cell {
 	int prec;		/* CELL_REAL: decimals, or -1 for 6 significant digits */
 };
 
-/* A column: its name (fixed: see the README's reports) and, for streamed
- * reports, a width. */
+/*
+ * What a table for people makes of a column (-l, CSV, JSON and OpenMetrics
+ * show the column as the rows give it). The report gives each row once, with
+ * every figure; the table writer derives what people read from this.
+ */
+struct people_view {
+	const char *name;	/* a short name; NULL: the column's */
+	int decimals;		/* a real's decimals, as DECIMALS(n); 0: the row's */
+	const char *nan;	/* a NaN (never reached, gone, unknown) as this word */
+	const char *no, *yes;	/* 0 and 1 as these words; NULL: the number */
+	int size;		/* shown as a size in units of 1024: SIZE_PAGES, a
+				 * count of pages, or SIZE_BYTES; 0: as it is */
+	int cut;		/* a name cut in the middle to this many columns */
+};
+
+/* struct people_view's decimals: @n decimals (0 would mean the row's). */
+#define DECIMALS(n) ((n) + 1)
+/* struct people_view's size. */
+#define SIZE_PAGES 1
+#define SIZE_BYTES 2
+
+/* A column: its name (fixed: see the README's reports), for streamed reports
+ * a width, and what people see of it. */
 struct column {
 	const char *name;
 	int width;		/* table width for streamed rows; 0: measure the rows */
-	int flags;		/* COL_TABLE_ONLY, COL_DROP */
+	int flags;		/* COL_TABLE_ONLY, COL_DROP, COL_PEOPLE_ONLY,
+				 * COL_NOT_PEOPLE */
+	struct people_view people;
 };
 
-/* For people only (a bar chart): not in CSV or JSON. */
+/* A column of its name alone, or with flags. */
+#define COL(n) { n, 0, 0, { 0 } }
+#define COL_F(n, f) { n, 0, f, { 0 } }
+
+/* For tables only (a bar chart): not in CSV or JSON. */
 #define COL_TABLE_ONLY 1
 /* A table for people may leave it out to fit 80 columns (a note names it;
  * -l shows it). */
 #define COL_DROP 2
+/* Only in the table for people (a figure said another way, such as a size
+ * from two counters): not in -l, CSV or JSON. */
+#define COL_PEOPLE_ONLY 4
+/* Never in the table for people (-l shows it). */
+#define COL_NOT_PEOPLE 8
 
 /* What begins a note that is a shell command (struct writer's note()). */
 #define NOTE_SHELL "$ "
@@ -394,20 +426,6 @@ const char *scope_status_name(enum scope_status st);
  */
 const char *scope_status_label(enum scope_status st, const struct figures *f);
 
-/**
- * report_begin() - begin a report with the columns for people or its own.
- * @w: the writer
- * @name: the report
- * @people: a table for people (for_people())
- * @cols: its columns, as CSV and JSON have them
- * @n: how many
- * @short_cols: its columns for people
- * @nshort: how many
- */
-void report_begin(const struct writer *w, const char *name, int people,
-		  const struct column *cols, size_t n,
-		  const struct column *short_cols, size_t nshort);
-
 /* The first members of the thp and numa reports' states. */
 struct recs_sink {
 	struct report_sink r;
@@ -448,26 +466,25 @@ int for_people(const struct report_setup *rs);
 void hz_note(const struct report_setup *rs);
 
 /**
- * people_name() - a row's input name as a report prints it: for people
- * (for_people()) cut in the middle to NAME_COLS columns, else whole.
- * @rs: the report's setup
- * @name: the name
- * @buf: room for the shortened name
+ * status_why() - a summary row's status as people read it: with the reason
+ * a scope failed, without the input's name it repeats.
+ * @in: the row
+ * @buf: room for it
  * @len: size of @buf
+ *
+ * Return: @buf.
  */
-const char *people_name(const struct report_setup *rs, const char *name,
-			char *buf, size_t len);
+const char *status_why(const struct scope_copy *in, char *buf, size_t len);
 
 /**
- * summary_people() - the summary as people read it: one line per input
- * that fits 80 columns, the checksums apart when there are several, and
- * sentences that say what the figures mean (summary_people.c).
+ * summary_checksums() - for people, the checksums' own figures apart (a
+ * table of one line per input and algorithm) when there are several.
  * @rs: the report's setup
- * @rows: the scopes, "*" last if there are several inputs
+ * @rows: the summary's rows
  * @n: how many
  */
-void summary_people(const struct report_setup *rs, const struct scope_copy *rows,
-		    size_t n);
+void summary_checksums(const struct report_setup *rs,
+		       const struct scope_copy *rows, size_t n);
 
 /**
  * summary_sentences() - the summary's notes for people (tables only): what

@@ -116,16 +116,6 @@ const char *scope_status_label(enum scope_status st, const struct figures *f)
 	return st == SCOPE_OK && f->estimate ? "estimate" : scope_status_name(st);
 }
 
-void report_begin(const struct writer *w, const char *name, int people,
-		  const struct column *cols, size_t n,
-		  const struct column *short_cols, size_t nshort)
-{
-	if (people)
-		w->begin(w, name, short_cols, nshort, 0);
-	else
-		w->begin(w, name, cols, n, 0);
-}
-
 void recs_sink_page(struct sink *sk, const struct page_event *pg)
 {
 	struct recs_sink *s = (struct recs_sink *)sk;
@@ -191,8 +181,3 @@ int any_process(const struct scan_config *cfg)
 	return 0;
 }
 
-const char *people_name(const struct report_setup *rs, const char *name,
-			char *buf, size_t len)
-{
-	return for_people(rs) ? text_shorten(name, NAME_COLS, buf, len) : name;
-}

@@ -15,12 +15,17 @@
 #include "../../util/util.h"
 #include "../report.h"
 
+/* People read sizes in units, within 80 columns (-l shows every figure). */
 static const struct column compress_cols[] = {
-	{ "input", 0, 0 }, { "compressor", 0, 0 }, { "pages", 0, 0 },
-	{ "same_pages", 0, 0 }, { "huge_pages", 0, 0 },
-	{ "compressed_bytes", 0, 0 }, { "zram_mem_used", 0, 0 },
-	{ "zram_saved_bytes", 0, 0 }, { "ksm_zram_mem_used", 0, 0 },
-	{ "ksm_zram_saved_bytes", 0, 0 }, { "compress_mib_s", 0, 0 },
+	{ "input", 0, 0, { .cut = NAME_COLS } }, COL("compressor"),
+	{ "pages", 0, 0, { .name = "memory", .size = SIZE_PAGES } },
+	COL_F("same_pages", COL_NOT_PEOPLE), COL_F("huge_pages", COL_NOT_PEOPLE),
+	COL_F("compressed_bytes", COL_NOT_PEOPLE),
+	{ "zram_mem_used", 0, 0, { .name = "zram", .size = SIZE_BYTES } },
+	COL_F("zram_saved_bytes", COL_NOT_PEOPLE),
+	{ "ksm_zram_mem_used", 0, 0, { .name = "KSM+zram", .size = SIZE_BYTES } },
+	COL_F("ksm_zram_saved_bytes", COL_NOT_PEOPLE),
+	{ "compress_mib_s", 0, 0, { .name = "MiB/s", .decimals = DECIMALS(0) } },
 };
 
 #define NCOLS (sizeof(compress_cols) / sizeof(compress_cols[0]))
@@ -178,44 +183,11 @@ static void compress_scope(struct sink *sk, const struct scope *sc)
 	compress_bars(c, first);
 }
 
-/* The report for people: sizes in units, within 80 columns. */
-static void compress_people(struct compress_sink *c)
-{
-	static const struct column cols[] = {
-		{ "input", 0, 0 }, { "compressor", 0, 0 }, { "memory", 0, 0 },
-		{ "zram", 0, 0 }, { "KSM+zram", 0, 0 }, { "MiB/s", 0, 0 },
-	};
-	const struct writer *w = c->r.rs->out;
-
-	w->begin(w, "compress", cols, sizeof(cols) / sizeof(cols[0]), 0);
-	for (size_t i = 0; i < c->nrows; i++) {
-		const struct compress_row *r = &c->rows[i];
-		char name[128];
-		struct cell row[] = {
-			cell_str(text_shorten(r->input, NAME_COLS, name, sizeof(name))),
-			cell_str(r->c->name),
-			cell_bytes(r->alone.pages * PAGE_BYTES),
-			cell_bytes(zram_mem_used(&r->alone)), cell_bytes(zram_mem_used(&r->ksm)),
-			cell_real(r->mib_s, 0),
-		};
-
-		w->row(w, row);
-	}
-	w->note(w, "zram: what a zram device would hold of every page (same-filled "
-		"pages cost nothing, pages that compress badly are kept whole); "
-		"KSM+zram: when KSM merges first. -l shows every figure.");
-	w->end(w);
-}
-
 static void compress_print(struct sink *sk)
 {
 	struct compress_sink *c = (struct compress_sink *)sk;
 	const struct writer *w = c->r.rs->out;
 
-	if (for_people(c->r.rs)) {
-		compress_people(c);
-		return;
-	}
 	w->begin(w, "compress", compress_cols, NCOLS, 0);
 	for (size_t i = 0; i < c->nrows; i++) {
 		const struct compress_row *r = &c->rows[i];
@@ -232,6 +204,11 @@ static void compress_print(struct sink *sk)
 
 		w->row(w, row);
 	}
+	if (for_people(c->r.rs))
+		w->note(w, "zram: what a zram device would hold of every page "
+			"(same-filled pages cost nothing, pages that compress badly "
+			"are kept whole); KSM+zram: when KSM merges first. -l shows "
+			"every figure.");
 	w->end(w);
 }
 

@@ -203,12 +203,12 @@ static struct sink *contents_new(const struct report_setup *rs, int sketch)
 	c->xxh128 = hash_lookup("xxh128", 6);
 	c->xxh128->hash(zero, &c->zero_digest);
 	c->limit = sketch ? rs->sketch_size : SIZE_MAX;
-	c->cols[0] = (struct column){ "input", width, 0 };
-	c->cols[1] = (struct column){ "digest", 34, 0 };
-	c->cols[2] = (struct column){ "pages", 10, 0 };
+	c->cols[0] = (struct column){ "input", width, 0, { 0 } };
+	c->cols[1] = (struct column){ "digest", 34, 0, { 0 } };
+	c->cols[2] = (struct column){ "pages", 10, 0, { 0 } };
 	/* sketch: the input's distinct contents, for estimates from samples */
-	c->cols[3] = sketch ? (struct column){ "distinct_pages", 14, 0 } :
-			      (struct column){ "zero", 4, 0 };
+	c->cols[3] = sketch ? (struct column){ "distinct_pages", 14, 0, { 0 } } :
+			      (struct column){ "zero", 4, 0, { 0 } };
 	if (rs->host)
 		c->host_name = rs->host;
 	else {
@@ -218,7 +218,7 @@ static struct sink *contents_new(const struct report_setup *rs, int sketch)
 		c->host_name = c->host;
 	}
 	/* for people, the one host's name can give way to fit 80 columns */
-	c->cols[4] = (struct column){ "host", 4, COL_DROP };
+	c->cols[4] = (struct column){ "host", 4, COL_DROP, { 0 } };
 	c->ncols = 5;
 	fd = tmpfile_fd();
 	c->rows = fd < 0 ? NULL : fdopen(fd, "w+");

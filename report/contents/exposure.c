@@ -18,21 +18,31 @@
 #include "../../util/util.h"
 #include "../report.h"
 
+/* People read names cut to DOMAIN_COLS and the pages as sizes, within 80
+ * columns. */
+#define DOMAIN_COLS 14
+#define PAGES_AS(n) { .name = n, .size = SIZE_PAGES }
 static const struct column exposure_cols[] = {
-	{ "domain_a", 0, 0 }, { "domain_b", 0, 0 }, { "pages_crossing", 0, 0 },
-	{ "zero_pages", 0, 0 }, { "same_filled_pages", 0, 0 },
-	{ "low_entropy_pages", 0, 0 }, { "high_entropy_pages", 0, 0 },
-	{ "known_pages", 0, 0 }, { "bytes_crossing", 0, 0 },
-	{ "entropy_0_1_pages", 0, 0 }, { "entropy_1_2_pages", 0, 0 },
-	{ "entropy_2_3_pages", 0, 0 }, { "entropy_3_4_pages", 0, 0 },
-	{ "entropy_4_5_pages", 0, 0 }, { "entropy_5_6_pages", 0, 0 },
-	{ "entropy_6_7_pages", 0, 0 }, { "entropy_7_8_pages", 0, 0 },
+	{ "domain_a", 0, 0, { .cut = DOMAIN_COLS } },
+	{ "domain_b", 0, 0, { .cut = DOMAIN_COLS } },
+	{ "pages_crossing", 0, 0, PAGES_AS("crossing") },
+	{ "zero_pages", 0, 0, PAGES_AS("zero") },
+	{ "same_filled_pages", 0, 0, PAGES_AS("same") },
+	{ "low_entropy_pages", 0, 0, PAGES_AS("low") },
+	{ "high_entropy_pages", 0, 0, PAGES_AS("high") },
+	{ "known_pages", 0, 0, PAGES_AS("known") },
+	COL_F("bytes_crossing", COL_NOT_PEOPLE),
+	COL_F("entropy_0_1_pages", COL_NOT_PEOPLE),
+	COL_F("entropy_1_2_pages", COL_NOT_PEOPLE),
+	COL_F("entropy_2_3_pages", COL_NOT_PEOPLE),
+	COL_F("entropy_3_4_pages", COL_NOT_PEOPLE),
+	COL_F("entropy_4_5_pages", COL_NOT_PEOPLE),
+	COL_F("entropy_5_6_pages", COL_NOT_PEOPLE),
+	COL_F("entropy_6_7_pages", COL_NOT_PEOPLE),
+	COL_F("entropy_7_8_pages", COL_NOT_PEOPLE),
 };
 
 #define NCOLS (sizeof(exposure_cols) / sizeof(exposure_cols[0]))
-
-/* Names are shortened to this many columns in the table for people. */
-#define DOMAIN_COLS 14
 
 /* The picture's matrix: the width it is drawn for, and its row labels'. */
 #define SVG_WIDTH 800
@@ -183,39 +193,6 @@ static void exposure_scope(struct sink *sk, const struct scope *sc)
 	}
 }
 
-/* The table for people: sizes in units, within 80 columns. */
-static void exposure_people(const struct exposure *e)
-{
-	static const struct column cols[] = {
-		{ "domain_a", 0, 0 }, { "domain_b", 0, 0 }, { "crossing", 0, 0 },
-		{ "zero", 0, 0 }, { "same", 0, 0 }, { "low", 0, 0 },
-		{ "high", 0, 0 }, { "known", 0, 0 },
-	};
-	const struct writer *w = e->r.rs->out;
-	size_t n = e->d.n;
-
-	w->begin(w, "exposure", cols, sizeof(cols) / sizeof(cols[0]), 0);
-	for (size_t a = 0; a < n; a++)
-		for (size_t b = a + 1; b < n; b++) {
-			const struct pair *q = &e->pairs[pair_at(a, b, n)];
-			char x[64], y[64];
-			struct cell row[] = {
-				cell_str(text_shorten(domain_name(&e->d, a),
-						      DOMAIN_COLS, x, sizeof(x))),
-				cell_str(text_shorten(domain_name(&e->d, b),
-						      DOMAIN_COLS, y, sizeof(y))),
-				cell_bytes(q->crossing * PAGE_BYTES),
-				cell_bytes(q->kind[KIND_ZERO] * PAGE_BYTES),
-				cell_bytes(q->kind[KIND_SAME] * PAGE_BYTES),
-				cell_bytes(q->kind[KIND_LOW] * PAGE_BYTES),
-				cell_bytes(q->kind[KIND_HIGH] * PAGE_BYTES),
-				cell_bytes(q->kind[KIND_KNOWN] * PAGE_BYTES),
-			};
-
-			w->row(w, row);
-		}
-}
-
 /* The notes for people: what the columns hold, and the entropy bands. */
 static void exposure_notes(const struct exposure *e)
 {
@@ -250,12 +227,6 @@ static void exposure_print(struct sink *sk)
 
 	if (!e->pairs) {		/* "*" never came: nothing was counted */
 		w->begin(w, "exposure", exposure_cols, NCOLS, 0);
-		w->end(w);
-		return;
-	}
-	if (for_people(e->r.rs)) {
-		exposure_people(e);
-		exposure_notes(e);
 		w->end(w);
 		return;
 	}

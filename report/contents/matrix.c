@@ -27,8 +27,8 @@
 #include "../report.h"
 
 static const struct column matrix_cols[] = {
-	{ "input_a", 0, 0 }, { "input_b", 0, 0 }, { "shared_contents", 0, 0 },
-	{ "pages_a", 0, COL_DROP }, { "pages_b", 0, COL_DROP }, { "saved_together_bytes", 0, 0 },
+	COL("input_a"), COL("input_b"), COL("shared_contents"),
+	COL_F("pages_a", COL_DROP), COL_F("pages_b", COL_DROP), COL("saved_together_bytes"),
 };
 
 #define NCOLS (sizeof(matrix_cols) / sizeof(matrix_cols[0]))

@@ -17,8 +17,8 @@
 #include "../report.h"
 
 static const struct column mitigations_cols[] = {
-	{ "mitigation", 0, 0 }, { "saved_pages", 0, 0 }, { "saved_bytes", 0, 0 },
-	{ "saved_percent", 0, 0 }, { "exposed_pages", 0, 0 },
+	COL("mitigation"), COL("saved_pages"), COL("saved_bytes"),
+	COL("saved_percent"), COL("exposed_pages"),
 };
 
 #define NCOLS (sizeof(mitigations_cols) / sizeof(mitigations_cols[0]))

@@ -8,8 +8,8 @@
 #include "../report.h"
 
 static const struct column top_cols[] = {
-	{ "input", 0, 0 }, { "rank", 0, 0 }, { "pages", 0, 0 },
-	{ "digest", 0, 0 }, { "description", 0, 0 },
+	COL("input"), COL("rank"), COL("pages"),
+	COL("digest"), COL("description"),
 };
 
 #define NCOLS (sizeof(top_cols) / sizeof(top_cols[0]))

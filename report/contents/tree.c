@@ -11,11 +11,11 @@
 #include "../report.h"
 
 static const struct column tree_cols[] = {
-	{ "input", 0, 0 }, { "strategy", 0, 0 }, { "algo", 0, 0 },
-	{ "inserts", 0, COL_DROP }, { "matches", 0, COL_DROP }, { "avg_depth", 0, 0 },
-	{ "max_depth", 0, COL_DROP }, { "node_visits", 0, COL_DROP }, { "memcmp_calls", 0, 0 },
-	{ "memcmp_bytes", 0, COL_DROP }, { "checksum_compares", 0, COL_DROP },
-	{ "seconds", 0, 0 },
+	COL("input"), COL("strategy"), COL("algo"),
+	COL_F("inserts", COL_DROP), COL_F("matches", COL_DROP), COL("avg_depth"),
+	COL_F("max_depth", COL_DROP), COL_F("node_visits", COL_DROP), COL("memcmp_calls"),
+	COL_F("memcmp_bytes", COL_DROP), COL_F("checksum_compares", COL_DROP),
+	COL("seconds"),
 };
 
 #define NCOLS (sizeof(tree_cols) / sizeof(tree_cols[0]))

@@ -3,8 +3,8 @@
 #include "../report.h"
 
 static const struct column algos_cols[] = {
-	{ "algo", 0, 0 }, { "bits", 0, 0 }, { "impl", 0, 0 },
-	{ "description", 0, 0 },
+	COL("algo"), COL("bits"), COL("impl"),
+	COL("description"),
 };
 
 #define NCOLS (sizeof(algos_cols) / sizeof(algos_cols[0]))

@@ -5,10 +5,10 @@
 #include "../report.h"
 
 static const struct column bench_cols[] = {
-	{ "algo", 0, 0 }, { "bits", 0, COL_DROP }, { "hot_mib_s", 0, 0 }, { "hot_ns_per_page", 0, COL_DROP },
-	{ "stream_mib_s", 0, 0 }, { "stream_ns_per_page", 0, COL_DROP }, { "impl", 0, 0 },
-	{ "auto", 0, COL_DROP }, { "hot_spread_pct", 0, 0 },
-	{ "stream_spread_pct", 0, 0 },
+	COL("algo"), COL_F("bits", COL_DROP), COL("hot_mib_s"), COL_F("hot_ns_per_page", COL_DROP),
+	COL("stream_mib_s"), COL_F("stream_ns_per_page", COL_DROP), COL("impl"),
+	COL_F("auto", COL_DROP), COL("hot_spread_pct"),
+	COL("stream_spread_pct"),
 };
 
 #define NCOLS (sizeof(bench_cols) / sizeof(bench_cols[0]))

@@ -12,9 +12,9 @@
 #include "../report.h"
 
 static const struct column hist_cols[] = {
-	{ "input", 0, 0 }, { "bucket", 0, 0 }, { "groups", 0, 0 },
-	{ "pages", 0, 0 }, { "allocated_bytes", 0, COL_DROP },
-	{ "referenced_bytes", 0, COL_DROP }, { "pages_bar", 0, 1 },
+	COL("input"), COL("bucket"), COL("groups"),
+	COL("pages"), COL_F("allocated_bytes", COL_DROP),
+	COL_F("referenced_bytes", COL_DROP), COL_F("pages_bar", COL_TABLE_ONLY),
 };
 
 #define NCOLS (sizeof(hist_cols) / sizeof(hist_cols[0]))

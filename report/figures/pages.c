@@ -56,12 +56,13 @@ struct sink *pages_create(const struct report_setup *rs)
 	for (size_t k = 0; k < cfg->ninputs; k++)
 		if ((int)strlen(cfg->inputs[k].name) > width)
 			width = (int)strlen(cfg->inputs[k].name);
-	p->cols[0] = (struct column){ "input", width, 0 };
-	p->cols[1] = (struct column){ "address", 18, 0 };
-	p->cols[2] = (struct column){ "zero", 4, 0 };
+	p->cols[0] = (struct column){ "input", width, 0, { 0 } };
+	p->cols[1] = (struct column){ "address", 18, 0, { 0 } };
+	p->cols[2] = (struct column){ "zero", 4, 0, { 0 } };
 	for (size_t a = 0; a < cfg->nalgos; a++)
 		p->cols[3 + a] = (struct column){ cfg->algos[a]->name,
-						  (int)cfg->algos[a]->bits / 4, 0 };
+						  (int)cfg->algos[a]->bits / 4, 0,
+						  { 0 } };
 	p->ncols = 3 + cfg->nalgos;
 	rs->out->begin(rs->out, "pages", p->cols, p->ncols, 1);
 	return &p->r.sink;

@@ -6,8 +6,8 @@
 #include "../report.h"
 
 static const struct column regions_cols[] = {
-	{ "input", 0, 0 }, { "region", 0, 0 }, { "start", 0, 0 }, { "end", 0, 0 },
-	{ "pages", 0, 0 }, { "zero_pages", 0, COL_DROP }, { "redundant_pages", 0, 0 },
+	COL("input"), COL("region"), COL("start"), COL("end"),
+	COL("pages"), COL_F("zero_pages", COL_DROP), COL("redundant_pages"),
 };
 
 #define NCOLS (sizeof(regions_cols) / sizeof(regions_cols[0]))

@@ -1,33 +1,52 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The summary report: the KSM figures per input and algorithm, as machines
- * read them (CSV, JSON, a table with -l); people get summary_people.c's view.
+ * The summary report: the KSM figures per input and algorithm (CSV, JSON, a
+ * table with -l); people read its columns' people view, one line per input,
+ * with summary_people.c's sentences and checksums under it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../host/process.h"
+#include "../../util/text.h"
 #include "../../util/util.h"
 #include "../report.h"
 
 
+/*
+ * People read one line per input (the first checksum's: the checksums apart
+ * in a table of their own when there are several), its name cut to fit, the
+ * sizes in units of 1024, the status with its reason; a live process's
+ * command after its name.
+ */
+#define NP COL_NOT_PEOPLE
 static const struct column summary_cols[] = {
-	{ "input", 0, 0 }, { "format", 0, 0 }, { "algo", 0, 0 }, { "pages", 0, 0 },
-	{ "zero_pages", 0, 0 }, { "distinct_pages", 0, 0 }, { "duplicate_ratio", 0, 0 },
-	{ "pages_shared", 0, 0 }, { "pages_sharing", 0, 0 }, { "ksm_zero_pages", 0, 0 },
-	{ "saved_bytes", 0, 0 }, { "saved_percent", 0, 0 }, { "general_profit", 0, 0 },
-	{ "collisions", 0, 0 }, { "expected_collisions", 0, 0 }, { "hash_mib_s", 0, 0 },
-	{ "ns_per_page", 0, 0 }, { "status", 0, 0 },
+	{ "input", 0, 0, { .cut = NAME_COLS } }, COL_F("format", NP),
+	COL_F("algo", NP), { "pages", 0, 0, { .name = "memory", .size = SIZE_PAGES } },
+	{ "zero_pages", 0, 0, { .name = "zero", .size = SIZE_PAGES } },
+	COL_F("distinct_pages", NP), COL_F("duplicate_ratio", NP),
+	COL_F("pages_shared", NP), COL_F("pages_sharing", NP),
+	COL_F("ksm_zero_pages", NP),
+	{ "saved_bytes", 0, 0, { .name = "saved", .size = SIZE_BYTES } },
+	{ "saved_percent", 0, 0, { .name = "saved%", .decimals = DECIMALS(1) } },
+	COL_F("general_profit", NP), COL_F("collisions", NP),
+	COL_F("expected_collisions", NP), COL_F("hash_mib_s", NP),
+	COL_F("ns_per_page", NP), COL_F("status", NP),
+	/* for people: the status with its reason */
+	COL_F("status", COL_PEOPLE_ONLY),
 };
 
 #define NCOLS (sizeof(summary_cols) / sizeof(summary_cols[0]))
 
+/* For people, after the input's name: a live process's command. */
+static const struct column command_col = COL_F("command", COL_PEOPLE_ONLY);
+
 /* After them, when any input is a live process: the kernel's figures. */
 static const struct column proc_cols[] = {
-	{ "mergeable_pages", 0, 0 }, { "thp_pages", 0, 0 },
-	{ "ksm_merging_pages", 0, 0 }, { "ksm_rmap_items", 0, 0 },
-	{ "command", 0, 0 },
+	COL_F("mergeable_pages", NP), COL_F("thp_pages", NP),
+	COL_F("ksm_merging_pages", NP), COL_F("ksm_rmap_items", NP),
+	COL_F("command", NP),
 };
 
 #define NPROC (sizeof(proc_cols) / sizeof(proc_cols[0]))
@@ -35,14 +54,24 @@ static const struct column proc_cols[] = {
 /* Last, for a series (--series): when the saving came, and ksmd's CPU over
  * the replay as every report gives it (ksmd_cpu_mean(), ksmd_cpu_peak()). */
 static const struct column series_cols[] = {
-	{ "seconds_to_90_percent", 0, 0 }, { "ksmd_cpu_percent_mean", 0, 0 },
-	{ "ksmd_cpu_percent_peak", 0, 0 },
+	COL_F("seconds_to_90_percent", NP), COL_F("ksmd_cpu_percent_mean", NP),
+	COL_F("ksmd_cpu_percent_peak", NP),
 };
 
 #define NSERIES (sizeof(series_cols) / sizeof(series_cols[0]))
 
 /* Last: the memory KSM would free, counted by frame. */
-static const struct column freed_col = { "freed_bytes", 0, 0 };
+static const struct column freed_col = COL_F("freed_bytes", NP);
+
+/* Room for a row: the columns, the command, the kernel's, a series', freed. */
+#define ROW_MAX (NCOLS + 1 + NPROC + NSERIES + 1)
+
+/* Which of the optional columns a run's summary has. */
+struct summary_shape {
+	int procs;		/* the kernel's figures of live processes */
+	int command;		/* for people: a process's command after its name */
+	int series;		/* a series' timing and CPU */
+};
 
 /* The kernel's figures of a live process, or empty cells for the rest. */
 static void proc_cells(const struct proc_stats *st, struct cell *out)
@@ -59,74 +88,97 @@ static void proc_cells(const struct proc_stats *st, struct cell *out)
 	out[4] = cell_str(st->command);
 }
 
-/* The figures as one row for algorithm number @a. */
+/* The columns of a run's summary, in @cols: how many. */
+static size_t summary_columns(const struct summary_shape *sh, struct column *cols)
+{
+	size_t n = 0;
+
+	cols[n++] = summary_cols[0];
+	if (sh->command)
+		cols[n++] = command_col;
+	for (size_t i = 1; i < NCOLS; i++)
+		cols[n++] = summary_cols[i];
+	for (size_t i = 0; sh->procs && i < NPROC; i++)
+		cols[n++] = proc_cols[i];
+	for (size_t i = 0; sh->series && i < NSERIES; i++)
+		cols[n++] = series_cols[i];
+	cols[n++] = freed_col;
+	return n;
+}
+
+/* The figures as one row for algorithm number @a, in summary_columns()'s
+ * order. */
 static void summary_row(const struct writer *w, const struct scope_copy *in,
-			const struct algo *algo, size_t a, int procs, int series)
+			const struct algo *algo, size_t a,
+			const struct summary_shape *sh)
 {
 	const struct figures *f = &in->f;
 	double secs = f->seconds[a];
 	/* Speed of the pages really hashed: zero pages' digests are known. */
 	double mib = (double)f->hashed_pages * PAGE_BYTES / (1024.0 * 1024.0);
-	size_t last = NCOLS + (procs ? NPROC : 0) + (series ? NSERIES : 0);
-	struct cell row[NCOLS + NPROC + NSERIES + 1] = {
-		cell_str(in->name),
-		cell_str(in->format),
-		cell_str(algo->name),
-		cell_uint(f->pages),
-		cell_uint(f->zero_pages),
-		cell_uint(f->distinct_pages),
-		cell_real(f->duplicate_ratio, 6),
-		cell_uint(f->pages_shared),
-		cell_uint(f->pages_sharing),
-		cell_uint(f->ksm_zero_pages),
-		cell_uint(f->saved_bytes),
-		cell_real(f->saved_percent, 4),
-		cell_int(f->general_profit),
-		cell_uint(f->collisions[a]),
-		cell_real(f->expected_collisions[a], -1),
-		cell_real(secs > 0 ? mib / secs : 0.0, 1),
-		cell_real(f->hashed_pages ? secs * 1e9 / (double)f->hashed_pages : 0.0, 1),
-		cell_str(scope_status_label(in->status, f)),
-	};
+	char status[300];
+	struct cell row[ROW_MAX];
+	size_t n = 0;
 
-	if (procs)
-		proc_cells(&in->proc, row + NCOLS);
-	if (series) {
-		struct cell *at = row + NCOLS + (procs ? NPROC : 0);
-
-		at[0] = cell_real(in->seconds_to_90, 3);
-		at[1] = cell_real(in->cpu_mean, 4);
-		at[2] = cell_real(in->cpu_peak, 4);
+	row[n++] = cell_str(in->name);
+	if (sh->command)
+		row[n++] = cell_str(in->proc.command);
+	row[n++] = cell_str(in->format);
+	row[n++] = cell_str(algo->name);
+	row[n++] = cell_uint(f->pages);
+	row[n++] = cell_uint(f->zero_pages);
+	row[n++] = cell_uint(f->distinct_pages);
+	row[n++] = cell_real(f->duplicate_ratio, 6);
+	row[n++] = cell_uint(f->pages_shared);
+	row[n++] = cell_uint(f->pages_sharing);
+	row[n++] = cell_uint(f->ksm_zero_pages);
+	row[n++] = cell_uint(f->saved_bytes);
+	row[n++] = cell_real(f->saved_percent, 4);
+	row[n++] = cell_int(f->general_profit);
+	row[n++] = cell_uint(f->collisions[a]);
+	row[n++] = cell_real(f->expected_collisions[a], -1);
+	row[n++] = cell_real(secs > 0 ? mib / secs : 0.0, 1);
+	row[n++] = cell_real(f->hashed_pages ? secs * 1e9 / (double)f->hashed_pages : 0.0, 1);
+	row[n++] = cell_str(scope_status_label(in->status, f));
+	row[n++] = cell_str(status_why(in, status, sizeof(status)));
+	if (sh->procs) {
+		proc_cells(&in->proc, row + n);
+		n += NPROC;
 	}
-	row[last] = cell_uint(f->freed_bytes);
+	if (sh->series) {
+		row[n++] = cell_real(in->seconds_to_90, 3);
+		row[n++] = cell_real(in->cpu_mean, 4);
+		row[n++] = cell_real(in->cpu_peak, 4);
+	}
+	row[n++] = cell_uint(f->freed_bytes);
 	w->row(w, row);
 }
 
 static void summary_print(struct sink *sk)
 {
 	struct scope_sink *s = (struct scope_sink *)sk;
-	const struct writer *w = s->r.rs->out;
-	const struct scan_config *cfg = s->r.rs->scan;
-	int procs = any_process(cfg), series = s->nrows && s->rows[0].nsnaps;
-	size_t ncols = NCOLS + (procs ? NPROC : 0);
-	struct column cols[NCOLS + NPROC + NSERIES + 1];
+	const struct report_setup *rs = s->r.rs;
+	const struct writer *w = rs->out;
+	const struct scan_config *cfg = rs->scan;
+	int people = for_people(rs), series = s->nrows && s->rows[0].nsnaps;
+	struct summary_shape sh = { any_process(cfg), 0, series };
+	struct column cols[ROW_MAX];
+	size_t failed = 0;
 
-	if (for_people(s->r.rs)) {
-		summary_people(s->r.rs, s->rows, s->nrows);
-		return;
+	sh.command = people && sh.procs && !series;
+	w->begin(w, "summary", cols, summary_columns(&sh, cols), 0);
+	for (size_t i = 0; i < s->nrows; i++) {
+		failed += s->rows[i].status == SCOPE_FAILED;
+		for (size_t a = 0; a < (people ? 1 : cfg->nalgos); a++)
+			summary_row(w, &s->rows[i], cfg->algos[a], a, &sh);
 	}
-	memcpy(cols, summary_cols, sizeof(summary_cols));
-	memcpy(cols + NCOLS, proc_cols, sizeof(proc_cols));
-	if (series)
-		for (size_t k = 0; k < NSERIES; k++)
-			cols[ncols++] = series_cols[k];
-	cols[ncols++] = freed_col;
-	w->begin(w, "summary", cols, ncols, 0);
-	for (size_t i = 0; i < s->nrows; i++)
-		for (size_t a = 0; a < cfg->nalgos; a++)
-			summary_row(w, &s->rows[i], cfg->algos[a], a, procs, series);
-	summary_sentences(s->r.rs, s->rows, s->nrows);
+	/* For people, when nothing was read: each row keeps its status, and
+	 * sentences about KSM's figures of nothing would say nothing. */
+	if (!people || !s->nrows || failed < s->nrows)
+		summary_sentences(rs, s->rows, s->nrows);
 	w->end(w);
+	if (people && cfg->nalgos > 1)
+		summary_checksums(rs, s->rows, s->nrows);
 }
 
 static const struct sink_ops summary_ops = {

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The summary as people read it: one line per input within 80 columns (the
- * input's name shortened from the left), sizes in units of 1024, the
- * checksums' own figures apart when there are several, and sentences that
- * say what the saving is made of and that it is an upper bound.
+ * What people read with the summary's table: the status with its reason,
+ * the checksums' own figures apart when there are several, and sentences
+ * that say what the saving is made of and that it is an upper bound.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,29 +15,15 @@
 #include "../report.h"
 
 
-static const struct column people_cols[] = {
-	{ "input", 0, 0 }, { "memory", 0, 0 }, { "zero", 0, 0 },
-	{ "saved", 0, 0 }, { "saved%", 0, 0 }, { "status", 0, 0 },
-};
-
 static const struct column algo_cols[] = {
-	{ "input", 0, 0 }, { "algo", 0, 0 }, { "collisions", 0, 0 },
-	{ "expected", 0, 0 }, { "MiB/s", 0, 0 }, { "ns/page", 0, 0 },
-};
-
-/* With live processes, what each one is: its command name. */
-static const struct column process_cols[] = {
-	{ "input", 0, 0 }, { "command", 0, 0 }, { "memory", 0, 0 },
-	{ "zero", 0, 0 }, { "saved", 0, 0 }, { "saved%", 0, 0 },
-	{ "status", 0, 0 },
+	COL("input"), COL("algo"), COL("collisions"),
+	COL("expected"), COL("MiB/s"), COL("ns/page"),
 };
 
 /* More inputs than this: sentences for "*" and the groups only, so that a
  * whole host reads as one paragraph under its table. */
 #define SENTENCES_MAX 3
 
-#define NPEOPLE (sizeof(people_cols) / sizeof(people_cols[0]))
-#define NPROCESS (sizeof(process_cols) / sizeof(process_cols[0]))
 #define NALGO (sizeof(algo_cols) / sizeof(algo_cols[0]))
 
 /* @name in at most NAME_COLS columns. */
@@ -322,38 +307,22 @@ static void over_time(const struct writer *w, const struct scope_copy *in,
 
 /* One input's line of the table; a failed input says why instead. With
  * @procs, the command column follows the input's name. */
-static void people_row(const struct writer *w, const struct scope_copy *in,
-		       int procs)
+const char *status_why(const struct scope_copy *in, char *buf, size_t len)
 {
-	char name[128], status[300];
-	const struct figures *f = &in->f;
 	const char *why = in->status == SCOPE_FAILED ? in->why : NULL;
-	size_t len = strlen(in->name);
+	size_t n = strlen(in->name);
 
 	/* The message names the input, which the row does already. */
-	if (why && strncmp(why, in->name, len) == 0 && strncmp(why + len, ": ", 2) == 0)
-		why += len + 2;
-	snprintf(status, sizeof(status), "%s%s%s", scope_status_label(in->status, f),
+	if (why && strncmp(why, in->name, n) == 0 && strncmp(why + n, ": ", 2) == 0)
+		why += n + 2;
+	snprintf(buf, len, "%s%s%s", scope_status_label(in->status, &in->f),
 		 why ? ": " : "", why ? why : "");
-	struct cell row[NPEOPLE] = {
-		cell_str(shorten(in->name, name, sizeof(name))),
-		cell_bytes(f->pages * PAGE_BYTES), cell_bytes(f->zero_pages * PAGE_BYTES),
-		cell_bytes(f->saved_bytes), cell_real(f->saved_percent, 1),
-		cell_str(status),
-	};
-	struct cell prow[NPROCESS] = { row[0], cell_str(in->proc.command) };
-
-	if (!procs) {
-		w->row(w, row);
-		return;
-	}
-	memcpy(prow + 2, row + 1, (NPEOPLE - 1) * sizeof(*row));
-	w->row(w, prow);
+	return buf;
 }
 
 /* The checksums apart: one line per input and algorithm. */
-static void checksums(const struct report_setup *rs, const struct scope_copy *rows,
-		      size_t n)
+void summary_checksums(const struct report_setup *rs,
+		       const struct scope_copy *rows, size_t n)
 {
 	const struct writer *w = rs->out;
 	const struct scan_config *cfg = rs->scan;
@@ -413,29 +382,4 @@ void summary_sentences(const struct report_setup *rs,
 	w->note(w, "KSM merges only memory that is marked MADV_MERGEABLE, or all of "
 		"a process after prctl(PR_SET_MEMORY_MERGE): these savings are "
 		"upper bounds. -l shows every figure.");
-}
-
-void summary_people(const struct report_setup *rs, const struct scope_copy *rows,
-		    size_t n)
-{
-	const struct writer *w = rs->out;
-
-	int procs = any_process(rs->scan) && !(n && rows[0].nsnaps);
-	size_t failed = 0;
-
-	for (size_t i = 0; i < n; i++)
-		failed += rows[i].status == SCOPE_FAILED;
-	if (procs)
-		w->begin(w, "summary", process_cols, NPROCESS, 0);
-	else
-		w->begin(w, "summary", people_cols, NPEOPLE, 0);
-	for (size_t i = 0; i < n; i++)
-		people_row(w, &rows[i], procs);
-	/* Nothing was read: each row keeps its status, and sentences about
-	 * KSM's figures of nothing would say nothing. */
-	if (!n || failed < n)
-		summary_sentences(rs, rows, n);
-	w->end(w);
-	if (rs->scan->nalgos > 1)
-		checksums(rs, rows, n);
 }

@@ -12,6 +12,7 @@
 #include "../../host/doctor.h"
 #include "../../host/ksm.h"
 #include "../../host/units.h"
+#include "../../util/text.h"
 #include "../../util/util.h"
 #include "../report.h"
 
@@ -48,8 +49,9 @@ static const char vmm_shared_fix[] =
 	"shared=on; KSM never merges it: use share=off where nothing needs it";
 
 static const struct column doctor_cols[] = {
-	{ "input", 0, 0 }, { "reason", 0, 0 }, { "pages", 0, 0 },
-	{ "bytes", 0, 0 }, { "fix", 0, 0 },
+	{ "input", 0, 0, { .cut = NAME_COLS } }, COL("reason"), COL("pages"),
+	/* people read the fixes in notes under the table */
+	COL("bytes"), COL_F("fix", COL_NOT_PEOPLE),
 };
 
 #define NCOLS (sizeof(doctor_cols) / sizeof(doctor_cols[0]))
@@ -153,16 +155,14 @@ static void doctor_print(struct sink *sk)
 	struct doctor *s = (struct doctor *)sk;
 	const struct writer *w = s->r.rs->out;
 	int people = for_people(s->r.rs), used[DOCTOR_REASONS] = { 0 }, vmm = 0;
-	size_t ncols = people ? NCOLS - 1 : NCOLS, shown = 0;
+	size_t shown = 0;
 
-	w->begin(w, "doctor", doctor_cols, ncols, 0);
+	w->begin(w, "doctor", doctor_cols, NCOLS, 0);
 	for (size_t i = 0; i < s->nrows; i++)
 		for (int k = 0; k < DOCTOR_REASONS; k++) {
 			const struct doctor_row *row = &s->rows[i];
-			char name[128];
 			struct cell c[NCOLS] = {
-				cell_str(people_name(s->r.rs, row->name, name,
-						     sizeof(name))),
+				cell_str(row->name),
 				cell_str(reason_names[k]),
 				cell_uint(row->d.pages[k]),
 				cell_bytes(row->d.pages[k] * PAGE_BYTES),

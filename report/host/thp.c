@@ -14,24 +14,22 @@
 
 #include "../../host/memory.h"
 #include "../../scan/pagerec.h"
+#include "../../util/text.h"
 #include "../../util/util.h"
 #include "../report.h"
 
 /* A huge page is 2 MiB: the address's bits above 21 name it. */
 #define HUGE_SHIFT 21
 
+/* People read the same figures under shorter names, within 80 columns. */
 static const struct column thp_cols[] = {
-	{ "input", 0, 0 }, { "huge_pages", 0, 0 }, { "huge_pages_split", 0, 0 },
-	{ "saved_bytes", 0, 0 }, { "saved_bytes_without_split", 0, 0 },
+	{ "input", 0, 0, { .cut = NAME_COLS } }, COL("huge_pages"),
+	{ "huge_pages_split", 0, 0, { .name = "split" } },
+	{ "saved_bytes", 0, 0, { .name = "saved" } },
+	{ "saved_bytes_without_split", 0, 0, { .name = "saved_no_split" } },
 };
 
 #define NCOLS (sizeof(thp_cols) / sizeof(thp_cols[0]))
-
-/* The same for people, within 80 columns. */
-static const struct column people_cols[] = {
-	{ "input", 0, 0 }, { "huge_pages", 0, 0 }, { "split", 0, 0 },
-	{ "saved", 0, 0 }, { "saved_no_split", 0, 0 },
-};
 
 struct thp_row {
 	const char *name;
@@ -152,12 +150,11 @@ static void thp_print(struct sink *sk)
 	struct thp *s = (struct thp *)sk;
 	const struct writer *w = s->b.r.rs->out;
 
-	w->begin(w, "thp", for_people(s->b.r.rs) ? people_cols : thp_cols, NCOLS, 0);
+	w->begin(w, "thp", thp_cols, NCOLS, 0);
 	for (size_t i = 0; i < s->nrows; i++) {
 		const struct thp_row *r = &s->rows[i];
-		char name[128];
 		struct cell c[NCOLS] = {
-			cell_str(people_name(s->b.r.rs, r->name, name, sizeof(name))),
+			cell_str(r->name),
 			cell_uint(r->huge),
 			r->known ? cell_uint(r->split) : cell_str(""),
 			cell_bytes(r->saved),

@@ -17,34 +17,37 @@
 #include "../../util/util.h"
 #include "../report.h"
 
+#define YES_NO(n) { .name = n, .no = "no", .yes = "yes" }
 static const struct column advise_cols[] = {
-	{ "input", 0, 0 }, { "policy", 0, 0 }, { "pages_to_scan", 0, 0 },
-	{ "sleep_ms", 0, 0 }, { "seconds_to_target", 0, 0 },
-	{ "ksmd_cpu_percent_mean", 0, 0 }, { "reaches_target", 0, 0 },
-	{ "apply", 0, 0 },
+	{ "input", 0, COL_NOT_PEOPLE, { 0 } },
+	{ "policy", 0, COL_NOT_PEOPLE, { 0 } },
+	/* for people: the policy with the advisor's knobs */
+	{ "policy_settings", 0, COL_PEOPLE_ONLY, { .name = "policy" } },
+	{ "pages_to_scan", 0, 0, { .name = "pages" } },
+	{ "sleep_ms", 0, 0, { .name = "sleep ms" } },
+	{ "seconds_to_target", 0, 0,
+	  { .name = "to target s", .decimals = DECIMALS(0), .nan = "never" } },
+	{ "ksmd_cpu_percent_mean", 0, 0, { .name = "cpu%", .decimals = DECIMALS(2) } },
+	{ "reaches_target", 0, 0, YES_NO("reaches") },
+	{ "apply", 0, COL_NOT_PEOPLE, { 0 } },
 	/* beyond the contract: whether it is within --max-cpu, how much of
 	 * the target saving it had by the target time, the advisor's knobs
 	 * (NaN on fixed rows), the next cheaper setting the search tried,
 	 * which does not reach the target (pages_to_scan on fixed rows,
 	 * advisor_target_scan_time on the advisor's; NaN if none), and the
 	 * replays the search ran for the row */
-	{ "within_max_cpu", 0, 0 }, { "reached_percent", 0, 0 },
-	{ "advisor_target_scan_time", 0, 0 }, { "advisor_max_cpu", 0, 0 },
-	{ "next_cheaper_tried", 0, 0 }, { "replays", 0, 0 },
+	{ "within_max_cpu", 0, 0, YES_NO("in cpu") },
+	{ "reached_percent", 0, 0, { .name = "reached%", .decimals = DECIMALS(1) } },
+	{ "advisor_target_scan_time", 0, COL_NOT_PEOPLE, { 0 } },
+	{ "advisor_max_cpu", 0, COL_NOT_PEOPLE, { 0 } },
+	{ "next_cheaper_tried", 0, COL_NOT_PEOPLE, { 0 } },
+	{ "replays", 0, COL_NOT_PEOPLE, { 0 } },
 	/* ksmd's CPU at its busiest to the target time, as the other reports
 	 * give it (ksmd_cpu_peak()) */
-	{ "ksmd_cpu_percent_peak", 0, 0 },
+	{ "ksmd_cpu_percent_peak", 0, COL_NOT_PEOPLE, { 0 } },
 };
 
 #define NCOLS (sizeof(advise_cols) / sizeof(advise_cols[0]))
-
-static const struct column people_cols[] = {
-	{ "policy", 0, 0 }, { "pages", 0, 0 }, { "sleep ms", 0, 0 },
-	{ "to target s", 0, 0 }, { "cpu%", 0, 0 }, { "reaches", 0, 0 },
-	{ "in cpu", 0, 0 }, { "reached%", 0, 0 },
-};
-
-#define NPEOPLE (sizeof(people_cols) / sizeof(people_cols[0]))
 
 /* The kernel's sleep_millisecs when nothing set it. */
 #define DEFAULT_SLEEP_MS 20
@@ -199,43 +202,32 @@ static struct cell maybe(uint64_t u)
 }
 
 static void advice_row(const struct advise *v, const struct writer *w,
-		       const struct advice *a, int people)
+		       const struct advice *a)
 {
 	char apply[600], policy[40];
 	int within = a->reaches && a->cpu_mean <= v->target.max_cpu;
 	int adv = a->policy == POLICY_ADVISOR;
 
 	apply_lines(a, apply, sizeof(apply));
+	if (adv)
+		snprintf(policy, sizeof(policy), "advisor %llus %llu%%",
+			 (unsigned long long)a->advisor.target_scan_time,
+			 (unsigned long long)a->advisor.max_cpu);
+	else
+		snprintf(policy, sizeof(policy), "fixed");
 	struct cell row[NCOLS] = {
 		cell_str(v->name), cell_str(policy_name(a->policy)),
-		cell_uint(a->pages_to_scan), cell_uint(a->sleep_ms),
-		cell_real(a->seconds_to_target, people ? 0 : 3),
-		cell_real(a->cpu_mean, people ? 2 : 4), cell_uint((uint64_t)a->reaches),
+		cell_str(policy), cell_uint(a->pages_to_scan),
+		cell_uint(a->sleep_ms), cell_real(a->seconds_to_target, 3),
+		cell_real(a->cpu_mean, 4), cell_uint((uint64_t)a->reaches),
 		cell_str(apply), cell_uint((uint64_t)within),
-		cell_real(100 * a->reached, people ? 1 : 3),
+		cell_real(100 * a->reached, 3),
 		maybe(adv ? a->advisor.target_scan_time : 0),
 		maybe(adv ? a->advisor.max_cpu : 0), maybe(a->cheaper),
-		cell_uint(a->replays), cell_real(a->cpu_peak, people ? 2 : 4),
+		cell_uint(a->replays), cell_real(a->cpu_peak, 4),
 	};
 
-	if (people) {
-		if (adv)
-			snprintf(policy, sizeof(policy), "advisor %llus %llu%%",
-				 (unsigned long long)a->advisor.target_scan_time,
-				 (unsigned long long)a->advisor.max_cpu);
-		else
-			snprintf(policy, sizeof(policy), "fixed");
-		struct cell short_row[NPEOPLE] = {
-			cell_str(policy), row[2], row[3],
-			a->reaches ? row[4] : cell_str("never"), row[5],
-			cell_str(a->reaches ? "yes" : "no"),
-			cell_str(within ? "yes" : "no"), row[9],
-		};
-
-		w->row(w, short_row);
-	} else {
-		w->row(w, row);
-	}
+	w->row(w, row);
 }
 
 /* The best row of a policy (the rows are in order), or NULL. */
@@ -357,7 +349,7 @@ static void sentences(const struct advise *v, const struct writer *w)
 static void settings_print(const struct advise *v, const struct writer *w)
 {
 	static const struct column cols[] = {
-		{ "setting", 0, 0 }, { "value", 0, 0 },
+		COL("setting"), COL("value"),
 	};
 	struct setting set[SETTINGS_MAX];
 	const struct advice *a = &v->rows[0];
@@ -394,10 +386,9 @@ static void advise_print(struct sink *sk)
 		settings_print(v, w);
 		return;
 	}
-	report_begin(w, "advise", people, advise_cols, NCOLS, people_cols,
-		     NPEOPLE);
+	w->begin(w, "advise", advise_cols, NCOLS, 0);
 	for (size_t i = 0; i < v->n; i++)
-		advice_row(v, w, &v->rows[i], people);
+		advice_row(v, w, &v->rows[i]);
 	if (people && v->n)
 		sentences(v, w);
 	hz_note(v->r.rs);

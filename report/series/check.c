@@ -11,42 +11,28 @@
 #include "../report.h"
 
 static const struct column check_cols[] = {
-	{ "input", 0, 0 }, { "figure", 0, 0 }, { "forecast", 0, 0 },
-	{ "actual", 0, 0 }, { "error_percent", 0, 0 },
+	{ "input", 0, 0, { 0 } }, { "figure", 0, 0, { 0 } },
+	{ "forecast", 0, 0, { 0 } },
+	{ "actual", 0, 0, { .nan = "gone" } },
+	{ "error_percent", 0, 0, { .name = "error %", .decimals = DECIMALS(1) } },
 	/* beyond the contract: the forecast's full scan compared with, and
 	 * whether the row is within the tolerance */
-	{ "scan", 0, 0 }, { "within_tolerance", 0, 0 },
+	{ "scan", 0, COL_NOT_PEOPLE, { 0 } },
+	{ "within_tolerance", 0, 0, { .name = "within", .no = "no", .yes = "yes" } },
 };
 
 #define NCOLS (sizeof(check_cols) / sizeof(check_cols[0]))
 
-static const struct column people_cols[] = {
-	{ "input", 0, 0 }, { "figure", 0, 0 }, { "forecast", 0, 0 },
-	{ "actual", 0, 0 }, { "error %", 0, 0 }, { "within", 0, 0 },
-};
-
-#define NPEOPLE (sizeof(people_cols) / sizeof(people_cols[0]))
-
-/* One row, in the writer's columns. */
-static void row(const struct writer *w, int people, const struct check_row *r)
+/* One row. */
+static void row(const struct writer *w, const struct check_row *r)
 {
 	struct cell cells[NCOLS] = {
 		cell_str(r->input), cell_str(r->figure), cell_real(r->forecast, 0),
-		cell_real(r->actual, 0), cell_real(r->error, people ? 1 : 3),
+		cell_real(r->actual, 0), cell_real(r->error, 3),
 		cell_uint(r->scan), cell_uint((uint64_t)r->within),
 	};
 
-	if (people) {
-		struct cell short_row[NPEOPLE] = {
-			cells[0], cells[1], cells[2],
-			isnan(r->actual) ? cell_str("gone") : cells[3],
-			cells[4], cell_str(r->within ? "yes" : "no"),
-		};
-
-		w->row(w, short_row);
-	} else {
-		w->row(w, cells);
-	}
+	w->row(w, cells);
 }
 
 /* What a person reads under the table. */
@@ -82,10 +68,9 @@ static void sentences(const struct writer *w, const struct check_result *c)
 void check_report(const struct writer *w, const struct check_result *c,
 		  int people)
 {
-	report_begin(w, "check", people, check_cols, NCOLS, people_cols,
-		     NPEOPLE);
+	w->begin(w, "check", check_cols, NCOLS, 0);
 	for (size_t i = 0; i < c->nrows; i++)
-		row(w, people, &c->rows[i]);
+		row(w, &c->rows[i]);
 	if (people)
 		sentences(w, c);
 	w->end(w);

@@ -13,26 +13,24 @@
 #include "../../util/util.h"
 #include "../report.h"
 
+/* People read short names, whole seconds, sizes in units of 1024. */
+#define SECONDS(n) { .name = n, .decimals = DECIMALS(0), .nan = "never" }
+#define SAVED(n) { .name = n, .nan = "?" }
 static const struct column policies_cols[] = {
-	{ "input", 0, 0 }, { "policy", 0, 0 }, { "seconds_to_start", 0, 0 },
-	{ "seconds_to_50_percent", 0, 0 }, { "seconds_to_90_percent", 0, 0 },
-	{ "saved_bytes_1h", 0, 0 }, { "saved_bytes_6h", 0, 0 },
-	{ "saved_bytes_24h", 0, 0 }, { "ksmd_cpu_percent_mean", 0, 0 },
-	{ "ksmd_cpu_percent_peak", 0, 0 }, { "final_pages_to_scan", 0, 0 },
-	{ "final_sleep_ms", 0, 0 },
+	{ "input", 0, COL_NOT_PEOPLE, { 0 } }, { "policy", 0, 0, { 0 } },
+	{ "seconds_to_start", 0, 0, SECONDS("start") },
+	{ "seconds_to_50_percent", 0, 0, SECONDS("50%") },
+	{ "seconds_to_90_percent", 0, 0, SECONDS("90%") },
+	{ "saved_bytes_1h", 0, 0, SAVED("1h") },
+	{ "saved_bytes_6h", 0, 0, SAVED("6h") },
+	{ "saved_bytes_24h", 0, 0, SAVED("24h") },
+	{ "ksmd_cpu_percent_mean", 0, 0, { .name = "cpu%", .decimals = DECIMALS(2) } },
+	{ "ksmd_cpu_percent_peak", 0, 0, { .name = "peak%", .decimals = DECIMALS(2) } },
+	{ "final_pages_to_scan", 0, 0, { .name = "pages" } },
+	{ "final_sleep_ms", 0, 0, { .name = "sleep" } },
 };
 
 #define NCOLS (sizeof(policies_cols) / sizeof(policies_cols[0]))
-
-/* For people: short names, whole seconds, sizes in units of 1024. */
-static const struct column people_cols[] = {
-	{ "policy", 0, 0 }, { "start", 0, 0 }, { "50%", 0, 0 },
-	{ "90%", 0, 0 }, { "1h", 0, 0 }, { "6h", 0, 0 },
-	{ "24h", 0, 0 }, { "cpu%", 0, 0 }, { "peak%", 0, 0 },
-	{ "pages", 0, 0 }, { "sleep", 0, 0 },
-};
-
-#define NPEOPLE (sizeof(people_cols) / sizeof(people_cols[0]))
 
 struct policy_line {
 	enum policy policy;
@@ -70,39 +68,25 @@ static void policies_series(struct sink *sk, const struct series_result *r)
 }
 
 /* A size that may be unknown (NaN). */
-static struct cell maybe_bytes(double b, int people)
+static struct cell maybe_bytes(double b)
 {
-	if (isnan(b))
-		return people ? cell_str("?") : cell_real(NAN, 0);
-	return cell_bytes((uint64_t)b);
-}
-
-/* A time that may never come (NaN). */
-static struct cell maybe_seconds(double s, int people)
-{
-	if (isnan(s) && people)
-		return cell_str("never");
-	return cell_real(s, people ? 0 : 3);
+	return isnan(b) ? cell_real(NAN, 0) : cell_bytes((uint64_t)b);
 }
 
 static void line_row(const struct policies *p, const struct writer *w,
-		     const struct policy_line *l, int people)
+		     const struct policy_line *l)
 {
 	const struct replay_figures *f = &l->f;
 	struct cell row[NCOLS] = {
 		cell_str(p->name), cell_str(policy_name(l->policy)),
-		maybe_seconds(f->seconds_to_start, people),
-		maybe_seconds(f->seconds_to_50, people),
-		maybe_seconds(f->seconds_to_90, people),
-		maybe_bytes(f->saved_bytes[0], people),
-		maybe_bytes(f->saved_bytes[1], people),
-		maybe_bytes(f->saved_bytes[2], people),
-		cell_real(f->cpu_mean, people ? 2 : 4),
-		cell_real(f->cpu_peak, people ? 2 : 4),
+		cell_real(f->seconds_to_start, 3), cell_real(f->seconds_to_50, 3),
+		cell_real(f->seconds_to_90, 3), maybe_bytes(f->saved_bytes[0]),
+		maybe_bytes(f->saved_bytes[1]), maybe_bytes(f->saved_bytes[2]),
+		cell_real(f->cpu_mean, 4), cell_real(f->cpu_peak, 4),
 		cell_uint(f->pages_to_scan), cell_uint(f->sleep_ms),
 	};
 
-	w->row(w, people ? row + 1 : row);
+	w->row(w, row);
 }
 
 /* What a person reads under the table. */
@@ -137,10 +121,9 @@ static void policies_print(struct sink *sk)
 	const struct writer *w = p->r.rs->out;
 	int people = for_people(p->r.rs);
 
-	report_begin(w, "policies", people, policies_cols, NCOLS, people_cols,
-		     NPEOPLE);
+	w->begin(w, "policies", policies_cols, NCOLS, 0);
 	for (size_t k = 0; k < p->nlines; k++)
-		line_row(p, w, &p->lines[k], people);
+		line_row(p, w, &p->lines[k]);
 	if (people && p->nlines)
 		sentences(p, w);
 	hz_note(p->r.rs);

@@ -15,23 +15,21 @@
 #include "../../util/util.h"
 #include "../report.h"
 
+/* People read the figures under short names, the scan in a note. */
 static const struct column processes_cols[] = {
-	{ "input", 0, 0 }, { "pid", 0, 0 }, { "start_time", 0, 0 },
-	{ "command", 0, 0 }, { "scan", 0, 0 }, { "seconds", 0, 0 },
-	{ "ksm_rmap_items", 0, 0 }, { "ksm_merging_pages", 0, 0 },
-	{ "ksm_zero_pages", 0, 0 }, { "ksm_process_profit", 0, 0 },
-	{ "frames", 0, 0 }, { "fork_shared_pages", 0, 0 },
+	{ "input", 0, 0, { 0 } }, { "pid", 0, COL_NOT_PEOPLE, { 0 } },
+	{ "start_time", 0, COL_NOT_PEOPLE, { 0 } }, { "command", 0, 0, { 0 } },
+	{ "scan", 0, COL_NOT_PEOPLE, { 0 } },
+	{ "seconds", 0, COL_NOT_PEOPLE, { 0 } },
+	{ "ksm_rmap_items", 0, 0, { .name = "tracked" } },
+	{ "ksm_merging_pages", 0, 0, { .name = "merged" } },
+	{ "ksm_zero_pages", 0, 0, { .name = "zero" } },
+	{ "ksm_process_profit", 0, 0, { .name = "profit" } },
+	{ "frames", 0, COL_NOT_PEOPLE, { 0 } },
+	{ "fork_shared_pages", 0, COL_NOT_PEOPLE, { 0 } },
 };
 
 #define NCOLS (sizeof(processes_cols) / sizeof(processes_cols[0]))
-
-/* For people: the figures under short names, the scan in a note. */
-static const struct column people_cols[] = {
-	{ "input", 0, 0 }, { "command", 0, 0 }, { "tracked", 0, 0 },
-	{ "merged", 0, 0 }, { "zero", 0, 0 }, { "profit", 0, 0 },
-};
-
-#define NPEOPLE (sizeof(people_cols) / sizeof(people_cols[0]))
 
 /* One process's row, kept past the series() call. */
 struct process_row {
@@ -96,8 +94,7 @@ static void processes_print(struct sink *sk)
 	const struct writer *w = v->r.rs->out;
 	int people = for_people(v->r.rs);
 
-	report_begin(w, "processes", people, processes_cols, NCOLS, people_cols,
-		     NPEOPLE);
+	w->begin(w, "processes", processes_cols, NCOLS, 0);
 	for (size_t i = 0; i < v->nrows; i++) {
 		const struct process_row *p = &v->rows[i];
 		struct cell row[NCOLS] = {
@@ -111,11 +108,8 @@ static void processes_print(struct sink *sk)
 			p->framed ? cell_uint(p->frames) : cell_str(""),
 			p->framed ? cell_uint(p->fork_shared) : cell_str(""),
 		};
-		struct cell short_row[NPEOPLE] = {
-			row[0], row[3], row[6], row[7], row[8], row[9],
-		};
 
-		w->row(w, people ? short_row : row);
+		w->row(w, row);
 	}
 	if (people && v->nrows)
 		sentence(v, w);

@@ -11,37 +11,38 @@
 #include "../../util/util.h"
 #include "../report.h"
 
+/* People read the counters under short names, the saving in units of 1024
+ * and the time to the hundredth, within 80 columns (-l: every column). */
 static const struct column timeline_cols[] = {
-	{ "input", 0, 0 }, { "scan", 0, 0 }, { "seconds", 0, 0 },
-	{ "pages_shared", 0, 0 }, { "pages_sharing", 0, 0 },
-	{ "pages_unshared", 0, 0 }, { "pages_volatile", 0, 0 },
-	{ "pages_skipped", 0, 0 }, { "ksm_zero_pages", 0, 0 },
-	{ "general_profit", 0, 0 }, { "ksmd_cpu_percent", 0, 0 },
+	{ "input", 0, COL_NOT_PEOPLE, { 0 } }, { "scan", 0, 0, { 0 } },
+	{ "seconds", 0, 0, { .decimals = DECIMALS(2) } },
+	{ "pages_shared", 0, 0, { .name = "shared" } },
+	{ "pages_sharing", 0, 0, { .name = "sharing" } },
+	{ "pages_unshared", 0, 0, { .name = "unshared" } },
+	{ "pages_volatile", 0, 0, { .name = "volatile" } },
+	{ "pages_skipped", 0, 0, { .name = "skipped" } },
+	{ "ksm_zero_pages", 0, 0, { .name = "zero" } },
+	/* for people: the pages saved (sharing and zero) as a size */
+	{ "saved", 0, COL_PEOPLE_ONLY, { .size = SIZE_PAGES } },
+	{ "general_profit", 0, COL_NOT_PEOPLE, { 0 } },
+	{ "ksmd_cpu_percent", 0, 0, { .name = "cpu%", .decimals = DECIMALS(2) } },
 	/* per full scan, to hold against /proc/vmstat cow_ksm and the
 	 * differences of pages_scanned and pages_skipped */
-	{ "cow_ksm", 0, 0 }, { "pages_scanned", 0, 0 },
-	{ "pages_skipped_scan", 0, 0 },
+	{ "cow_ksm", 0, COL_NOT_PEOPLE, { 0 } },
+	{ "pages_scanned", 0, COL_NOT_PEOPLE, { 0 } },
+	{ "pages_skipped_scan", 0, COL_NOT_PEOPLE, { 0 } },
 	/* ksmd's CPU from the start to the scan's end, as every report gives
 	 * it (ksmd_cpu_mean(), ksmd_cpu_peak()): pages at --page-cost, KSM
 	 * pages at --revisit-cost; ksmd_cpu_percent is the scan's own, from
 	 * this machine's checksum and memcmp speeds */
-	{ "ksmd_cpu_percent_mean", 0, 0 }, { "ksmd_cpu_percent_peak", 0, 0 },
+	{ "ksmd_cpu_percent_mean", 0, COL_NOT_PEOPLE, { 0 } },
+	{ "ksmd_cpu_percent_peak", 0, COL_NOT_PEOPLE, { 0 } },
 };
 
 #define NCOLS (sizeof(timeline_cols) / sizeof(timeline_cols[0]))
 
 struct timeline;
 
-/* For people: the counters under short names, the saving in units of 1024
- * and the time in whole seconds, within 80 columns (-l: every column). */
-static const struct column people_cols[] = {
-	{ "scan", 0, 0 }, { "seconds", 0, 0 }, { "shared", 0, 0 },
-	{ "sharing", 0, 0 }, { "unshared", 0, 0 }, { "volatile", 0, 0 },
-	{ "skipped", 0, 0 }, { "zero", 0, 0 }, { "saved", 0, 0 },
-	{ "cpu%", 0, 0 },
-};
-
-#define NPEOPLE (sizeof(people_cols) / sizeof(people_cols[0]))
 /* Rows a person is shown at most (see people_pick()). */
 #define PEOPLE_ROWS 16
 /* The curve: columns, and rows of eight levels each. */
@@ -104,7 +105,7 @@ static void denser_than_scans(const struct timeline *t, const struct writer *w)
 
 /* The column after ksmd_cpu_percent, where a policy other than fixed shows
  * the pages_to_scan it set. */
-#define POLICY_COL 11
+#define POLICY_COL 12
 
 /* The columns: with a policy, pages_to_scan after ksmd_cpu_percent. */
 static size_t columns(const struct timeline *t, struct column *cols)
@@ -113,7 +114,8 @@ static size_t columns(const struct timeline *t, struct column *cols)
 
 	for (size_t i = 0; i < NCOLS; i++) {
 		if (i == POLICY_COL && t->params.policy != POLICY_FIXED)
-			cols[n++] = (struct column){ "pages_to_scan", 0, 0 };
+			cols[n++] = (struct column){ "pages_to_scan", 0,
+						     COL_NOT_PEOPLE, { 0 } };
 		cols[n++] = timeline_cols[i];
 	}
 	return n;
@@ -127,6 +129,7 @@ static void timeline_row(const struct timeline *t, const struct writer *w,
 		cell_uint(r->pages_shared), cell_uint(r->pages_sharing),
 		cell_uint(r->pages_unshared), cell_uint(r->pages_volatile),
 		cell_uint(r->pages_skipped), cell_uint(r->ksm_zero_pages),
+		cell_uint(r->pages_sharing + r->ksm_zero_pages),
 		cell_int(r->general_profit), cell_real(r->cpu_percent, 3),
 		cell_uint(r->cow_ksm), cell_uint(r->visited),
 		cell_uint(r->skipped_scan), cell_real(ksmd_cpu_mean(c), 4),
@@ -138,20 +141,6 @@ static void timeline_row(const struct timeline *t, const struct writer *w,
 			(NCOLS - POLICY_COL) * sizeof(*row));
 		row[POLICY_COL] = cell_uint(r->pages_to_scan);
 	}
-	w->row(w, row);
-}
-
-static void people_row(const struct writer *w, const struct timeline_row *r)
-{
-	struct cell row[NPEOPLE] = {
-		cell_uint(r->scan), cell_real(r->seconds, 2), cell_uint(r->pages_shared),
-		cell_uint(r->pages_sharing), cell_uint(r->pages_unshared),
-		cell_uint(r->pages_volatile), cell_uint(r->pages_skipped),
-		cell_uint(r->ksm_zero_pages),
-		cell_bytes((r->pages_sharing + r->ksm_zero_pages) * PAGE_BYTES),
-		cell_real(r->cpu_percent, 2),
-	};
-
 	w->row(w, row);
 }
 
@@ -286,13 +275,10 @@ static void timeline_print(struct sink *sk)
 	struct column cols[NCOLS + 1];
 	struct ksmd_cpu cpu = { 0 };
 
-	report_begin(w, "timeline", people, cols, columns(t, cols), people_cols,
-		     NPEOPLE);
+	w->begin(w, "timeline", cols, columns(t, cols), 0);
 	for (size_t i = 0; i < t->nrows; i++) {
 		ksmd_cpu_add(&cpu, &t->rows[i]);
-		if (people && pick[i])
-			people_row(w, &t->rows[i]);
-		else if (!people)
+		if (!people || pick[i])
 			timeline_row(t, w, &t->rows[i], &cpu);
 	}
 	if (people && t->nrows) {

@@ -11,9 +11,9 @@
 #include "../report.h"
 
 static const struct column volatility_cols[] = {
-	{ "input", 0, 0 }, { "from", 0, 0 }, { "to", 0, 0 }, { "pages", 0, 0 },
-	{ "unchanged_pages", 0, COL_DROP }, { "changed_pages", 0, 0 },
-	{ "new_pages", 0, 0 }, { "gone_pages", 0, COL_DROP }, { "merges_broken", 0, 0 },
+	COL("input"), COL("from"), COL("to"), COL("pages"),
+	COL_F("unchanged_pages", COL_DROP), COL("changed_pages"),
+	COL("new_pages"), COL_F("gone_pages", COL_DROP), COL("merges_broken"),
 };
 
 #define NCOLS (sizeof(volatility_cols) / sizeof(volatility_cols[0]))

@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* Cell constructors, the writer table and the final check of standard output. */
+/*
+ * Cell constructors, what a table for people makes of a cell (its column's
+ * people view), the writer table and the final check of standard output.
+ */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../util/page.h"
+#include "../../util/text.h"
 #include "../../util/util.h"
 #include "../report.h"
 #include "writers.h"
@@ -65,6 +71,34 @@ int cell_format(const struct cell *c, char *buf, size_t len)
 		return snprintf(buf, len, "0x%llx", (unsigned long long)c->u);
 	}
 	return snprintf(buf, len, "?");
+}
+
+int column_shown(const struct column *c, int table, int people)
+{
+	if (c->flags & COL_TABLE_ONLY)
+		return table;
+	if (c->flags & COL_PEOPLE_ONLY)
+		return table && people;
+	return !(people && (c->flags & COL_NOT_PEOPLE));
+}
+
+struct cell cell_for_people(const struct column *c, const struct cell *in,
+			    char *buf, size_t len)
+{
+	const struct people_view *v = &c->people;
+	struct cell out = *in;
+
+	if (in->kind == CELL_REAL && isnan(in->r) && v->nan)
+		return cell_str(v->nan);
+	if (in->kind == CELL_REAL && v->decimals)
+		out.prec = v->decimals - 1;
+	if (in->kind == CELL_UINT && v->yes && in->u <= 1)
+		return cell_str(in->u ? v->yes : v->no);
+	if (in->kind == CELL_UINT && v->size)
+		return cell_bytes(v->size == SIZE_PAGES ? in->u * PAGE_BYTES : in->u);
+	if (in->kind == CELL_STR && v->cut)
+		return cell_str(text_shorten(in->s, v->cut, buf, len));
+	return out;
 }
 
 static const struct writer *const writers[] = {

@@ -62,14 +62,18 @@ static void csv_begin(const struct writer *w, const char *report,
 		      const struct column *cols, size_t ncols, int stream)
 {
 	struct csv_state *c = w->state;
+	int first = 1;
 
 	(void)report;
 	(void)stream;
+
 	c->cols = cols;
 	c->ncols = ncols;
 	for (size_t i = 0; i < ncols; i++)
-		if (!(cols[i].flags & COL_TABLE_ONLY))
-			csv_field(cols[i].name, i == 0, 0);
+		if (column_shown(&cols[i], 0, 0)) {
+			csv_field(cols[i].name, first, 0);
+			first = 0;
+		}
 	fputs("\r\n", stdout);
 }
 
@@ -77,16 +81,18 @@ static void csv_row(const struct writer *w, const struct cell *cells)
 {
 	struct csv_state *c = w->state;
 	char buf[128];
+	int first = 1;
 
 	for (size_t i = 0; i < c->ncols; i++) {
-		if (c->cols[i].flags & COL_TABLE_ONLY)
+		if (!column_shown(&c->cols[i], 0, 0))
 			continue;
 		if (cells[i].kind == CELL_STR) {
-			csv_field(cells[i].s, i == 0, 1);
+			csv_field(cells[i].s, first, 1);
 		} else {
 			cell_format(&cells[i], buf, sizeof(buf));
-			csv_field(buf, i == 0, 0);
+			csv_field(buf, first, 0);
 		}
+		first = 0;
 	}
 	fputs("\r\n", stdout);
 }

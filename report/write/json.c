@@ -70,7 +70,7 @@ static void json_members(const struct column *cols, const struct cell *cells,
 	int first = 1;
 
 	for (size_t i = 0; i < ncols; i++) {
-		if (cols[i].flags & COL_TABLE_ONLY)
+		if (!column_shown(&cols[i], 0, 0))
 			continue;
 		if (!first)
 			fputs(", ", stdout);

@@ -122,7 +122,7 @@ static char *row_labels(struct om_state *o, const struct cell *cells)
 		const char *s = cells[i].s, *colon;
 		char num[64];
 
-		if ((o->cols[i].flags & COL_TABLE_ONLY) || is_number(&cells[i]))
+		if (!column_shown(&o->cols[i], 0, 0) || is_number(&cells[i]))
 			continue;
 		if (cells[i].kind == CELL_HEX) {
 			cell_format(&cells[i], num, sizeof(num));
@@ -215,7 +215,7 @@ static void family(struct om_state *o, size_t k, int numbered)
 
 	for (size_t r = 0; r < o->nrows && !any; r++)
 		any = is_number(&o->cells[r * o->ncols + k]);
-	if (!any || (o->cols[k].flags & COL_TABLE_ONLY))
+	if (!any || !column_shown(&o->cols[k], 0, 0))
 		return;
 	for (int line = 0; line < 2; line++) {
 		fputs(line ? "# TYPE " : "# HELP ", stdout);

@@ -14,8 +14,14 @@
 
 /* One output's state (struct writer's state): what used to be shared. */
 struct table_state {
-	const struct column *cols;
+	const struct column *cols;	/* the columns shown (the view's) */
 	size_t ncols;
+	/* The view of the report's columns this table shows (tab_view()): */
+	struct column *view;		/* ... the columns shown */
+	size_t *pick;			/* ... each one's column in the report's */
+	struct cell *cells_shown;	/* ... a row's cells in them */
+	char (*cut)[128];		/* ... room for names cut to fit */
+	int same;			/* ... every column, as it is */
 	int stream;
 	int reports;
 	char **cells;	/* held rows: ncols strings each */
@@ -215,10 +221,66 @@ static const char *tab_cell(const struct cell *c, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * The columns this table shows of a report's: for people (w->fit), each
+ * column's people view (its short name, the columns left out or added for
+ * people); with -l, all but those for people only. Returns how many.
+ */
+static size_t tab_view(struct table_state *t, int people,
+		       const struct column *cols, size_t ncols)
+{
+	size_t n = 0;
+
+	free(t->view);
+	free(t->pick);
+	free(t->cells_shown);
+	free(t->cut);
+	t->view = xcalloc(ncols + 1, sizeof(*t->view));
+	t->pick = xcalloc(ncols + 1, sizeof(*t->pick));
+	t->cells_shown = xcalloc(ncols + 1, sizeof(*t->cells_shown));
+	t->cut = xcalloc(ncols + 1, sizeof(*t->cut));
+	t->same = 1;
+	for (size_t i = 0; i < ncols; i++) {
+		const struct people_view *v = &cols[i].people;
+
+		if (!column_shown(&cols[i], 1, people)) {
+			t->same = 0;
+			continue;
+		}
+		t->pick[n] = i;
+		t->view[n] = cols[i];
+		if (people && v->name)
+			t->view[n].name = v->name;
+		if (people && (v->name || v->decimals || v->nan || v->yes ||
+			       v->size || v->cut))
+			t->same = 0;
+		n++;
+	}
+	return n;
+}
+
+/* A report's row in the columns this table shows. */
+static const struct cell *tab_view_row(struct table_state *t, int people,
+				       const struct cell *cells)
+{
+	if (t->same)
+		return cells;
+	for (size_t k = 0; k < t->ncols; k++) {
+		const struct cell *c = &cells[t->pick[k]];
+
+		t->cells_shown[k] = people ? cell_for_people(&t->view[k], c,
+							     t->cut[k],
+							     sizeof(t->cut[k])) : *c;
+	}
+	return t->cells_shown;
+}
+
 static void tab_begin(const struct writer *w, const char *report,
-		      const struct column *cols, size_t ncols, int stream)
+		      const struct column *all, size_t nall, int stream)
 {
 	struct table_state *t = w->state;
+	size_t ncols = tab_view(t, w->fit != 0, all, nall);
+	const struct column *cols = t->view;
 
 	(void)report;
 	t->fit_cols = w->fit;
@@ -265,9 +327,10 @@ static void tab_begin(const struct writer *w, const char *report,
 	}
 }
 
-static void tab_row(const struct writer *w, const struct cell *cells)
+static void tab_row(const struct writer *w, const struct cell *row)
 {
 	struct table_state *t = w->state;
+	const struct cell *cells = tab_view_row(t, w->fit != 0, row);
 	char buf[64];
 
 	if (t->stream && t->ncols <= TAB_STREAM_COLS) {
@@ -487,6 +550,17 @@ static void tab_finish(const struct writer *w)
 	t->notes = NULL;
 }
 
+static void tab_close(void *state)
+{
+	struct table_state *t = state;
+
+	free(t->view);
+	free(t->pick);
+	free(t->cells_shown);
+	free(t->cut);
+	free(t->left);
+}
+
 const struct writer table_writer = {
 	.name = "table",
 	.size = sizeof(struct table_state),
@@ -497,4 +571,5 @@ const struct writer table_writer = {
 	.end = tab_end,
 	.finish = tab_finish,
 	.params = writer_skip_params,
+	.close = tab_close,
 };
