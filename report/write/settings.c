@@ -40,11 +40,7 @@ static void word(const char *w)
 static void sh_begin(const struct writer *w, const char *report,
 		     const struct column *cols, size_t ncols, int stream)
 {
-	(void)w;
-	(void)report;
-	(void)cols;
-	(void)ncols;
-	(void)stream;
+	(void)w, (void)report, (void)cols, (void)ncols, (void)stream;
 	printf("#!/bin/sh\n"
 	       "# Run as root. KSM_SYSFS=DIR writes the files in DIR instead.\n"
 	       "set -eu\n"
@@ -64,11 +60,7 @@ static void sh_row(const struct writer *w, const struct cell *cells)
 static void tmpfiles_begin(const struct writer *w, const char *report,
 			   const struct column *cols, size_t ncols, int stream)
 {
-	(void)w;
-	(void)report;
-	(void)cols;
-	(void)ncols;
-	(void)stream;
+	(void)report, (void)cols, (void)ncols, (void)stream;
 	comment(w, "For /etc/tmpfiles.d/ksm.conf: systemd-tmpfiles writes these "
 		"at every boot.");
 }
