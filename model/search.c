@@ -5,8 +5,8 @@
  * advisor, advisor_mode=scan-time: that is one of the policies the search
  * tries, model/advisor.c.) More pages a wake-up never makes ksmd slower,
  * so for one sleep the fixed settings that reach a target by a time are those from
- * some pages_to_scan up: a bisection finds it, and the setting just below
- * it is one the search tried and saw fail. The scan-time advisor the same
+ * some pages_to_scan up: a search up from one page and a bisection find it,
+ * and the setting just below it is one the search tried and saw fail. The scan-time advisor the same
  * way, over advisor_target_scan_time at one advisor_max_cpu: a longer
  * target makes it slower, so the settings that reach the target are those
  * up to some target scan time.
@@ -129,21 +129,33 @@ static struct advice try_setting(struct search *se,
 
 /*
  * The fewest pages_to_scan at @sleep_ms that reach the target; the most
- * that helps is the whole memory in one wake-up. Each setting tried stops
- * once it reaches the target (a replay that does not is the whole one);
- * the one found is replayed to the target time for its figures.
+ * that helps is the whole memory in one wake-up. A setting that reaches
+ * the target stops there, one that does not runs to the target time: it
+ * costs its pages times its wake-ups. So the search gallops up from one
+ * page (1, 2, 4, ...: the settings that fail cost, all together, about
+ * the last one) to the first that reaches, then bisects between it and the
+ * one before; with more pages never slower, that is the fewest, as a
+ * bisection of the whole range would find, for a fraction of its failing
+ * replays. The one found is replayed to the target time for its figures.
  */
 static struct advice search_sleep(struct search *se,
 				  const struct replay_params *base,
 				  uint64_t sleep_ms)
 {
-	uint64_t lo = 0, hi = se->sr->naddr + 1;
-	struct advice best = try_setting(se, base, hi, sleep_ms, 1);
+	uint64_t lo = 0, hi = 1, top = se->sr->naddr + 1;
+	struct advice best = try_setting(se, base, top, sleep_ms, 1);
 	unsigned replays = 1;
 
 	if (!best.reaches)
 		return best;
-	while (hi - lo > 1) {	/* lo fails (0: nothing), hi reaches */
+	for (; hi < top; lo = hi, hi *= 2) {	/* lo fails (0: nothing) */
+		replays++;
+		if (try_setting(se, base, hi, sleep_ms, 1).reaches)
+			break;
+	}
+	if (hi > top)
+		hi = top;
+	while (hi - lo > 1) {	/* lo fails, hi reaches */
 		uint64_t mid = lo + (hi - lo) / 2;
 
 		replays++;

@@ -14,10 +14,14 @@ same, byte for byte, on
   (the skip ahead within each snapshot's time, the search stopping each
   setting once it reaches the target),
 - --write-rate (no shortcut may apply: the same rows too),
+and each fixed row of -r advise against an exhaustive count up from one
+page_to_scan on the plain replay's timelines: the fewest that reach,
 for -r advise with several targets and --max-cpu, -r timeline (all but
 ksmd_cpu_percent, which rests on this machine's measured checksum speed)
 and -r policies with the fixed policy and the advisor.
 """
+import csv
+import io
 import os
 import random
 import sys
@@ -147,6 +151,48 @@ def several_snapshots():
                  "ksmd_cpu_percent")
         same(["--series", "--interval=" + iv] + paths +
              ["-r", "policies", "--policy=fixed,advisor"], "%s policies" % name)
+
+
+def reaches(base, pages, sleep, seconds, want):
+    """Whether the plain replay at one fixed setting reaches @want pages
+    saved (sharing and zero pages) at a full scan's end by @seconds."""
+    r = run(base + ["-r", "timeline", "--pages-to-scan=%d" % pages,
+                    "--sleep-ms=%d" % sleep, "-o", "csv"])
+    rows = list(csv.DictReader(io.StringIO(r.out)))
+    return any(float(x["seconds"]) <= seconds and
+               int(x["pages_sharing"]) + int(x["ksm_zero_pages"]) >= max(want, 1)
+               for x in rows)
+
+
+@test("search")
+def fewest_pages():
+    """Each fixed row of -r advise is the fewest pages_to_scan that reaches
+    the target at its sleep, by an exhaustive count up from one page on
+    the plain replay's timelines (-r timeline at each setting: no search,
+    no shortcut), and the next cheaper setting it names is one fewer
+    (none below one page)."""
+    cases = (([write(tmp("few.raw"), pages_with(random.Random(5), 3000))],
+              "90%@1m", 60, 0.9),
+             (series("few3", 2000, 3, 0.1, 9), "50%@30s", 30, 0.5),
+             (series("few4", 1500, 4, 0.2, 11), "80%@2m", 120, 0.8))
+    for paths, target, seconds, share in cases:
+        base = ["--series", "--interval=30s", "--hz=250"] + paths
+        rows = list(csv.DictReader(io.StringIO(run(
+            base + ["-r", "advise", "--target=" + target, "-o", "csv"]).out)))
+        tl = list(csv.DictReader(io.StringIO(run(base + ["-r", "timeline", "-o", "csv"]).out)))
+        want = share * (int(tl[-1]["pages_sharing"]) + int(tl[-1]["ksm_zero_pages"]))
+        fixed = [x for x in rows if x["policy"] == "fixed"]
+        check(len(fixed) == 5, "%d snapshots, %s: five sleeps" % (len(paths), target),
+              repr(rows[:2]))
+        for x in fixed:
+            sleep, got = int(x["sleep_ms"]), int(x["pages_to_scan"])
+            fewest = next((p for p in range(1, 400)
+                           if reaches(base, p, sleep, seconds, want)), None)
+            cheaper = str(got - 1) if got > 1 else "nan"  # 0: none tried
+            check(fewest == got and x["next_cheaper_tried"] == cheaper,
+                  "%d snapshots, %s, sleep %d ms: advised %d pages, the fewest "
+                  "that reach is %s" % (len(paths), target, sleep, got, fewest),
+                  repr(x))
 
 
 @test("series")
