@@ -127,6 +127,36 @@ static struct advice try_setting(struct search *se,
 	return replay_to_target(se, rp, early);
 }
 
+/* A setting of one knob (pages_to_scan, or advisor_target_scan_time) at
+ * @value with the other (the sleep, or advisor_max_cpu) at @other. */
+typedef struct advice (*try_fn)(struct search *se,
+				const struct replay_params *base, uint64_t value,
+				uint64_t other, int early);
+
+/*
+ * Between @good, which reaches the target, and @bad, which does not, the
+ * two settings next to each other where reaching turns into missing, by
+ * bisection: returns the one that reaches, *@bad the one that misses.
+ * Each replay stops once it reaches the target; *@replays counts them.
+ */
+static uint64_t bisect(struct search *se, const struct replay_params *base,
+		       try_fn try, uint64_t other, uint64_t good,
+		       uint64_t *bad, unsigned *replays)
+{
+	for (;;) {
+		uint64_t lo = good < *bad ? good : *bad;
+		uint64_t hi = good < *bad ? *bad : good, mid = lo + (hi - lo) / 2;
+
+		if (hi - lo <= 1)
+			return good;
+		(*replays)++;
+		if (try(se, base, mid, other, 1).reaches)
+			good = mid;
+		else
+			*bad = mid;
+	}
+}
+
 /*
  * The fewest pages_to_scan at @sleep_ms that reach the target; the most
  * that helps is the whole memory in one wake-up. A setting that reaches
@@ -153,17 +183,8 @@ static struct advice search_sleep(struct search *se,
 		if (try_setting(se, base, hi, sleep_ms, 1).reaches)
 			break;
 	}
-	if (hi > top)
-		hi = top;
-	while (hi - lo > 1) {	/* lo fails, hi reaches */
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		replays++;
-		if (try_setting(se, base, mid, sleep_ms, 1).reaches)
-			hi = mid;
-		else
-			lo = mid;
-	}
+	hi = bisect(se, base, try_setting, sleep_ms, hi < top ? hi : top, &lo,
+		    &replays);
 	best = try_setting(se, base, hi, sleep_ms, 0);
 	best.cheaper = lo;
 	best.replays = replays;
@@ -204,15 +225,7 @@ static struct advice search_max_cpu(struct search *se,
 		best.replays = replays;
 		return best;
 	}
-	while (hi - lo > 1) {	/* lo reaches, hi does not */
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		replays++;
-		if (try_advisor(se, base, mid, max_cpu, 1).reaches)
-			lo = mid;
-		else
-			hi = mid;
-	}
+	lo = bisect(se, base, try_advisor, max_cpu, lo, &hi, &replays);
 	best = try_advisor(se, base, lo, max_cpu, 0);
 	best.cheaper = hi;
 	best.replays = replays + 1;
