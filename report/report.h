@@ -451,7 +451,8 @@ void report_domains(struct domains *d, const struct report_setup *rs);
 
 /**
  * for_people() - whether a report is printed for people: a table without
- * -l, where reports may show fewer columns, sizes in units, and sentences.
+ * -l. Its columns need not ask (the writer applies their people view);
+ * what a report says besides them does: sentences, fewer rows.
  * @rs: the report's setup
  */
 int for_people(const struct report_setup *rs);
