@@ -60,14 +60,29 @@ def holders(df):
 
 def specific_pairs(df, common, m, z):
     """In one partition of the shuffle (every row of a digest is here): per
-    pair of hosts, what the contents held by at most @common hosts give."""
-    d = df[holders(df) <= common]
-    j = d.merge(d, on=["key", "lo"])
-    j = j[j["h_x"] < j["h_y"]]
-    out = pd.DataFrame({"a": j["h_x"].to_numpy(), "b": j["h_y"].to_numpy(), "shared": 1,
-                        "pages_a": j["pages_x"].to_numpy(), "pages_b": j["pages_y"].to_numpy(),
-                        "saved": model.together(j["pages_x"].to_numpy(), j["pages_y"].to_numpy(),
-                                                   j["zero_x"].to_numpy() > 0, m, z)})
+    pair of hosts, what the contents held by at most @common hosts give.
+    The rows sorted by digest, each row of a content of 2 to @common rows
+    paired with the rows after it (the host numbered lower is a)."""
+    key, lo = df["key"].to_numpy(), df["lo"].to_numpy()
+    order = np.lexsort((lo, key))
+    key, lo = key[order], lo[order]
+    h, pages = df["h"].to_numpy()[order], df["pages"].to_numpy()[order]
+    zero = df["zero"].to_numpy()[order]
+    n = len(key)
+    new = np.ones(n, dtype=bool)
+    new[1:] = (key[1:] != key[:-1]) | (lo[1:] != lo[:-1])
+    gid = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    size = np.diff(np.append(starts, n))[gid]
+    after = np.where(size <= common, size - 1 - (np.arange(n) - starts[gid]), 0)
+    r = np.repeat(np.arange(n), after)
+    j = r + 1 + np.arange(len(r)) - np.repeat(np.cumsum(after) - after, after)
+    r, j = r[h[r] != h[j]], j[h[r] != h[j]]
+    swap = h[r] > h[j]
+    x, y = np.where(swap, j, r), np.where(swap, r, j)
+    out = pd.DataFrame({"a": h[x], "b": h[y], "shared": np.ones(len(x), dtype=np.int64),
+                        "pages_a": pages[x], "pages_b": pages[y],
+                        "saved": gains(pages[x], pages[y], zero[x] > 0, m, z)})
     return out.groupby(["a", "b"], as_index=False).sum()
 
 
@@ -77,29 +92,134 @@ def common_rows(df, common):
 
 def add_common(pairs, groups, m, z):
     """The pairs' figures with the part of the common contents both hold
-    (@groups: the rows of the block's groups of hosts)."""
+    (@groups: the rows of the block's groups of hosts): per pair, one
+    binary search of a's common contents in b's (numbered in digest order),
+    or, if a host holds a digest twice, by merging the rows."""
     rows = pd.concat(groups, ignore_index=True)
-    x = pairs[["a", "b"]].merge(rows, left_on="a", right_on="h")
-    y = x.merge(rows, left_on=["b", "key", "lo"], right_on=["h", "key", "lo"])
-    add = pd.DataFrame({"a": y["a"].to_numpy(), "b": y["b"].to_numpy(), "shared": 1,
-                        "pages_a": y["pages_x"].to_numpy(), "pages_b": y["pages_y"].to_numpy(),
-                        "saved": model.together(y["pages_x"].to_numpy(), y["pages_y"].to_numpy(),
-                                                   y["zero_x"].to_numpy() > 0, m, z)})
+    add = common_sums(pairs, rows, m, z)
+    if add is None:
+        x = pairs[["a", "b"]].merge(rows, left_on="a", right_on="h")
+        y = x.merge(rows, left_on=["b", "key", "lo"], right_on=["h", "key", "lo"])
+        add = pd.DataFrame({"a": y["a"].to_numpy(), "b": y["b"].to_numpy(), "shared": 1,
+                            "pages_a": y["pages_x"].to_numpy(),
+                            "pages_b": y["pages_y"].to_numpy(),
+                            "saved": model.together(y["pages_x"].to_numpy(),
+                                                    y["pages_y"].to_numpy(),
+                                                    y["zero_x"].to_numpy() > 0, m, z)})
     both = pd.concat([pairs[add.columns], add]).groupby(["a", "b"], as_index=False).sum()
     both["shared_err"] = 0
     both["saved_err"] = 0
     return both[PAIR_COLS].astype(np.int64)
 
 
-def exact_pairs(f, hosts, common, m, z):
-    """Every pair that shares a content held by at most @common hosts, exact."""
+def common_sums(pairs, rows, m, z):
+    """Per pair: the common contents both hold, a's and b's pages in them
+    and the pages saved together (a frame of pairs' columns), or None if a
+    host has a digest twice."""
+    if not len(pairs) or not len(rows):
+        return pairs.iloc[:0][["a", "b", "shared", "pages_a", "pages_b", "saved"]]
+    ids = rows.groupby(["key", "lo"], sort=True).ngroup().to_numpy()
+    h = rows["h"].to_numpy()
+    order = np.lexsort((ids, h))
+    h, ids = h[order], ids[order]
+    if ((h[1:] == h[:-1]) & (ids[1:] == ids[:-1])).any():
+        return None
+    pages, zero = rows["pages"].to_numpy()[order], rows["zero"].to_numpy()[order] > 0
+    cut = np.flatnonzero(np.r_[True, h[1:] != h[:-1], True])
+    span = {int(h[s]): (s, e) for s, e in zip(cut[:-1], cut[1:])}
+    out = []
+    for a, b in zip(pairs["a"].tolist(), pairs["b"].tolist()):
+        if a not in span or b not in span:
+            continue
+        (sa, ea), (sb, eb) = span[a], span[b]
+        ia, ib = ids[sa:ea], ids[sb:eb]
+        pos = np.searchsorted(ib, ia)
+        hit = np.flatnonzero(ib.take(pos, mode="clip") == ia)
+        if not len(hit):
+            continue
+        xa, xb = pages[sa + hit], pages[sb + pos[hit]]
+        f = gains(xa, xb, zero[sa + hit], m, z)
+        out.append((a, b, len(hit), int(xa.sum()), int(xb.sum()), int(f.sum())))
+    return pd.DataFrame(out, columns=["a", "b", "shared", "pages_a", "pages_b", "saved"],
+                        dtype=np.int64)
+
+
+def digest_split(df, n):
+    """@df's rows cut into @n frames by digest (the key's first 64 bits
+    modulo @n: uniform, digests being hashes)."""
+    ind = (df["key"].to_numpy() % np.uint64(n)).astype(np.int64)
+    order = np.argsort(ind, kind="stable")
+    cut = np.searchsorted(ind[order], np.arange(n + 1))
+    d = df.iloc[order]
+    return [d.iloc[cut[i]:cut[i + 1]] for i in range(n)]
+
+
+def joined(parts):
+    return pd.concat(parts, ignore_index=True)
+
+
+BY_DIGEST = {}
+
+
+def by_digest(f):
+    """@f's rows (h, key, lo, pages, zero) shuffled by digest, all rows of
+    a digest in one partition, as many partitions as @f; made once per
+    frame and kept on the workers (placement's pairs and its machines'
+    savings both use it)."""
+    import dask
+    import dask.dataframe as dd
     cols = ["h", "key", "lo", "pages", "zero"]
-    parts = f[cols].shuffle("key", npartitions=max(1, f.npartitions))
-    spec = parts.map_partitions(specific_pairs, common, m, z,
-                                meta=frame_of(PAIR_COLS[:6]))
-    spec = spec.groupby(["a", "b"]).sum(split_out=max(1, f.npartitions)).reset_index()
-    com = parts.map_partitions(common_rows, common, meta=f[cols]._meta)
-    return in_blocks(spec, com, hosts, add_common, m, z)
+    if f._name not in BY_DIGEST:
+        parts = f[cols].to_delayed()
+        n = len(parts)
+        cut = [dask.delayed(digest_split, nout=n)(p, n) for p in parts]
+        out = [dask.delayed(joined)([c[j] for c in cut]) for j in range(n)]
+        BY_DIGEST.clear()
+        BY_DIGEST[f._name] = dd.from_delayed(out, meta=f[cols]._meta,
+                                             verify_meta=False).persist()
+    return BY_DIGEST[f._name]
+
+
+def common_digests(parts, common):
+    """The digests (key, lo) held by more than @common hosts, from the
+    partitions of by_digest()."""
+    return pd.concat([p.loc[holders(p) > common, ["key", "lo"]] for p in parts],
+                     ignore_index=True).drop_duplicates()
+
+
+def rows_of(df, digests):
+    """@df's rows of @digests (the keys compared first, at once)."""
+    cols = ["h", "key", "lo", "pages", "zero"]
+    df = df[np.isin(df["key"].to_numpy(), digests["key"].to_numpy())]
+    return df[cols].merge(digests, on=["key", "lo"])[cols]
+
+
+def pair_sums(parts):
+    """The specific_pairs() of all partitions, summed per pair."""
+    return pd.concat(parts, ignore_index=True).groupby(["a", "b"], as_index=False).sum()
+
+
+def exact_pairs(f, hosts, common, m, z):
+    """Every pair that shares a content held by at most @common hosts, exact.
+    When every host's rows are in one partition of @f, the partitions are
+    the groups of hosts (partition_blocks): the common contents' rows are
+    taken where they are, not shuffled; else by groups (in_blocks)."""
+    import dask
+    cols = ["h", "key", "lo", "pages", "zero"]
+    parts = by_digest(f)
+    owner = owners(f, hosts)
+    if owner is None:
+        spec = parts.map_partitions(specific_pairs, common, m, z,
+                                    meta=frame_of(PAIR_COLS[:6]))
+        spec = spec.groupby(["a", "b"]).sum(split_out=max(1, f.npartitions)).reset_index()
+        com = parts.map_partitions(common_rows, common, meta=f[cols]._meta)
+        return in_blocks(spec, com, hosts, add_common, m, z)
+    pieces = parts.to_delayed()
+    spec = dask.delayed(pair_sums)([dask.delayed(specific_pairs)(p, common, m, z)
+                                    for p in pieces])
+    digests = dask.delayed(common_digests)(pieces, common)
+    rows = [dask.delayed(rows_of)(p, digests) for p in f.to_delayed()]
+    return partition_blocks(spec, owner, rows, add_common, m, z)
 
 
 # --- candidates and estimates from sketches --------------------------------------
@@ -262,7 +382,20 @@ def estimate_block(pairs, groups, m, z):
 
 
 def host_list(df):
-    return np.unique(df["h"].to_numpy())
+    return pd.unique(df["h"].to_numpy())
+
+
+def owners(f, hosts):
+    """owner[h]: the partition of @f that holds all of host h's rows; None
+    if a host's rows are in several (or there is no host)."""
+    import dask
+    lists = dask.compute(*[dask.delayed(host_list)(p) for p in f[["h"]].to_delayed()])
+    owner = np.full(max(hosts, 1), -1, dtype=np.int64)
+    for n, hs in enumerate(lists):
+        if (owner[hs] >= 0).any():
+            return None
+        owner[hs] = n
+    return owner if hosts else None
 
 
 def bucket_frame(sig):
@@ -272,53 +405,28 @@ def bucket_frame(sig):
     return pd.DataFrame({"h": sig["h"].to_numpy(), "bucket": bucket})
 
 
-def candidate_blocks(sigs, owner):
-    """All candidate pairs from the partitions' signatures, at once (the
-    signatures are 64 rows a host: 640,000 rows for 10,000 hosts), as
-    {(i, j): pairs} by the partitions i <= j that hold their hosts."""
-    cand = bucket_pairs(bucket_frame(pd.concat(sigs, ignore_index=True)))
-    a, b = cand["a"].to_numpy(), cand["b"].to_numpy()
-    pa, pb = owner[a], owner[b]
-    i, j = np.minimum(pa, pb), np.maximum(pa, pb)
-    order = np.lexsort((b, a, j, i))
-    a, b, i, j = a[order], b[order], i[order], j[order]
-    cut = np.flatnonzero(np.r_[True, (i[1:] != i[:-1]) | (j[1:] != j[:-1]), True])
-    return {(int(i[s]), int(j[s])): pd.DataFrame({"a": a[s:e], "b": b[s:e]})
-            for s, e in zip(cut[:-1], cut[1:])}
-
-
-def block_pairs(blocks, key):
-    return blocks.get(key, frame_of(["a", "b"]))
+def all_candidates(sigs):
+    """All candidate pairs from the partitions' signatures, at once (64 rows
+    a host: 640,000 rows for 10,000 hosts)."""
+    return bucket_pairs(bucket_frame(pd.concat(sigs, ignore_index=True)))
 
 
 def sketch_pairs(f, hosts, m, z):
     """Candidates and estimates. When every host's rows are in one partition
-    of @f (a sketch export is split only past 64 MiB), the partitions are
-    the groups of hosts: no shuffle of rows, the signatures and the sorted
-    sketches made where the rows are; else by groups of hosts (in_blocks)."""
+    of @f (a sketch export is cut only past 64 MiB), the partitions are the
+    groups of hosts (partition_blocks): no row is shuffled, the signatures
+    and the sorted sketches are made where the rows are; else by groups of
+    hosts (in_blocks)."""
     import dask
-    import dask.dataframe as dd
-    parts = f[["h", "key", "pages", "distinct"]].to_delayed()
-    lists = dask.compute(*[dask.delayed(host_list)(p) for p in parts])
-    owner = np.full(max(hosts, 1), -1, dtype=np.int64)
-    spans = False
-    for n, hs in enumerate(lists):
-        spans |= bool((owner[hs] >= 0).any())
-        owner[hs] = n
-    if spans or not hosts:
-        cand = sketch_candidates(f)
-        return in_blocks(cand, f[["h", "key", "pages", "distinct"]], hosts, estimate_block,
-                         m, z, prepare=host_sketches)
-    sigs = [dask.delayed(signatures)(p) for p in parts]
-    blocks = dask.delayed(candidate_blocks)(sigs, dask.delayed(owner, pure=True))
+    rows = f[["h", "key", "pages", "distinct"]]
+    owner = owners(f, hosts)
+    if owner is None:
+        return in_blocks(sketch_candidates(f), rows, hosts, estimate_block, m, z,
+                         prepare=host_sketches)
+    parts = rows.to_delayed()
+    cand = dask.delayed(all_candidates)([dask.delayed(signatures)(p) for p in parts])
     sk = [dask.delayed(host_sketches)(p) for p in parts]
-    out = []
-    for i in range(len(parts)):
-        for j in range(i, len(parts)):
-            both = [sk[i]] if i == j else [sk[i], sk[j]]
-            out.append(dask.delayed(estimate_block)(
-                dask.delayed(block_pairs)(blocks, (i, j)), both, m, z))
-    return dd.from_delayed(out, meta=frame_of(PAIR_COLS), verify_meta=False)
+    return partition_blocks(cand, owner, sk, estimate_block, m, z)
 
 
 # --- blocks of hosts ----------------------------------------------------------------
@@ -336,6 +444,41 @@ def pair_block(df, g):
     ga, gb = df["a"].to_numpy() % g, df["b"].to_numpy() % g
     i, j = np.minimum(ga, gb), np.maximum(ga, gb)
     return df.assign(blk=tri(i, j, g))
+
+
+def split_blocks(pairs, owner):
+    """{(i, j): the pairs whose hosts are in partitions i <= j}."""
+    if not len(pairs):
+        return {}
+    a, b = pairs["a"].to_numpy(), pairs["b"].to_numpy()
+    pa, pb = owner[a], owner[b]
+    i, j = np.minimum(pa, pb), np.maximum(pa, pb)
+    order = np.lexsort((b, a, j, i))
+    pairs, i, j = pairs.iloc[order], i[order], j[order]
+    cut = np.flatnonzero(np.r_[True, (i[1:] != i[:-1]) | (j[1:] != j[:-1]), True])
+    return {(int(i[s]), int(j[s])): pairs.iloc[s:e].reset_index(drop=True)
+            for s, e in zip(cut[:-1], cut[1:])}
+
+
+def block_of(blocks, key):
+    return blocks[key]
+
+
+def partition_blocks(pairs, owner, groups, fn, m, z):
+    """fn(pairs of a block, [its groups], m, z) for every pair of partitions
+    i <= j that has pairs (@groups: a value per partition of the rows, its
+    hosts'; @pairs: one Delayed frame, small: a few dozen pairs a host): a
+    Dask frame of PAIR_COLS."""
+    import dask
+    import dask.dataframe as dd
+    blocks = dask.delayed(split_blocks)(pairs, dask.delayed(owner, pure=True)).persist()
+    keys = dask.compute(dask.delayed(sorted)(dask.delayed(list)(blocks)))[0]
+    out = [dask.delayed(fn)(dask.delayed(block_of)(blocks, (i, j)),
+                            [groups[i]] if i == j else [groups[i], groups[j]], m, z)
+           for i, j in keys]
+    if not out:
+        out = [dask.delayed(frame_of)(PAIR_COLS)]
+    return dd.from_delayed(out, meta=frame_of(PAIR_COLS), verify_meta=False)
 
 
 def in_blocks(pairs, rows, hosts, fn, m, z, prepare=None):
