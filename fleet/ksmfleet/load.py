@@ -169,7 +169,11 @@ def numbered(df, code, starred, has_host):
     to = np.array([code[str(c)] for c in names], dtype=np.int64)
     h = to[df["host"].cat.codes.to_numpy()] if len(names) else np.zeros(0, np.int64)
     keep = star_of(df, has_host) == starred[h]
-    return df.drop(columns=["host", "input", "file"]).assign(h=h)[keep]
+    cols = [c for c in df.columns if c not in ("host", "input", "file")]
+    if keep.all():                    # one copy of the columns, not three
+        return pd.DataFrame({**{c: df[c].to_numpy() for c in cols}, "h": h}, index=df.index)
+    return pd.DataFrame({**{c: df[c].to_numpy()[keep] for c in cols}, "h": h[keep]},
+                        index=df.index[keep])
 
 
 def merged(df):

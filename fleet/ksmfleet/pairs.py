@@ -34,6 +34,7 @@ BANDS = 64
 FULL = 16
 RING = 2
 GROUP_HOSTS = 256
+CHUNK = 1 << 15          # keys hashed at a time by signatures()
 PAIR_COLS = ["a", "b", "shared", "pages_a", "pages_b", "saved", "shared_err", "saved_err"]
 SEEDS = np.random.default_rng(0x6b736d).integers(1, 2**63, size=2 * BANDS,
                                                  dtype=np.int64).astype(np.uint64)
@@ -260,15 +261,25 @@ def signatures(df):
     h = df["h"].to_numpy()
     starts = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
     keys = df["key"].to_numpy()
-    x, out, tmp = np.empty_like(keys), np.empty_like(keys), np.empty_like(keys)
-    mins = []
-    for band in range(BANDS):
-        np.bitwise_xor(keys, SEEDS[band], out=x)
-        mins.append(np.minimum.reduceat(mix_into(x, out, tmp), starts))
+    mins = np.empty((BANDS, len(starts)), dtype=np.uint64)
+    # hosts CHUNK keys at a time, all bands on each: the arrays stay in cache
+    ends = np.append(starts[1:], len(keys))
+    first = 0
+    while first < len(starts):
+        last = max(first + 1, int(np.searchsorted(ends, ends[first - 1] + CHUNK
+                                                  if first else CHUNK, side="right")))
+        lo, hi = starts[first], ends[last - 1]
+        k = keys[lo:hi]
+        at = starts[first:last] - lo
+        x, out, tmp = np.empty_like(k), np.empty_like(k), np.empty_like(k)
+        for band in range(BANDS):
+            np.bitwise_xor(k, SEEDS[band], out=x)
+            mins[band, first:last] = np.minimum.reduceat(mix_into(x, out, tmp), at)
+        first = last
     hs = h[starts]
     return pd.DataFrame({"h": np.tile(hs, BANDS),
                          "band": np.repeat(np.arange(BANDS, dtype=np.int64), len(hs)),
-                         "value": np.concatenate(mins)})
+                         "value": mins.ravel()})
 
 
 def bucket_pairs(df):
@@ -389,7 +400,7 @@ def owners(f, hosts):
     """owner[h]: the partition of @f that holds all of host h's rows; None
     if a host's rows are in several (or there is no host)."""
     import dask
-    lists = dask.compute(*[dask.delayed(host_list)(p) for p in f[["h"]].to_delayed()])
+    lists = dask.compute(*[dask.delayed(host_list)(p) for p in f.to_delayed()])
     owner = np.full(max(hosts, 1), -1, dtype=np.int64)
     for n, hs in enumerate(lists):
         if (owner[hs] >= 0).any():
@@ -418,12 +429,11 @@ def sketch_pairs(f, hosts, m, z):
     and the sorted sketches are made where the rows are; else by groups of
     hosts (in_blocks)."""
     import dask
-    rows = f[["h", "key", "pages", "distinct"]]
     owner = owners(f, hosts)
     if owner is None:
-        return in_blocks(sketch_candidates(f), rows, hosts, estimate_block, m, z,
-                         prepare=host_sketches)
-    parts = rows.to_delayed()
+        return in_blocks(sketch_candidates(f), f[["h", "key", "pages", "distinct"]], hosts,
+                         estimate_block, m, z, prepare=host_sketches)
+    parts = f.to_delayed()        # the columns taken by name: no copy of them
     cand = dask.delayed(all_candidates)([dask.delayed(signatures)(p) for p in parts])
     sk = [dask.delayed(host_sketches)(p) for p in parts]
     return partition_blocks(cand, owner, sk, estimate_block, m, z)
