@@ -19,6 +19,15 @@ kept as a surrogate (Python's surrogateescape) for output.py to show as
 there): replaced by a character the piece does not hold while pandas
 reads, and put back.
 
+A partition's pieces are read as one text, straight from the bytes with
+numpy (fast_rows): the lines' commas found at once, the digests' 32 hex
+digits taken 8 bytes at a time as two words, the counts as digits, the
+names decoded once per run of rows of one name. That takes every line as
+ksmscan writes it (no quote, NUL or lone CR) and checks each field as
+the slow way does. Anything else (a defect, a quoted name) sends the
+partition the slow way, piece by piece: pandas' CSV reader with every
+field as text, which also finds the first defect and its line.
+
 Every defect is a BadRow: the file, what is wrong and the line, so that the
 user reads `ksmfleet: FILE: what, at line N`.
 """
