@@ -59,11 +59,12 @@ def holders(df):
     return df.groupby(["key", "lo"])["h"].transform("size")
 
 
-def specific_pairs(df, common, m, z):
+def specific_pairs(df, common, m, z, with_common=False):
     """In one partition of the shuffle (every row of a digest is here): per
     pair of hosts, what the contents held by at most @common hosts give.
     The rows sorted by digest, each row of a content of 2 to @common rows
-    paired with the rows after it (the host numbered lower is a)."""
+    paired with the rows after it (the host numbered lower is a). With
+    @with_common, also the digests (key, lo) held by more hosts."""
     key, lo = df["key"].to_numpy(), df["lo"].to_numpy()
     order = np.lexsort((lo, key))
     key, lo = key[order], lo[order]
@@ -74,7 +75,8 @@ def specific_pairs(df, common, m, z):
     new[1:] = (key[1:] != key[:-1]) | (lo[1:] != lo[:-1])
     gid = np.cumsum(new) - 1
     starts = np.flatnonzero(new)
-    size = np.diff(np.append(starts, n))[gid]
+    sizes = np.diff(np.append(starts, n))
+    size = sizes[gid]
     after = np.where(size <= common, size - 1 - (np.arange(n) - starts[gid]), 0)
     r = np.repeat(np.arange(n), after)
     j = r + 1 + np.arange(len(r)) - np.repeat(np.cumsum(after) - after, after)
@@ -84,7 +86,11 @@ def specific_pairs(df, common, m, z):
     out = pd.DataFrame({"a": h[x], "b": h[y], "shared": np.ones(len(x), dtype=np.int64),
                         "pages_a": pages[x], "pages_b": pages[y],
                         "saved": gains(pages[x], pages[y], zero[x] > 0, m, z)})
-    return out.groupby(["a", "b"], as_index=False).sum()
+    out = out.groupby(["a", "b"], as_index=False).sum()
+    if not with_common:
+        return out
+    big = starts[sizes > common]
+    return out, pd.DataFrame({"key": key[big], "lo": lo[big]})
 
 
 def common_rows(df, common):
@@ -148,8 +154,8 @@ def common_sums(pairs, rows, m, z):
 def digest_split(df, n):
     """@df's rows cut into @n frames by digest (the key's first 64 bits
     modulo @n: uniform, digests being hashes)."""
-    ind = (df["key"].to_numpy() % np.uint64(n)).astype(np.int64)
-    order = np.argsort(ind, kind="stable")
+    ind = (df["key"].to_numpy() % np.uint64(n)).astype(np.int16 if n < 1 << 15 else np.int64)
+    order = np.argsort(ind, kind="stable")      # of int16: a radix sort
     cut = np.searchsorted(ind[order], np.arange(n + 1))
     d = df.iloc[order]
     return [d.iloc[cut[i]:cut[i + 1]] for i in range(n)]
@@ -181,18 +187,73 @@ def by_digest(f):
     return BY_DIGEST[f._name]
 
 
-def common_digests(parts, common):
-    """The digests (key, lo) held by more than @common hosts, from the
-    partitions of by_digest()."""
-    return pd.concat([p.loc[holders(p) > common, ["key", "lo"]] for p in parts],
-                     ignore_index=True).drop_duplicates()
+def common_digests(parts):
+    """The digests (key, lo) held by more than @common hosts (from each
+    partition of by_digest(), where all rows of a digest are), numbered in
+    digest order (id)."""
+    d = pd.concat(parts, ignore_index=True).drop_duplicates()
+    d = d.iloc[np.lexsort((d["lo"].to_numpy(), d["key"].to_numpy()))]
+    return d.assign(id=np.arange(len(d), dtype=np.int64))
 
 
 def rows_of(df, digests):
-    """@df's rows of @digests (the keys compared first, at once)."""
+    """@df's rows of @digests, with the digest's id (the keys compared
+    first, at once)."""
     cols = ["h", "key", "lo", "pages", "zero"]
     df = df[np.isin(df["key"].to_numpy(), digests["key"].to_numpy())]
-    return df[cols].merge(digests, on=["key", "lo"])[cols]
+    return df[cols].merge(digests, on=["key", "lo"])[cols + ["id"]]
+
+
+class CommonRows:
+    """A group's rows of common contents: the rows, and per host its
+    digests' ids in order with their pages and zero flags (dup: a host
+    holds a digest twice, and then only the rows are used)."""
+
+    def __init__(self, rows):
+        self.rows = rows[["h", "key", "lo", "pages", "zero"]]
+        h, ids = rows["h"].to_numpy(), rows["id"].to_numpy()
+        order = np.lexsort((ids, h))
+        h, self.ids = h[order], ids[order]
+        self.dup = bool(((h[1:] == h[:-1]) & (self.ids[1:] == self.ids[:-1])).any())
+        self.pages = rows["pages"].to_numpy()[order]
+        self.zero = rows["zero"].to_numpy()[order] > 0
+        cut = np.flatnonzero(np.r_[True, h[1:] != h[:-1], True]) if len(h) else [0]
+        self.span = {int(h[s]): (s, e) for s, e in zip(cut[:-1], cut[1:])}
+
+
+def add_common_rows(pairs, groups, m, z):
+    """add_common() from CommonRows: the pairs' figures with the common
+    contents both hold, by one binary search of a's ids in b's."""
+    if any(g.dup for g in groups):
+        return add_common(pairs, [g.rows for g in groups], m, z)
+    out = []
+    where = {}
+    for g in groups:
+        for h in g.span:
+            where[h] = g
+    for a, b in zip(pairs["a"].tolist(), pairs["b"].tolist()):
+        ga, gb = where.get(a), where.get(b)
+        if ga is None or gb is None:
+            continue
+        (sa, ea), (sb, eb) = ga.span[a], gb.span[b]
+        ia, ib = ga.ids[sa:ea], gb.ids[sb:eb]
+        pos = np.searchsorted(ib, ia)
+        hit = np.flatnonzero(ib.take(pos, mode="clip") == ia)
+        if not len(hit):
+            continue
+        xa, xb = ga.pages[sa + hit], gb.pages[sb + pos[hit]]
+        f = gains(xa, xb, ga.zero[sa + hit], m, z)
+        out.append((a, b, len(hit), int(xa.sum()), int(xb.sum()), int(f.sum())))
+    add = pd.DataFrame(out, columns=["a", "b", "shared", "pages_a", "pages_b", "saved"],
+                       dtype=np.int64)
+    both = pd.concat([pairs[add.columns], add]).groupby(["a", "b"], as_index=False).sum()
+    both["shared_err"] = 0
+    both["saved_err"] = 0
+    return both[PAIR_COLS].astype(np.int64)
+
+
+def common_of(rows):
+    return CommonRows(rows)
 
 
 def pair_sums(parts):
@@ -215,12 +276,12 @@ def exact_pairs(f, hosts, common, m, z):
         spec = spec.groupby(["a", "b"]).sum(split_out=max(1, f.npartitions)).reset_index()
         com = parts.map_partitions(common_rows, common, meta=f[cols]._meta)
         return in_blocks(spec, com, hosts, add_common, m, z)
-    pieces = parts.to_delayed()
-    spec = dask.delayed(pair_sums)([dask.delayed(specific_pairs)(p, common, m, z)
-                                    for p in pieces])
-    digests = dask.delayed(common_digests)(pieces, common)
-    rows = [dask.delayed(rows_of)(p, digests) for p in f.to_delayed()]
-    return partition_blocks(spec, owner, rows, add_common, m, z)
+    both = [dask.delayed(specific_pairs, nout=2)(p, common, m, z, True)
+            for p in parts.to_delayed()]
+    spec = dask.delayed(pair_sums)([x[0] for x in both])
+    digests = dask.delayed(common_digests)([x[1] for x in both])
+    rows = [dask.delayed(common_of)(dask.delayed(rows_of)(p, digests)) for p in f.to_delayed()]
+    return partition_blocks(spec, owner, rows, add_common_rows, m, z)
 
 
 # --- candidates and estimates from sketches --------------------------------------
