@@ -35,6 +35,7 @@ FULL = 16
 RING = 2
 GROUP_HOSTS = 256
 CHUNK = 1 << 15          # keys hashed at a time by signatures()
+BATCH = 16               # blocks' results per partition (partition_blocks)
 PAIR_COLS = ["a", "b", "shared", "pages_a", "pages_b", "saved", "shared_err", "saved_err"]
 SEEDS = np.random.default_rng(0x6b736d).integers(1, 2**63, size=2 * BANDS,
                                                  dtype=np.int64).astype(np.uint64)
@@ -549,6 +550,8 @@ def partition_blocks(pairs, owner, groups, fn, m, z):
            for i, j in keys]
     if not out:
         out = [dask.delayed(frame_of)(PAIR_COLS)]
+    # the blocks' results in partitions of BATCH blocks: fewer tasks after
+    out = [dask.delayed(joined)(out[k:k + BATCH]) for k in range(0, len(out), BATCH)]
     return dd.from_delayed(out, meta=frame_of(PAIR_COLS), verify_meta=False)
 
 
