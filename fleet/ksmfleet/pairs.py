@@ -18,9 +18,18 @@ FULL hosts pairs them all, a larger one (hosts of one image, the zero page)
 pairs each host with the RING next in an order drawn per bucket. Then the
 estimate with its bound for the candidates only.
 
-Blocks: the hosts are cut into G groups (host number mod G); the pairs of
-groups i <= j are one task, which gets the pairs and the two groups' rows,
-so that no process ever holds more than two groups of hosts.
+Blocks: the hosts are cut into groups; the pairs of groups i <= j are one
+task, which gets the pairs and the two groups' rows, so that no process
+ever holds more than two groups of hosts. When each host's rows are in one
+partition of the exports (an export is cut only past 64 MiB), the
+partitions are the groups (partition_blocks): no row moves, and a group's
+rows are prepared once (its sketches sorted, its common contents
+numbered). Else the groups are host number mod G, the rows shuffled to
+them (in_blocks).
+
+Contents are shuffled by digest once per frame (by_digest: the digest's
+first 64 bits modulo the partitions), and placement's machines' savings
+are counted on the same shuffled rows.
 """
 import math
 
