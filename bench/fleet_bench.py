@@ -5,7 +5,7 @@ Times the export (`ksmscan -r contents --csv HOST | zstd`) of the fixture
 guest and a copy of its core with 15% of its non-zero pages changed (two
 guests booted from one image), and the fleet tool on it; then fleets of
 synthetic hosts (KSMSCAN_BENCH_FLEETS, default "1000"; "1000 10000" adds
-the fleet of 10,000 hosts, some 25 minutes more on 2 cores), made here as
+the fleet of 10,000 hosts, some 7 minutes more on 2 cores), made here as
 digests (no image is scanned):
   a few images shared by many: 300 contents on every host (kernel text)
   and the zero page; 5 images, each run by a fifth of the hosts; clusters
@@ -34,7 +34,7 @@ KSMSCAN = os.path.abspath(os.environ.get("KSMSCAN", os.path.join(ROOT, "ksmscan"
 FLEET = [os.path.join(ROOT, "fleet", "bin", "ksmfleet")]
 sys.path.insert(0, os.path.join(ROOT, "fleet"))
 PAGE = 4096
-# 10,000 hosts take some 25 minutes here (2 cores): on request only.
+# 10,000 hosts take some 7 minutes here (2 cores): on request only.
 FLEETS = [int(n) for n in os.environ.get("KSMSCAN_BENCH_FLEETS", "1000").split()]
 SKETCH = 4096
 ZERO = (0x3ee8dc4f9e7ee495, 0x93d76fe148c689ba)
@@ -291,7 +291,7 @@ def main():
         for hosts in FLEETS:
             synthetic(tmp, hosts)
         if max(FLEETS, default=0) < 10000:
-            print("10,000 hosts: KSMSCAN_BENCH_FLEETS=\"1000 10000\" (some 25 minutes more); "
+            print("10,000 hosts: KSMSCAN_BENCH_FLEETS=\"1000 10000\" (some 7 minutes more); "
                   "the last figures are in docs/fleet.md")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -40,7 +40,13 @@ def export_kind(path):
 
 def star_of(df, has_host):
     """Per row: is it of a sketch of all of a host's inputs?"""
-    star = (df["input"].astype(object) == read.ALL_INPUTS).to_numpy()
+    col = df["input"]
+    if isinstance(col.dtype, pd.CategoricalDtype):       # its codes: no string compared
+        cats = col.cat.categories
+        star = (col.cat.codes.to_numpy() == cats.get_loc(read.ALL_INPUTS)
+                if read.ALL_INPUTS in cats else np.zeros(len(col), dtype=bool))
+    else:
+        star = (col.astype(object) == read.ALL_INPUTS).to_numpy()
     return star & has_host[df["file"].to_numpy()]
 
 
@@ -50,17 +56,20 @@ def summary(df, has_host):
     first distinct, first input, inputs]."""
     if not len(df):
         return []
-    d = pd.DataFrame({"file": df["file"].to_numpy(), "host": df["host"].astype(object),
+    host, inp = df["host"].array, df["input"].array     # names as codes: fast to group
+    d = pd.DataFrame({"file": df["file"].to_numpy(), "host": host.codes,
                       "star": star_of(df, has_host), "pages": df["pages"].to_numpy(),
-                      "input": df["input"].astype(object),
+                      "input": inp.codes,
                       "distinct": df["distinct"].to_numpy() if "distinct" in df else 0})
     g = d.groupby(["file", "host", "star"], sort=False)
     t = g.agg(rows=("pages", "size"), pages=("pages", "sum"), dmin=("distinct", "min"),
               dmax=("distinct", "max"), dfirst=("distinct", "first"),
               first_input=("input", "first"), inputs=("input", "nunique"))
-    return [[int(f), str(h), bool(s), int(r.rows), int(r.pages), int(r.dmin), int(r.dmax),
-             int(r.dfirst), str(r.first_input), int(r.inputs)]
-            for (f, h, s), r in t.iterrows()]
+    hn, im = host.categories, inp.categories
+    return [[int(f), str(hn[h]), bool(s), int(r), int(p), int(a), int(b), int(c), str(im[i]),
+             int(n)] for (f, h, s), r, p, a, b, c, i, n in zip(
+                 t.index, t["rows"], t["pages"], t["dmin"], t["dmax"], t["dfirst"],
+                 t["first_input"], t["inputs"])]
 
 
 def find_row(df, fileno, host, star, has_host, test):
@@ -160,7 +169,11 @@ def numbered(df, code, starred, has_host):
     to = np.array([code[str(c)] for c in names], dtype=np.int64)
     h = to[df["host"].cat.codes.to_numpy()] if len(names) else np.zeros(0, np.int64)
     keep = star_of(df, has_host) == starred[h]
-    return df.drop(columns=["host", "input", "file"]).assign(h=h)[keep]
+    cols = [c for c in df.columns if c not in ("host", "input", "file")]
+    if keep.all():                    # one copy of the columns, not three
+        return pd.DataFrame({**{c: df[c].to_numpy() for c in cols}, "h": h}, index=df.index)
+    return pd.DataFrame({**{c: df[c].to_numpy()[keep] for c in cols}, "h": h[keep]},
+                        index=df.index[keep])
 
 
 def merged(df):

@@ -172,27 +172,30 @@ def pair_bins(pages, gain, capacity):
     return as_where(first_fit(joined, sizes, capacity), len(pages))
 
 
-def bin_saving(df, m, z):
-    s = model.saved_pages(df["pages"].to_numpy(), df["zero"].to_numpy() > 0, m, z)
-    return pd.DataFrame({"bin": df["bin"].to_numpy(), "saved": s})
+def bin_savings(df, bins, m, z):
+    """In one partition of pairs.by_digest() (every row of a digest is
+    here): the pages saved per machine, its hosts' contents grouped by
+    digest."""
+    d = df.assign(bin=bins[df["h"].to_numpy()])
+    g = d.groupby(["bin", "key", "lo"], sort=False).agg({"pages": "sum", "zero": "max"})
+    s = model.saved_pages(g["pages"].to_numpy(), g["zero"].to_numpy() > 0, m, z)
+    return pd.Series(s, index=g.index.get_level_values("bin")).groupby(level=0).sum()
 
 
-def bin_of(df, bins):
-    return df.assign(bin=bins[df["h"].to_numpy()])
+def bin_sums(parts):
+    per = pd.concat(parts)
+    return per.groupby(level=0).sum() if len(per) else per
 
 
 def machine_savings(f, where, a):
     """{machine: saved pages}, exact: its hosts' contents grouped by digest."""
     import dask
+    from .pairs import by_digest
     m, z = a.max_page_sharing, a.use_zero_pages
     bins = dask.delayed(np.array(where, dtype=np.int64), pure=True)
-    binned = f.map_partitions(bin_of, bins, meta=f._meta.assign(bin=np.int64(0)))
-    by = binned.groupby(["bin", "key", "lo"]).agg({"pages": "sum", "zero": "max"},
-                                                  split_out=max(1, f.npartitions))
-    saved = by.reset_index().map_partitions(
-        bin_saving, m, z, meta=pd.DataFrame({"bin": pd.Series(dtype=np.int64),
-                                             "saved": pd.Series(dtype=np.int64)}))
-    per = saved.groupby("bin")["saved"].sum().compute()
+    parts = by_digest(f).to_delayed()
+    per = dask.compute(dask.delayed(bin_sums)([dask.delayed(bin_savings)(p, bins, m, z)
+                                               for p in parts]))[0]
     return {int(b): int(s) for b, s in per.items()}
 
 
