@@ -125,6 +125,44 @@ def failed_rows_and_groups_fit():
          "summary with a --group")
 
 
+def cjk_inputs():
+    """The fixture under names of wide characters (2 columns each), one of
+    them long enough to be shortened, and one with a combining mark."""
+    d = tmp("虚拟机内存")
+    os.makedirs(d, exist_ok=True)
+    names = ["生产数据库虚拟机的内存映像文件第一号生产数据库虚拟机的内存映像.img",
+             "한국어가상머신.img", "cafe\u0301-ｆｕｌｌ.img"]
+    out = []
+    for n in names:
+        dst = os.path.join(d, n)
+        if not os.path.exists(dst):
+            shutil.copy(fixture("vectors.img"), dst)
+        out.append(dst)
+    return out
+
+
+@test("reports")
+def wide_names_fit_and_align():
+    """Names of East Asian wide characters: every line within 80 columns as
+    a terminal shows them, and the columns after the name start at one
+    column in every row (a name is padded by its display width)."""
+    ins = cjk_inputs()
+    for rep in ("summary", "top", "histogram", "regions"):
+        r = run(["-r", rep] + ins)
+        fits(r, "-r %s of wide names" % rep)
+        table = r.out.split("\n\n")[0].splitlines()
+        rows = [l for l in table if ".img" in l and not l.startswith(" ")]
+        # the display column where the field after the name ends (numbers
+        # are right-aligned, so it is one column for every row)
+        ends = set()
+        for l in rows:
+            m = re.match(r"(\S.*?)\s{2,}(\S+)", l)
+            ends.add(columns(l[:m.end(2)]) if m else -1)
+        check(len(rows) >= 3 and len(ends) == 1,
+              "-r %s: the column after a wide name ends at one place" % rep,
+              "%r %r" % (sorted(ends), rows))
+
+
 @test("series")
 def series_fit():
     snaps = snapshots()

@@ -47,10 +47,71 @@ size_t text_decode(const char *s, uint32_t *cp, int *unsafe)
 	}
 	*cp = c;
 	*unsafe = c < 0x20 || (c >= 0x7f && c <= 0x9f) ||	/* C0, DEL, C1 */
-		  c == 0x200e || c == 0x200f ||			/* LRM, RLM */
+		  (c >= 0x200b && c <= 0x200f) ||	/* zero widths, LRM, RLM */
 		  (c >= 0x202a && c <= 0x202e) ||		/* LRE .. RLO */
-		  (c >= 0x2066 && c <= 0x2069) ? TEXT_CONTROL : 0;
+		  (c >= 0x2060 && c <= 0x2069) ||	/* word joiner .. PDI */
+		  c == 0xfeff ? TEXT_CONTROL : 0;	/* byte order mark */
 	return n;
+}
+
+/* A code point in one of @n sorted, disjoint [lo, hi] ranges @r. */
+static int in_ranges(uint32_t c, const uint32_t (*r)[2], size_t n)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c < r[mid][0])
+			hi = mid;
+		else if (c > r[mid][1])
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The columns a shown code point takes on a terminal. A small table rather
+ * than wcwidth(3): the C library's answer depends on the locale (glibc's
+ * is -1 for every wide character in the "C" locale a service runs in),
+ * and a table must be as wide whoever prints it. Wide: the East Asian
+ * Wide and Fullwidth blocks (Unicode's EastAsianWidth.txt W and F, by
+ * block); none: the combining marks' blocks, drawn on the character before.
+ */
+static int cp_cols(uint32_t c)
+{
+	static const uint32_t wide[][2] = {
+		{ 0x1100, 0x115f }, { 0x231a, 0x231b }, { 0x2329, 0x232a },
+		{ 0x2e80, 0x303e }, { 0x3041, 0x33ff }, { 0x3400, 0x4dbf },
+		{ 0x4e00, 0x9fff }, { 0xa000, 0xa4cf }, { 0xa960, 0xa97f },
+		{ 0xac00, 0xd7a3 }, { 0xf900, 0xfaff }, { 0xfe10, 0xfe19 },
+		{ 0xfe30, 0xfe6f }, { 0xff00, 0xff60 }, { 0xffe0, 0xffe6 },
+		{ 0x1f300, 0x1f64f }, { 0x1f900, 0x1f9ff }, { 0x20000, 0x2fffd },
+		{ 0x30000, 0x3fffd },
+	};
+	static const uint32_t none[][2] = {
+		{ 0x0300, 0x036f }, { 0x0483, 0x0489 }, { 0x0591, 0x05bd },
+		{ 0x0610, 0x061a }, { 0x064b, 0x065f }, { 0x1ab0, 0x1aff },
+		{ 0x1dc0, 0x1dff }, { 0x20d0, 0x20ff }, { 0x302a, 0x302d },
+		{ 0x3099, 0x309a }, { 0xfe00, 0xfe0f }, { 0xfe20, 0xfe2f },
+	};
+
+	if (c < 0x300)
+		return 1;
+	if (in_ranges(c, none, sizeof(none) / sizeof(none[0])))
+		return 0;
+	return in_ranges(c, wide, sizeof(wide) / sizeof(wide[0])) ? 2 : 1;
+}
+
+int text_char_cols(const char *s, size_t *len)
+{
+	uint32_t cp;
+	int unsafe;
+
+	*len = text_decode(s, &cp, &unsafe);
+	return unsafe ? text_cols(unsafe) : cp_cols(cp);
 }
 
 size_t text_char(const char *s, int *unsafe)
@@ -118,10 +179,10 @@ int text_width(const char *s)
 	int w = 0;
 
 	while (*s) {
-		int bad;
+		size_t n;
 
-		s += text_char(s, &bad);
-		w += text_cols(bad);
+		w += text_char_cols(s, &n);
+		s += n;
 	}
 	return w;
 }
@@ -146,11 +207,10 @@ char *human_bytes(uint64_t bytes, char *buf, size_t len)
 static size_t text_prefix(const char *s, int cols)
 {
 	const char *p = s;
-	int bad;
 
 	while (*p) {
-		size_t n = text_char(p, &bad);
-		int w = text_cols(bad);
+		size_t n;
+		int w = text_char_cols(p, &n);
 
 		if (w > cols)
 			break;

@@ -73,6 +73,17 @@ static inline int text_cols(int unsafe)
 }
 
 /**
+ * text_char_cols() - the columns one character takes on a terminal as
+ * text_shown() shows it: 2 for an East Asian wide or fullwidth one, 0 for
+ * a combining mark, 4 for a byte shown "\\xHH", else 1.
+ * @s: a NUL-terminated string, at a character's first byte
+ * @len: set to the character's length in bytes (at least 1)
+ *
+ * Return: its columns.
+ */
+int text_char_cols(const char *s, size_t *len);
+
+/**
  * text_put() - write @s to @f as text_shown() shows each character.
  * @f: the stream
  * @s: the text
@@ -92,8 +103,8 @@ char *text_clean(const char *s, char *buf, size_t len);
 
 /**
  * text_width() - the columns a text takes on a terminal as text_shown()
- * shows it: one per character, one per control ('?'), four per byte that is
- * not UTF-8 ("\xHH").
+ * shows it: text_char_cols() of each character (two for a wide one, one per
+ * control shown '?', four per byte that is not UTF-8, shown "\xHH").
  * @s: the text
  */
 int text_width(const char *s);

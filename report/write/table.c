@@ -372,11 +372,13 @@ static void tab_total(const struct writer *w, const struct cell *cells)
 /* The columns of @s before @end. */
 static int text_width_n(const char *s, const char *end)
 {
-	int w = 0, bad;
+	int w = 0;
 
 	while (s < end && *s) {
-		s += text_char(s, &bad);
-		w += text_cols(bad);
+		size_t n;
+
+		w += text_char_cols(s, &n);
+		s += n;
 	}
 	return w;
 }
@@ -388,11 +390,12 @@ static char *text_skip(char *s, int cols)
 	int bad;
 
 	while (*s) {
-		size_t n = text_char(s, &bad);
+		size_t n;
+		int w = text_char_cols(s, &n);
 
-		if (text_cols(bad) > cols)
+		if (w > cols)
 			break;
-		cols -= text_cols(bad);
+		cols -= w;
 		s += n;
 	}
 	return s == start && *s ? s + text_char(s, &bad) : s;
