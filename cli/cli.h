@@ -11,8 +11,8 @@
  * The front end's pieces that the rules between options (setup.c) call
  * while the command line becomes a struct scan_config: --group's values
  * into groups (groups.c), --by and --enable into groups of live processes
- * by unit, cgroup, container or VM (units.c). The table of options itself
- * is options.h.
+ * by unit, cgroup, container or VM (units.c); and -V's text (version.c).
+ * The table of options itself is optable.h, the prefs options.h.
  */
 
 /**
@@ -88,5 +88,11 @@ int units_by_parse(const char *list, unsigned *mask, char *why, size_t len);
 int units_groups(unsigned by, const char *enable, const struct input *inputs,
 		 size_t ninputs, struct group **groups, size_t *n, char *why,
 		 size_t len);
+
+/**
+ * print_version() - -V: the version, what it was built with, and the
+ * checksum paths this CPU runs, within 80 columns (version.c).
+ */
+void print_version(void);
 
 #endif

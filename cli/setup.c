@@ -14,7 +14,8 @@
 #include "../report/report.h"
 #include "../util/util.h"
 #include "cli.h"
-#include "optable.h"
+#include "options.h"
+#include "usage.h"
 
 /* A sixth of --page-cost per KSM page revisited by default: measured
  * 0.4 to 1.0 us a revisit (in full scans where smart_scan passed the
