@@ -68,6 +68,8 @@ struct prefs {
  * What the rules between options need to know of the live host, handed in
  * so that they can be tried on any facts (ksmscan.c passes host/'s).
  */
+struct proc_unit;
+
 struct host_facts {
 	/** hz() - the kernel's HZ, 0 if unknown. */
 	unsigned (*hz)(void);
@@ -82,6 +84,9 @@ struct host_facts {
 	/** processes() - the pids -P @regex (NULL: every process) takes; NULL
 	 * with @why for a pattern that is refused. */
 	int *(*processes)(const char *regex, size_t *n, char *why, size_t len);
+	/** unit() - what process @pid belongs to (its cgroup, systemd unit,
+	 * container, VM) and its parent, for --by and --enable; -1 if gone. */
+	int (*unit)(int pid, struct proc_unit *u);
 };
 
 /**
