@@ -6,9 +6,14 @@ own #include lines (no compiler involved, so this cannot agree with itself):
   order util, host, hash, dump, compress, model, then scan and check (which
   do not include each other), report, cli (the command line, which may use
   every table below it), then ksmscan.c on top;
+- docs/architecture.md's folder table is true: each folder includes only
+  the folders its "may include" column names;
 - only host/ reads the live kernel: no other file opens a /proc or /sys path
-  itself (it asks host/, whose root the tests can move);
-- no two headers or sources include each other in a cycle;
+  itself (it asks host/, whose root the tests can move), nor spells one;
+- no two headers or sources include each other in a cycle; no two units (a
+  .c with its .h) include each other, nor call each other's functions, in a
+  cycle of any length (a cycle is listed with the calls that make it);
+- no function is over 80 lines;
 - every quoted include names a file that exists;
 - report/ is in rooms: the writers (write/), report.h with the registry,
   and the reports grouped by what they need (figures/, contents/, series/,
@@ -126,6 +131,47 @@ def test_layers(files, graph):
             ok = b in RANK and RANK[b] < RANK[a]
             check(ok, "%s (%s) may include %s (%s)" % (f, a, inc, b),
                   "a folder includes only from the folders below it")
+
+
+def documented_includes():
+    """docs/architecture.md's folder table: folder -> the folders its last
+    column says it may include ("nothing", "everything below", a list)."""
+    with open(os.path.join(top, "docs", "architecture.md")) as f:
+        text = f.read()
+    below = lambda a: {b for b in RANK if RANK[b] < RANK[a] and b != "compat"}
+    out = {}
+    for m in re.finditer(r"^\| `([\w.]+?)/?` \|.*\| ([^|]+?) \|$", text, re.M):
+        folder, may = m.group(1), m.group(2).strip()
+        folder = "." if folder == "ksmscan.c" else folder
+        if folder not in RANK:
+            continue
+        if may == "nothing":
+            out[folder] = set()
+        elif may in ("everything below", "everything"):
+            out[folder] = below(folder)
+        else:
+            out[folder] = {w.strip() for w in may.split(",")}
+    return out
+
+
+def test_documented_includes(files, graph):
+    """The table of docs/architecture.md is true: each folder includes only
+    the folders its "may include" column names, which are below it."""
+    doc = documented_includes()
+    check(set(doc) == set(RANK) - {"compat"}, "the folder table has a row per folder",
+          repr(sorted(set(RANK) - {"compat"} - set(doc))))
+    used = {}
+    for f in files:
+        for inc in graph[f]:
+            if folder_of(inc) != folder_of(f):
+                used.setdefault(folder_of(f), set()).add(folder_of(inc))
+    for folder, may in sorted(doc.items()):
+        extra = used.get(folder, set()) - may
+        check(not extra, "docs/architecture.md: %s/ includes only %s" %
+              (folder, sorted(may) or "nothing"), "also %s" % sorted(extra))
+        wrong = {b for b in may if RANK.get(b, 99) >= RANK[folder]}
+        check(not wrong, "docs/architecture.md: %s/ may include only folders "
+              "below it" % folder, repr(sorted(wrong)))
 
 
 def test_host_only(files):
@@ -535,6 +581,7 @@ def main():
     files = product_files()
     graph = {f: includes(f) for f in files}
     test_layers(files, graph)
+    test_documented_includes(files, graph)
     test_host_only(files)
     test_report_state(files)
     test_report_rooms(files, graph)
