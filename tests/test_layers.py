@@ -417,6 +417,11 @@ def blank(text):
     return COMMENT_OR_STRING.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
 
 
+# A function of one line: static const char *at(size_t i) { return x(i); }
+ONE_LINE_FUNCTION = re.compile(r"^(static\s)?[A-Za-z_][\w\s*]*?\b(\w+)\s*\([^;{]*\)\s*"
+                               r"(\{.*\})\s*$")
+
+
 def functions(path):
     """The functions defined in @path: (name, static, first line of the
     body, its last line, the body's text), the body from a '{' at column
@@ -426,6 +431,9 @@ def functions(path):
     out = []
     i = 0
     while i < len(lines):
+        one = ONE_LINE_FUNCTION.match(lines[i])
+        if one and "=" not in one.group(0).split("{")[0]:
+            out.append((one.group(2), bool(one.group(1)), i + 1, i + 1, one.group(3)))
         if not lines[i].startswith("{"):
             i += 1
             continue
@@ -483,13 +491,15 @@ def test_call_circles(files):
         for name, text in (("a.c", "int fa(void)\n{\n\treturn fb(); /* fc() */\n}\n"),
                            ("b.c", "static int fc(void)\n{\n\treturn 1;\n}\n\n"
                                    "int fb(void)\n{\n\treturn fa() + fc();\n}\n"),
-                           ("c.c", "int fc(int x,\n       int y)\n{\n\treturn x;\n}\n")):
+                           ("c.c", "int fc(int x,\n       int y)\n{\n\treturn x;\n}\n"
+                                   "int fd(void) { return fa(); }\n")):
             with open(os.path.join(d, name), "w") as f:
                 f.write(text)
         toy, _ = call_graph([os.path.join(rel, n) for n in ("a.c", "b.c", "c.c")])
         a, b = os.path.join(rel, "a"), os.path.join(rel, "b")
-        check(sccs(toy) == [[a, b]] and toy[os.path.join(rel, "c")] == set(),
-              "the call parse finds a.c <-> b.c and no call to c.c", repr(toy))
+        check(sccs(toy) == [[a, b]] and toy[os.path.join(rel, "c")] == {a},
+              "the call parse finds a.c <-> b.c, c.c's call of a.c in a "
+              "function of one line, and no call to c.c", repr(toy))
     graph, why = call_graph(files)
     for comp in sccs(graph):
         cycle = one_cycle(graph, comp)
