@@ -22,6 +22,7 @@
 #include "host/ksm.h"
 #include "host/memory.h"
 #include "host/process.h"
+#include "host/units.h"
 #include "report/report.h"
 #include "check/compare.h"
 #include "check/forecast.h"
@@ -165,7 +166,7 @@ static int full_scans(int64_t *value)
 static const struct host_facts live_host = {
 	.hz = kernel_hz, .meminfo = host_meminfo, .full_scans = full_scans,
 	.start_time = proc_start_time, .soft_dirty = kernel_soft_dirty,
-	.processes = procs_list,
+	.processes = procs_list, .unit = unit_read,
 };
 
 int main(int argc, char **argv)

@@ -11,8 +11,8 @@
  * The front end's pieces that the rules between options (setup.c) call
  * while the command line becomes a struct scan_config: --group's values
  * into groups (groups.c), --by and --enable into groups of live processes
- * by unit, cgroup, container or VM (units.c). The table of options itself
- * is options.h.
+ * by unit, cgroup, container or VM (units.c); and -V's text (version.c).
+ * The table of options itself is optable.h, the prefs options.h.
  */
 
 /**
@@ -65,6 +65,11 @@ int groups_domains(const struct group *g, size_t n, const struct input *inputs,
  */
 int units_by_parse(const char *list, unsigned *mask, char *why, size_t len);
 
+/* What a process belongs to and its parent, as host/'s unit_read() reads
+ * it from /proc: handed in (struct host_facts), so that the rules between
+ * options read no kernel themselves. 0, or -1 if the process is gone. */
+typedef int unit_reader(int pid, struct proc_unit *u);
+
 /**
  * units_groups() - the groups of --by and --enable, appended to @groups:
  * for each kind in @by, one group per name the live inputs belong to
@@ -76,6 +81,7 @@ int units_by_parse(const char *list, unsigned *mask, char *why, size_t len);
  * @by: a bit per enum unit_kind
  * @enable: --enable's comma list of names, each "KIND:NAME" or a NAME of
  *	the --by kinds (of any kind without --by); or NULL
+ * @read_unit: reads a live process's units and parent
  * @inputs: the run's inputs (files are in no unit)
  * @ninputs: how many
  * @groups: the array, grown with xreallocarray()
@@ -85,8 +91,14 @@ int units_by_parse(const char *list, unsigned *mask, char *why, size_t len);
  *
  * Return: 0, or -1 (a name no input belongs to).
  */
-int units_groups(unsigned by, const char *enable, const struct input *inputs,
-		 size_t ninputs, struct group **groups, size_t *n, char *why,
-		 size_t len);
+int units_groups(unsigned by, const char *enable, unit_reader *read_unit,
+		 const struct input *inputs, size_t ninputs,
+		 struct group **groups, size_t *n, char *why, size_t len);
+
+/**
+ * print_version() - -V: the version, what it was built with, and the
+ * checksum paths this CPU runs, within 80 columns (version.c).
+ */
+void print_version(void);
 
 #endif

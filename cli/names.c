@@ -3,16 +3,20 @@
  * The options whose values are names from a table (names.c): -a from the
  * checksums', -r from the reports', -c from the compressors'; --known's
  * files. An unknown name is a usage error with a guess at what was meant.
+ * --help lists the names of -f, -o and -r from the same tables.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../compress/compress.h"
+#include "../dump/dump.h"
 #include "../hash/hash.h"
 #include "../report/report.h"
 #include "../util/util.h"
 #include "optable.h"
+#include "options.h"
+#include "usage.h"
 
 /* The comma-separated names of @list, each handed to @one; empty ones skipped. */
 static void for_each_name(struct prefs *p, const char *list,
@@ -189,4 +193,51 @@ void prefs_known_list(struct prefs *p, const char *list)
 void prefs_compressors_all(struct prefs *p)
 {
 	compressor_name(p, "all", 3);
+}
+
+/* Print names from a table after --help's column, wrapped in 80. */
+static void help_names(const char *(*name)(size_t), size_t n, const char *tail)
+{
+	size_t col = 30;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *s = name(i);
+
+		if (i && col + strlen(s) + 2 > 79) {
+			fputs(",\n                              ", stdout);
+			col = 30;
+		} else if (i) {
+			fputs(", ", stdout);
+			col += 2;
+		}
+		fputs(s, stdout);
+		col += strlen(s);
+	}
+	printf("\n                              %s\n", tail);
+}
+
+int opt_help_list(const struct opt_row *row)
+{
+	size_t n = 0;
+
+	if (row->key == 'f') {
+		while (dump_format_name(n))
+			n++;
+		help_names(dump_format_name, n, "(default auto: by magic); compression is\n"
+			   "                              still recognised by its magic");
+		return 1;
+	}
+	if (row->key == 'o') {
+		while (writer_name(n))
+			n++;
+		help_names(writer_name, n, "(default table; sh and tmpfiles: -r advise's\n"
+			   "                              first setting as a script or as\n"
+			   "                              tmpfiles.d lines)");
+		return 1;
+	}
+	if (row->key == 'r') {
+		help_names(report_at, report_count(), "(default summary)");
+		return 1;
+	}
+	return 0;
 }

@@ -4,7 +4,6 @@
 
 #include <stddef.h>
 
-#include "options.h"
 
 /*
  * One row per option (options.c holds the table; optparse.c reads it).
@@ -35,6 +34,7 @@ enum {
 };
 
 struct opt_row;
+struct prefs;
 
 /* A handler: read @arg (NULL for an option without a value) into @p. */
 typedef void opt_handler(struct prefs *p, const struct opt_row *row,
@@ -62,65 +62,13 @@ struct opt_row {
 const struct opt_row *opt_table(size_t *n);
 
 /**
- * opt_help_list() - the help of -f and -r, whose values come from the
- * readers' and the reports' tables: printed after the option's column.
+ * opt_help_list() - the help of -f, -o and -r, whose values come from the
+ * readers', the writers' and the reports' tables: printed after the
+ * option's column (names.c).
  * @row: the row
  *
  * Return: 1 if it printed the row's help, 0 if the row's text stands.
  */
 int opt_help_list(const struct opt_row *row);
-
-/**
- * prefs_add_input() - append an input, growing the array.
- * @p: the preferences
- * @in: the input
- */
-void prefs_add_input(struct prefs *p, struct input in);
-
-/**
- * prefs_reports_list() - -r LIST: the reports, replacing those selected.
- * @p: the preferences
- * @list: comma list of report names
- */
-void prefs_reports_list(struct prefs *p, const char *list);
-
-/**
- * prefs_compressors_list() - -c LIST: zram's compressors, and the compress
- * report.
- * @p: the preferences
- * @list: comma list of compressor names, or "all"
- */
-void prefs_compressors_list(struct prefs *p, const char *list);
-
-/**
- * prefs_compressors_all() - every compressor, for the summary's zram
- * figures, without selecting the compress report.
- * @p: the preferences
- */
-void prefs_compressors_all(struct prefs *p);
-
-/**
- * pid_input() - a live process as an input, named "pid:PID".
- * @pid: the process
- * @listed: taken by -P or --all-processes (its warnings follow -q)
- */
-struct input pid_input(int pid, int listed);
-
-/**
- * print_version() - -V: the version, what it was built with, and the
- * checksum paths this CPU runs, within 80 columns.
- */
-void print_version(void);
-
-/**
- * prefs_known_list() - --known=FILE,...: files whose pages are known.
- * @p: the preferences
- * @list: comma list of files (standard input refused)
- */
-void prefs_known_list(struct prefs *p, const char *list);
-
-/* Marks -P REGEX (name: the regex) and --all-processes (name NULL) among
- * the inputs until options_setup() lists their processes. */
-#define PID_LIST (-1)
 
 #endif

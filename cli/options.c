@@ -17,6 +17,8 @@
 #include "../util/util.h"
 #include "cli.h"
 #include "optable.h"
+#include "options.h"
+#include "usage.h"
 
 /* Limits of --top, -j and --sketch-size (the index's most distinct
  * contents). */
@@ -286,13 +288,6 @@ static void on_quiet(struct prefs *p, const struct opt_row *r, const char *arg)
 	msg_quiet = 1;
 }
 
-static void on_help(struct prefs *p, const struct opt_row *r, const char *arg)
-{
-	(void)p, (void)r, (void)arg;
-	options_help();
-	exit(output_close() < 0 ? EXIT_INPUT : EXIT_OK);
-}
-
 static void on_version(struct prefs *p, const struct opt_row *r, const char *arg)
 {
 	(void)p, (void)r, (void)arg;
@@ -463,7 +458,7 @@ static const struct opt_row table[] = {
 	       "also a picture: histograms and address maps", SCAN | KSMD),
 	CALL("quiet", 'q', NULL, on_quiet, NULL, "no warnings",
 	     SCAN | KSMD | FORM_CHECK, 0),
-	CALL("help", 'h', NULL, on_help, NULL, "this help", SCAN, 0),
+	FLAG("help", 'h', help, 1, "this help", SCAN),
 	CALL("version", 'V', NULL, on_version, NULL, "version", SCAN, 0),
 };
 
@@ -471,55 +466,6 @@ const struct opt_row *opt_table(size_t *n)
 {
 	*n = sizeof(table) / sizeof(table[0]);
 	return table;
-}
-
-/* Print names from a table after --help's column, wrapped in 80. */
-static void help_names(const char *(*name)(size_t), size_t n, const char *tail)
-{
-	size_t col = 30;
-
-	for (size_t i = 0; i < n; i++) {
-		const char *s = name(i);
-
-		if (i && col + strlen(s) + 2 > 79) {
-			fputs(",\n                              ", stdout);
-			col = 30;
-		} else if (i) {
-			fputs(", ", stdout);
-			col += 2;
-		}
-		fputs(s, stdout);
-		col += strlen(s);
-	}
-	printf("\n                              %s\n", tail);
-}
-
-static const char *report_name_at(size_t i) { return report_get(i)->name; }
-
-int opt_help_list(const struct opt_row *row)
-{
-	size_t n = 0;
-
-	if (row->key == 'f') {
-		while (dump_format_name(n))
-			n++;
-		help_names(dump_format_name, n, "(default auto: by magic); compression is\n"
-			   "                              still recognised by its magic");
-		return 1;
-	}
-	if (row->key == 'o') {
-		while (writer_name(n))
-			n++;
-		help_names(writer_name, n, "(default table; sh and tmpfiles: -r advise's\n"
-			   "                              first setting as a script or as\n"
-			   "                              tmpfiles.d lines)");
-		return 1;
-	}
-	if (row->key == 'r') {
-		help_names(report_name_at, report_count(), "(default summary)");
-		return 1;
-	}
-	return 0;
 }
 
 void prefs_init(struct prefs *p, int argc)

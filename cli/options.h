@@ -8,6 +8,7 @@
 #include "../compress/compress.h"
 #include "../scan/scan.h"
 #include "../scan/series.h"
+#include "usage.h"
 
 /*
  * The command line (options.c, optparse.c, setup.c): one table of options
@@ -20,9 +21,6 @@
 
 /* The version -V prints (the Makefile reads it here too). */
 #define KSMSCAN_VERSION "0.1.0"
-
-/* Exit statuses (ksmscan(1), EXIT STATUS). */
-enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_UNCOMPARABLE = 3 };
 
 /* What the command line asks for; main() turns it into a run. */
 struct prefs {
@@ -63,13 +61,15 @@ struct prefs {
 	int listed;			/* -P or --all-processes was given */
 	size_t ndomains;		/* the trust domains: the first of
 					 * cfg.groups (setup_domains()) */
-	int help, version;		/* -h, -V */
+	int help;			/* -h: the parser prints --help at once */
 };
 
 /*
  * What the rules between options need to know of the live host, handed in
  * so that they can be tried on any facts (ksmscan.c passes host/'s).
  */
+struct proc_unit;
+
 struct host_facts {
 	/** hz() - the kernel's HZ, 0 if unknown. */
 	unsigned (*hz)(void);
@@ -84,6 +84,9 @@ struct host_facts {
 	/** processes() - the pids -P @regex (NULL: every process) takes; NULL
 	 * with @why for a pattern that is refused. */
 	int *(*processes)(const char *regex, size_t *n, char *why, size_t len);
+	/** unit() - what process @pid belongs to (its cgroup, systemd unit,
+	 * container, VM) and its parent, for --by and --enable; -1 if gone. */
+	int (*unit)(int pid, struct proc_unit *u);
 };
 
 /**
@@ -125,14 +128,6 @@ void options_setup(struct prefs *p, const struct host_facts *host);
 void options_help(void);
 
 /**
- * usage_error() - print "ksmscan: MESSAGE" and "Try 'ksmscan --help'." on
- * standard error and exit with the usage status.
- * @fmt: printf format of the message
- */
-void usage_error(const char *fmt, ...)
-	__attribute__((noreturn, format(printf, 1, 2)));
-
-/**
  * prefs_report() - select a report by name (as -r does).
  * @p: the preferences
  * @name: its name
@@ -145,5 +140,52 @@ void prefs_report(struct prefs *p, const char *name);
  * @list: the names, or "all"
  */
 void prefs_algos(struct prefs *p, const char *list);
+
+/**
+ * prefs_add_input() - append an input, growing the array.
+ * @p: the preferences
+ * @in: the input
+ */
+void prefs_add_input(struct prefs *p, struct input in);
+
+/**
+ * pid_input() - a live process as an input, named "pid:PID".
+ * @pid: the process
+ * @listed: taken by -P or --all-processes (its warnings follow -q)
+ */
+struct input pid_input(int pid, int listed);
+
+/* Marks -P REGEX (name: the regex) and --all-processes (name NULL) among
+ * the inputs until options_setup() lists their processes. */
+#define PID_LIST (-1)
+
+/**
+ * prefs_reports_list() - -r LIST: the reports, replacing those selected.
+ * @p: the preferences
+ * @list: comma list of report names
+ */
+void prefs_reports_list(struct prefs *p, const char *list);
+
+/**
+ * prefs_compressors_list() - -c LIST: zram's compressors, and the compress
+ * report.
+ * @p: the preferences
+ * @list: comma list of compressor names, or "all"
+ */
+void prefs_compressors_list(struct prefs *p, const char *list);
+
+/**
+ * prefs_compressors_all() - every compressor, for the summary's zram
+ * figures, without selecting the compress report.
+ * @p: the preferences
+ */
+void prefs_compressors_all(struct prefs *p);
+
+/**
+ * prefs_known_list() - --known=FILE,...: files whose pages are known.
+ * @p: the preferences
+ * @list: comma list of files (standard input refused)
+ */
+void prefs_known_list(struct prefs *p, const char *list);
 
 #endif

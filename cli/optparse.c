@@ -7,34 +7,21 @@
  */
 #include <ctype.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/text.h"
+#include "../report/report.h"
 #include "../util/util.h"
 #include "optable.h"
+#include "options.h"
+#include "usage.h"
 
 /* getopt_long()'s value for row i without a short letter: past every char. */
 #define ROW_VAL 256
 /* --help's first column: the options, then their words from here on. */
 #define HELP_COL 30
 #define WIDTH 80
-
-void usage_error(const char *fmt, ...)
-{
-	char line[1024], shown[4 * 1024];
-	va_list ap;
-
-	/* An option's value may hold controls or bytes that are not UTF-8. */
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "ksmscan: %s\nTry 'ksmscan --help'.\n",
-		text_clean(line, shown, sizeof(shown)));
-	exit(EXIT_USAGE);
-}
 
 /* The option getopt_long() stopped at, as typed, for a usage message. */
 static const char *typed_option(char **argv)
@@ -176,6 +163,10 @@ void options_parse(struct prefs *p, int argc, char **argv)
 			usage_error("unknown option '%s'", typed_option(argv));
 		else {
 			apply(p, r, r->arg ? optarg : NULL);
+			if (p->help) {	/* at once: what follows is not read */
+				options_help();
+				exit(output_close() < 0 ? EXIT_INPUT : EXIT_OK);
+			}
 			if (r->ksmd && !p->series_opt)
 				p->series_opt = xstrdup(typed_option(argv));
 		}

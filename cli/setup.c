@@ -14,7 +14,8 @@
 #include "../report/report.h"
 #include "../util/util.h"
 #include "cli.h"
-#include "optable.h"
+#include "options.h"
+#include "usage.h"
 
 /* A sixth of --page-cost per KSM page revisited by default: measured
  * 0.4 to 1.0 us a revisit (in full scans where smart_scan passed the
@@ -96,7 +97,7 @@ static void check_outputs(const struct prefs *p)
 }
 
 /* --group values, once every input is known; two groups may not share a name. */
-static void parse_groups(struct prefs *p)
+static void parse_groups(struct prefs *p, const struct host_facts *h)
 {
 	struct group *g = xcalloc(p->ngroups ? p->ngroups : 1, sizeof(*g));
 	char why[256];
@@ -112,7 +113,7 @@ static void parse_groups(struct prefs *p)
 	p->cfg.ngroups = p->ngroups;
 	/* --by and --enable need the processes alive: read them now. */
 	if (!p->series_on && !p->count &&
-	    units_groups(p->by, p->enable, p->inputs, p->ninputs, &g,
+	    units_groups(p->by, p->enable, h->unit, p->inputs, p->ninputs, &g,
 			 &p->cfg.ngroups, why, sizeof(why)) < 0)
 		usage_error("%s", why);
 	p->cfg.groups = g;
@@ -359,7 +360,7 @@ void options_setup(struct prefs *p, const struct host_facts *h)
 	p->cfg.inputs = p->inputs;
 	p->cfg.ninputs = p->ninputs;
 	check_outputs(p);
-	parse_groups(p);
+	parse_groups(p, h);
 	if (!p->reports)
 		default_reports(p);
 	setup_series(p, h);

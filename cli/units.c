@@ -37,13 +37,14 @@ int units_by_parse(const char *list, unsigned *mask, char *why, size_t len)
 }
 
 /* The live inputs' units (an empty proc_unit for files and gone processes). */
-static struct proc_unit *read_units(const struct input *inputs, size_t n)
+static struct proc_unit *read_units(const struct input *inputs, size_t n,
+				     unit_reader *read_unit)
 {
 	struct proc_unit *u = xcalloc(n ? n : 1, sizeof(*u));
 
 	for (size_t k = 0; k < n; k++)
 		if (!inputs[k].path)
-			unit_read(inputs[k].pid, &u[k]);
+			read_unit(inputs[k].pid, &u[k]);
 	return u;
 }
 
@@ -126,14 +127,14 @@ static int unit_wanted(const struct proc_unit *u, struct wanted *w, size_t nw,
 
 /* Whether input @k's process or one of its ancestors is wanted. */
 static int enabled(const struct input *in, const struct proc_unit *own,
-		   struct wanted *w, size_t nw, unsigned by)
+		   struct wanted *w, size_t nw, unsigned by, unit_reader *read_unit)
 {
 	struct proc_unit u = *own;
 	int hit = 0;
 
 	for (int depth = 0; depth < CHAIN_MAX; depth++) {
 		hit |= unit_wanted(&u, w, nw, by);
-		if (u.ppid <= 1 || u.ppid == in->pid || unit_read(u.ppid, &u) < 0)
+		if (u.ppid <= 1 || u.ppid == in->pid || read_unit(u.ppid, &u) < 0)
 			break;
 	}
 	return hit;
@@ -158,9 +159,10 @@ static size_t enable_names(const char *list, struct wanted *w, size_t cap)
 }
 
 /* The group of --enable; -1 with @why if a name matches no process. */
-static int enable_group(const char *list, unsigned by, const struct input *inputs,
-			const struct proc_unit *u, size_t n, struct group **groups,
-			size_t *ng, char *why, size_t len)
+static int enable_group(const char *list, unsigned by, unit_reader *read_unit,
+			const struct input *inputs, const struct proc_unit *u,
+			size_t n, struct group **groups, size_t *ng, char *why,
+			size_t len)
 {
 	size_t cap = strlen(list) / 2 + 1, nw, m = 0, nl = 1;
 	struct wanted *w = xcalloc(cap, sizeof(*w));
@@ -170,7 +172,7 @@ static int enable_group(const char *list, unsigned by, const struct input *input
 
 	nw = enable_names(list, w, cap);
 	for (size_t k = 0; k < n; k++)
-		if (!inputs[k].path && enabled(&inputs[k], &u[k], w, nw, by))
+		if (!inputs[k].path && enabled(&inputs[k], &u[k], w, nw, by, read_unit))
 			members[m++] = k;
 	for (size_t i = 0; i < nw; i++)
 		nl += w[i].len + 16;
@@ -203,22 +205,22 @@ static int enable_group(const char *list, unsigned by, const struct input *input
 	return rc;
 }
 
-int units_groups(unsigned by, const char *enable, const struct input *inputs,
-		 size_t ninputs, struct group **groups, size_t *n, char *why,
-		 size_t len)
+int units_groups(unsigned by, const char *enable, unit_reader *read_unit,
+		 const struct input *inputs, size_t ninputs,
+		 struct group **groups, size_t *n, char *why, size_t len)
 {
 	struct proc_unit *u;
 	int rc = 0;
 
 	if (!by && !enable)
 		return 0;
-	u = read_units(inputs, ninputs);
+	u = read_units(inputs, ninputs, read_unit);
 	for (int k = 0; k < UNIT_KINDS; k++)
 		if (by >> k & 1)
 			groups_of_kind((enum unit_kind)k, u, ninputs, groups, n);
 	if (enable)
-		rc = enable_group(enable, by ? by : (1u << UNIT_KINDS) - 1, inputs,
-				  u, ninputs, groups, n, why, len);
+		rc = enable_group(enable, by ? by : (1u << UNIT_KINDS) - 1,
+				  read_unit, inputs, u, ninputs, groups, n, why, len);
 	free(u);
 	return rc;
 }

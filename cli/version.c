@@ -8,7 +8,8 @@
 #include <zstd.h>
 
 #include "../hash/hash.h"
-#include "optable.h"
+#include "cli.h"
+#include "options.h"
 
 /* Print @word after a space, or on a new line indented by two when the line
  * would pass 80 columns; *@col is the current line's width. */

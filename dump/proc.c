@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include "../host/doctor.h"
-#include "../host/host.h"
 #include "../host/memory.h"
 #include "../host/process.h"
 #include "../util/util.h"
@@ -58,13 +57,15 @@ struct proc {
 	int rechecked;		/* the maps were read again at the end */
 };
 
-/* Open /proc/PID/NAME read-only; report why not. */
-static int proc_file(struct dump *d, const char *what)
+/* Open the process's maps, mem or pagemap read-only; report why not. */
+static int proc_file(struct dump *d, enum proc_memory_file which)
 {
-	int fd = host_open("/proc/%d/%s", d->pid, what);
+	int fd = proc_memory_open(d->pid, which);
+	char path[64];
 
 	if (fd < 0)
-		dump_fail(d, "cannot open /proc/%d/%s: %s", d->pid, what,
+		dump_fail(d, "cannot open %s: %s",
+			  proc_memory_path(d->pid, which, path, sizeof(path)),
 			  proc_why_unreadable(d->pid, errno));
 	return fd;
 }
@@ -72,7 +73,7 @@ static int proc_file(struct dump *d, const char *what)
 /* Read all of /proc/PID/maps (its size is unknown in advance). */
 static char *proc_read_maps(struct dump *d)
 {
-	int fd = proc_file(d, "maps");
+	int fd = proc_file(d, PROC_MAPS);
 	size_t len = 0, cap = 65536;
 	char *text;
 
@@ -209,10 +210,10 @@ static int proc_open(struct dump *d)
 		return -1;
 	}
 	free(text);
-	p->mem = proc_file(d, "mem");
+	p->mem = proc_file(d, PROC_MEM);
 	if (p->mem < 0)
 		return -1;
-	p->pagemap = proc_file(d, "pagemap");
+	p->pagemap = proc_file(d, PROC_PAGEMAP);
 	if (p->pagemap < 0)
 		return -1;
 	p->buf = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
@@ -248,7 +249,7 @@ static void proc_recheck(struct dump *d, struct proc *p)
 	if (p->rechecked || !p->nmaps)
 		return;
 	p->rechecked = 1;
-	fd = host_open("/proc/%d/maps", d->pid);
+	fd = proc_memory_open(d->pid, PROC_MAPS);
 	if (fd < 0) {
 		proc_gone(d, p, p->maps[0].region.start);
 		return;

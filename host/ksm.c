@@ -13,7 +13,7 @@
 #include "process.h"
 int ksm_run_value(void)
 {
-	return host_read_int("/sys/kernel/mm/ksm/run");
+	return host_read_int(KSM_SYSFS_DIR "/run");
 }
 
 int ksm_sysfs_signed(const char *name, int64_t *value)
@@ -22,7 +22,7 @@ int ksm_sysfs_signed(const char *name, int64_t *value)
 	FILE *f;
 	int ok;
 
-	f = host_fopen("/sys/kernel/mm/ksm/%s", name);
+	f = host_fopen(KSM_SYSFS_DIR "/%s", name);
 	if (!f)
 		return -1;
 	ok = fscanf(f, "%lld", &v) == 1;
@@ -36,7 +36,7 @@ int ksm_sysfs_signed(const char *name, int64_t *value)
 int ksm_advisor_on(void)
 {
 	char buf[64] = "";
-	FILE *f = host_fopen("/sys/kernel/mm/ksm/advisor_mode");
+	FILE *f = host_fopen(KSM_SYSFS_DIR "/advisor_mode");
 
 	if (!f)
 		return -1;

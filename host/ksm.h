@@ -7,6 +7,10 @@
 
 /* KSM as the running kernel reports it (ksm.c). */
 
+/* The directory of KSM's settings and figures; the reports name it too, in
+ * the commands they print, so that it is spelt once. */
+#define KSM_SYSFS_DIR "/sys/kernel/mm/ksm"
+
 /**
  * ksm_run_value() - /sys/kernel/mm/ksm/run: 1 ksmd runs, 0 stopped, 2
  * unmerging; -1 if the kernel has no KSM.

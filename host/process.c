@@ -155,6 +155,23 @@ const char *proc_why_unreadable(int pid, int err)
 	return strerror(err);
 }
 
+/* The names of enum proc_memory_file's files under /proc/PID. */
+static const char *const memory_files[] = {
+	[PROC_MAPS] = "maps", [PROC_MEM] = "mem", [PROC_PAGEMAP] = "pagemap",
+};
+
+int proc_memory_open(int pid, enum proc_memory_file which)
+{
+	return host_open("/proc/%d/%s", pid, memory_files[which]);
+}
+
+const char *proc_memory_path(int pid, enum proc_memory_file which, char *buf,
+			     size_t len)
+{
+	snprintf(buf, len, "/proc/%d/%s", pid, memory_files[which]);
+	return buf;
+}
+
 int proc_exited(int pid)
 {
 	char state;

@@ -82,6 +82,32 @@ int proc_family(int pid);
  */
 int proc_comm(int pid, char *buf, size_t len);
 
+/* The files of a process's memory that its reader opens (proc(5)). */
+enum proc_memory_file { PROC_MAPS, PROC_MEM, PROC_PAGEMAP };
+
+/**
+ * proc_memory_open() - open a process's maps, mem or pagemap read-only.
+ * @pid: the process
+ * @which: the file
+ *
+ * Return: the descriptor, or -1 with errno (proc_why_unreadable() says
+ * why in words).
+ */
+int proc_memory_open(int pid, enum proc_memory_file which);
+
+/**
+ * proc_memory_path() - the file's path as a message names it:
+ * "/proc/PID/maps", whatever root the host is read under.
+ * @pid: the process
+ * @which: the file
+ * @buf: filled in
+ * @len: its size
+ *
+ * Return: @buf.
+ */
+const char *proc_memory_path(int pid, enum proc_memory_file which, char *buf,
+			     size_t len);
+
 /**
  * proc_exited() - whether a process is gone or a zombie (no memory left).
  * @pid: the process

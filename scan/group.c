@@ -9,8 +9,6 @@
 
 #include "../util/util.h"
 #include "group.h"
-#include "scan.h"
-#include "sink.h"
 
 int group_has(const struct group *g, size_t k)
 {
@@ -81,13 +79,4 @@ void group_counts_free(struct group_counts *gc)
 	free(gc->counts);
 	free(gc->size);
 	free(gc);
-}
-
-const struct group *scope_group(const struct scan_config *cfg,
-				const struct scope *sc)
-{
-	for (size_t g = 0; sc->group && g < cfg->ngroups; g++)
-		if (strcmp(cfg->groups[g].name, sc->name) == 0)
-			return &cfg->groups[g];
-	return NULL;
 }

@@ -65,17 +65,4 @@ const uint32_t *group_counts_get(struct group_counts *gc, size_t k, size_t size)
  */
 void group_counts_free(struct group_counts *gc);
 
-struct scan_config;
-struct scope;
-
-/**
- * scope_group() - the group (--group, --by, --enable) a scope counts.
- * @cfg: the run
- * @sc: the scope
- *
- * Return: the group, or NULL for an input's scope or "*".
- */
-const struct group *scope_group(const struct scan_config *cfg,
-				const struct scope *sc);
-
 #endif

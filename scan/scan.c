@@ -1003,3 +1003,12 @@ int scan_run(const struct scan_config *cfg)
 	free(st);
 	return status;
 }
+
+const struct group *scope_group(const struct scan_config *cfg,
+				const struct scope *sc)
+{
+	for (size_t g = 0; sc->group && g < cfg->ngroups; g++)
+		if (strcmp(cfg->groups[g].name, sc->name) == 0)
+			return &cfg->groups[g];
+	return NULL;
+}

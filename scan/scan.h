@@ -43,4 +43,14 @@ struct scan_config {
  */
 int scan_run(const struct scan_config *cfg);
 
+/**
+ * scope_group() - the group (--group, --by, --enable) a scope counts.
+ * @cfg: the run
+ * @sc: the scope
+ *
+ * Return: the group, or NULL for an input's scope or "*".
+ */
+const struct group *scope_group(const struct scan_config *cfg,
+				const struct scope *sc);
+
 #endif

@@ -147,81 +147,83 @@ static inline int content_merges(const struct frame_counts *fc, size_t id,
 			  (id < fc->n && fc->ksm[id]));
 }
 
-void ksm_tally_counts(struct figures *f, const struct index *ix,
-		      int current_input, const uint32_t *counts,
-		      const struct frame_counts *fc,
-		      const struct algo *const *algos, size_t nalgos,
-		      const struct ksm_params *p)
+/* What the walk over the contents adds up besides the figures themselves. */
+struct tally_sums {
+	uint64_t zero_sharing;		/* the zero pages' saving under max_page_sharing */
+	uint64_t unlimited_sharing;	/* the saving without max_page_sharing */
+	uint64_t zero_unlimited;	/* ... of it, zero pages' */
+	uint64_t freed;			/* frames freed */
+};
+
+/* One content of @c pages: its histogram bucket and what KSM makes of it. */
+static void tally_content(struct figures *f, struct tally_sums *t,
+			  const struct index *ix, size_t id, uint64_t c,
+			  const struct frame_counts *fc,
+			  const struct ksm_params *p)
 {
-	size_t n = index_size(ix);
 	uint64_t M = p->max_page_sharing;
-	uint64_t zero_sharing = 0, unlimited_sharing = 0, freed = 0;
-	uint64_t zero_unlimited = 0;	/* of unlimited_sharing, zero pages' */
 
-	f->ksm_zero_if_z = 0;
-	f->zero_pages = f->distinct_pages = 0;
-	f->pages_shared = f->pages_sharing = f->ksm_zero_pages = 0;
-	memset(f->hist_contents, 0, sizeof(f->hist_contents));
-	memset(f->hist_pages, 0, sizeof(f->hist_pages));
-	for (size_t id = 0; id < n; id++) {
-		uint64_t c = content_count(ix, current_input, counts, id);
+	f->distinct_pages++;
+	int b = 63 - __builtin_clzll(c);
 
-		if (!c)
-			continue;
-		f->distinct_pages++;
-		int b = 63 - __builtin_clzll(c);
+	f->hist_contents[b]++;
+	f->hist_pages[b] += c;
+	/*
+	 * KSM's arithmetic is over the pages ksmd visits; with
+	 * use_zero_pages a page that maps the kernel's zero page
+	 * counts as merged with it, as KSM leaves its own.
+	 */
+	uint64_t v = p->use_zero_pages && index_is_zero(ix, id) ? c :
+		     content_visited(fc, id, c);
+	int merges = content_merges(fc, id, v);
 
-		f->hist_contents[b]++;
-		f->hist_pages[b] += c;
-		/*
-		 * KSM's arithmetic is over the pages ksmd visits; with
-		 * use_zero_pages a page that maps the kernel's zero page
-		 * counts as merged with it, as KSM leaves its own.
-		 */
-		uint64_t v = p->use_zero_pages && index_is_zero(ix, id) ? c :
-			     content_visited(fc, id, c);
-		int merges = content_merges(fc, id, v);
-
-		if (index_is_zero(ix, id)) {
-			f->zero_pages = c;
-			f->ksm_zero_if_z = v;
-			zero_sharing = merges ? ksm_saved_pages(v, 0, p) : 0;
-			zero_unlimited = merges ? v - 1 : 0;
-		}
-		if (merges)
-			unlimited_sharing += v - 1;
-		/*
-		 * use_zero_pages: each zero page ksmd visits maps the kernel's
-		 * zero page, one mapping at a time, forked or not.
-		 */
-		if (index_is_zero(ix, id) && p->use_zero_pages) {
-			f->ksm_zero_pages = v;
-			freed += content_frames(fc, id, v);
-		} else if (merges) {
-			uint64_t shared, sharing;
-
-			ksm_content(v, M, &shared, &sharing);
-			f->pages_shared += shared;
-			f->pages_sharing += sharing;
-			freed += ksm_freed_frames(content_frames(fc, id, v), v, M);
-		}
+	if (index_is_zero(ix, id)) {
+		f->zero_pages = c;
+		f->ksm_zero_if_z = v;
+		t->zero_sharing = merges ? ksm_saved_pages(v, 0, p) : 0;
+		t->zero_unlimited = merges ? v - 1 : 0;
 	}
-	f->freed_bytes = freed * PAGE_BYTES;
+	if (merges)
+		t->unlimited_sharing += v - 1;
+	/*
+	 * use_zero_pages: each zero page ksmd visits maps the kernel's
+	 * zero page, one mapping at a time, forked or not.
+	 */
+	if (index_is_zero(ix, id) && p->use_zero_pages) {
+		f->ksm_zero_pages = v;
+		t->freed += content_frames(fc, id, v);
+	} else if (merges) {
+		uint64_t shared, sharing;
+
+		ksm_content(v, M, &shared, &sharing);
+		f->pages_shared += shared;
+		f->pages_sharing += sharing;
+		t->freed += ksm_freed_frames(content_frames(fc, id, v), v, M);
+	}
+}
+
+/* The savings, from the counts of the contents: with and without each of
+ * use_zero_pages and max_page_sharing, and KSM's own ratios. */
+static void tally_savings(struct figures *f, struct tally_sums *t,
+			  const struct frame_counts *fc,
+			  const struct ksm_params *p)
+{
+	f->freed_bytes = t->freed * PAGE_BYTES;
 	f->frames = fc ? fc->total : f->pages;
 	f->estimate = fc && fc->estimate;
 	f->saved_bytes = (f->pages_sharing + f->ksm_zero_pages) * PAGE_BYTES;
-	f->saved_zero_bytes = (p->use_zero_pages ? f->ksm_zero_pages : zero_sharing) *
+	f->saved_zero_bytes = (p->use_zero_pages ? f->ksm_zero_pages : t->zero_sharing) *
 			      PAGE_BYTES;
 	/* The other use_zero_pages: zero pages leave or join the KSM groups. */
 	if (p->use_zero_pages)
-		f->saved_bytes_other_z = (f->pages_sharing + zero_sharing) * PAGE_BYTES;
+		f->saved_bytes_other_z = (f->pages_sharing + t->zero_sharing) * PAGE_BYTES;
 	else
-		f->saved_bytes_other_z = (f->pages_sharing - zero_sharing +
+		f->saved_bytes_other_z = (f->pages_sharing - t->zero_sharing +
 					  f->ksm_zero_if_z) * PAGE_BYTES;
 	/* No max_page_sharing: every group saves all but one page. */
 	if (p->use_zero_pages)
-		unlimited_sharing -= zero_unlimited;
-	f->saved_bytes_unlimited = (unlimited_sharing + f->ksm_zero_pages) * PAGE_BYTES;
+		t->unlimited_sharing -= t->zero_unlimited;
+	f->saved_bytes_unlimited = (t->unlimited_sharing + f->ksm_zero_pages) * PAGE_BYTES;
 	/* A page merged with the zero page (use_zero_pages) is no longer tracked. */
 	/* ... and KSM tracks no mapping of the kernel's zero page */
 	f->general_profit = ksm_general_profit(f->pages_sharing + f->ksm_zero_pages,
@@ -232,6 +234,28 @@ void ksm_tally_counts(struct figures *f, const struct index *ix,
 		(double)(f->pages - f->distinct_pages) / (double)f->pages : 0.0;
 	f->saved_percent = ksm_saved_percent(f->pages_sharing + f->ksm_zero_pages,
 					     f->pages);
+}
 
+void ksm_tally_counts(struct figures *f, const struct index *ix,
+		      int current_input, const uint32_t *counts,
+		      const struct frame_counts *fc,
+		      const struct algo *const *algos, size_t nalgos,
+		      const struct ksm_params *p)
+{
+	size_t n = index_size(ix);
+	struct tally_sums t = { 0 };
+
+	f->ksm_zero_if_z = 0;
+	f->zero_pages = f->distinct_pages = 0;
+	f->pages_shared = f->pages_sharing = f->ksm_zero_pages = 0;
+	memset(f->hist_contents, 0, sizeof(f->hist_contents));
+	memset(f->hist_pages, 0, sizeof(f->hist_pages));
+	for (size_t id = 0; id < n; id++) {
+		uint64_t c = content_count(ix, current_input, counts, id);
+
+		if (c)
+			tally_content(f, &t, ix, id, c, fc, p);
+	}
+	tally_savings(f, &t, fc, p);
 	tally_collisions(f, ix, current_input, counts, algos, nalgos);
 }

@@ -6,9 +6,14 @@ own #include lines (no compiler involved, so this cannot agree with itself):
   order util, host, hash, dump, compress, model, then scan and check (which
   do not include each other), report, cli (the command line, which may use
   every table below it), then ksmscan.c on top;
+- docs/architecture.md's folder table is true: each folder includes only
+  the folders its "may include" column names;
 - only host/ reads the live kernel: no other file opens a /proc or /sys path
-  itself (it asks host/, whose root the tests can move);
-- no two headers or sources include each other in a cycle;
+  itself (it asks host/, whose root the tests can move), nor spells one;
+- no two headers or sources include each other in a cycle; no two units (a
+  .c with its .h) include each other, nor call each other's functions, in a
+  cycle of any length (a cycle is listed with the calls that make it);
+- no function is over 80 lines;
 - every quoted include names a file that exists;
 - report/ is in rooms: the writers (write/), report.h with the registry,
   and the reports grouped by what they need (figures/, contents/, series/,
@@ -128,6 +133,47 @@ def test_layers(files, graph):
                   "a folder includes only from the folders below it")
 
 
+def documented_includes():
+    """docs/architecture.md's folder table: folder -> the folders its last
+    column says it may include ("nothing", "everything below", a list)."""
+    with open(os.path.join(top, "docs", "architecture.md")) as f:
+        text = f.read()
+    below = lambda a: {b for b in RANK if RANK[b] < RANK[a] and b != "compat"}
+    out = {}
+    for m in re.finditer(r"^\| `([\w.]+?)/?` \|.*\| ([^|]+?) \|$", text, re.M):
+        folder, may = m.group(1), m.group(2).strip()
+        folder = "." if folder == "ksmscan.c" else folder
+        if folder not in RANK:
+            continue
+        if may == "nothing":
+            out[folder] = set()
+        elif may in ("everything below", "everything"):
+            out[folder] = below(folder)
+        else:
+            out[folder] = {w.strip() for w in may.split(",")}
+    return out
+
+
+def test_documented_includes(files, graph):
+    """The table of docs/architecture.md is true: each folder includes only
+    the folders its "may include" column names, which are below it."""
+    doc = documented_includes()
+    check(set(doc) == set(RANK) - {"compat"}, "the folder table has a row per folder",
+          repr(sorted(set(RANK) - {"compat"} - set(doc))))
+    used = {}
+    for f in files:
+        for inc in graph[f]:
+            if folder_of(inc) != folder_of(f):
+                used.setdefault(folder_of(f), set()).add(folder_of(inc))
+    for folder, may in sorted(doc.items()):
+        extra = used.get(folder, set()) - may
+        check(not extra, "docs/architecture.md: %s/ includes only %s" %
+              (folder, sorted(may) or "nothing"), "also %s" % sorted(extra))
+        wrong = {b for b in may if RANK.get(b, 99) >= RANK[folder]}
+        check(not wrong, "docs/architecture.md: %s/ may include only folders "
+              "below it" % folder, repr(sorted(wrong)))
+
+
 def test_host_only(files):
     """/proc and /sys are read through host/ alone."""
     for f in files:
@@ -139,6 +185,31 @@ def test_host_only(files):
                for m in RAW_KERNEL_PATH.finditer(text)]
         check(not bad, "%s reads no /proc or /sys path itself" % f,
               "lines %s: ask host/ (host/host.h)" % bad)
+        # Nor spells one, even to hand it to host_open(): a path under
+        # /proc or /sys is host/'s to build, so that its names are in one
+        # place (a printed instruction names host/'s constant too).
+        spelt = [text.count("\n", 0, m.start()) + 1
+                 for m in KERNEL_PATH_LITERAL.finditer(comments_blank(text))]
+        check(not spelt, "%s spells no /proc or /sys path" % f,
+              "lines %s: build it in host/" % spelt)
+    for text, bad in (('host_open("/proc/%d/maps", pid);', 1),
+                      ('x = "/sys/kernel/mm/ksm/run";', 1),
+                      ('snprintf(b, n, "%s/proc/%d", root, pid);', 1),
+                      ('puts("/system.slice");', 0), ('/* "/proc/1" */', 0),
+                      ('warn("thp: /proc/kpageflags: %s", e);', 0)):
+        found = len(KERNEL_PATH_LITERAL.findall(comments_blank(text)))
+        check(found == bad, "the /proc pattern finds %d in %s" % (bad, text))
+
+
+
+# A string literal that starts a path under /proc or /sys, or formats one.
+KERNEL_PATH_LITERAL = re.compile(r'"/(?:proc|sys)(?:/|")|"[^"\n]*/(?:proc|sys)/[\w./-]*%')
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+
+
+def comments_blank(text):
+    """@text with its comments as spaces (lines kept)."""
+    return COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
 
 
 # A variable in static storage that can change: not const, or a pointer
@@ -215,6 +286,268 @@ def test_no_outside_citations():
           ", ".join(sorted(missing)[:12]))
 
 
+# --- Units: a .c with its .h (cli/options.c and cli/options.h are the unit
+# cli/options; a header or a source alone is a unit of its own).
+
+def unit_of(path):
+    """The unit a file belongs to: its path without .c or .h."""
+    return os.path.splitext(path)[0]
+
+
+def sccs(graph):
+    """The strongly connected components of @graph (node -> set of nodes)
+    with more than one node, each as a sorted list (Tarjan, iterative)."""
+    index, low, on, stack, out = {}, {}, set(), [], []
+    counter = [0]
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def one_cycle(graph, comp):
+    """A cycle through the component's first node, as "a -> b -> a"."""
+    members, start = set(comp), comp[0]
+    prev, todo = {start: None}, [start]
+    while todo:
+        v = todo.pop(0)
+        for w in sorted(graph.get(v, ())):
+            if w == start:
+                path = [v]
+                while prev[path[-1]] is not None:
+                    path.append(prev[path[-1]])
+                return " -> ".join(list(reversed(path)) + [start])
+            if w in members and w not in prev:
+                prev[w] = v
+                todo.append(w)
+    return " <-> ".join(comp)
+
+
+def unit_includes(files, graph):
+    """Unit A -> unit B when a file of A includes B's header."""
+    units = {}
+    for f in files:
+        units.setdefault(unit_of(f), set())
+        for inc in graph[f]:
+            if unit_of(inc) != unit_of(f):
+                units[unit_of(f)].add(unit_of(inc))
+    return units
+
+
+# Cycles the tuner's work (issue 40) removes from model/: the policies'
+# header names the advisor's and ksmtuned's state, the advisor's names the
+# replay's. Reported, not failed, while they are here; any other cycle (or
+# another unit joining these) fails. Empty once that work is merged.
+KNOWN_UNIT_CYCLES = [
+    ["model/advisor", "model/policy", "model/replay"],
+]
+# (No call circle is known: model/'s units include each other but do not
+# call each other round.)
+KNOWN_CALL_CIRCLES = []
+
+
+def report_cycles(comps, graph, known, what):
+    for comp in comps:
+        cycle = one_cycle(graph, comp)
+        if comp in known:
+            print("known %s (allowed until issue 40's tuner work lands): %s"
+                  % (what, cycle))
+            continue
+        check(False, "no %s" % what, cycle)
+    check(True, "%s searched among %d units" % (what, len(graph)))
+
+
+def test_unit_cycles(files, graph):
+    """No two units include each other, through any number of others: a
+    unit is a source with its header, so cli/options.c including
+    cli/optable.h while optable.h includes options.h is a cycle, though no
+    file includes itself. The search finds a cycle of three it is given."""
+    toy = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    check(sccs(toy) == [["a", "b", "c"]] and
+          one_cycle(toy, ["a", "b", "c"]) == "a -> b -> c -> a",
+          "the cycle search finds a -> b -> c -> a", repr(sccs(toy)))
+    units = unit_includes(files, graph)
+    report_cycles(sccs(units), units, KNOWN_UNIT_CYCLES,
+                  "include cycle between units")
+
+
+# --- Calls: which unit's functions a unit calls, from the text (a
+# function is defined where a line at column 0 opens its body, kernel style).
+
+C_WORDS = {"if", "for", "while", "switch", "return", "sizeof", "do", "case",
+           "defined", "_Alignof", "alignof", "__attribute__", "typeof",
+           "__typeof__", "_Static_assert", "offsetof", "va_arg"}
+COMMENT_OR_STRING = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"'
+                               r"|'(?:\\.|[^'\\\n])*'", re.S)
+
+
+def blank(text):
+    """@text with comments, strings and characters as spaces (lines kept)."""
+    return COMMENT_OR_STRING.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+# A function of one line: static const char *at(size_t i) { return x(i); }
+ONE_LINE_FUNCTION = re.compile(r"^(static\s)?[A-Za-z_][\w\s*]*?\b(\w+)\s*\([^;{]*\)\s*"
+                               r"(\{.*\})\s*$")
+
+
+def functions(path):
+    """The functions defined in @path: (name, static, first line of the
+    body, its last line, the body's text), the body from a '{' at column
+    0 to the '}' at column 0 that ends it."""
+    with open(os.path.join(top, path)) as f:
+        lines = blank(f.read()).split("\n")
+    out = []
+    i = 0
+    while i < len(lines):
+        one = ONE_LINE_FUNCTION.match(lines[i])
+        if one and "=" not in one.group(0).split("{")[0]:
+            out.append((one.group(2), bool(one.group(1)), i + 1, i + 1, one.group(3)))
+        if not lines[i].startswith("{"):
+            i += 1
+            continue
+        start = i
+        head = []	# the declaration: lines back to one at column 0
+        j = i - 1
+        while j >= 0 and lines[j].strip() and not lines[j].startswith(("}", "#")):
+            head.insert(0, lines[j])
+            if re.match(r"[A-Za-z_]", lines[j]):
+                break
+            j -= 1
+        text = " ".join(head)
+        m = re.search(r"(\w+)\s*\(", text.split("=")[0])
+        end = start + 1
+        while end < len(lines) and not lines[end].startswith("}"):
+            end += 1
+        if m and "(" in text:
+            out.append((m.group(1), bool(re.match(r"\s*static\b", text)),
+                        start + 1, end + 1, "\n".join(lines[start:end + 1])))
+        i = end + 1
+    return out
+
+
+def call_graph(files):
+    """Unit A -> unit B when a function of A calls one that B defines (a
+    static function is seen only from its own file); with each edge, one
+    call that makes it."""
+    defs, local, bodies = {}, {}, []
+    for f in files:
+        for name, static, _, _, body in functions(f):
+            local.setdefault(f, set()).add(name)
+            if not static or f.endswith(".h"):
+                defs.setdefault(name, set()).add(unit_of(f))
+            bodies.append((f, name, body))
+    graph, why = {}, {}
+    for f, caller, body in bodies:
+        a = unit_of(f)
+        graph.setdefault(a, set())
+        for callee in set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", body)):
+            if callee in C_WORDS or callee in local.get(f, ()):
+                continue
+            for b in defs.get(callee, ()):
+                if b != a:
+                    graph[a].add(b)
+                    why.setdefault((a, b), "%s() calls %s()" % (caller, callee))
+    return graph, why
+
+
+def test_call_circles(files):
+    """No two units call each other, through any number of others: a
+    circle of calls is one piece of code cut in files, which neither can
+    be read nor tested alone. The parse finds the circle of a toy pair."""
+    with tempfile.TemporaryDirectory(dir=top) as d:
+        rel = os.path.relpath(d, top)
+        for name, text in (("a.c", "int fa(void)\n{\n\treturn fb(); /* fc() */\n}\n"),
+                           ("b.c", "static int fc(void)\n{\n\treturn 1;\n}\n\n"
+                                   "int fb(void)\n{\n\treturn fa() + fc();\n}\n"),
+                           ("c.c", "int fc(int x,\n       int y)\n{\n\treturn x;\n}\n"
+                                   "int fd(void) { return fa(); }\n")):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        toy, _ = call_graph([os.path.join(rel, n) for n in ("a.c", "b.c", "c.c")])
+        a, b = os.path.join(rel, "a"), os.path.join(rel, "b")
+        check(sccs(toy) == [[a, b]] and toy[os.path.join(rel, "c")] == {a},
+              "the call parse finds a.c <-> b.c, c.c's call of a.c in a "
+              "function of one line, and no call to c.c", repr(toy))
+    graph, why = call_graph(files)
+    for comp in sccs(graph):
+        cycle = one_cycle(graph, comp)
+        steps = cycle.split(" -> ")
+        detail = cycle + " (" + "; ".join(why[(x, y)] for x, y in
+                                            zip(steps, steps[1:])) + ")"
+        if comp in KNOWN_CALL_CIRCLES:
+            print("known call circle (allowed until issue 40's tuner work "
+                  "lands): " + detail)
+            continue
+        check(False, "no call circle between units", detail)
+    check(True, "call circles searched among %d units" % len(graph))
+
+
+
+MAX_FUNCTION_LINES = 80
+# Functions that other work of issue 40 is cutting by job right now
+# (scan/series.c by the tuner's; model/replay.c, being cut by the
+# replay's owner, has none over 80 today):
+# reported, not failed, until that work is merged; then this list is
+# emptied. Any other function over 80 lines fails.
+LONG_FUNCTIONS_BEING_SPLIT = {
+    ("scan/series.c", "collect_finish"),
+}
+
+
+def test_function_lengths(files):
+    """No function is over 80 lines, from the '{' at column 0 to its '}'
+    (docs/architecture.md, Style); the count is 5 for a toy of 5."""
+    with tempfile.NamedTemporaryFile("w", suffix=".c", dir=top) as t:
+        t.write("static int f(int a,\n\t     int b)\n{\n\tint c = a;\n\n"
+                "\treturn c + b;\n}\n")
+        t.flush()
+        got = [(n, e - s + 1) for n, _, s, e, _ in functions(os.path.relpath(t.name, top))]
+        check(got == [("f", 5)], "a function of 5 lines counts 5", repr(got))
+    for f in files:
+        for name, _, start, end, _ in functions(f):
+            n = end - start + 1
+            if n <= MAX_FUNCTION_LINES:
+                continue
+            if (f, name) in LONG_FUNCTIONS_BEING_SPLIT:
+                print("known long function (being split in issue 40): "
+                      "%s:%d %s() %d lines" % (f, start, name, n))
+                continue
+            check(False, "%s:%d %s() is at most %d lines" %
+                  (f, start, name, MAX_FUNCTION_LINES), "%d lines: cut it by job" % n)
+
+
 MAX_TEST_LINES = 1000
 
 
@@ -258,10 +591,14 @@ def main():
     files = product_files()
     graph = {f: includes(f) for f in files}
     test_layers(files, graph)
+    test_documented_includes(files, graph)
     test_host_only(files)
     test_report_state(files)
     test_report_rooms(files, graph)
     test_cycles(files, graph)
+    test_unit_cycles(files, graph)
+    test_call_circles(files)
+    test_function_lengths(files)
     test_no_outside_citations()
     test_test_sizes()
     print(ksmtest.closing_line(passed, failed, 0))

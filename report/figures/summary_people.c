@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../host/ksm.h"
 #include "../../host/units.h"
 #include "../../util/shell.h"
 #include "../../util/text.h"
@@ -263,7 +264,7 @@ static void enable_notes(const struct writer *w, const struct scope_copy *rows,
 			 "every process mergeable; the kernel merges %s of these "
 			 "processes now (ksm_merging_pages). Needs Linux >= 6.4 "
 			 "(PR_SET_MEMORY_MERGE), KSM running (echo 1 > "
-			 "/sys/kernel/mm/ksm/run), and:", name,
+			 KSM_SYSFS_DIR "/run), and:", name,
 			 human_bytes(rows[i].f.saved_bytes, a, sizeof(a)),
 			 all->f.saved_bytes ? 100.0 * (double)rows[i].f.saved_bytes /
 			 (double)all->f.saved_bytes : 0.0,

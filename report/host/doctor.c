@@ -38,7 +38,7 @@ static const char *const fixes[DOCTOR_REASONS] = {
 	[DOCTOR_THP] = "in transparent huge pages: a merge splits each one; "
 		"MADV_NOHUGEPAGE on regions to merge, or leave them (see -r thp)",
 	[DOCTOR_KSM_NOT_RUNNING] = "ksmd is not running: echo 1 > "
-		"/sys/kernel/mm/ksm/run (or the tuner that stopped it: ksmtuned's "
+		KSM_SYSFS_DIR "/run (or the tuner that stopped it: ksmtuned's "
 		"thresholds)",
 };
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../host/ksm.h"
 #include "../../util/shell.h"
 #include "../../util/util.h"
 #include "../report.h"
@@ -97,7 +98,7 @@ static void advise_series(struct sink *sk, const struct series_result *r)
 		}
 }
 
-#define KSM_SYSFS "/sys/kernel/mm/ksm/"
+#define KSM_SYSFS KSM_SYSFS_DIR "/"
 
 /* One write to /sys/kernel/mm/ksm: the file and its value. */
 struct setting {

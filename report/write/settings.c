@@ -11,11 +11,12 @@
  */
 #include <stdio.h>
 
+#include "../../host/ksm.h"
 #include "../../util/shell.h"
 #include "../../util/text.h"
 #include "writers.h"
 
-#define KSM_DIR "/sys/kernel/mm/ksm"
+#define KSM_DIR KSM_SYSFS_DIR
 
 /* A comment line: the text with every control (a line break) as '?'. */
 static void comment(const struct writer *w, const char *text)
