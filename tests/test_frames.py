@@ -422,6 +422,25 @@ os.waitpid(pid, 0)
 """
 
 
+def zero_page_mapped():
+    """Whether this kernel maps its shared zero page where a private
+    anonymous page is only read: two such pages then share one frame
+    (some kernels, such as s390's for KVM guests, give each its own)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]
+    addr = libc.mmap(None, 2 * PAGE, 1, 0x02 | 0x20, -1, 0)
+    ctypes.string_at(addr, 1)
+    ctypes.string_at(addr + PAGE, 1)
+    with open("/proc/self/pagemap", "rb") as f:
+        f.seek(addr // PAGE * 8)
+        a, b = struct.unpack("<QQ", f.read(16))
+    mask = (1 << 55) - 1
+    return (a & mask) != 0 and (a & mask) == (b & mask)
+
+
 def zero_pfn():
     """The kernel's zero page's frame: what a private anonymous page only
     read maps (root)."""
@@ -502,11 +521,15 @@ def forked_process_as_root():
             compare(rows["*"], oracle(both, z=z), "*" + (" -z" if z else ""))
         shared = len({f for _, f, _ in mine[parent]} & {f for _, f, _ in mine[child]})
         check(shared > 1000, "the child maps most of its parent's frames", str(shared))
-        zeros = sum(1 for _, f, _ in mine[parent] if f is None)
-        check(zeros >= 32, "the parent maps the zero page", str(zeros))
         check(int(rows["*"]["pages_sharing"]) < oracle(
             [(c, i, False) for i, (c, _, _) in enumerate(both)])["pages_sharing"],
             "fewer merge by frame than by page")
+        if not zero_page_mapped():
+            raise Skip("this kernel gives a page only read a frame of its own "
+                       "(no shared zero page): the parent's zero-page mappings "
+                       "cannot be checked here")
+        zeros = sum(1 for _, f, _ in mine[parent] if f is None)
+        check(zeros >= 32, "the parent maps the zero page", str(zeros))
     finally:
         p.stdin.close()
         p.wait()
