@@ -249,7 +249,7 @@ install: ksmscan
 	install -m 644 systemd/ksmscan-metrics.timer $(DESTDIR)$(UNITDIR)/ksmscan-metrics.timer
 
 # A Debian package of what install puts in place (scripts/make-deb).
-VERSION = $(shell sed -n 's/^\#define KSMSCAN_VERSION "\(.*\)"/\1/p' cli/options.h)
+VERSION = $(shell sed -n 's/^\#define KSMSCAN_VERSION "\(.*\)"/\1/p' util/version.h)
 
 deb: ksmscan
 	rm -rf build/deb

@@ -3,6 +3,7 @@
  * The kernel now, for a forecast (forecast_actual()): KSM's counters and
  * settings, and each process's ksm_stat, through host/.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,10 +48,15 @@ int forecast_actual(const struct forecast *f, struct forecast_actual *a)
 		double start = proc_start_time(p->pid);
 
 		pids[i] = p->pid;
-		if (start < 0 || proc_ksm_stat(p->pid, &a->procs[i]) < 0)
-			a->gone[i] = 1;
+		if (start < 0)
+			a->gone[i] = PROC_EXITED;
 		else if (start != p->start_time)
-			a->gone[i] = 2;
+			a->gone[i] = PROC_OTHER;
+		else if (proc_ksm_stat(p->pid, &a->procs[i]) < 0)
+			/* another user's process (ksm_stat is the owner's and
+			 * root's) is there, not gone */
+			a->gone[i] = errno == EACCES || errno == EPERM ?
+				     PROC_UNREADABLE : PROC_EXITED;
 	}
 	a->elsewhere = ksm_merging_elsewhere(pids, f->nprocs, &a->elsewhere_procs);
 	free(pids);

@@ -104,7 +104,8 @@ static void process_rows(struct check_result *c,
 		       gone ? NAN : (double)x->zero_pages, p->scan);
 	figure(c, tol, p->input, "ksm_process_profit", (double)e->process_profit,
 	       gone ? NAN : (double)x->process_profit, p->scan);
-	c->gone += gone;
+	c->gone += gone && a->gone[i] != PROC_UNREADABLE;
+	c->unreadable += a->gone[i] == PROC_UNREADABLE;
 }
 
 /* Say on standard error what makes the comparison unfair. */
@@ -144,9 +145,12 @@ static void warnings(const char *path, const struct forecast *f,
 		     "figures count them, the forecast does not", path,
 		     a->elsewhere_procs, (unsigned long long)a->elsewhere);
 	for (size_t i = 0; i < f->nprocs; i++)
-		if (a->gone[i])
+		if (a->gone[i] == PROC_UNREADABLE)
+			warn("%s: %s runs, but its ksm_stat cannot be read by this "
+			     "user (run as root)", path, f->procs[i].input);
+		else if (a->gone[i])
 			warn("%s: %s %s since the forecast", path, f->procs[i].input,
-			     a->gone[i] == 1 ? "has exited" :
+			     a->gone[i] == PROC_EXITED ? "has exited" :
 			     "is another process (it started later)");
 }
 

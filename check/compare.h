@@ -29,7 +29,7 @@ struct check_row {
 	char input[32];		/* "*" or "pid:N" */
 	const char *figure;	/* pages_shared, ksm_rmap_items, ... */
 	double forecast;
-	double actual;		/* NaN: the process is gone */
+	double actual;		/* NaN: the process is gone or unreadable */
 	double error;		/* percent; +-inf if forecast 0; NaN if gone */
 	uint64_t scan;		/* the forecast's full scan compared with */
 	int within;		/* within the tolerance */
@@ -38,7 +38,10 @@ struct check_row {
 /* A whole check. */
 struct check_result {
 	struct check_row *rows;
-	size_t nrows, outside, gone;
+	size_t nrows, outside;
+	size_t gone;		/* processes exited, or their pid another's */
+	size_t unreadable;	/* processes whose ksm_stat this user may not
+				 * read */
 	struct check_tolerance tolerance;
 	uint64_t done;		/* ksmd's full scans since the forecast began */
 	uint64_t scan;		/* the forecast's scan the host is compared at */

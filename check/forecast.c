@@ -18,6 +18,7 @@
 
 #include "../util/file.h"
 #include "../util/util.h"
+#include "../util/version.h"
 #include "forecast.h"
 
 /* What a forecast without its processes is missing, in words. */
@@ -147,6 +148,34 @@ static int get_u64(json_t *o, const char *where, const char *key, uint64_t *v,
 	return 0;
 }
 
+/* The major number of a version "X.Y.Z". */
+static long major_of(const char *v)
+{
+	return strtol(v, NULL, 10);
+}
+
+/* A forecast of a newer major version may mean its figures otherwise: it is
+ * not read. One without a version (written by hand) is read. */
+static int read_version(json_t *p, char *why, size_t len)
+{
+	json_t *j = json_object_get(p, "version");
+	const char *v = json_string_value(j);
+
+	if (!j)
+		return 0;
+	if (!v || !*v || !strchr("0123456789", v[0])) {
+		snprintf(why, len, "parameters.version is not a version (X.Y.Z)");
+		return -1;
+	}
+	if (major_of(v) > major_of(KSMSCAN_VERSION)) {
+		snprintf(why, len, "written by ksmscan %.20s, a newer major version "
+			 "than this %s: not read (its figures may mean other things)",
+			 v, KSMSCAN_VERSION);
+		return -1;
+	}
+	return 0;
+}
+
 /* The settings the forecast replayed, from "parameters". */
 static int read_params(json_t *p, struct forecast *f, char *why, size_t len)
 {
@@ -174,7 +203,8 @@ static int read_params(json_t *p, struct forecast *f, char *why, size_t len)
 		snprintf(why, len, "no parameters.ksm_full_scans: %s", NOT_LIVE);
 		return -1;
 	}
-	if (get_u64(p, "parameters", "ksm_full_scans", &f->full_scans, why, len) < 0)
+	if (read_version(p, why, len) < 0 ||
+	    get_u64(p, "parameters", "ksm_full_scans", &f->full_scans, why, len) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (get_u64(p, "parameters", keys[i], vals[i], why, len) < 0)
@@ -227,11 +257,18 @@ static int read_timeline(json_t *t, struct forecast *f, char *why, size_t len)
 	return 0;
 }
 
+/* The input name of process @pid, as a live series names it. */
+static const char *pid_name(int pid, char *buf, size_t len)
+{
+	snprintf(buf, len, "pid:%d", pid);
+	return buf;
+}
+
 /* One process's row of "processes". */
 static int read_proc(json_t *r, size_t i, struct forecast_proc *p, char *why,
 		     size_t len)
 {
-	char where[48];
+	char where[48], pname[32];
 	const char *in = json_string_value(json_object_get(r, "input"));
 	json_t *start = json_object_get(r, "start_time");
 	int64_t pid, profit;
@@ -256,6 +293,11 @@ static int read_proc(json_t *r, size_t i, struct forecast_proc *p, char *why,
 	    get_int(r, where, "ksm_process_profit", INT64_MIN, &profit, why, len) < 0)
 		return -1;
 	p->pid = (int)pid;
+	if (strcmp(p->input, pid_name((int)pid, pname, sizeof(pname))) != 0) {
+		snprintf(why, len, "%s.input is \"%s\", not %s: a row names its own "
+			 "process", where, p->input, pname);
+		return -1;
+	}
 	p->start_time = json_number_value(start);
 	p->ksm.process_profit = profit;
 	return 0;
@@ -289,6 +331,21 @@ static int read_procs(json_t *t, struct forecast *f, char *why, size_t len)
 	return 0;
 }
 
+/* Bytes no JSON text holds, said at their offset: a NUL (Jansson would
+ * name the byte after it) and a byte order mark (RFC 8259 forbids one). */
+static int not_text(const char *buf, size_t n, char *why, size_t len)
+{
+	const char *nul = memchr(buf, '\0', n);
+
+	if (n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+		snprintf(why, len, "not JSON (it begins with a byte order mark), "
+			 "at offset 0");
+	else if (nul)
+		snprintf(why, len, "not JSON (a NUL byte), at offset %zu",
+			 (size_t)(nul - buf));
+	return why[0] != '\0';
+}
+
 int forecast_read(const char *path, struct forecast *f, char *why, size_t len)
 {
 	size_t n;
@@ -316,6 +373,8 @@ int forecast_parse(const char *buf, size_t n, struct forecast *f, char *why,
 	why[0] = '\0';
 	parser_used = 0;
 	parser_spent = 0;
+	if (not_text(buf, n, why, len))
+		return -1;
 	json_set_alloc_funcs(budget_malloc, budget_free);
 	root = json_loadb(buf, n, JSON_REJECT_DUPLICATES, &err);
 	if (!root) {

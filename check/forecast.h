@@ -57,6 +57,16 @@ struct forecast {
 	size_t nprocs;
 };
 
+/* Why a process of the forecast has no actual figure. */
+enum proc_gone {
+	PROC_THERE = 0,		/* it has one */
+	PROC_EXITED = 1,	/* it has exited */
+	PROC_OTHER = 2,		/* its pid is another process's now (a later
+				 * start) */
+	PROC_UNREADABLE = 3,	/* it runs, but this user may not read its
+				 * ksm_stat */
+};
+
 /* The kernel now, for a forecast. */
 struct forecast_actual {
 	uint64_t full_scans;
@@ -64,8 +74,8 @@ struct forecast_actual {
 	struct forecast_settings set;	/* its settings (policy: "advisor"
 					 * when advisor_mode is scan-time) */
 	struct proc_ksm_stat *procs;	/* per process of the forecast */
-	int *gone;			/* ... 1: exited, 2: its pid is another
-					 * process's now (a later start) */
+	int *gone;			/* ... 0 or why there is no figure:
+					 * enum proc_gone */
 	uint64_t elsewhere;		/* pages merged in other processes */
 	size_t elsewhere_procs;		/* ... how many */
 };

@@ -19,8 +19,7 @@
  * ksmscan.c then runs what the prefs ask for.
  */
 
-/* The version -V prints (the Makefile reads it here too). */
-#define KSMSCAN_VERSION "0.1.0"
+#include "../util/version.h"	/* KSMSCAN_VERSION */
 
 /* What the command line asks for; main() turns it into a run. */
 struct prefs {

@@ -292,7 +292,40 @@ def gone_processes():
         check("pid:%d is another process" % c.pid in r.err,
               "a warning: the pid is another process's", r.err)
         r = run(["--check=" + path])
-        check("gone" in r.out, "the table for people says gone", r.out)
+        check(" none " in r.out and "none: 2 processes have exited (or their pid "
+              "is another's) and 0 could not be read" in " ".join(r.out.split()),
+              "the table for people says none, and why, under it", r.out)
+
+
+@test("check")
+def unreadable_process():
+    """A process that runs but whose ksm_stat this user may not read (another
+    user's: the file is its owner's and root's) is said to be unreadable,
+    never "has exited". As root the check runs as nobody on a process of
+    root's; as another user, on pid 1 (root's)."""
+    k = kernel()
+    fig = {n: 0 for n in PROC}
+    cmd = ["--check=%s"]
+    if os.geteuid() == 0:
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    with Child() as c:
+        pid = c.pid if os.geteuid() == 0 else 1
+        if os.stat("/proc/%d" % pid).st_uid == (65534 if os.geteuid() == 0 else os.geteuid()):
+            raise Skip("pid 1 is this user's: no process of another user to read")
+        path = write("unreadable.json", forecast(k, [(pid, start_time(pid), fig)],
+                                                 k["full_scans"], [{n: 0 for n in HOST}]))
+        os.chmod(path, 0o644)
+        os.chmod(os.path.dirname(path), 0o755)
+        full = (cmd if os.geteuid() == 0 else []) + __import__("ksmtest").KSMSCAN + \
+            ["--check=" + path]
+        p = subprocess.run(full, capture_output=True, text=True, timeout=60)
+        check(p.returncode == 1 and "pid:%d runs, but its ksm_stat cannot be read by "
+              "this user (run as root)" % pid in p.stderr and "exited" not in p.stderr,
+              "unreadable, not exited: exit 1 and a warning naming it",
+              p.stderr[-400:])
+        check("0 processes have exited (or their pid is another's) and 1 could not be "
+              "read by this user (run as root)" in " ".join(p.stdout.split()),
+              "the table says it could not be read", p.stdout[-600:])
 
 
 @test("check")
@@ -333,6 +366,13 @@ def not_forecasts():
     del no_procs["processes"]
     bad_pid = json.loads(json.dumps(good))
     bad_pid["processes"][0]["pid"] = -4
+    other_pid = json.loads(json.dumps(good))
+    other_pid["processes"][0]["input"] = "pid:2"
+    ours = run(["-V"]).out.split()[1]       # "ksmscan X.Y.Z"
+    newer = json.loads(json.dumps(good))
+    newer["parameters"]["version"] = "%d.0.0" % (int(ours.split(".")[0]) + 1)
+    bad_version = json.loads(json.dumps(good))
+    bad_version["parameters"]["version"] = ["1"]
     big = tmp("big.json")
     with open(big, "w") as f:
         f.truncate(257 << 20)               # sparse: nothing is written
@@ -347,6 +387,9 @@ def not_forecasts():
         (write("noprocs.json", no_procs), "not the JSON of a live series"),
         (write("badpid.json", bad_pid), "processes[0].pid"),
         (write("array.json", []), "not a JSON object"),
+        (write("otherpid.json", other_pid), "processes[0].input is \"pid:2\", not pid:1"),
+        (write("newer.json", newer), "a newer major version than this"),
+        (write("badversion.json", bad_version), "parameters.version is not a version"),
     ]
     for path, *says in cases:
         r = run(["--check=" + path])
@@ -356,6 +399,21 @@ def not_forecasts():
               all(s in lines[0] for s in says) and r.out == "",
               "%s: exit 2, one line naming %r" % (os.path.basename(path), says),
               r.brief())
+    same = json.loads(json.dumps(good))
+    same["parameters"]["version"] = ours
+    r = run(["--check=" + write("same.json", same)])
+    check(r.rc != 2, "a forecast of this version is read", r.brief())
+    # bytes no JSON text holds, named at their own offset, never echoed
+    for name, data, off, says in (("nul.json", bytes(100), 0, "a NUL byte"),
+                                  ("late-nul.json", b'{"a": 1}\0\0', 8, "a NUL byte"),
+                                  ("bom.json", b"\xef\xbb\xbf{}", 0, "byte order mark")):
+        path = tmp(name)
+        with open(path, "wb") as f:
+            f.write(data)
+        r = run(["--check=" + path])
+        check(r.rc == 2 and r.err == "ksmscan: %s: not JSON (%s), at offset %d\n" % (
+              path, "a NUL byte" if "NUL" in says else "it begins with a byte order mark",
+              off), "%s: exit 2, one line at offset %d" % (name, off), r.brief())
     snap = tmp("one.raw")
     with open(snap, "wb") as f:
         f.write(bytes(4096) + b"\1" * 4096)

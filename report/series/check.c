@@ -13,7 +13,7 @@
 static const struct column check_cols[] = {
 	{ "input", 0, 0, { 0 } }, { "figure", 0, 0, { 0 } },
 	{ "forecast", 0, 0, { 0 } },
-	{ "actual", 0, 0, { .nan = "gone" } },
+	{ "actual", 0, 0, { .nan = "none" } },
 	{ "error_percent", 0, 0, { .name = "error %", .decimals = DECIMALS(1) } },
 	/* beyond the contract: the forecast's full scan compared with, and
 	 * whether the row is within the tolerance */
@@ -50,6 +50,12 @@ static void sentences(const struct writer *w, const struct check_result *c)
 		snprintf(text, sizeof(text), "The forecast settles after %llu full "
 			 "scans: check again once ksmd has done them.",
 			 (unsigned long long)c->last);
+		w->note(w, text);
+	}
+	if (c->gone || c->unreadable) {
+		snprintf(text, sizeof(text), "none: %zu processes have exited (or "
+			 "their pid is another's) and %zu could not be read by this "
+			 "user (run as root).", c->gone, c->unreadable);
 		w->note(w, text);
 	}
 	if (c->tolerance.pages)
