@@ -10,8 +10,9 @@
 
 #include "../compress/compress.h"
 #include "../hash/hash.h"
-#include "../report/report.h"
+#include "../hash/measure.h"
 #include "../util/util.h"
+#include "../report/report.h"
 #include "optable.h"
 
 /* The comma-separated names of @list, each handed to @one; empty ones skipped. */

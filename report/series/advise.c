@@ -13,9 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../scan/series.h"
 #include "../../util/shell.h"
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 #define YES_NO(n) { .name = n, .no = "no", .yes = "yes" }
 static const struct column advise_cols[] = {
@@ -382,7 +385,7 @@ static void advise_print(struct sink *sk)
 	const struct writer *w = v->r.rs->out;
 	int people = for_people(v->r.rs);
 
-	if (w->settings) {
+	if (w->flags & WRITER_SETTINGS) {
 		settings_print(v, w);
 		return;
 	}

@@ -99,6 +99,7 @@ static void csv_row(const struct writer *w, const struct cell *cells)
 
 const struct writer csv_writer = {
 	.name = "csv",
+	.flags = WRITER_STREAMS | WRITER_ONE_REPORT,
 	.size = sizeof(struct csv_state),
 	.begin = csv_begin,
 	.row = csv_row,

@@ -137,6 +137,7 @@ static void json_finish(const struct writer *w)
 
 const struct writer json_writer = {
 	.name = "json",
+	.flags = WRITER_STREAMS,
 	.size = sizeof(struct json_state),
 	.begin = json_begin,
 	.row = json_row,

@@ -278,6 +278,9 @@ static void om_finish(const struct writer *w)
 
 const struct writer openmetrics_writer = {
 	.name = "openmetrics",
+	/* none: a report's rows are held to its end, and reports follow
+	 * each other (node_exporter reads them all) */
+	.flags = 0,
 	.size = sizeof(struct om_state),
 	.begin = om_begin,
 	.row = om_row,

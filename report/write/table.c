@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../hash/hash.h"
 #include "../../util/text.h"
 #include "../../util/util.h"
 #include "writers.h"
@@ -563,6 +564,7 @@ static void tab_close(void *state)
 
 const struct writer table_writer = {
 	.name = "table",
+	.flags = WRITER_PEOPLE,
 	.size = sizeof(struct table_state),
 	.begin = tab_begin,
 	.row = tab_row,

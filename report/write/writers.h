@@ -4,9 +4,9 @@
 
 #include <stddef.h>
 
-#include "../report.h"
+#include "writer.h"
 
-/* The output formats, one file each. */
+/* The output formats, one file each, and their table (writer.c). */
 extern const struct writer table_writer;
 extern const struct writer csv_writer;
 extern const struct writer json_writer;
