@@ -44,8 +44,8 @@ SRCS = ksmscan.c \
        compress/codecs.c compress/lzo.c \
        host/root.c host/ksm.c host/process.c host/doctor.c host/memory.c host/kernel.c host/units.c \
        cli/groups.c cli/options.c cli/optparse.c cli/names.c cli/setup.c cli/version.c cli/units.c cli/usage.c \
-       report/reports.c report/svg.c report/params.c \
-       report/write/cell.c report/write/csv.c report/write/json.c report/write/table.c \
+       report/reports.c report/report_sink.c report/svg.c report/params.c \
+       report/write/cell.c report/write/writer.c report/write/csv.c report/write/json.c report/write/table.c \
        report/write/openmetrics.c report/write/settings.c \
        report/figures/summary.c report/figures/pages.c report/figures/regions.c \
        report/figures/bench.c report/figures/histogram.c report/figures/algos.c \

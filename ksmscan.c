@@ -24,6 +24,8 @@
 #include "host/process.h"
 #include "host/units.h"
 #include "report/report.h"
+#include "report/svg.h"
+#include "report/write/writer.h"
 #include "check/compare.h"
 #include "check/forecast.h"
 #include "scan/scan.h"
@@ -121,7 +123,7 @@ static int run_check(const struct prefs *p, const struct writer *w)
 		status = CHECK_UNCOMPARABLE;
 	} else if ((status = check_compare(p->check, &f, &a, &t, &c)) !=
 		   CHECK_UNCOMPARABLE) {
-		check_report(w, &c, !p->long_table && strcmp(w->name, "table") == 0);
+		check_report(w, &c, !p->long_table && (w->flags & WRITER_PEOPLE));
 		w->finish(w);
 	}
 	check_result_free(&c);

@@ -14,6 +14,7 @@
 #include "../model/advisor.h"
 #include "../model/replay.h"
 #include "../report/report.h"
+#include "../report/write/writer.h"
 #include "../util/util.h"
 #include "cli.h"
 #include "optable.h"
@@ -120,10 +121,26 @@ static void on_format(struct prefs *p, const struct opt_row *r, const char *arg)
 	p->cfg.dump.format = arg;
 }
 
+/* -o FMT: the format's row of the writers' table, looked up here once. */
+static void on_output(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	char names[256] = "";
+
+	(void)r;
+	p->output = writer_lookup(arg);
+	if (p->output)
+		return;
+	for (size_t i = 0, n = 0; writer_name(i); i++)
+		n += (size_t)snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0,
+				      "%s%s", i ? ", " : "", writer_name(i));
+	usage_error("unknown output format '%s' (%s)", arg, names);
+}
+
+/* --csv, --json: -o with the option's name, which is the format's. */
 static void on_csv(struct prefs *p, const struct opt_row *r, const char *arg)
 {
 	(void)arg;
-	p->output = strcmp(r->name, "csv") == 0 ? "csv" : "json";
+	on_output(p, r, r->name);
 }
 
 static void on_pid(struct prefs *p, const struct opt_row *r, const char *arg)
@@ -332,8 +349,8 @@ static const struct opt_row table[] = {
 	VALUE("max-page-sharing", 'm', "N", OK_COUNT, OF_U64,
 	      cfg.ksm.max_page_sharing, 2, UINT32_MAX, NULL,
 	      "KSM's max_page_sharing, N >= 2 (default 256)", SCAN | KSMD, 0),
-	STRING("output", 'o', "FMT", output, NULL,
-	       SCAN | FORM_BENCH | FORM_CHECK),
+	CALL("output", 'o', "FMT", on_output, NULL, NULL,
+	     SCAN | FORM_BENCH | FORM_CHECK, 0),
 	CALL("csv", 0, NULL, on_csv, NULL, "short for -o csv", 0, 0),
 	CALL("json", 0, NULL, on_csv, NULL, "short for -o json", 0, 0),
 	CALL("pid", 'p', "PID", on_pid, NULL,
@@ -486,7 +503,7 @@ void prefs_init(struct prefs *p, int argc)
 		.kubevirt = KUBEVIRT_DEFAULTS,
 		.advise = { .max_cpu = 100 },
 	};
-	p->output = "table";
+	p->output = writer_default();
 	p->tolerance = -1;
 	p->tolerance_pages = UINT64_MAX;
 	p->top = 10;

@@ -10,6 +10,8 @@
 #include "../scan/series.h"
 #include "usage.h"
 
+struct writer;
+
 /*
  * The command line (options.c, optparse.c, setup.c): one table of options
  * (options.c) fills a struct prefs; getopt_long()'s arrays, --help, the
@@ -34,7 +36,7 @@ struct prefs {
 	const char *enable;		/* --enable's list, or NULL */
 	size_t sketch_size;		/* --sketch-size */
 	const char *host;		/* --host, or NULL: gethostname() */
-	const char *output;		/* the writer's name */
+	const struct writer *output;	/* -o: the format (the writers' row) */
 	const char *label;		/* --label: standard input's name */
 	const char *svg;		/* --svg: the picture's file */
 	uint64_t reports;		/* bit i: report_get(i) is selected */

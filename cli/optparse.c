@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../report/report.h"
+#include "../report/write/writer.h"
 #include "../util/util.h"
 #include "optable.h"
 #include "options.h"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../report/report.h"
+#include "../report/write/writer.h"
 #include "../util/util.h"
 #include "cli.h"
 #include "options.h"
@@ -303,7 +304,7 @@ static void setup_domains(struct prefs *p)
 			 why);
 		usage_error("%s", msg);
 	}
-	if (exposure && strcmp(p->output, "csv") != 0)
+	if (exposure && !(p->output->flags & WRITER_ONE_REPORT))
 		prefs_report(p, "mitigations");
 }
 
@@ -314,7 +315,7 @@ static void default_reports(struct prefs *p)
 {
 	if (!p->series_on && !p->count)
 		prefs_report(p, "summary");
-	else if (strcmp(p->output, "csv") == 0)
+	else if (p->output->flags & WRITER_ONE_REPORT)
 		prefs_report(p, "timeline");
 	else {
 		prefs_report(p, "summary");
@@ -324,23 +325,19 @@ static void default_reports(struct prefs *p)
 	}
 }
 
-/* The writer, and what it can hold. */
+/* What the writer can hold: settings alone (sh, tmpfiles), or one report
+ * (CSV). */
 static void check_writer(const struct prefs *p)
 {
-	const struct writer *w = writer_lookup(p->output);
-	char names[256] = "";
+	const struct writer *w = p->output;
+	int several = (p->reports & (p->reports - 1)) != 0;
 
-	for (size_t i = 0, n = 0; writer_name(i); i++)
-		n += (size_t)snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0,
-				      "%s%s", i ? ", " : "", writer_name(i));
-	if (!w)
-		usage_error("unknown output format '%s' (%s)", p->output, names);
-	if (w == writer_lookup("csv") && (p->reports & (p->reports - 1)))
-		usage_error("--csv takes exactly one report");
-	if (w->settings && ((p->reports & (p->reports - 1)) ||
-			    report_get((size_t)__builtin_ctzll(p->reports)) !=
-			    report_lookup("advise", 6)))
+	if ((w->flags & WRITER_SETTINGS) &&
+	    (several || report_get((size_t)__builtin_ctzll(p->reports)) !=
+			report_lookup("advise", 6)))
 		usage_error("-o %s writes the settings of -r advise alone", w->name);
+	if ((w->flags & WRITER_ONE_REPORT) && several)
+		usage_error("--%s takes exactly one report", w->name);
 }
 
 void options_setup(struct prefs *p, const struct host_facts *h)

@@ -3,8 +3,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../compress/compress.h"
 #include "../model/zram.h"
+#include "../scan/series.h"
 #include "report.h"
+#include "write/cell.h"
+#include "write/writer.h"
 
 /* The names of @n table entries, comma-separated, into @buf. */
 static void names(char *buf, size_t len, const char *const *v, size_t n)

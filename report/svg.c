@@ -17,9 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../scan/series.h"
 #include "../util/text.h"
 #include "../util/util.h"
-#include "report.h"
+#include "report_sink.h"
+#include "svg.h"
 
 #define WIDTH 800		/* the picture's width */
 #define MAP_COLS 720		/* columns of an address map */

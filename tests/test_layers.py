@@ -18,6 +18,8 @@ own #include lines (no compiler involved, so this cannot agree with itself):
 - report/ is in rooms: the writers (write/), report.h with the registry,
   and the reports grouped by what they need (figures/, contents/, series/,
   host/), none of which includes another's;
+- an output format's name is compared in the writers' table alone
+  (report/write/): the rest asks the writer's flags;
 - no comment or document in the repository cites a file it does not hold
   (nor a docs/ page that does not exist)
   (the project's contract lives outside it; docs/ says everything itself;
@@ -229,6 +231,60 @@ def test_report_state(files):
             text = fh.read()
         bad = [text.count("\n", 0, m.start()) + 1 for m in MUTABLE_STATIC.finditer(text)]
         check(not bad, "%s keeps no mutable static state" % f, "lines %s" % bad)
+
+
+# A writer's row: its name for -o (report/write/*.c).
+WRITER_ROW = re.compile(r'const struct writer \w+_writer = \{\s*\.name = "(\w+)"')
+
+
+def format_name_uses(text, names):
+    """The lines of C text that compare an output format's name, look one up
+    by a literal, or hand one on as a value: a comparison (strcmp(),
+    strncmp(), ==), writer_lookup("csv"), p->output = "table",
+    x ? "csv" : "json". An option's own name (CALL("csv", ...)) is not."""
+    # Comments say what they like (a blank for each, so lines still count).
+    text = re.sub(r"/\*.*?\*/|//[^\n]*",
+                  lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+    alt = "|".join(re.escape(n) for n in names)
+    use = re.compile(r'(?:\b(?:str(?:n?case)?n?cmp|streq)\s*\([^;]*?|\bwriter_\w+\s*\(\s*'
+                     r'|[=?:]\s*)"(?:%s)"' % alt)
+    return [text.count("\n", 0, m.start()) + 1 for m in use.finditer(text)]
+
+
+def test_format_names(files):
+    """The output format is chosen once: its name is compared in the
+    writers' table alone (report/write/), everything else asks the row's
+    WRITER_* flags. The check itself finds the comparisons the code once
+    made and passes an option's name."""
+    names = []
+    for f in files:
+        if f.startswith("report/write/"):
+            with open(os.path.join(top, f)) as fh:
+                names += WRITER_ROW.findall(fh.read())
+    check(sorted(names) == ["csv", "json", "openmetrics", "sh", "table", "tmpfiles"],
+          "the writers' rows are found", repr(names))
+    bad_text = ('if (strcmp(p->output, "csv") == 0)\n'
+                'check_report(w, &c, strcmp(w->name, "table") == 0);\n'
+                'p->output = strcmp(r->name, "csv") == 0 ? "csv" : "json";\n'
+                'w = writer_lookup("csv");\n'
+                'p->output = "table"; /* a comment: "csv" */\n')
+    check(format_name_uses(bad_text, names) == [1, 2, 3, 3, 3, 4, 5],
+          "the check finds a format compared by its name",
+          repr(format_name_uses(bad_text, names)))
+    good_text = ('CALL("csv", 0, NULL, on_csv, NULL, "short for -o csv", 0, 0),\n'
+                 'int shared = smaps_vmflag(flags, "sh");\n'
+                 'if (p->output->flags & WRITER_ONE_REPORT)\n'
+                 '/* @name: "table", "csv" or "json" */\n')
+    check(format_name_uses(good_text, names) == [],
+          "the check passes an option's name and a flag",
+          repr(format_name_uses(good_text, names)))
+    for f in files:
+        if f.startswith("report/write/"):
+            continue
+        with open(os.path.join(top, f)) as fh:
+            bad = format_name_uses(fh.read(), names)
+        check(not bad, "%s compares no output format by its name" % f,
+              "lines %s: ask the writer's flags (report/write/writer.h)" % bad)
 
 
 def test_cycles(files, graph):
@@ -595,6 +651,7 @@ def main():
     test_host_only(files)
     test_report_state(files)
     test_report_rooms(files, graph)
+    test_format_names(files)
     test_cycles(files, graph)
     test_unit_cycles(files, graph)
     test_call_circles(files)

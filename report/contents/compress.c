@@ -10,10 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../compress/compress.h"
 #include "../../model/zram.h"
 #include "../../util/text.h"
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../svg.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 /* People read sizes in units, within 80 columns (-l shows every figure). */
 static const struct column compress_cols[] = {

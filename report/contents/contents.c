@@ -28,7 +28,9 @@
 #include <unistd.h>
 
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 /* One row, in memory while an input's rows are sorted, then in the file. */
 struct content_row {

@@ -16,7 +16,10 @@
 #include "../../util/text.h"
 #include "../../scan/domains.h"
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../svg.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 /* People read names cut to DOMAIN_COLS and the pages as sizes, within 80
  * columns. */

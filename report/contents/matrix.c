@@ -24,7 +24,9 @@
 
 #include "../../scan/frames.h"
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 static const struct column matrix_cols[] = {
 	COL("input_a"), COL("input_b"), COL("shared_contents"),

@@ -14,7 +14,9 @@
 
 #include "../../scan/domains.h"
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 static const struct column mitigations_cols[] = {
 	COL("mitigation"), COL("saved_pages"), COL("saved_bytes"),

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 static const struct column top_cols[] = {
 	COL("input"), COL("rank"), COL("pages"),

@@ -8,7 +8,9 @@
 
 #include "../../model/treesim.h"
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 static const struct column tree_cols[] = {
 	COL("input"), COL("strategy"), COL("algo"),

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* -a help: the algorithms of the one table, as a report in any output format. */
+#include "../../hash/hash.h"
 #include "../report.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 static const struct column algos_cols[] = {
 	COL("algo"), COL("bits"), COL("impl"),

@@ -2,7 +2,11 @@
 /* The bench report (--bench): speed of each algorithm on this machine. */
 #include <stdio.h>
 
+#include "../../hash/hash.h"
+#include "../../hash/measure.h"
 #include "../report.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 static const struct column bench_cols[] = {
 	COL("algo"), COL_F("bits", COL_DROP), COL("hot_mib_s"), COL_F("hot_ns_per_page", COL_DROP),

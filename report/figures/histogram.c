@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 static const struct column hist_cols[] = {
 	COL("input"), COL("bucket"), COL("groups"),

@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 /* The sink: its columns (one per algorithm), the header printed at once. */
 struct pages {

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 static const struct column regions_cols[] = {
 	COL("input"), COL("region"), COL("start"), COL("end"),

@@ -11,7 +11,9 @@
 #include "../../host/process.h"
 #include "../../util/text.h"
 #include "../../util/util.h"
-#include "../report.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
+#include "summary.h"
 
 
 /*

@@ -10,10 +10,13 @@
 
 #include "../../host/ksm.h"
 #include "../../host/units.h"
+#include "../../scan/series.h"
 #include "../../util/shell.h"
 #include "../../util/text.h"
 #include "../../util/util.h"
-#include "../report.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
+#include "summary.h"
 
 
 static const struct column algo_cols[] = {
@@ -304,6 +307,13 @@ static void over_time(const struct writer *w, const struct scope_copy *in,
 		 (unsigned long long)k->sleep_ms, k->smart_scan, in->scans,
 		 in->seconds, when, in->cpu_mean, in->cpu_peak);
 	w->note(w, t);
+}
+
+const char *scope_status_label(enum scope_status st, const struct figures *f)
+{
+	if (st == SCOPE_OK)
+		return f->estimate ? "estimate" : "ok";
+	return st == SCOPE_PARTIAL ? "partial" : "failed";
 }
 
 /* One input's line of the table; a failed input says why instead. With

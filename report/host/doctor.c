@@ -14,7 +14,9 @@
 #include "../../host/units.h"
 #include "../../util/text.h"
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 /* The reasons' fixed words, by enum doctor_reason. */
 static const char *const reason_names[DOCTOR_REASONS] = {

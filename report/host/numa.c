@@ -15,7 +15,9 @@
 #include "../../util/text.h"
 #include "../../scan/pagerec.h"
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 /* People read the same figures under shorter names, within 80 columns. */
 static const struct column numa_cols[] = {

@@ -16,7 +16,9 @@
 #include "../../scan/pagerec.h"
 #include "../../util/text.h"
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 /* A huge page is 2 MiB: the address's bits above 21 name it. */
 #define HUGE_SHIFT 21

@@ -14,9 +14,12 @@
 #include <string.h>
 
 #include "../../host/ksm.h"
+#include "../../scan/series.h"
 #include "../../util/shell.h"
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 #define YES_NO(n) { .name = n, .no = "no", .yes = "yes" }
 static const struct column advise_cols[] = {
@@ -383,7 +386,7 @@ static void advise_print(struct sink *sk)
 	const struct writer *w = v->r.rs->out;
 	int people = for_people(v->r.rs);
 
-	if (w->settings) {
+	if (w->flags & WRITER_SETTINGS) {
 		settings_print(v, w);
 		return;
 	}

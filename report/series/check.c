@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../check/compare.h"
 #include "../../util/util.h"
 #include "../report.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 static const struct column check_cols[] = {
 	{ "input", 0, 0, { 0 } }, { "figure", 0, 0, { 0 } },

@@ -10,8 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../scan/series.h"
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 /* People read short names, whole seconds, sizes in units of 1024. */
 #define SECONDS(n) { .name = n, .decimals = DECIMALS(0), .nan = "never" }

@@ -12,8 +12,11 @@
 
 #include "../../host/process.h"
 #include "../../model/ksm.h"
+#include "../../scan/series.h"
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 /* People read the figures under short names, the scan in a note. */
 static const struct column processes_cols[] = {

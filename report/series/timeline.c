@@ -8,8 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../scan/series.h"
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 /* People read the counters under short names, the saving in units of 1024
  * and the time to the hundredth, within 80 columns (-l: every column). */

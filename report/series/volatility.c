@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../scan/series.h"
 #include "../../util/util.h"
-#include "../report.h"
+#include "../report_sink.h"
+#include "../write/cell.h"
+#include "../write/writer.h"
 
 static const struct column volatility_cols[] = {
 	COL("input"), COL("from"), COL("to"), COL("pages"),

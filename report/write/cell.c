@@ -1,19 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Cell constructors, what a table for people makes of a cell (its column's
- * people view), the writer table and the final check of standard output.
+ * Cell constructors, a cell as text, and what a table for people makes of a
+ * cell (its column's people view).
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "../../util/page.h"
 #include "../../util/text.h"
-#include "../../util/util.h"
-#include "../report.h"
-#include "writers.h"
+#include "cell.h"
 
 struct cell cell_str(const char *s)
 {
@@ -99,82 +94,4 @@ struct cell cell_for_people(const struct column *c, const struct cell *in,
 	if (in->kind == CELL_STR && v->cut)
 		return cell_str(text_shorten(in->s, v->cut, buf, len));
 	return out;
-}
-
-static const struct writer *const writers[] = {
-	&table_writer,
-	&csv_writer,
-	&json_writer,
-	&openmetrics_writer,
-	&sh_writer,
-	&tmpfiles_writer,
-};
-
-const struct writer *writer_lookup(const char *name)
-{
-	for (size_t i = 0; i < sizeof(writers) / sizeof(writers[0]); i++)
-		if (strcmp(writers[i]->name, name) == 0)
-			return writers[i];
-	return NULL;
-}
-
-/* The operations a format does without (a note in CSV, params in a table). */
-void writer_skip(const struct writer *w)
-{
-	(void)w;
-}
-
-void writer_skip_note(const struct writer *w, const char *text)
-{
-	(void)w, (void)text;
-}
-
-void writer_skip_cells(const struct writer *w, const struct cell *cells)
-{
-	(void)w, (void)cells;
-}
-
-void writer_skip_params(const struct writer *w, const struct column *cols,
-			const struct cell *cells, size_t ncols)
-{
-	(void)w, (void)cols, (void)cells, (void)ncols;
-}
-
-struct writer *writer_open(const char *name, int fit)
-{
-	const struct writer *t = writer_lookup(name);
-	struct writer *w;
-
-	if (!t)
-		return NULL;
-	w = xmalloc(sizeof(*w));
-	*w = *t;
-	w->state = t->size ? xcalloc(1, t->size) : NULL;
-	w->fit = fit;
-	return w;
-}
-
-void writer_close(struct writer *w)
-{
-	if (!w)
-		return;
-	if (w->close)
-		w->close(w->state);
-	free(w->state);
-	free(w);
-}
-
-const char *writer_name(size_t i)
-{
-	return i < sizeof(writers) / sizeof(writers[0]) ? writers[i]->name : NULL;
-}
-
-int output_close(void)
-{
-	/* Flush first: an error may only show when the last buffer is written. */
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		error("standard output: %s", strerror(errno ? errno : EIO));
-		return -1;
-	}
-	return 0;
 }

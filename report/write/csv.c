@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../../util/text.h"
+#include "writer.h"
 #include "writers.h"
 
 /* One output's state (struct writer's state): what used to be shared. */
@@ -99,6 +100,7 @@ static void csv_row(const struct writer *w, const struct cell *cells)
 
 const struct writer csv_writer = {
 	.name = "csv",
+	.flags = WRITER_STREAMS | WRITER_ONE_REPORT,
 	.size = sizeof(struct csv_state),
 	.begin = csv_begin,
 	.row = csv_row,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "../../util/text.h"
+#include "writer.h"
 #include "writers.h"
 
 /* One output's state (struct writer's state): what used to be shared. */
@@ -137,6 +138,7 @@ static void json_finish(const struct writer *w)
 
 const struct writer json_writer = {
 	.name = "json",
+	.flags = WRITER_STREAMS,
 	.size = sizeof(struct json_state),
 	.begin = json_begin,
 	.row = json_row,

@@ -13,6 +13,7 @@
 
 #include "../../util/text.h"
 #include "../../util/util.h"
+#include "writer.h"
 #include "writers.h"
 
 /* One output's state (struct writer's state): what used to be shared. */
@@ -278,6 +279,9 @@ static void om_finish(const struct writer *w)
 
 const struct writer openmetrics_writer = {
 	.name = "openmetrics",
+	/* none: a report's rows are held to its end, and reports follow
+	 * each other (node_exporter reads them all) */
+	.flags = 0,
 	.size = sizeof(struct om_state),
 	.begin = om_begin,
 	.row = om_row,

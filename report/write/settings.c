@@ -14,6 +14,7 @@
 #include "../../host/ksm.h"
 #include "../../util/shell.h"
 #include "../../util/text.h"
+#include "writer.h"
 #include "writers.h"
 
 #define KSM_DIR KSM_SYSFS_DIR
@@ -79,14 +80,16 @@ static void tmpfiles_row(const struct writer *w, const struct cell *cells)
 }
 
 const struct writer sh_writer = {
-	.name = "sh", .settings = 1,
+	.name = "sh",
+	.flags = WRITER_STREAMS | WRITER_ONE_REPORT | WRITER_SETTINGS,
 	.begin = sh_begin, .row = sh_row, .note = comment,
 	.total = writer_skip_cells, .end = writer_skip, .finish = writer_skip,
 	.params = writer_skip_params,
 };
 
 const struct writer tmpfiles_writer = {
-	.name = "tmpfiles", .settings = 1,
+	.name = "tmpfiles",
+	.flags = WRITER_STREAMS | WRITER_ONE_REPORT | WRITER_SETTINGS,
 	.begin = tmpfiles_begin, .row = tmpfiles_row, .note = comment,
 	.total = writer_skip_cells, .end = writer_skip, .finish = writer_skip,
 	.params = writer_skip_params,

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../hash/hash.h"
 #include "../../util/text.h"
 #include "../../util/util.h"
+#include "writer.h"
 #include "writers.h"
 
 /* One output's state (struct writer's state): what used to be shared. */
@@ -566,6 +568,7 @@ static void tab_close(void *state)
 
 const struct writer table_writer = {
 	.name = "table",
+	.flags = WRITER_PEOPLE,
 	.size = sizeof(struct table_state),
 	.begin = tab_begin,
 	.row = tab_row,

@@ -4,9 +4,12 @@
 
 #include <stddef.h>
 
-#include "../report.h"
+/* Only pointers to them here: each writer includes writer.h itself. */
+struct writer;
+struct cell;
+struct column;
 
-/* The output formats, one file each. */
+/* The output formats, one file each, and their table (writer.c). */
 extern const struct writer table_writer;
 extern const struct writer csv_writer;
 extern const struct writer json_writer;
@@ -25,34 +28,5 @@ void writer_skip_cells(const struct writer *w, const struct cell *cells);
 /** writer_skip_params() - nothing, for a format without parameters. */
 void writer_skip_params(const struct writer *w, const struct column *cols,
 			const struct cell *cells, size_t ncols);
-
-/**
- * column_shown() - whether an output shows a column.
- * @c: the column
- * @table: the output is a table (its bar charts too)
- * @people: ... for people (without -l): its people view
- */
-int column_shown(const struct column *c, int table, int people);
-
-/**
- * cell_for_people() - a cell as the table for people shows it: its column's
- * people view applied (decimals, words for NaN, 0 and 1, sizes, names cut).
- * @c: the column
- * @in: the row's cell
- * @buf: room for a name cut to fit
- * @len: size of @buf
- */
-struct cell cell_for_people(const struct column *c, const struct cell *in,
-			    char *buf, size_t len);
-
-/**
- * cell_format() - a cell's value as text, as CSV and tables print it.
- * @c: the cell
- * @buf: destination
- * @len: size of @buf
- *
- * Return: snprintf()'s count.
- */
-int cell_format(const struct cell *c, char *buf, size_t len);
 
 #endif
