@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../report/write/writer.h"
 #include "../report/write/writers.h"
 #include "../util/text.h"
 
