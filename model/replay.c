@@ -399,7 +399,8 @@ static struct timeline_row full_scan(struct replay *r, uint64_t scan)
 		replay_wake(r);	/* the end is found by the next call */
 	replay_policy_scan_end(r, first_time);
 	row = replay_counters(r, scan, first, first_time);
-	r->count.cow = r->count.skipped_scan = 0;	/* counted until the next scan ends */
+	/* counted until the next scan ends */
+	r->count.cow = r->count.skipped_scan = 0;
 	return row;
 }
 

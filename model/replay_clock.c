@@ -114,12 +114,15 @@ static void advance(struct replay *r)
 static void look(struct replay *r)
 {
 	const struct ksmtuned_params *t = &r->p->tuned;
-	uint64_t saved_kb = (r->count.sharing + r->count.zero) * (PAGE_BYTES / 1024);
+	uint64_t saved_kb = (r->count.sharing + r->count.zero) *
+			    (PAGE_BYTES / 1024);
 	uint64_t committed = r->sr->snaps[r->clock.snap].n * (PAGE_BYTES / 1024);
 	int was = r->pol.run;
 
-	r->pol.run = r->pol.ops->look(&r->pol.ps, r->p, t->total_kb - t->used_kb + saved_kb,
-				      committed, r->pol.run, &r->clock.pts, &r->clock.sleep_ms);
+	r->pol.run = r->pol.ops->look(&r->pol.ps, r->p,
+				      t->total_kb - t->used_kb + saved_kb,
+				      committed, r->pol.run, &r->clock.pts,
+				      &r->clock.sleep_ms);
 	if (was && !r->pol.run) {
 		r->pol.stop_time = r->clock.now;
 		r->pol.stop_saving = r->count.sharing + r->count.zero;

@@ -222,7 +222,8 @@ struct replay_trees {
 	struct chain *c;	/* at the stable tree's node indexes */
 	size_t ccap;
 	struct rb_tree stable, unstable;
-	uint32_t *uaddr;	/* the unstable tree's nodes: the address they stand for */
+	uint32_t *uaddr;	/* the unstable tree's nodes: the address
+				 * each stands for */
 	uint8_t *udead;		/* ... merged since (erased by the kernel) */
 	size_t ucap;
 };
