@@ -13,6 +13,7 @@
 #include "../util/util.h"
 #include "pace.h"
 #include "policy.h"
+#include "replay_impl.h"
 
 /* How many distinct recent scans a new one is compared with. */
 #define PACE_RECENT 16

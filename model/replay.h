@@ -15,6 +15,13 @@
  * series of snapshots of one memory. It knows pages only as content ids (the
  * index's, byte-exact within the run) and reads contents' bytes only to
  * order its trees as KSM does (memcmp).
+ *
+ * This header is what the rest of ksmscan calls. model/replay_impl.h holds
+ * what the replay's own files share (replay.c: ksmd's trees and a page's
+ * visit; replay_clock.c: time, the pace and the tuner; replay_skip.c: the
+ * shortcut over full scans that repeat; replay_figures.c: the rows and
+ * what they come to) with model/pace.c, which times one replay at every
+ * pace.
  */
 
 /* One snapshot: the addresses it has a page at, and their contents. */
@@ -238,164 +245,6 @@ struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
  * Return: the period; with @p->hz 0, sleep_ms exactly.
  */
 double replay_wake_period(const struct replay_params *p, double cost);
-
-/**
- * replay_wake_period_near() - replay_wake_period() at @sleep_ms for a batch
- * whose cost is known only within @err of @cost.
- * @p: the settings (hz, late)
- * @sleep_ms: ksmd's sleep_millisecs
- * @cost: the batch's CPU seconds, near enough
- * @err: how far the exact cost may be from @cost
- * @out: set to the period, when it is known
- *
- * The period depends on the cost only through the whole jiffies it spans:
- * when they are the same across the range, the period is exactly the
- * exact cost's.
- *
- * Return: 1 if @out is set, 0 if the range spans a jiffy's edge.
- */
-int replay_wake_period_near(const struct replay_params *p, uint64_t sleep_ms,
-			    double cost, double err, double *out);
-
-/**
- * replay_over() - whether a replay ends after its @n full scans.
- * @sr: the series
- * @p: the settings (scans, until, until_saving, interval, write_rate)
- * @rows: its full scans so far
- * @n: how many, at least 1
- * @settling: the scans past the series' time that changed a counter; 0 at
- *	the start, counted here
- * @cut: set to 1 when it ends at REPLAY_SCANS_MAX or REPLAY_WORK_MAX
- *
- * Return: 1 if it ends.
- */
-int replay_over(const struct series *sr, const struct replay_params *p,
-		const struct timeline_row *rows, size_t n, size_t *settling,
-		int *cut);
-
-/* What a full scan did, in order, as runs of one kind each: pages it
- * checksummed (page_seconds a visit), KSM pages it only revisited
- * (revisit_seconds), and the merges a visit made, logged after it
- * (merge_seconds each, no visit). A run is its length << RUN_SHIFT | its
- * kind. */
-enum { RUN_VISITS, RUN_REVISITS, RUN_MERGES, RUN_SHIFT = 2 };
-
-struct replay_visits {
-	uint32_t *runs;			/* the runs */
-	size_t n, cap;			/* how many, and room */
-	uint64_t visits, revisits;	/* visits in all, and revisits */
-};
-
-/* A full scan timed from its visits (replay_time_scan()). */
-struct scan_time {
-	struct timeline_row row;	/* in: its counters; out: its times too */
-	double now;			/* in: its start; out: the end of its
-					 * last full batch, the row's time */
-	double limit;			/* in: no wake-up may come at or after
-					 * it (when the memory changes) */
-	double cpu;			/* in: ksmd's CPU seconds by its end
-					 * (for the advisor) */
-	uint64_t pages_to_scan;		/* in: in force; out: the next (the
-					 * advisor's) */
-	struct policy_state ps;		/* the policy's state, updated */
-	uint64_t wakeups;		/* out: the wake-ups within it */
-	double rest, rest_cost;		/* out: the sleep after its last batch,
-					 * which ends with it, and its cost */
-};
-
-/**
- * replay_time_scan() - the times of a full scan whose visits are known, as
- * the replay times them.
- * @p: the settings: the pace, the costs, the policy (one without looks:
- *	the fixed policy or the advisor)
- * @v: the scan's visits, in order
- * @t: the scan (see struct scan_time); pages_to_scan at least 1
- *
- * A batch's cost is summed visit by visit, as the replay does, whenever
- * the jiffies its sleep spans could depend on the rounding.
- *
- * Return: 1, or 0 if a wake-up within the scan comes at @t->limit or later
- * (then @t means nothing).
- */
-int replay_time_scan(const struct replay_params *p,
-		     const struct replay_visits *v, struct scan_time *t);
-
-/**
- * replay_cpu_after() - ksmd's CPU seconds after some visits.
- * @p: the settings (the costs)
- * @v: the visits, in order
- * @cpu: the CPU seconds before them
- *
- * Return: @cpu plus each visit's cost, added one by one as the replay
- * adds them.
- */
-double replay_cpu_after(const struct replay_params *p,
-			const struct replay_visits *v, double cpu);
-
-struct replay;
-
-/**
- * replay_open() - a replay at its start: the first snapshot in memory,
- * nothing scanned yet.
- * @sr: the series, as long as the replay is open
- * @p: the settings, as long as the replay is open
- *
- * Return: the replay (replay_close() it).
- */
-struct replay *replay_open(const struct series *sr,
-			   const struct replay_params *p);
-
-/**
- * replay_scan_unpaced() - the next full scan in one batch, without time.
- * @r: a replay of a fixed policy, open on a series of one snapshot and no
- *	write_rate: then what merges depends only on the order of the
- *	visits, never on when they come, and one replay serves every pace
- * @scan: its number, from 1
- * @v: set to its visits (its runs reused)
- * @cpu: set to ksmd's CPU seconds of the replay by its end
- *
- * Return: the counters at its end (its times and CPU percent mean nothing).
- */
-struct timeline_row replay_scan_unpaced(struct replay *r, uint64_t scan,
-					struct replay_visits *v, double *cpu);
-
-struct replay_mark;
-
-/**
- * replay_mark() - what the replay's next full scans depend on, now,
- * between two full scans: each address's rmap_item and mapping, the KSM
- * pages, the stable tree and the counters (not the scan counts, the time
- * or ksmd's CPU so far).
- * @r: the replay
- *
- * Return: the mark (replay_mark_free() it).
- */
-struct replay_mark *replay_mark(const struct replay *r);
-
-/**
- * replay_at_mark() - whether the replay is where it was at a mark.
- * @r: the replay, between two full scans
- * @m: a mark of it
- *
- * On memory that does not change, a replay back at a mark P scans later
- * repeats those P scans for ever (but for the running counts:
- * pages_skipped and ksmd's CPU).
- *
- * Return: 1 if every address, KSM page and counter is as at the mark.
- */
-int replay_at_mark(const struct replay *r, const struct replay_mark *m);
-
-/**
- * replay_mark_free() - free a mark.
- * @m: the mark, or NULL
- */
-void replay_mark_free(struct replay_mark *m);
-
-/**
- * replay_close() - free a replay.
- * @r: the replay, or NULL
- */
-void replay_close(struct replay *r);
 
 /**
  * replay_run() - run ksmd over a series.

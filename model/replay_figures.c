@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The replay's rows and what they come to: the counters at the end of a
+ * full scan (a timeline row), each owner's pages at the end, whether the
+ * rows say the replay is over, ksmd's CPU over them and the figures of the
+ * policies report.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "ksm.h"
+#include "replay_impl.h"
+
+/* Of pages_sharing, the further mappings of zero-filled KSM pages. */
+static uint64_t zero_sharing(const struct replay *r)
+{
+	const struct replay_trees *t = &r->tree;
+	uint64_t n = 0;
+
+	for (size_t k = 0; k < t->nd; k++)
+		if (t->d[k].alive && t->d[k].len &&
+		    t->c[t->d[k].chain].id == r->sr->zero_id)
+			n += t->d[k].len - 1;
+	return n;
+}
+
+struct timeline_row replay_counters(const struct replay *r, uint64_t scan,
+				    uint64_t first_batch, double first_time)
+{
+	const struct replay_counts *k = &r->count;
+	uint64_t merged = k->shared + k->sharing + k->unshared;
+	struct timeline_row row = {
+		.scan = scan, .snapshot = r->clock.snap,
+		.seconds = r->clock.now,
+		.pages_shared = k->shared, .pages_sharing = k->sharing,
+		.pages_unshared = k->unshared,
+		.pages_volatile = k->rmap_items > merged ? k->rmap_items - merged : 0,
+		.pages_skipped = k->skipped, .ksm_zero_pages = k->zero,
+		.general_profit = ksm_general_profit(k->sharing + k->zero,
+						     k->rmap_items),
+		.zero_sharing = zero_sharing(r),
+		.visited = k->visited, .hashed = k->hashed,
+		.memcmp_bytes = k->memcmp_bytes,
+		.wakeups = r->clock.batch - first_batch + 1,
+		.cow_ksm = k->cow, .skipped_scan = k->skipped_scan,
+		.pages_to_scan = r->clock.pts, .sleep_ms = r->clock.sleep_ms,
+		.cpu_seconds = r->cpu.scan, .ended = r->pol.halt,
+		.stopped_seconds = r->pol.stop_time,
+		.stopped_saving = r->pol.stop_saving,
+	};
+	double cpu = ((double)row.hashed * r->p->ns_per_page +
+		      (double)row.memcmp_bytes * r->p->ns_per_byte) * 1e-9;
+	/* from the scan's first wake-up to the end of its last batch's sleep */
+	double wall = r->clock.now - first_time +
+		      replay_period(r->p, r->clock.sleep_ms, r->cpu.batch);
+
+	row.cpu_percent = wall > 0 ? 100.0 * cpu / wall : 0.0;
+	return row;
+}
+
+void replay_owners_count(const struct replay *r, unsigned shift,
+			 struct replay_owner *owners, size_t nowners)
+{
+	memset(owners, 0, nowners * sizeof(*owners));
+	for (size_t i = 0; i < r->sr->naddr; i++) {
+		uint64_t o = r->sr->addr[i] >> shift;
+		const struct rmap *s = &r->tree.s[i];
+
+		if (o >= nowners)
+			continue;
+		owners[o].rmap_items += s->rmap;
+		/* STABLE_FLAG: in a KSM page's rmap list until ksmd next
+		 * visits the address, even once a write broke the mapping */
+		owners[o].merging += s->rmap && s->dup != NO_ID;
+		owners[o].zero += s->zero;
+	}
+}
+
+/* Whether two scans ended with the same counters (apart from skips, which
+ * only move pages between unshared and volatile). */
+static int same(const struct timeline_row *a, const struct timeline_row *b)
+{
+	return a->pages_shared == b->pages_shared &&
+	       a->pages_sharing == b->pages_sharing &&
+	       a->ksm_zero_pages == b->ksm_zero_pages &&
+	       a->pages_unshared + a->pages_volatile ==
+	       b->pages_unshared + b->pages_volatile;
+}
+
+int replay_over(const struct series *sr, const struct replay_params *p,
+		const struct timeline_row *rows, size_t n, size_t *settling,
+		int *cut)
+{
+	double end = (sr->at ? sr->at[sr->nsnaps - 1] :
+		      (double)(sr->nsnaps - 1) * p->interval) + p->interval;
+
+	if (p->scans)
+		return n >= p->scans;
+	if (p->until > 0 && rows[n - 1].seconds >= p->until)
+		return 1;
+	if (p->until_saving && rows[n - 1].pages_sharing +
+	    rows[n - 1].ksm_zero_pages >= p->until_saving)
+		return 1;
+	if (n >= REPLAY_SCANS_MAX ||
+	    (uint64_t)n * (sr->naddr + 1) >= REPLAY_WORK_MAX)
+		return *cut = 1;
+	if (rows[n - 1].seconds < end)
+		return 0;
+	if (p->write_rate > 0)
+		return 1;	/* the writes go on: the counters never settle */
+	return (n >= 2 && same(&rows[n - 1], &rows[n - 2])) ||
+	       ++*settling > REPLAY_SETTLE_MAX;
+}
+
+/* A moment of the replay: its time and saving (pages). */
+struct point {
+	double seconds;
+	uint64_t saving;
+};
+
+/*
+ * The replay's savings over time: each full scan's end; a replay that
+ * ksmtuned stopped for good ends with a row at the replay's end, and
+ * before it the moment ksmtuned stopped KSM, with the saving then. Returns
+ * how many points (at most @n + 1).
+ */
+static size_t points(const struct timeline_row *rows, size_t n,
+		     struct point *pt)
+{
+	const struct timeline_row *last = &rows[n - 1];
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (i == n - 1 && last->ended && last->stopped_seconds > 0 &&
+		    (!k || pt[k - 1].seconds <= last->stopped_seconds))
+			pt[k++] = (struct point){ last->stopped_seconds,
+						  last->stopped_saving };
+		pt[k++] = (struct point){ rows[i].seconds,
+					  rows[i].pages_sharing + rows[i].ksm_zero_pages };
+	}
+	return k;
+}
+
+/*
+ * Whether the saving at @at is unknown: past the end of a replay that did
+ * not settle; or between ksmtuned's stop and the replay's end when the
+ * saving fell in between (while KSM is stopped nothing merges, so an equal
+ * saving at both ends held all along, but a snapshot that broke merges
+ * came at a time the rows do not say).
+ */
+static int unknown_at(const struct timeline_row *last, double at, int settled)
+{
+	if (at > last->seconds)
+		return !settled;
+	return last->ended && last->stopped_seconds > 0 &&
+	       at >= last->stopped_seconds &&
+	       last->stopped_saving != last->pages_sharing + last->ksm_zero_pages;
+}
+
+/* The first moment whose saving is at least @want (and more than 0), or
+ * NaN. */
+static double first_reaching(const struct point *pt, size_t n, double want)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pt[i].saving && (double)pt[i].saving >= want)
+			return pt[i].seconds;
+	return NAN;
+}
+
+void ksmd_cpu_add(struct ksmd_cpu *c, const struct timeline_row *row)
+{
+	double dt = row->seconds - c->before;
+
+	c->sum += row->cpu_seconds;
+	c->seconds = row->seconds;
+	c->window += row->cpu_seconds;
+	/* as top measures it: a row's time is its last batch's start, so a
+	 * scan of one or two batches alone would count a batch's work twice */
+	if (dt < REPLAY_PEAK_SECONDS)
+		return;
+	if (100 * c->window / dt > c->busy)
+		c->busy = 100 * c->window / dt;
+	c->window = 0;
+	c->before = row->seconds;
+}
+
+double ksmd_cpu_mean(const struct ksmd_cpu *c)
+{
+	return c->seconds > 0 ? 100 * c->sum / c->seconds : 0;
+}
+
+double ksmd_cpu_peak(const struct ksmd_cpu *c)
+{
+	double dt = c->seconds - c->before;
+
+	/* the scans after the last closed stretch: what is left */
+	if (dt > 0 && 100 * c->window / dt > c->busy)
+		return 100 * c->window / dt;
+	return c->busy;
+}
+
+struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
+				     int settled)
+{
+	static const double hours[] = REPLAY_FIGURE_HOURS;
+	const struct timeline_row *last = &rows[n - 1];
+	struct point *pt = xcalloc(n + 1, sizeof(*pt));
+	size_t np = points(rows, n, pt);
+	double final = (double)pt[np - 1].saving;
+	struct ksmd_cpu cpu = { 0 };
+	struct replay_figures f = {
+		.seconds_to_start = first_reaching(pt, np, 1),
+		.seconds_to_50 = first_reaching(pt, np, 0.5 * final),
+		.seconds_to_90 = first_reaching(pt, np, 0.9 * final),
+		.pages_to_scan = last->pages_to_scan, .sleep_ms = last->sleep_ms,
+	};
+
+	for (size_t h = 0; h < sizeof(hours) / sizeof(hours[0]); h++) {
+		double at = hours[h] * 3600, v = 0;
+
+		for (size_t i = 0; i < np && pt[i].seconds <= at; i++)
+			v = (double)pt[i].saving;
+		f.saved_bytes[h] = unknown_at(last, at, settled) ? NAN :
+				   v * PAGE_BYTES;
+	}
+	for (size_t i = 0; i < n; i++)
+		ksmd_cpu_add(&cpu, &rows[i]);
+	f.cpu_mean = ksmd_cpu_mean(&cpu);
+	f.cpu_peak = ksmd_cpu_peak(&cpu);
+	free(pt);
+	return f;
+}
