@@ -288,12 +288,12 @@ static void advance(struct replay *r)
  * the free memory KSM's savings give back. */
 static void look(struct replay *r)
 {
-	const struct ksmtuned_params *t = &r->p->tuned;
+	const struct policy_host *h = &r->p->host;
 	uint64_t saved_kb = (r->sharing + r->zero) * (PAGE_BYTES / 1024);
 	uint64_t committed = r->sr->snaps[r->snap].n * (PAGE_BYTES / 1024);
 	int was = r->run;
 
-	r->run = r->ops->look(&r->ps, r->p, t->total_kb - t->used_kb + saved_kb,
+	r->run = r->ops->look(&r->ps, r->p, h->total_kb - h->used_kb + saved_kb,
 			      committed, r->run, &r->pts, &r->sleep_ms);
 	if (was && !r->run) {
 		r->stop_time = r->now;
@@ -437,7 +437,7 @@ static double batch_period(const struct replay_params *p, struct cursor *c,
 int replay_time_scan(const struct replay_params *p,
 		     const struct replay_visits *v, struct scan_time *t)
 {
-	const struct policy_ops *ops = policy_ops(p->policy);
+	const struct policy_ops *ops = p->policy;
 	struct cursor c = { v->runs, v->n, 0, 0 };
 	uint64_t pts = t->pages_to_scan;
 	double first = t->now, cpu;
@@ -888,7 +888,7 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 struct replay *replay_open(const struct series *sr,
 			   const struct replay_params *p)
 {
-	const struct policy_ops *ops = policy_ops(p->policy);
+	const struct policy_ops *ops = p->policy;
 	uint64_t pts = ops->start_pages(p);
 	struct replay *r = xcalloc(1, sizeof(*r));
 
