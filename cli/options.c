@@ -451,7 +451,7 @@ static const struct opt_row table[] = {
 };
 
 #define NROWS (sizeof(table) / sizeof(table[0]))
-#define KNOBS_MAX (POLICIES_KNOWN_MAX * POLICY_KNOBS_MAX)
+#define KNOBS_MAX (TUNERS_MAX * TUNER_KNOBS_MAX)
 
 /* A tuner's knob as an option: a value in its slot of series.tuning. */
 static struct opt_row knob_row(size_t tuner, const struct policy_knob *k)

@@ -177,7 +177,7 @@ static void tuners_host(struct prefs *p, const struct host_facts *h)
 	uint64_t total = 0, free = 0;
 	char names[200];
 
-	policy_names(POLICY_LOOKS_AT_HOST, "and", names, sizeof(names));
+	policy_names(TUNER_LOOKS_AT_HOST, "and", names, sizeof(names));
 	if ((!p->host_memory_given || !p->host_used_given) &&
 	    (p->inputs[0].path || h->meminfo(&total, &free) < 0))
 		usage_error("--policy=%s need --host-memory and --host-used (with "
@@ -264,7 +264,7 @@ static void setup_series(struct prefs *p, const struct host_facts *h)
 	if (p->series.revisit_seconds < 0)
 		p->series.revisit_seconds = p->series.page_seconds * REVISIT_SHARE_DEFAULT;
 	advise_needs(p);
-	if (uses_policy(&p->series, POLICY_LOOKS_AT_HOST))
+	if (uses_policy(&p->series, TUNER_LOOKS_AT_HOST))
 		tuners_host(p, h);
 	if (p->ngroups || p->by || p->enable)
 		usage_error("%s", p->ngroups ? "--group does not apply to a series" :

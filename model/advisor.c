@@ -66,8 +66,8 @@ void advisor_set_knobs(struct policy_params *pp, const struct advisor_params *a)
 	memcpy(pp->bytes, a, sizeof(*a));
 }
 
-_Static_assert(sizeof(struct advisor_params) <= POLICY_PARAMS_BYTES &&
-	       sizeof(struct advisor) <= POLICY_STATE_BYTES,
+_Static_assert(sizeof(struct advisor_params) <= TUNER_PARAMS_BYTES &&
+	       sizeof(struct advisor) <= TUNER_STATE_BYTES,
 	       "the advisor's settings and state fit a tuner's room");
 
 static void advisor_defaults(struct policy_params *pp)
@@ -112,11 +112,11 @@ static const struct policy_knob knobs[] = {
 	  KSMD_SETTING_MAX, NULL, "(default 30000)" },
 };
 
-_Static_assert(sizeof(knobs) / sizeof(knobs[0]) <= POLICY_KNOBS_MAX,
+_Static_assert(sizeof(knobs) / sizeof(knobs[0]) <= TUNER_KNOBS_MAX,
 	       "the advisor's knobs fit the option table's room");
 
 const struct policy_ops advisor_policy = {
-	.name = "advisor", .who = "the advisor", .flags = POLICY_READS_KSMD_CPU,
+	.name = "advisor", .who = "the advisor", .flags = TUNER_READS_KSMD_CPU,
 	.knobs = knobs, .nknobs = sizeof(knobs) / sizeof(knobs[0]),
 	.columns = &policy_pages_column, .ncolumns = 1,
 	.defaults = advisor_defaults, .start_pages = advisor_start,

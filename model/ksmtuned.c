@@ -44,8 +44,8 @@ int ksmtuned_adjust(struct ksmtuned *t, const struct ksmtuned_params *p,
 	return 1;		/* KSMCTL start */
 }
 
-_Static_assert(sizeof(struct ksmtuned_params) <= POLICY_PARAMS_BYTES &&
-	       sizeof(struct ksmtuned) <= POLICY_STATE_BYTES,
+_Static_assert(sizeof(struct ksmtuned_params) <= TUNER_PARAMS_BYTES &&
+	       sizeof(struct ksmtuned) <= TUNER_STATE_BYTES,
 	       "ksmtuned's settings and state fit a tuner's room");
 
 static struct ksmtuned_params settings(const struct replay_params *p)
@@ -89,7 +89,7 @@ static double tuned_every(const struct replay_params *p)
 
 const struct policy_ops ksmtuned_policy = {
 	.name = "ksmtuned", .who = "ksmtuned", .who_stops = "ksmtuned",
-	.flags = POLICY_LOOKS_AT_HOST,
+	.flags = TUNER_LOOKS_AT_HOST,
 	.columns = &policy_pages_column, .ncolumns = 1,
 	.defaults = tuned_defaults, .start_pages = policy_set_pages,
 	.look = tuned_look, .look_every = tuned_every, .first_look = tuned_every,

@@ -43,7 +43,7 @@ int kubevirt_adjust(const struct kubevirt_params *p, uint64_t total_kb,
 	return 1;
 }
 
-_Static_assert(sizeof(struct kubevirt_params) <= POLICY_PARAMS_BYTES,
+_Static_assert(sizeof(struct kubevirt_params) <= TUNER_PARAMS_BYTES,
 	       "the handler's settings fit a tuner's room");
 
 static struct kubevirt_params settings(const struct replay_params *p)
@@ -89,7 +89,7 @@ static double kubevirt_first(const struct replay_params *p)
 
 const struct policy_ops kubevirt_policy = {
 	.name = "kubevirt", .who = "kubevirt", .who_stops = "KubeVirt's handler",
-	.flags = POLICY_LOOKS_AT_HOST,
+	.flags = TUNER_LOOKS_AT_HOST,
 	.columns = &policy_pages_column, .ncolumns = 1,
 	.defaults = kubevirt_defaults, .start_pages = policy_set_pages,
 	.look = kubevirt_look, .look_every = kubevirt_every,

@@ -14,7 +14,7 @@ static const struct policy_ops *const all[] = {
 };
 
 #define NPOLICIES (sizeof(all) / sizeof(all[0]))
-_Static_assert(NPOLICIES <= POLICIES_KNOWN_MAX, "raise POLICIES_KNOWN_MAX");
+_Static_assert(NPOLICIES <= TUNERS_MAX, "raise TUNERS_MAX");
 
 const struct policy_ops *policy_at(size_t i)
 {

@@ -20,13 +20,13 @@ struct replay_params;
 /* A tuner's own settings (its params struct, which only its file reads:
  * copied in and out with memcpy()), or its state between two calls
  * (zeroed at the start). */
-#define POLICY_PARAMS_BYTES 96
-#define POLICY_STATE_BYTES 32
+#define TUNER_PARAMS_BYTES 96
+#define TUNER_STATE_BYTES 32
 struct policy_params {
-	_Alignas(8) unsigned char bytes[POLICY_PARAMS_BYTES];
+	_Alignas(8) unsigned char bytes[TUNER_PARAMS_BYTES];
 };
 struct policy_state {
-	_Alignas(8) unsigned char bytes[POLICY_STATE_BYTES];
+	_Alignas(8) unsigned char bytes[TUNER_STATE_BYTES];
 };
 
 /* The host a tuner that looks at its memory reads, in kB as /proc/meminfo
@@ -61,10 +61,10 @@ struct policy_column {
 
 /* What a tuner needs from the series driver and the command line. */
 enum {
-	POLICY_LOOKS_AT_HOST = 1,	/* reads the host's memory (struct
+	TUNER_LOOKS_AT_HOST = 1,	/* reads the host's memory (struct
 					 * policy_host): --host-memory and
 					 * --host-used, or live, /proc/meminfo */
-	POLICY_READS_KSMD_CPU = 2,	/* its first scan counts ksmd's CPU time
+	TUNER_READS_KSMD_CPU = 2,	/* its first scan counts ksmd's CPU time
 					 * before the replay (live: the kernel's) */
 };
 
@@ -75,9 +75,9 @@ struct policy_ops {
 					 * settings stay */
 	const char *who_stops;		/* a tuner that looks: who stops KSM, in a
 					 * sentence ("KubeVirt's handler") */
-	unsigned flags;			/* POLICY_ bits */
+	unsigned flags;			/* TUNER_ bits */
 	const struct policy_knob *knobs;	/* its options, in --help's order
-					 * (at most POLICY_KNOBS_MAX) */
+					 * (at most TUNER_KNOBS_MAX) */
 	size_t nknobs;
 	const struct policy_column *columns;	/* its timeline columns */
 	size_t ncolumns;
@@ -117,10 +117,10 @@ struct policy_ops {
 #define POLICIES_MAX 8
 /* At most this many tuners in policy.c's table, and knobs a tuner
  * (checked as they compile). */
-#define POLICIES_KNOWN_MAX 8
-#define POLICY_KNOBS_MAX 8
+#define TUNERS_MAX 8
+#define TUNER_KNOBS_MAX 8
 /* At most this many timeline columns a tuner. */
-#define POLICY_COLUMNS_MAX 4
+#define TUNER_COLUMNS_MAX 4
 
 /**
  * policy_at() - the tuners, in their table's order (the first is the
@@ -135,7 +135,7 @@ const struct policy_ops *policy_at(size_t i);
  * policy_index() - a tuner's place in the table.
  * @ops: one of policy_at()'s
  *
- * Return: its @i, below POLICIES_KNOWN_MAX.
+ * Return: its @i, below TUNERS_MAX.
  */
 size_t policy_index(const struct policy_ops *ops);
 
@@ -151,7 +151,7 @@ const struct policy_ops *policy_lookup(const char *name, size_t len);
 /**
  * policy_names() - the tuners' names whose flags include @flags, as a
  * sentence lists them: "a, b or c" (@last "or") or "a and b".
- * @flags: POLICY_ bits each named tuner has (0: every tuner)
+ * @flags: TUNER_ bits each named tuner has (0: every tuner)
  * @last: the word before the last name
  * @buf: set to the list
  * @len: its room

@@ -16,7 +16,7 @@ static void names(char *buf, size_t len, const char *const *v, size_t n)
 }
 
 /* Knobs of every tuner at most, and a knob's column name at most. */
-#define KNOBS_MAX (POLICIES_KNOWN_MAX * POLICY_KNOBS_MAX)
+#define KNOBS_MAX (TUNERS_MAX * TUNER_KNOBS_MAX)
 #define KNOB_NAME_MAX 64
 
 /*

@@ -362,7 +362,7 @@ static struct replay_params with_policy(const struct collect *c,
 {
 	rp.policy = ops;
 	rp.tuning = c->sp->tuning[policy_index(ops)];
-	rp.ksmd_cpu_seconds = ops->flags & POLICY_READS_KSMD_CPU ? c->ksmd_cpu : 0;
+	rp.ksmd_cpu_seconds = ops->flags & TUNER_READS_KSMD_CPU ? c->ksmd_cpu : 0;
 	return rp;
 }
 
@@ -393,7 +393,7 @@ static double live_ksmd_cpu(const struct collect *c)
 	for (size_t k = 0; k < c->sp->nothers; k++)
 		flags |= c->sp->others[k]->flags;
 	if (c->cfg->inputs[0].path ||
-	    !(flags & POLICY_READS_KSMD_CPU || c->sp->advise.seconds > 0))
+	    !(flags & TUNER_READS_KSMD_CPU || c->sp->advise.seconds > 0))
 		return 0;
 	return ksmd_cpu_seconds();
 }

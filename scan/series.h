@@ -35,7 +35,7 @@ struct series_params {
 					 * (policy), each replayed over the
 					 * same snapshots */
 	size_t nothers;
-	struct policy_params tuning[POLICIES_KNOWN_MAX];	/* each tuner's
+	struct policy_params tuning[TUNERS_MAX];	/* each tuner's
 					 * settings, by policy_index() */
 	struct policy_host host;	/* the host's memory, for a tuner that
 					 * looks at it */

@@ -126,7 +126,7 @@ static void timeline_row(const struct timeline *t, const struct writer *w,
 			 const struct timeline_row *r, const struct ksmd_cpu *c)
 {
 	const struct policy_ops *ops = t->params.policy;
-	struct cell row[NCOLS + POLICY_COLUMNS_MAX] = {
+	struct cell row[NCOLS + TUNER_COLUMNS_MAX] = {
 		cell_str(t->name), cell_uint(r->scan), cell_real(r->seconds, 3),
 		cell_uint(r->pages_shared), cell_uint(r->pages_sharing),
 		cell_uint(r->pages_unshared), cell_uint(r->pages_volatile),
@@ -275,7 +275,7 @@ static void timeline_print(struct sink *sk)
 	unsigned char *pick = xcalloc(t->nrows + 1, 1);
 	size_t picked = people ? people_pick(t, pick) : t->nrows;
 
-	struct column cols[NCOLS + POLICY_COLUMNS_MAX];
+	struct column cols[NCOLS + TUNER_COLUMNS_MAX];
 	struct ksmd_cpu cpu = { 0 };
 
 	w->begin(w, "timeline", cols, columns(t, cols), 0);
