@@ -38,7 +38,7 @@ SRCS = ksmscan.c \
        scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c scan/tally.c \
        scan/frames.c scan/forked.c scan/series.c scan/group.c scan/pagerec.c scan/domains.c \
        check/forecast.c check/actual.c check/compare.c \
-       model/ksm.c model/rbtree.c model/treesim.c model/replay.c model/replay_clock.c model/replay_skip.c \
+       model/ksm.c model/rbtree.c model/treesim.c model/replay.c model/replay_clock.c model/replay_skip.c model/replay_memory.c \
        model/replay_figures.c model/pace.c model/search.c \
        model/policy.c model/fixed.c model/advisor.c model/ksmtuned.c model/kubevirt.c model/zram.c \
        model/exposure.c \

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "../dump/dump.h"
-#include "../model/advisor.h"
 #include "../model/replay.h"
 #include "../report/report.h"
 #include "../report/write/writer.h"
@@ -26,9 +25,8 @@
 #define TOP_MAX 10000
 #define THREADS_MAX 256
 #define SKETCH_MAX ((1u << 28) - 1)
-/* Limits of --count and of ksmd's settings. */
+/* Limits of --count, --tolerance-pages and --hz. */
 #define COUNT_MAX 100000
-#define KSMD_MAX 100000000
 #define TOLERANCE_PAGES_MAX 1000000000000ULL	/* 4 PiB of 4 KiB pages */
 #define HZ_MAX 10000
 /* ksmd's time per page it visits, without --page-cost: its CPU time
@@ -230,21 +228,17 @@ static void on_max_cpu(struct prefs *p, const struct opt_row *r, const char *arg
 }
 
 /* One policy's name, from @s to a comma or the end. */
-static enum policy policy_word(const char *s, size_t len)
+static const struct policy_ops *policy_word(const char *s, size_t len)
 {
-	static const enum policy all[] = {
-		POLICY_FIXED, POLICY_ADVISOR, POLICY_KSMTUNED, POLICY_KUBEVIRT,
-	};
+	const struct policy_ops *ops = policy_lookup(s, len);
+	char word[64], names[200];
 
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (strlen(policy_name(all[i])) == len &&
-		    strncmp(policy_name(all[i]), s, len) == 0)
-			return all[i];
-	char word[64];
-
+	if (ops)
+		return ops;
 	snprintf(word, sizeof(word), "%.*s", (int)(len < 60 ? len : 60), s);
-	usage_error("--policy wants fixed, advisor, ksmtuned or kubevirt (or a "
-		    "comma list of them), not '%s'", word);
+	policy_names(0, "or", names, sizeof(names));
+	usage_error("--policy wants %s (or a comma list of them), not '%s'", names,
+		    word);
 }
 
 /* --policy=a,b,...: the first is the series' policy, the others are
@@ -256,13 +250,13 @@ static void parse_policies(struct series_params *sp, const char *arg)
 	sp->nothers = 0;
 	for (const char *s = arg;; n++) {
 		size_t len = strcspn(s, ",");
-		enum policy pol = policy_word(s, len);
+		const struct policy_ops *pol = policy_word(s, len);
 
 		if (n > POLICIES_MAX)
 			usage_error("--policy takes at most %d policies", POLICIES_MAX + 1);
 		for (size_t k = 0; k < n; k++)
 			if ((k ? sp->others[k - 1] : sp->policy) == pol)
-				usage_error("--policy names %s twice", policy_name(pol));
+				usage_error("--policy names %s twice", pol->name);
 		if (n)
 			sp->others[sp->nothers++] = pol;
 		else
@@ -390,8 +384,8 @@ static const struct opt_row table[] = {
 	      "with -p (one or more): take N snapshots,\n"
 	      "--interval apart, of the pages ksmd scans", 0, 1),
 	VALUE("pages-to-scan", 0, "N", OK_COUNT, OF_U64, cfg.ksm.pages_to_scan,
-	      1, KSMD_MAX, NULL, "ksmd's pages per wake-up (default 100)", KSMD, 1),
-	VALUE("sleep-ms", 0, "N", OK_COUNT, OF_U64, cfg.ksm.sleep_ms, 1, KSMD_MAX,
+	      1, KSMD_SETTING_MAX, NULL, "ksmd's pages per wake-up (default 100)", KSMD, 1),
+	VALUE("sleep-ms", 0, "N", OK_COUNT, OF_U64, cfg.ksm.sleep_ms, 1, KSMD_SETTING_MAX,
 	      NULL, "ksmd's sleep between wake-ups (default 20)", KSMD, 1),
 	VALUE("smart-scan", 0, "0|1", OK_COUNT, OF_INT, cfg.ksm.smart_scan, 0, 1,
 	      "0 or 1", "ksmd skips pages that do not merge (default 1)", KSMD, 1),
@@ -421,17 +415,6 @@ static const struct opt_row table[] = {
 	     "ksmtuned (by the host's free memory) or\n"
 	     "kubevirt (KubeVirt's KSM handler); a comma\n"
 	     "list compares them (-r policies)", KSMD, 1),
-	VALUE("advisor-target-scan-time", 0, "D", OK_DURATION, OF_U64,
-	      series.advisor.target_scan_time, 1, 1e8,
-	      "a duration of 1s or more, such as 200s", "(default 200s)", KSMD, 1),
-	VALUE("advisor-max-cpu", 0, "P", OK_COUNT, OF_U64, series.advisor.max_cpu,
-	      1, 100, NULL, "percent (default 70)", KSMD, 1),
-	VALUE("advisor-min-pages-to-scan", 0, "N", OK_COUNT, OF_U64,
-	      series.advisor.min_pages_to_scan, 1, KSMD_MAX, NULL,
-	      "(default 500)", KSMD, 1),
-	VALUE("advisor-max-pages-to-scan", 0, "N", OK_COUNT, OF_U64,
-	      series.advisor.max_pages_to_scan, 1, KSMD_MAX, NULL,
-	      "(default 30000)", KSMD, 1),
 	{ "host-memory", 0, "SIZE", OK_SIZE, OF_U64, AT(host_memory), 1,
 	  18446744073709551615.0, on_host_size, "a size such as 64G or 1.8T",
 	  "ksmtuned's and kubevirt's host: its memory\n(live: MemTotal)", KSMD, 1 },
@@ -479,10 +462,45 @@ static const struct opt_row table[] = {
 	CALL("version", 'V', NULL, on_version, NULL, "version", SCAN, 0),
 };
 
+#define NROWS (sizeof(table) / sizeof(table[0]))
+#define KNOBS_MAX (TUNERS_MAX * TUNER_KNOBS_MAX)
+
+/* A tuner's knob as an option: a value in its slot of series.tuning. */
+static struct opt_row knob_row(size_t tuner, const struct policy_knob *k)
+{
+	return (struct opt_row){ k->name, 0, k->arg,
+		k->duration ? OK_DURATION : OK_COUNT, OF_U64,
+		AT(series.tuning) + tuner * sizeof(struct policy_params) + k->offset,
+		k->lo, k->hi, NULL, k->wants, k->help, KSMD, 1 };
+}
+
+/* The table with every tuner's knobs after --policy's row, into @all. */
+static size_t with_knobs(struct opt_row *all)
+{
+	const struct policy_ops *ops;
+	size_t n = 0;
+
+	for (size_t i = 0; i < NROWS; i++) {
+		all[n++] = table[i];
+		if (strcmp(table[i].name, "policy"))
+			continue;
+		for (size_t t = 0; (ops = policy_at(t)); t++)
+			for (size_t k = 0; k < ops->nknobs; k++)
+				all[n++] = knob_row(t, &ops->knobs[k]);
+	}
+	return n;
+}
+
 const struct opt_row *opt_table(size_t *n)
 {
-	*n = sizeof(table) / sizeof(table[0]);
-	return table;
+	/* made once: the tuners' tables are constant */
+	static struct opt_row all[NROWS + KNOBS_MAX];
+	static size_t nall;
+
+	if (!nall)
+		nall = with_knobs(all);
+	*n = nall;
+	return all;
 }
 
 void prefs_init(struct prefs *p, int argc)
@@ -498,11 +516,12 @@ void prefs_init(struct prefs *p, int argc)
 		.revisit_seconds = -1,	/* a share of page_seconds */
 		.merge_seconds = MERGE_COST_DEFAULT,
 		.ksm_full_scans = -1,
-		.advisor = ADVISOR_DEFAULTS,
-		.tuned = KSMTUNED_DEFAULTS,
-		.kubevirt = KUBEVIRT_DEFAULTS,
+		.policy = policy_at(0),
 		.advise = { .max_cpu = 100 },
 	};
+	for (size_t t = 0; policy_at(t); t++)
+		if (policy_at(t)->defaults)
+			policy_at(t)->defaults(&p->series.tuning[t]);
 	p->output = writer_default();
 	p->tolerance = -1;
 	p->tolerance_pages = UINT64_MAX;

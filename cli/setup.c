@@ -162,26 +162,28 @@ static void advise_needs(const struct prefs *p)
 		usage_error("--target and --max-cpu are for -r advise");
 }
 
-/* Whether --policy names @pol. */
-static int uses_policy(const struct series_params *sp, enum policy pol)
+/* Whether --policy names a tuner with @flags. */
+static int uses_policy(const struct series_params *sp, unsigned flags)
 {
 	for (size_t k = 0; k < sp->nothers; k++)
-		if (sp->others[k] == pol)
+		if (sp->others[k]->flags & flags)
 			return 1;
-	return sp->policy == pol;
+	return (sp->policy->flags & flags) != 0;
 }
 
-/* ksmtuned's host: --host-memory and --host-used, or for live processes
- * this host's /proc/meminfo. */
-static void ksmtuned_host(struct prefs *p, const struct host_facts *h)
+/* The host of the tuners that look at its memory: --host-memory and
+ * --host-used, or for live processes this host's /proc/meminfo. */
+static void tuners_host(struct prefs *p, const struct host_facts *h)
 {
-	struct ksmtuned_params *t = &p->series.tuned;
+	struct policy_host *t = &p->series.host;
 	uint64_t total = 0, free = 0;
+	char names[200];
 
+	policy_names(TUNER_LOOKS_AT_HOST, "and", names, sizeof(names));
 	if ((!p->host_memory_given || !p->host_used_given) &&
 	    (p->inputs[0].path || h->meminfo(&total, &free) < 0))
-		usage_error("--policy=ksmtuned and kubevirt need "
-			    "--host-memory and --host-used (with files)");
+		usage_error("--policy=%s need --host-memory and --host-used (with "
+			    "files)", names);
 	t->total_kb = p->host_memory_given ? p->host_memory / 1024 : total;
 	t->used_kb = p->host_used_given ? p->host_used / 1024 : total - free;
 	if (!t->total_kb)
@@ -264,9 +266,8 @@ static void setup_series(struct prefs *p, const struct host_facts *h)
 	if (p->series.revisit_seconds < 0)
 		p->series.revisit_seconds = p->series.page_seconds * REVISIT_SHARE_DEFAULT;
 	advise_needs(p);
-	if (uses_policy(&p->series, POLICY_KSMTUNED) ||
-	    uses_policy(&p->series, POLICY_KUBEVIRT))
-		ksmtuned_host(p, h);
+	if (uses_policy(&p->series, TUNER_LOOKS_AT_HOST))
+		tuners_host(p, h);
 	if (p->ngroups || p->by || p->enable)
 		usage_error("%s", p->ngroups ? "--group does not apply to a series" :
 			    "--by and --enable do not apply to a series");

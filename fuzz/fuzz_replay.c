@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../model/advisor.h"
+#include "../model/ksmtuned.h"
+#include "../model/kubevirt.h"
 #include "../model/pace.h"
 #include "../model/replay.h"
 #include "../util/util.h"
@@ -129,15 +132,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* ksmd's pace on jiffies, its batches' cost, unseen writes */
 		.hz = data[6] & 0x80 ? 250 : 0, .page_seconds = 1e-4 * (data[6] >> 6 & 1),
 		.late = late, .nlate = data[3] & 0x80 ? 2 : 0,
-		.policy = (enum policy)(data[5] % 4),
-		/* ksmtuned on a host of 0 to 1 MiB, its look every 0 to 3 s */
-		.tuned = { data[4] % 4, 300, -50, 64, 1250, 10, 20, 64,
-			   (uint64_t)data[6] * 4, (uint64_t)data[7] * 2 },
-		.advisor = { 1 + data[2] % 3, 70, 1 + data[5] % 40, 200 },
-		/* KubeVirt's handler: its look every 1 to 4 s */
-		.kubevirt = { 1 + data[4] % 4, 300, -50, 64, 1250, 100, 100, 0.2f },
+		.policy = policy_at(data[5] % 4),
+		/* the tuners' host: 0 to 1 MiB */
+		.host = { (uint64_t)data[6] * 4, (uint64_t)data[7] * 2 },
 		.write_rate = 0.01 * (data[5] >> 5),
 	};
+	/* ksmtuned's look every 0 to 3 s, KubeVirt's handler's every 1 to 4 s */
+	const struct ksmtuned_params tuned = { data[4] % 4, 300, -50, 64, 1250,
+					       10, 20, 64 };
+	const struct advisor_params adv = { 1 + data[2] % 3, 70,
+					    1 + data[5] % 40, 200 };
+	const struct kubevirt_params kv = { 1 + data[4] % 4, 300, -50, 64, 1250,
+					    100, 100, 0.2f };
+
+	if (p.policy == &advisor_policy)
+		advisor_set_knobs(&p.tuning, &adv);
+	else if (p.policy == &ksmtuned_policy)
+		memcpy(p.tuning.bytes, &tuned, sizeof(tuned));
+	else if (p.policy == &kubevirt_policy)
+		memcpy(p.tuning.bytes, &kv, sizeof(kv));
 
 	for (size_t i = 0; i < naddr; i++)
 		addr[i] = i * 4096;

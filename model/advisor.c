@@ -10,6 +10,9 @@
  * included: the replay's pages_to_scan after a scan is the kernel's for the
  * same scan time and CPU.
  */
+#include <string.h>
+
+#include "advisor.h"
 #include "policy.h"
 #include "replay.h"
 
@@ -50,19 +53,72 @@ uint64_t advisor_scan_end(struct advisor *a, const struct advisor_params *p,
 	return pages;
 }
 
+struct advisor_params advisor_knobs(const struct policy_params *pp)
+{
+	struct advisor_params a;
+
+	memcpy(&a, pp->bytes, sizeof(a));
+	return a;
+}
+
+void advisor_set_knobs(struct policy_params *pp, const struct advisor_params *a)
+{
+	memcpy(pp->bytes, a, sizeof(*a));
+}
+
+_Static_assert(sizeof(struct advisor_params) <= TUNER_PARAMS_BYTES &&
+	       sizeof(struct advisor) <= TUNER_STATE_BYTES,
+	       "the advisor's settings and state fit a tuner's room");
+
+static void advisor_defaults(struct policy_params *pp)
+{
+	const struct advisor_params a = ADVISOR_DEFAULTS;
+
+	advisor_set_knobs(pp, &a);
+}
+
 static uint64_t advisor_start(const struct replay_params *p)
 {
-	return p->advisor.min_pages_to_scan;	/* set_advisor_defaults() */
+	/* set_advisor_defaults() */
+	return advisor_knobs(&p->tuning).min_pages_to_scan;
 }
 
 static uint64_t advisor_end(struct policy_state *st,
 			    const struct replay_params *p, double scan_seconds,
 			    double cpu_seconds, uint64_t pages_to_scan)
 {
-	return advisor_scan_end(&st->adv, &p->advisor, scan_seconds,
-				cpu_seconds, pages_to_scan);
+	struct advisor_params knobs = advisor_knobs(&p->tuning);
+	struct advisor a;
+	uint64_t pages;
+
+	memcpy(&a, st->bytes, sizeof(a));
+	pages = advisor_scan_end(&a, &knobs, scan_seconds, cpu_seconds,
+				 pages_to_scan);
+	memcpy(st->bytes, &a, sizeof(a));
+	return pages;
 }
 
+#define KNOB(field) offsetof(struct advisor_params, field)
+
+/* /sys/kernel/mm/ksm's advisor_ knobs, as options of the same names. */
+static const struct policy_knob knobs[] = {
+	{ "advisor-target-scan-time", "D", 1, KNOB(target_scan_time), 1, 1e8,
+	  "a duration of 1s or more, such as 200s", "(default 200s)" },
+	{ "advisor-max-cpu", "P", 0, KNOB(max_cpu), 1, 100, NULL,
+	  "percent (default 70)" },
+	{ "advisor-min-pages-to-scan", "N", 0, KNOB(min_pages_to_scan), 1,
+	  KSMD_SETTING_MAX, NULL, "(default 500)" },
+	{ "advisor-max-pages-to-scan", "N", 0, KNOB(max_pages_to_scan), 1,
+	  KSMD_SETTING_MAX, NULL, "(default 30000)" },
+};
+
+_Static_assert(sizeof(knobs) / sizeof(knobs[0]) <= TUNER_KNOBS_MAX,
+	       "the advisor's knobs fit the option table's room");
+
 const struct policy_ops advisor_policy = {
-	.name = "advisor", .start_pages = advisor_start, .scan_end = advisor_end,
+	.name = "advisor", .who = "the advisor", .flags = TUNER_READS_KSMD_CPU,
+	.knobs = knobs, .nknobs = sizeof(knobs) / sizeof(knobs[0]),
+	.columns = &policy_pages_column, .ncolumns = 1,
+	.defaults = advisor_defaults, .start_pages = advisor_start,
+	.scan_end = advisor_end,
 };

@@ -5,28 +5,15 @@
 #include <stdint.h>
 
 /*
- * The tuners' arithmetic, each in its policy's file (the replay knows them
- * only by their operations, policy.h). The kernel's scan-time advisor
- * (advisor_mode=scan-time, Linux 6.9+, advisor.c): mm/ksm.c's
- * scan_time_advisor() of Linux 6.18, in its own integer arithmetic, at the
- * end of each full scan. ksmtuned (Debian's ksmtuned 4.20150326, the
- * script oVirt, KubeVirt and others copied; ksmtuned.c): every monitor
- * interval, its adjust() in its shell arithmetic, on the host's memory.
- * KubeVirt's handler (kubevirt.c): every loop, its Go arithmetic.
+ * The kernel's scan-time advisor (advisor_mode=scan-time, Linux 6.9+,
+ * advisor.c): mm/ksm.c's scan_time_advisor() of Linux 6.18, in its own
+ * integer arithmetic, at the end of each full scan. The replay knows it
+ * only by its operations (policy.h); the settings search (search.c) sets
+ * its knobs.
  */
 
-enum policy { POLICY_FIXED, POLICY_ADVISOR, POLICY_KSMTUNED, POLICY_KUBEVIRT };
-
-/* At most this many policies to compare in one run (--policy=a,b,...). */
-#define POLICIES_MAX 8
-
-/**
- * policy_name() - a policy's name, as --policy takes it.
- * @p: the policy
- *
- * Return: its name.
- */
-const char *policy_name(enum policy p);
+struct policy_ops;
+struct policy_params;
 
 /* The advisor's knobs, as /sys/kernel/mm/ksm has them. */
 struct advisor_params {
@@ -69,79 +56,22 @@ uint64_t advisor_scan_end(struct advisor *a, const struct advisor_params *p,
 			  double scan_seconds, double cpu_seconds,
 			  uint64_t pages_to_scan);
 
-/* ksmtuned's settings (/etc/ksmtuned.conf) and the host it reads, in kB
- * as /proc/meminfo has them. */
-struct ksmtuned_params {
-	uint64_t monitor_seconds;	/* KSM_MONITOR_INTERVAL, 60 */
-	int64_t boost, decay;		/* KSM_NPAGES_BOOST 300, _DECAY -50 */
-	int64_t npages_min, npages_max;	/* KSM_NPAGES_MIN 64, _MAX 1250 */
-	uint64_t sleep_msec;		/* KSM_SLEEP_MSEC 10: for 16 GiB */
-	uint64_t thres_coef, thres_const;	/* KSM_THRES_COEF 20, _CONST 2048 */
-	uint64_t total_kb;		/* MemTotal */
-	uint64_t used_kb;		/* MemTotal less MemFree, Buffers and
-					 * Cached, before KSM saves anything */
-};
-
-/* /etc/ksmtuned.conf's defaults, and no host yet. */
-#define KSMTUNED_DEFAULTS { .monitor_seconds = 60, .boost = 300, .decay = -50, \
-			    .npages_min = 64, .npages_max = 1250, \
-			    .sleep_msec = 10, .thres_coef = 20, \
-			    .thres_const = 2048 }
-
-/* What ksmtuned keeps between two looks. */
-struct ksmtuned {
-	int64_t npages;			/* its npages, from 0 */
-};
+/**
+ * advisor_knobs() - the advisor's knobs in a tuner's settings.
+ * @pp: settings of the advisor's
+ *
+ * Return: its knobs.
+ */
+struct advisor_params advisor_knobs(const struct policy_params *pp);
 
 /**
- * ksmtuned_adjust() - adjust(): start or stop KSM, and its settings.
- * @t: ksmtuned's state
- * @p: its settings and the host
- * @free_kb: free_memory(): MemFree + Buffers + Cached now
- * @committed_kb: committed_memory(): the RSS of the guests (KSM does not
- *	lower it: a merged page stays mapped)
- * @pages_to_scan: set to the pages_to_scan it writes, when it starts KSM
- * @sleep_ms: set to the sleep_millisecs it writes, when it starts KSM
- *
- * Return: 1 if KSM runs after it (run=1), 0 if it stopped KSM (run=0).
+ * advisor_set_knobs() - the advisor's settings from its knobs.
+ * @pp: set to the advisor's settings
+ * @a: the knobs
  */
-int ksmtuned_adjust(struct ksmtuned *t, const struct ksmtuned_params *p,
-		    uint64_t free_kb, uint64_t committed_kb,
-		    uint64_t *pages_to_scan, uint64_t *sleep_ms);
+void advisor_set_knobs(struct policy_params *pp, const struct advisor_params *a);
 
-/* KubeVirt's KSM handler (virt-handler, pkg/virt-handler/ksm/ksm.go):
- * its defaults, which a node's annotations may override. */
-struct kubevirt_params {
-	uint64_t loop_seconds;		/* ksmLoopIntervalMinutes: 3 min */
-	int64_t boost, decay;		/* pagesBoostDefault 300, _DecayDefault -50 */
-	int64_t npages_min, npages_max;	/* nPagesMinDefault 64, _MaxDefault 1250 */
-	int64_t npages_init;		/* nPagesInitDefault 100 */
-	uint64_t sleep_baseline;	/* sleepMsBaselineDefault 100 (ms) */
-	float free_percent;		/* freePercentDefault 0.2 */
-};
-
-/* KubeVirt's ksm.go's defaults. */
-#define KUBEVIRT_DEFAULTS { .loop_seconds = 180, .boost = 300, .decay = -50, \
-			    .npages_min = 64, .npages_max = 1250, \
-			    .npages_init = 100, .sleep_baseline = 100, \
-			    .free_percent = 0.2f }
-
-/**
- * kubevirt_adjust() - calculateNewRunSleepAndPages(), then what
- * writeKsmValuesToFiles() writes: start, boost, decay or stop KSM.
- * @p: the handler's settings
- * @total_kb: MemTotal
- * @available_kb: MemAvailable now
- * @running: whether KSM runs (/sys/kernel/mm/ksm/run is 1)
- * @pages_to_scan: pages_to_scan now; set to the one it writes, if it writes
- * @sleep_ms: set to the sleep_millisecs it writes, if it writes
- *
- * It writes pages_to_scan and sleep_millisecs only when KSM runs after it.
- *
- * Return: 1 if KSM runs after it, 0 if not.
- */
-int kubevirt_adjust(const struct kubevirt_params *p, uint64_t total_kb,
-		    uint64_t available_kb, int running, uint64_t *pages_to_scan,
-		    uint64_t *sleep_ms);
+/* Its operations (the settings search replays it by name). */
+extern const struct policy_ops advisor_policy;
 
 #endif

@@ -22,6 +22,10 @@ struct ksm_params {
 	int smart_scan;			/* skip pages that did not merge */
 };
 
+/* The most a setting of ksmd's (pages_to_scan, sleep_millisecs, the
+ * advisor's page bounds) may be here. */
+#define KSMD_SETTING_MAX 100000000
+
 /**
  * ksm_content() - what KSM makes of c pages with one content, in steady state.
  * @c: the pages, at least 2

@@ -8,6 +8,9 @@
  * memory is above the threshold; sleep_millisecs is 10 ms for 16 GiB,
  * more for less (at least 10). Its bash arithmetic is 64-bit integers.
  */
+#include <string.h>
+
+#include "ksmtuned.h"
 #include "policy.h"
 #include "replay.h"
 
@@ -22,10 +25,10 @@ static int64_t npages_add(const struct ksmtuned_params *p, int64_t npages,
 }
 
 int ksmtuned_adjust(struct ksmtuned *t, const struct ksmtuned_params *p,
-		    uint64_t free_kb, uint64_t committed_kb,
+		    uint64_t total_kb, uint64_t free_kb, uint64_t committed_kb,
 		    uint64_t *pages_to_scan, uint64_t *sleep_ms)
 {
-	uint64_t total = p->total_kb ? p->total_kb : 1;
+	uint64_t total = total_kb ? total_kb : 1;
 	uint64_t sleep = p->sleep_msec * 16 * 1024 * 1024 / total;
 	uint64_t thres = total * p->thres_coef / 100;
 
@@ -41,22 +44,53 @@ int ksmtuned_adjust(struct ksmtuned *t, const struct ksmtuned_params *p,
 	return 1;		/* KSMCTL start */
 }
 
+_Static_assert(sizeof(struct ksmtuned_params) <= TUNER_PARAMS_BYTES &&
+	       sizeof(struct ksmtuned) <= TUNER_STATE_BYTES,
+	       "ksmtuned's settings and state fit a tuner's room");
+
+static struct ksmtuned_params settings(const struct replay_params *p)
+{
+	struct ksmtuned_params t;
+
+	memcpy(&t, p->tuning.bytes, sizeof(t));
+	return t;
+}
+
+static void tuned_defaults(struct policy_params *pp)
+{
+	const struct ksmtuned_params t = KSMTUNED_DEFAULTS;
+
+	memcpy(pp->bytes, &t, sizeof(t));
+}
+
 static int tuned_look(struct policy_state *st, const struct replay_params *p,
 		      uint64_t free_kb, uint64_t committed_kb, int running,
 		      uint64_t *pages_to_scan, uint64_t *sleep_ms)
 {
+	struct ksmtuned_params t = settings(p);
+	struct ksmtuned state;
+	int run;
+
 	(void)running;
-	return ksmtuned_adjust(&st->tuned, &p->tuned, free_kb, committed_kb,
-			       pages_to_scan, sleep_ms);
+	memcpy(&state, st->bytes, sizeof(state));
+	run = ksmtuned_adjust(&state, &t, p->host.total_kb, free_kb,
+			      committed_kb, pages_to_scan, sleep_ms);
+	memcpy(st->bytes, &state, sizeof(state));
+	return run;
 }
 
 /* Its loop sleeps first: the first look is one interval on. */
 static double tuned_every(const struct replay_params *p)
 {
-	return p->tuned.monitor_seconds ? (double)p->tuned.monitor_seconds : 1.0;
+	uint64_t every = settings(p).monitor_seconds;
+
+	return every ? (double)every : 1.0;
 }
 
 const struct policy_ops ksmtuned_policy = {
-	.name = "ksmtuned", .start_pages = policy_set_pages, .look = tuned_look,
-	.look_every = tuned_every, .first_look = tuned_every,
+	.name = "ksmtuned", .who = "ksmtuned", .who_stops = "ksmtuned",
+	.flags = TUNER_LOOKS_AT_HOST,
+	.columns = &policy_pages_column, .ncolumns = 1,
+	.defaults = tuned_defaults, .start_pages = policy_set_pages,
+	.look = tuned_look, .look_every = tuned_every, .first_look = tuned_every,
 };

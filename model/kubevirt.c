@@ -2,8 +2,11 @@
 /*
  * KubeVirt's KSM handler (virt-handler, pkg/virt-handler/ksm/ksm.go): every
  * ksmLoopIntervalMinutes it reads MemAvailable and starts, boosts, decays
- * or stops KSM (advisor.h, kubevirt_adjust()).
+ * or stops KSM (kubevirt.h, kubevirt_adjust()).
  */
+#include <string.h>
+
+#include "kubevirt.h"
 #include "policy.h"
 #include "replay.h"
 
@@ -40,19 +43,41 @@ int kubevirt_adjust(const struct kubevirt_params *p, uint64_t total_kb,
 	return 1;
 }
 
+_Static_assert(sizeof(struct kubevirt_params) <= TUNER_PARAMS_BYTES,
+	       "the handler's settings fit a tuner's room");
+
+static struct kubevirt_params settings(const struct replay_params *p)
+{
+	struct kubevirt_params k;
+
+	memcpy(&k, p->tuning.bytes, sizeof(k));
+	return k;
+}
+
+static void kubevirt_defaults(struct policy_params *pp)
+{
+	const struct kubevirt_params k = KUBEVIRT_DEFAULTS;
+
+	memcpy(pp->bytes, &k, sizeof(k));
+}
+
 static int kubevirt_look(struct policy_state *st, const struct replay_params *p,
 			 uint64_t free_kb, uint64_t committed_kb, int running,
 			 uint64_t *pages_to_scan, uint64_t *sleep_ms)
 {
+	struct kubevirt_params k = settings(p);
+
 	(void)st;
 	(void)committed_kb;
-	return kubevirt_adjust(&p->kubevirt, p->tuned.total_kb, free_kb, running,
+	return kubevirt_adjust(&k, p->host.total_kb, free_kb, running,
 			       pages_to_scan, sleep_ms);
 }
 
 static double kubevirt_every(const struct replay_params *p)
 {
-	return p->kubevirt.loop_seconds ? (double)p->kubevirt.loop_seconds : 1.0;
+	uint64_t every = settings(p).loop_seconds;
+
+	return every ? (double)every : 1.0;
 }
 
 /* Its loop spins first: the first look is at once. */
@@ -63,6 +88,10 @@ static double kubevirt_first(const struct replay_params *p)
 }
 
 const struct policy_ops kubevirt_policy = {
-	.name = "kubevirt", .start_pages = policy_set_pages, .look = kubevirt_look,
-	.look_every = kubevirt_every, .first_look = kubevirt_first,
+	.name = "kubevirt", .who = "kubevirt", .who_stops = "KubeVirt's handler",
+	.flags = TUNER_LOOKS_AT_HOST,
+	.columns = &policy_pages_column, .ncolumns = 1,
+	.defaults = kubevirt_defaults, .start_pages = policy_set_pages,
+	.look = kubevirt_look, .look_every = kubevirt_every,
+	.first_look = kubevirt_first,
 };

@@ -59,7 +59,7 @@ struct pace_log *pace_open(const struct series *sr,
 	log = xcalloc(1, sizeof(*log));
 	log->sr = sr;
 	log->p = *base;
-	log->p.policy = POLICY_FIXED;
+	log->p.policy = policy_at(0);	/* fixed */
 	log->r = replay_open(sr, &log->p);
 	log->rcap = 64;		/* never NULL, even for scans with no visit */
 	log->runs = xcalloc(log->rcap, sizeof(*log->runs));
@@ -162,7 +162,7 @@ static const struct pace_scan *scan_at(struct pace_log *log, size_t k)
 size_t pace_replay(struct pace_log *log, const struct replay_params *p,
 		   struct timeline_row **rows, int *cut)
 {
-	const struct policy_ops *ops = policy_ops(p->policy);
+	const struct policy_ops *ops = p->policy;
 	struct scan_time t = {
 		.limit = INFINITY, .pages_to_scan = ops->start_pages(p),
 	};

@@ -26,7 +26,10 @@
  * (ksmd's wake-ups are replay_wake_period() apart, the memory at a
  * wake-up is the last snapshot taken by then, and write_rate's unseen
  * writes); the shortcut over full scans that repeat is replay_skip.c's;
- * the rows and what they come to, replay_figures.c's.
+ * the rows and what they come to, replay_figures.c's; what a write or a
+ * new snapshot does to the trees, replay_memory.c's. The files call one
+ * another downwards only: this one, then replay_skip.c, replay_figures.c,
+ * replay_clock.c and replay_memory.c (tests/test_layers.py: no circle).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -51,58 +54,6 @@ static void leave_trees(struct replay *r, struct rmap *s)
 		r->count.unshared--;
 		s->unstable = 0;
 	}
-}
-
-/* The last mapping of KSM page @k went: the page is freed, its node stale. */
-static void dup_free(struct replay *r, uint32_t k)
-{
-	struct dup *d = &r->tree.d[k];
-
-	if (d->len) {
-		r->count.shared--;
-		r->count.sharing -= d->len - 1;
-	}
-	d->alive = 0;
-	d->len = 0;
-	r->tree.c[d->chain].live--;
-}
-
-void replay_written(struct replay *r, struct rmap *s, uint32_t id)
-{
-	if (s->map != NO_ID) {
-		r->count.cow += id != NO_ID;	/* a write, not an unmap */
-		if (--r->tree.d[s->map].mapped == 0)
-			dup_free(r, s->map);
-		s->map = NO_ID;
-	}
-	if (s->zero) {
-		s->zero = 0;
-		r->count.zero--;
-	}
-	s->id = id;
-}
-
-void replay_snap_apply(struct replay *r, size_t k)
-{
-	static const struct snapshot none = { 0, NULL, NULL };
-	const struct snapshot *a = k ? &r->sr->snaps[k - 1] : &none;
-	const struct snapshot *b = &r->sr->snaps[k];
-	struct rmap *s = r->tree.s;
-	size_t i = 0, j = 0;
-
-	while (i < a->n || j < b->n) {
-		if (j == b->n || (i < a->n && a->addr_no[i] < b->addr_no[j])) {
-			replay_written(r, &s[a->addr_no[i++]], NO_ID);	/* gone */
-			continue;
-		}
-		if (i < a->n && a->addr_no[i] == b->addr_no[j])
-			i++;
-		if (s[b->addr_no[j]].id != b->id[j])
-			replay_written(r, &s[b->addr_no[j]], b->id[j]);
-		j++;
-	}
-	r->clock.snap = k;
-	replay_forget_mark(r);	/* what repeated before need not now */
 }
 
 /*
@@ -402,13 +353,6 @@ static struct timeline_row full_scan(struct replay *r, uint64_t scan)
 	/* counted until the next scan ends */
 	r->count.cow = r->count.skipped_scan = 0;
 	return row;
-}
-
-int replay_done(struct replay *r, const struct timeline_row *rows, size_t n)
-{
-	if (r->pol.halt)	/* one last row, at the time the replay ends */
-		return rows[n - 1].ended;
-	return replay_over(r->sr, r->p, rows, n, &r->settling, &r->cut);
 }
 
 struct replay *replay_open(const struct series *sr,

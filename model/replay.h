@@ -6,7 +6,6 @@
 #include <stdint.h>
 
 #include "../util/page.h"
-#include "advisor.h"
 #include "ksm.h"
 #include "policy.h"
 
@@ -81,12 +80,11 @@ struct replay_params {
 	size_t nlate;			/* ... how many */
 	double ksmd_cpu_seconds;	/* ksmd's CPU time before the replay (the
 					 * advisor's first scan counts it) */
-	enum policy policy;		/* who sets pages_to_scan: fixed (ksm's),
-					 * or the advisor after every full scan */
-	struct advisor_params advisor;	/* the advisor's knobs */
-	struct ksmtuned_params tuned;	/* ksmtuned's, and the host's memory */
-	struct kubevirt_params kubevirt;	/* KubeVirt's handler's (its host:
-					 * tuned's total_kb and used_kb) */
+	const struct policy_ops *policy;	/* who sets pages_to_scan: fixed
+					 * (ksm's), or a tuner (policy.h) */
+	struct policy_params tuning;	/* its settings, which it alone reads */
+	struct policy_host host;	/* the host's memory, for a tuner that
+					 * looks at it */
 	double until;			/* with scans 0: end at the first full scan
 					 * at or past this time too (0: no such
 					 * end; the advice's search) */

@@ -113,14 +113,14 @@ static void advance(struct replay *r)
  * the free memory KSM's savings give back. */
 static void look(struct replay *r)
 {
-	const struct ksmtuned_params *t = &r->p->tuned;
+	const struct policy_host *h = &r->p->host;
 	uint64_t saved_kb = (r->count.sharing + r->count.zero) *
 			    (PAGE_BYTES / 1024);
 	uint64_t committed = r->sr->snaps[r->clock.snap].n * (PAGE_BYTES / 1024);
 	int was = r->pol.run;
 
 	r->pol.run = r->pol.ops->look(&r->pol.ps, r->p,
-				      t->total_kb - t->used_kb + saved_kb,
+				      h->total_kb - h->used_kb + saved_kb,
 				      committed, r->pol.run, &r->clock.pts,
 				      &r->clock.sleep_ms);
 	if (was && !r->pol.run) {
@@ -171,7 +171,7 @@ void replay_wake(struct replay *r)
 
 void replay_policy_open(struct replay *r)
 {
-	const struct policy_ops *ops = policy_ops(r->p->policy);
+	const struct policy_ops *ops = r->p->policy;
 	uint64_t pts = ops->start_pages(r->p);
 
 	r->pol.ops = ops;
@@ -302,7 +302,7 @@ static double batch_period(const struct replay_params *p, struct cursor *c,
 int replay_time_scan(const struct replay_params *p,
 		     const struct replay_visits *v, struct scan_time *t)
 {
-	const struct policy_ops *ops = policy_ops(p->policy);
+	const struct policy_ops *ops = p->policy;
 	struct cursor c = { v->runs, v->n, 0, 0 };
 	uint64_t pts = t->pages_to_scan;
 	double first = t->now, cpu;

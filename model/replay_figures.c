@@ -232,3 +232,10 @@ struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
 	free(pt);
 	return f;
 }
+
+int replay_done(struct replay *r, const struct timeline_row *rows, size_t n)
+{
+	if (r->pol.halt)	/* one last row, at the time the replay ends */
+		return rows[n - 1].ended;
+	return replay_over(r->sr, r->p, rows, n, &r->settling, &r->cut);
+}

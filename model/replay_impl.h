@@ -162,6 +162,14 @@ struct replay_mark *replay_mark(const struct replay *r);
  */
 int replay_at_mark(const struct replay *r, const struct replay_mark *m);
 
+/* What a scan's end leaves for the next scans (replay_mark). */
+struct replay_mark {
+	struct rmap *s;
+	struct dup *d;
+	size_t nd, nstable;
+	uint64_t shared, sharing, unshared, rmap_items, zero;
+};
+
 /**
  * replay_mark_free() - free a mark.
  * @m: the mark, or NULL

@@ -18,14 +18,6 @@
 #include "../util/util.h"
 #include "replay_impl.h"
 
-/* What a scan's end leaves for the next scans (replay_mark). */
-struct replay_mark {
-	struct rmap *s;
-	struct dup *d;
-	size_t nd, nstable;
-	uint64_t shared, sharing, unshared, rmap_items, zero;
-};
-
 /* An address's rmap as the next scans see it: the unstable tree's node
  * of a past scan is never read again, and past 8 scans without a merge
  * smart_scan's age changes nothing (skip_age()). */
@@ -82,22 +74,6 @@ int replay_at_mark(const struct replay *r, const struct replay_mark *m)
 		if (!rmap_same(&m->s[i], &t->s[i]))
 			return 0;
 	return 1;
-}
-
-void replay_mark_free(struct replay_mark *m)
-{
-	if (!m)
-		return;
-	free(m->s);
-	free(m->d);
-	free(m);
-}
-
-void replay_forget_mark(struct replay *r)
-{
-	replay_mark_free(r->skip.mark);
-	r->skip.mark = NULL;
-	r->skip.period = 0;
 }
 
 /* The scans since the mark repeat: their visits are kept in order at

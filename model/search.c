@@ -22,6 +22,7 @@
 #include "../util/util.h"
 #include "search.h"
 #include "pace.h"
+#include "advisor.h"
 #include "policy.h"
 
 /* A search over one second long shows its progress (on a terminal). */
@@ -33,7 +34,8 @@ struct search {
 	const struct advise_params *a;
 	uint64_t reference;
 	struct pace_log *log;		/* NULL: every setting replayed */
-	const struct replay_params *base, *advisor_base;
+	const struct replay_params *base;
+	struct replay_params advisor_base;	/* base with the advisor's settings */
 	struct advice *out;
 	size_t ntasks;			/* the searches: one per sleep, then
 					 * one per advisor_max_cpu */
@@ -79,7 +81,7 @@ static struct advice replay_to_target(struct search *se,
 	struct timeline_row *rows;
 	struct advice ad = {
 		.policy = rp.policy, .pages_to_scan = rp.ksm.pages_to_scan,
-		.sleep_ms = rp.ksm.sleep_ms, .advisor = rp.advisor,
+		.sleep_ms = rp.ksm.sleep_ms,
 		.seconds_to_target = NAN, .replays = 1,
 	};
 	double want = a->fraction * (double)reference;
@@ -88,8 +90,10 @@ static struct advice replay_to_target(struct search *se,
 	size_t n;
 	int cut;
 
+	if (advice_is_advisor(&ad))
+		ad.advisor = advisor_knobs(&rp.tuning);
 	/* the advisor starts at its minimum */
-	ad.pages_to_scan = policy_ops(rp.policy)->start_pages(&rp);
+	ad.pages_to_scan = rp.policy->start_pages(&rp);
 	rp.scans = 0;
 	rp.until = a->seconds;
 	rp.until_saving = early ? (want > 1 ? (uint64_t)ceil(want) : 1) : 0;
@@ -121,7 +125,7 @@ static struct advice try_setting(struct search *se,
 {
 	struct replay_params rp = *base;
 
-	rp.policy = POLICY_FIXED;
+	rp.policy = policy_at(0);	/* fixed */
 	rp.ksm.pages_to_scan = pages;
 	rp.ksm.sleep_ms = sleep_ms;
 	return replay_to_target(se, rp, early);
@@ -198,10 +202,11 @@ static struct advice try_advisor(struct search *se,
 				 uint64_t target, uint64_t max_cpu, int early)
 {
 	struct replay_params rp = *base;
+	struct advisor_params knobs = advisor_knobs(&base->tuning);
 
-	rp.policy = POLICY_ADVISOR;
-	rp.advisor.target_scan_time = target;
-	rp.advisor.max_cpu = max_cpu;
+	knobs.target_scan_time = target;
+	knobs.max_cpu = max_cpu;
+	advisor_set_knobs(&rp.tuning, &knobs);
 	return replay_to_target(se, rp, early);
 }
 
@@ -256,7 +261,7 @@ static void search_one(struct search *se, size_t k)
 	if (k < ADVISE_NSLEEPS)
 		se->out[k] = search_sleep(se, se->base, sleeps[k]);
 	else
-		se->out[k] = search_max_cpu(se, se->advisor_base,
+		se->out[k] = search_max_cpu(se, &se->advisor_base,
 					    se->cpus[k - ADVISE_NSLEEPS]);
 }
 
@@ -284,16 +289,18 @@ static size_t search_threads(const struct search *se)
 
 size_t search_settings(const struct series *sr,
 		       const struct replay_params *base,
-		       const struct replay_params *advisor_base,
+		       const struct policy_params *tunings,
 		       const struct advise_params *a, uint64_t reference,
 		       int progress, struct advice *out)
 {
 	struct search se = { .sr = sr, .a = a, .reference = reference,
-			     .base = base, .advisor_base = advisor_base,
+			     .base = base, .advisor_base = *base,
 			     .out = out, .start = now_seconds() };
 	pthread_t th[ADVISE_ROWS_MAX];
 	size_t nth, started = 0;
 
+	se.advisor_base.policy = &advisor_policy;
+	se.advisor_base.tuning = tunings[policy_index(&advisor_policy)];
 	se.ntasks = ADVISE_NSLEEPS + max_cpus(a, se.cpus);
 	/* the test suites' oracle: every setting replayed on its own */
 	if (!getenv("KSMSCAN_SLOW_REPLAY"))
@@ -310,4 +317,9 @@ size_t search_settings(const struct series *sr,
 	progress_end(se.pr);
 	pace_close(se.log);
 	return se.ntasks;
+}
+
+int advice_is_advisor(const struct advice *a)
+{
+	return a->policy == &advisor_policy;
 }

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "advisor.h"
 #include "replay.h"
 
 /*
@@ -41,11 +42,13 @@ struct advise_params {
  * The advisor: the longest advisor_target_scan_time that reaches it at its
  * advisor_max_cpu, or, if none does, 1 s. */
 struct advice {
-	enum policy policy;		/* POLICY_FIXED or POLICY_ADVISOR */
+	const struct policy_ops *policy;	/* fixed or the advisor
+					 * (advice_is_advisor()) */
 	uint64_t pages_to_scan, sleep_ms;	/* fixed: the setting; the
 					 * advisor: in force at the target time
 					 * (after the last full scan by then) */
-	struct advisor_params advisor;	/* the advisor's knobs (its rows) */
+	struct advisor_params advisor;	/* the advisor's knobs (its rows; 0 in
+					 * the fixed rows) */
 	double seconds_to_target;	/* NaN if not reached by the target time */
 	double cpu_mean, cpu_peak;	/* ksmd's CPU to the target time, percent:
 					 * its mean and its peak (ksmd_cpu_mean(),
@@ -68,9 +71,10 @@ struct advice {
  * @sr: the series
  * @base: the replay's settings for the fixed settings (pace, costs; its
  *	pages_to_scan, sleep_ms, policy and scans are the search's)
- * @advisor_base: the same for the advisor (also ksmd's CPU time before
- *	the replay, and the advisor's min and max pages_to_scan; its target
- *	scan time and max CPU are the search's)
+ *	(and ksmd's CPU time before the replay, which the advisor counts)
+ * @tunings: every tuner's settings, by policy_index(): the advisor's
+ *	min and max pages_to_scan (its target scan time and max CPU are
+ *	the search's)
  * @a: the target
  * @reference: the saving the fraction is of, in pages
  * @progress: show a progress line once the search has taken a second:
@@ -103,8 +107,16 @@ struct advice {
  */
 size_t search_settings(const struct series *sr,
 		       const struct replay_params *base,
-		       const struct replay_params *advisor_base,
+		       const struct policy_params *tunings,
 		       const struct advise_params *a, uint64_t reference,
 		       int progress, struct advice *out);
+
+/**
+ * advice_is_advisor() - whether a row of the advice is the advisor's.
+ * @a: the row
+ *
+ * Return: 1 for the advisor's rows (its knobs set), 0 for a fixed setting.
+ */
+int advice_is_advisor(const struct advice *a);
 
 #endif

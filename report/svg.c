@@ -51,7 +51,7 @@ struct svg_sink {
 	struct timeline_row *rows;	/* a series' timeline, or NULL */
 	size_t nrows;
 	struct svg_run {		/* --policy=a,b,...: each policy's */
-		enum policy policy;
+		const struct policy_ops *policy;
 		struct timeline_row *rows;
 		size_t nrows;
 	} runs[POLICIES_MAX + 1];
@@ -312,7 +312,7 @@ static int svg_policies(FILE *f, const struct svg_sink *s, int y)
 
 		fprintf(f, "<polyline class=\"curve\" data-policy=\"%s\" fill=\"none\" "
 			"stroke=\"%s\" stroke-width=\"1.5\" points=\"",
-			policy_name(u->policy), c);
+			u->policy->name, c);
 		for (size_t i = 0; i < u->nrows; i++)
 			fprintf(f, "%s%.1f,%.1f", i ? " " : "",
 				60 + (end > 0 ? 680.0 * u->rows[i].seconds / end : 0),
@@ -320,7 +320,7 @@ static int svg_policies(FILE *f, const struct svg_sink *s, int y)
 						u->rows[i].ksm_zero_pages) / top);
 		fprintf(f, "\"/>\n<text x=\"%d\" y=\"%d\" class=\"tick\" fill=\"%s\">"
 			"%s</text>\n", 60 + 120 * (int)k, y + CURVE_H + 28, c,
-			policy_name(u->policy));
+			u->policy->name);
 	}
 	fprintf(f, "<text x=\"20\" y=\"%d\" class=\"tick\">%.0f</text>"
 		"<text x=\"20\" y=\"%d\" class=\"tick\">0</text>"

@@ -174,6 +174,8 @@ struct collect {
 					 * the input is closed before the replay */
 	const struct index *ix;
 	int cut;			/* the replay stopped at a bound */
+	double ksmd_cpu;		/* live: ksmd's CPU seconds as the replay
+					 * begins, for the tuners that count it */
 	char why[200];			/* what the series row lacks */
 	uint64_t pages, budget;		/* pages collected; the most allowed */
 	struct forked forked;		/* live pages' frames (forked.c) */
@@ -352,21 +354,48 @@ static double seconds_to_90(const struct timeline_row *rows, size_t n)
 	return rows[i].seconds;
 }
 
-/* The replay's settings from the command line's, with this machine's costs. */
+/* @rp with tuner @ops and its settings from the command line; a tuner
+ * that counts ksmd's CPU before the replay gets the host's. */
+static struct replay_params with_policy(const struct collect *c,
+					struct replay_params rp,
+					const struct policy_ops *ops)
+{
+	rp.policy = ops;
+	rp.tuning = c->sp->tuning[policy_index(ops)];
+	rp.ksmd_cpu_seconds = ops->flags & TUNER_READS_KSMD_CPU ? c->ksmd_cpu : 0;
+	return rp;
+}
+
+/* The replay's settings from the command line's, with this machine's costs
+ * (the first policy's). */
 static struct replay_params replay_params(const struct collect *c)
 {
-	return (struct replay_params){
+	struct replay_params rp = {
 		.ksm = c->cfg->ksm, .scans = c->sp->scans,
 		.interval = c->sp->interval, .hz = c->sp->hz,
 		.page_seconds = c->sp->page_seconds,
 		.revisit_seconds = c->sp->revisit_seconds,
 		.merge_seconds = c->sp->merge_seconds, .write_rate = c->sp->write_rate,
-		.policy = c->sp->policy,
-		.advisor = c->sp->advisor, .tuned = c->sp->tuned,
-		.kubevirt = c->sp->kubevirt,
+		.host = c->sp->host,
 		.ns_per_page = c->hashed ? c->hash_seconds * 1e9 / (double)c->hashed : 0,
 		.ns_per_byte = page_compare_ns_per_byte(),
 	};
+
+	return with_policy(c, rp, c->sp->policy);
+}
+
+/* ksmd's CPU time so far on a live host, when a tuner or -r advise's
+ * search counts it (the advisor's first scan does); else 0. */
+static double live_ksmd_cpu(const struct collect *c)
+{
+	unsigned flags = c->sp->policy->flags;
+
+	for (size_t k = 0; k < c->sp->nothers; k++)
+		flags |= c->sp->others[k]->flags;
+	if (c->cfg->inputs[0].path ||
+	    !(flags & TUNER_READS_KSMD_CPU || c->sp->advise.seconds > 0))
+		return 0;
+	return ksmd_cpu_seconds();
 }
 
 /* The series' name: its first input's, and how many more processes (one
@@ -455,19 +484,14 @@ static size_t replay_others(const struct collect *c, const struct series *sr,
 		size_t nrows;
 		int cut;
 
-		rps[k] = *runs[0].params;
-		rps[k].policy = c->sp->others[k];
-		if (rps[k].policy != POLICY_ADVISOR)
-			rps[k].ksmd_cpu_seconds = 0;
-		else if (!c->cfg->inputs[0].path)
-			rps[k].ksmd_cpu_seconds = ksmd_cpu_seconds();
+		rps[k] = with_policy(c, *runs[0].params, c->sp->others[k]);
 		nrows = replay_run(sr, &rps[k], &rows, &cut);
 		runs[n] = (struct policy_run){ rps[k].policy, rows, nrows,
 					       settled(&rps[k], cut), &rps[k] };
 		if (cut)
 			warn("%s: the replay of --policy=%s stopped at a bound after "
 			     "%zu full scans (%.0f s): its later figures are unknown",
-			     series_name(c), policy_name(rps[k].policy), nrows,
+			     series_name(c), rps[k].policy->name, nrows,
 			     rows[nrows - 1].seconds);
 	}
 	return n;
@@ -484,39 +508,29 @@ static size_t advise(const struct collect *c, const struct series *sr,
 {
 	const struct advise_params *a = &c->sp->advise;
 	uint64_t reference = last->pages_sharing + last->ksm_zero_pages;
-	struct replay_params ap = *rp;
+	struct replay_params base = *rp;
 
 	if (!(a->seconds > 0))
 		return 0;
-	if (rp->policy != POLICY_ADVISOR)
-		ap.ksmd_cpu_seconds = c->cfg->inputs[0].path ? 0 : ksmd_cpu_seconds();
-	return search_settings(sr, rp, &ap, a, reference, c->cfg->progress, out);
+	base.ksmd_cpu_seconds = c->ksmd_cpu;
+	return search_settings(sr, &base, c->sp->tuning, a, reference,
+			       c->cfg->progress, out);
 }
 
-/* Replay ksmd over the snapshots and hand the result to the series sinks. */
-static void collect_finish(struct collect *c)
+/*
+ * The snapshots as the replay takes them (@sr, its snapshots in @snaps):
+ * the union of their addresses, each one's pages by address, and each
+ * content's checksum and head; the snapshots' times from the first one.
+ */
+static void series_build(struct collect *c, struct series *sr,
+			 struct snapshot *snaps)
 {
 	size_t n, ns = c->nsnaps;
 	uint64_t *addr = union_addresses(c, &n);
-	struct snapshot *snaps = xcalloc(ns, sizeof(*snaps));
-	uint32_t *count;
-	struct volatility_row *vol = xcalloc(ns, sizeof(*vol));
-	struct replay_params rp = replay_params(c);
-	struct series sr = { n, addr, ns, snaps, NULL, NULL, c->zero_id,
-			     c->zero_sum, content_bytes, c,
-			     c->cfg->inputs[0].path ? NULL : c->at };
-	const char *name = series_name(c);
-	int live = !c->cfg->inputs[0].path;
-	struct replay_owner owners[SERIES_PROCS_MAX];
-	struct timeline_row *rows;
-	size_t nrows;
-	int cut;
 
-	say_late(c);
-	rp.nlate = pacer_stop(&c->pacer);
-	rp.late = rp.nlate ? c->pacer.late : NULL;
-	if (live && rp.policy == POLICY_ADVISOR)
-		rp.ksmd_cpu_seconds = ksmd_cpu_seconds();
+	*sr = (struct series){ n, addr, ns, snaps, NULL, NULL, c->zero_id,
+			       c->zero_sum, content_bytes, c,
+			       c->cfg->inputs[0].path ? NULL : c->at };
 	for (size_t s = ns; s-- > 0;)
 		c->at[s] -= c->at[0];	/* from the first snapshot on */
 	forked_start(&c->forked, c->nsum, n, ns, c->nprocs, &c->cfg->ksm,
@@ -532,38 +546,71 @@ static void collect_finish(struct collect *c)
 			frames_say_estimate();
 	}
 	forked_contents(&c->forked, &c->sum, &c->head);
-	sr.sum = c->sum;
-	sr.head = c->head;
-	count = xcalloc(c->forked.base + c->forked.n + 1, sizeof(*count));
+	sr->sum = c->sum;
+	sr->head = c->head;
+}
+
+/* How each snapshot differs from the one before (the volatility report). */
+static struct volatility_row *volatility(const struct collect *c,
+					 const struct snapshot *snaps)
+{
+	size_t ns = c->nsnaps;
+	struct volatility_row *vol = xcalloc(ns, sizeof(*vol));
+	uint32_t *count = xcalloc(c->forked.base + c->forked.n + 1, sizeof(*count));
+
 	for (size_t s = 1; s < ns; s++) {
 		vol[s - 1] = differ(&snaps[s - 1], &snaps[s], count);
 		vol[s - 1].from = s;
 		vol[s - 1].to = s + 1;
 	}
-	nrows = replay_run_owners(&sr, &rp, &rows, &cut, SERIES_PROC_SHIFT,
-				  owners, live ? c->nprocs : 0);
+	free(count);
+	return vol;
+}
+
+/* The first policy's replay, with each live process's pages at its end in
+ * @owners; a replay stopped at a bound is an error. Return: its rows. */
+static size_t replay_first(struct collect *c, const struct series *sr,
+			   const struct replay_params *rp,
+			   struct replay_owner *owners, struct timeline_row **rows)
+{
+	int live = !c->cfg->inputs[0].path, cut;
+	size_t nrows = replay_run_owners(sr, rp, rows, &cut, SERIES_PROC_SHIFT,
+					 owners, live ? c->nprocs : 0);
+
 	c->cut = cut;
 	if (cut)
 		error("%s: the replay stopped after %zu full scans (%.0f s, in "
 		      "snapshot %zu of %zu), before the series' end: give --scans, "
-		      "or more --pages-to-scan or --sleep-ms", name, nrows,
-		      rows[nrows - 1].seconds, rows[nrows - 1].snapshot + 1, ns);
-	struct scope sc = last_scope(c, &rows[nrows - 1], snaps);
-	const struct forked_snap *fs = forked_at(&c->forked,
-						 rows[nrows - 1].snapshot);
+		      "or more --pages-to-scan or --sleep-ms", series_name(c),
+		      nrows, (*rows)[nrows - 1].seconds,
+		      (*rows)[nrows - 1].snapshot + 1, c->nsnaps);
+	return nrows;
+}
+
+/* The other policies' replays and the advice, then every series() hook:
+ * the first policy's @rows and the snapshots' differences @vol. */
+static void feed_reports(struct collect *c, const struct series *sr,
+			 const struct replay_params *rp,
+			 struct timeline_row *rows, size_t nrows,
+			 const struct volatility_row *vol,
+			 const struct replay_owner *owners)
+{
+	size_t ns = c->nsnaps;
+	int live = !c->cfg->inputs[0].path;
+	const struct timeline_row *last = &rows[nrows - 1];
+	struct scope sc = last_scope(c, last, sr->snaps);
+	const struct forked_snap *fs = forked_at(&c->forked, last->snapshot);
 	struct policy_run runs[POLICIES_MAX + 1] = {
-		{ rp.policy, rows, nrows, settled(&rp, cut), &rp },
+		{ rp->policy, rows, nrows, settled(rp, c->cut), rp },
 	};
 	struct replay_params others[POLICIES_MAX];
-	size_t nruns = replay_others(c, &sr, runs, others);
-
+	size_t nruns = replay_others(c, sr, runs, others);
 	struct advice advice[ADVISE_ROWS_MAX];
-	size_t nadvice = advise(c, &sr, &rp, &rows[nrows - 1], advice);
+	size_t nadvice = advise(c, sr, rp, last, advice);
 	struct series_result res = { sc.name, &sc, rows, nrows, vol, ns - 1, ns,
-				     seconds_to_90(rows, nrows), &rp, runs, nruns,
+				     seconds_to_90(rows, nrows), rp, runs, nruns,
 				     nadvice ? advice : NULL, nadvice,
-				     rows[nrows - 1].pages_sharing +
-				     rows[nrows - 1].ksm_zero_pages,
+				     last->pages_sharing + last->ksm_zero_pages,
 				     &c->sp->advise,
 				     live ? owners : NULL, live ? c->nprocs : 0,
 				     live && fs ? fs->proc_frames : NULL,
@@ -571,16 +618,39 @@ static void collect_finish(struct collect *c)
 
 	for (size_t i = 0; i < c->nto; i++)
 		c->to[i]->ops->series(c->to[i], &res);
+	for (size_t k = 1; k < nruns; k++)
+		free((void *)runs[k].rows);
+}
+
+/* Replay ksmd over the snapshots and hand the result to the series sinks. */
+static void collect_finish(struct collect *c)
+{
+	size_t ns = c->nsnaps, nrows, nlate;
+	struct snapshot *snaps = xcalloc(ns, sizeof(*snaps));
+	struct replay_params rp;
+	struct series sr;
+	struct replay_owner owners[SERIES_PROCS_MAX];
+	struct timeline_row *rows;
+	struct volatility_row *vol;
+
+	say_late(c);
+	nlate = pacer_stop(&c->pacer);
+	c->ksmd_cpu = live_ksmd_cpu(c);
+	rp = replay_params(c);
+	rp.nlate = nlate;
+	rp.late = nlate ? c->pacer.late : NULL;
+	series_build(c, &sr, snaps);
+	vol = volatility(c, snaps);
+	nrows = replay_first(c, &sr, &rp, owners, &rows);
+	feed_reports(c, &sr, &rp, rows, nrows, vol, owners);
 	for (size_t s = 0; s < ns; s++) {
 		free(snaps[s].addr_no);
 		free(snaps[s].id);
 	}
 	free(snaps);
-	free(addr);
-	free(count);
+	free((void *)sr.addr);
 	free(vol);
-	for (size_t k = 0; k < nruns; k++)
-		free((void *)runs[k].rows);
+	free(rows);
 }
 
 /* scope(): keep the snapshot's figures; after the last one, replay. */

@@ -29,14 +29,16 @@ struct series_params {
 	double revisit_seconds;		/* ... per KSM page revisited */
 	double merge_seconds;		/* ... more per page merged */
 	double write_rate;		/* unseen writes: share of pages per second */
-	enum policy policy;		/* who sets pages_to_scan */
-	enum policy others[POLICIES_MAX];	/* --policy=a,b,...: the policies
-					 * after the first (policy), each
-					 * replayed over the same snapshots */
+	const struct policy_ops *policy;	/* who sets pages_to_scan */
+	const struct policy_ops *others[POLICIES_MAX];	/* --policy=a,b,...:
+					 * the policies after the first
+					 * (policy), each replayed over the
+					 * same snapshots */
 	size_t nothers;
-	struct advisor_params advisor;	/* the scan-time advisor's knobs */
-	struct ksmtuned_params tuned;	/* ksmtuned's, and its host */
-	struct kubevirt_params kubevirt;	/* KubeVirt's KSM handler's */
+	struct policy_params tuning[TUNERS_MAX];	/* each tuner's
+					 * settings, by policy_index() */
+	struct policy_host host;	/* the host's memory, for a tuner that
+					 * looks at it */
 	struct advise_params advise;	/* -r advise's target; seconds 0: no
 					 * search */
 	int64_t ksm_full_scans;		/* a live series: the kernel's
@@ -64,7 +66,7 @@ struct volatility_row {
 
 /* One policy's replay of the series. */
 struct policy_run {
-	enum policy policy;
+	const struct policy_ops *policy;
 	const struct timeline_row *rows;	/* one per full scan */
 	size_t nrows;
 	int settled;			/* ran until its counters settled (see

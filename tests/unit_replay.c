@@ -117,7 +117,7 @@ static struct replay_params params(uint64_t pts, uint64_t sleep_ms,
 	p.ksm.max_page_sharing = 256;
 	p.scans = scans;
 	p.interval = 1;
-	p.policy = POLICY_FIXED;
+	p.policy = policy_at(0);	/* fixed */
 	return p;
 }
 
@@ -125,11 +125,10 @@ static struct replay_params params(uint64_t pts, uint64_t sleep_ms,
 static void set_advisor(struct replay_params *p, uint64_t target,
 			uint64_t max_cpu, uint64_t min_pages, uint64_t max_pages)
 {
-	p->policy = POLICY_ADVISOR;
-	p->advisor.target_scan_time = target;
-	p->advisor.max_cpu = max_cpu;
-	p->advisor.min_pages_to_scan = min_pages;
-	p->advisor.max_pages_to_scan = max_pages;
+	struct advisor_params k = { target, max_cpu, min_pages, max_pages };
+
+	p->policy = &advisor_policy;
+	advisor_set_knobs(&p->tuning, &k);
 }
 
 /* A row's counters against the hand-worked ones. */
@@ -616,18 +615,20 @@ static void test_search(void)
 	struct advise_params a = { 1.0, 1.03, 100 };
 	struct advice out[ADVISE_ROWS_MAX];
 	struct replay_params p = params(1, 10, 0), ap;
+	struct policy_params tunings[TUNERS_MAX] = { 0 };
 	char what[160];
 	struct fix f;
 
 	pairs(&f);
 	ap = p;
 	set_advisor(&ap, 200, 70, 1, 100);
+	tunings[policy_index(&advisor_policy)] = ap.tuning;
 	for (int slow = 0; slow < 2; slow++) {
 		size_t n;
 
 		if (slow)
 			setenv("KSMSCAN_SLOW_REPLAY", "1", 1);
-		n = search_settings(&f.sr, &p, &ap, &a, 32, 0, out);
+		n = search_settings(&f.sr, &p, tunings, &a, 32, 0, out);
 		unsetenv("KSMSCAN_SLOW_REPLAY");
 		check(n == ADVISE_NSLEEPS + 2, "5 sleeps and 2 advisor rows");
 		for (size_t k = 0; k < ADVISE_NSLEEPS; k++) {
@@ -637,7 +638,7 @@ static void test_search(void)
 				 slow ? "slow" : "shared", out[k].sleep_ms,
 				 out[k].pages_to_scan, out[k].cheaper,
 				 out[k].seconds_to_target, want[k], at[k]);
-			check(out[k].policy == POLICY_FIXED && out[k].reaches &&
+			check(!advice_is_advisor(&out[k]) && out[k].reaches &&
 			      out[k].pages_to_scan == want[k] &&
 			      out[k].cheaper == want[k] - 1 &&
 			      fabs(out[k].seconds_to_target - at[k]) < 1e-9 &&

@@ -138,7 +138,7 @@ static size_t advice_settings(const struct advice *a, struct setting *out)
 {
 	size_t n = 0;
 
-	if (a->policy == POLICY_ADVISOR) {
+	if (advice_is_advisor(a)) {
 		if (a->advisor.min_pages_to_scan != ADVISOR_MIN_PAGES)
 			put_uint(out, &n, "advisor_min_pages_to_scan",
 				 a->advisor.min_pages_to_scan);
@@ -210,7 +210,7 @@ static void advice_row(const struct advise *v, const struct writer *w,
 {
 	char apply[600], policy[40];
 	int within = a->reaches && a->cpu_mean <= v->target.max_cpu;
-	int adv = a->policy == POLICY_ADVISOR;
+	int adv = advice_is_advisor(a);
 
 	apply_lines(a, apply, sizeof(apply));
 	if (adv)
@@ -220,7 +220,7 @@ static void advice_row(const struct advise *v, const struct writer *w,
 	else
 		snprintf(policy, sizeof(policy), "fixed");
 	struct cell row[NCOLS] = {
-		cell_str(v->name), cell_str(policy_name(a->policy)),
+		cell_str(v->name), cell_str(a->policy->name),
 		cell_str(policy), cell_uint(a->pages_to_scan),
 		cell_uint(a->sleep_ms), cell_real(a->seconds_to_target, 3),
 		cell_real(a->cpu_mean, 4), cell_uint((uint64_t)a->reaches),
@@ -234,11 +234,12 @@ static void advice_row(const struct advise *v, const struct writer *w,
 	w->row(w, row);
 }
 
-/* The best row of a policy (the rows are in order), or NULL. */
-static const struct advice *best_of(const struct advise *v, enum policy p)
+/* The best row of the advisor's (@advisor) or of the fixed settings (the
+ * rows are in order), or NULL. */
+static const struct advice *best_of(const struct advise *v, int advisor)
 {
 	for (size_t i = 0; i < v->n; i++)
-		if (v->rows[i].policy == p)
+		if (advice_is_advisor(&v->rows[i]) == advisor)
 			return &v->rows[i];
 	return NULL;
 }
@@ -316,8 +317,8 @@ static void advisor_sentence(const struct advise *v, const struct advice *a,
  * none reaches the target. */
 static void sentences(const struct advise *v, const struct writer *w)
 {
-	const struct advice *f = best_of(v, POLICY_FIXED);
-	const struct advice *d = best_of(v, POLICY_ADVISOR);
+	const struct advice *f = best_of(v, 0);
+	const struct advice *d = best_of(v, 1);
 	char text[1400];
 
 	snprintf(text, sizeof(text), "%s: the target is %g%% of the saving the "
@@ -368,7 +369,7 @@ static void settings_print(const struct advise *v, const struct writer *w)
 	}
 	snprintf(text, sizeof(text), "ksmscan -r advise, %s: %s, %s %g%% of "
 		 "the saving by %g s at %.2f%% CPU.", v->name,
-		 policy_name(a->policy), a->reaches ? "reaches" : "does not reach",
+		 a->policy->name, a->reaches ? "reaches" : "does not reach",
 		 100 * v->target.fraction, v->target.seconds, a->cpu_mean);
 	w->note(w, text);
 	n = advice_settings(a, set);

@@ -36,7 +36,7 @@ static const struct column policies_cols[] = {
 #define NCOLS (sizeof(policies_cols) / sizeof(policies_cols[0]))
 
 struct policy_line {
-	enum policy policy;
+	const struct policy_ops *policy;
 	struct replay_figures f;
 	size_t nrows;
 	double seconds;			/* the replay's length */
@@ -81,7 +81,7 @@ static void line_row(const struct policies *p, const struct writer *w,
 {
 	const struct replay_figures *f = &l->f;
 	struct cell row[NCOLS] = {
-		cell_str(p->name), cell_str(policy_name(l->policy)),
+		cell_str(p->name), cell_str(l->policy->name),
 		cell_real(f->seconds_to_start, 3), cell_real(f->seconds_to_50, 3),
 		cell_real(f->seconds_to_90, 3), maybe_bytes(f->saved_bytes[0]),
 		maybe_bytes(f->saved_bytes[1]), maybe_bytes(f->saved_bytes[2]),
@@ -111,7 +111,7 @@ static void sentences(const struct policies *p, const struct writer *w)
 		const struct policy_line *l = &p->lines[k];
 
 		snprintf(text, sizeof(text), "%s: %zu full scans, %.0f s%s",
-			 policy_name(l->policy), l->nrows, l->seconds,
+			 l->policy->name, l->nrows, l->seconds,
 			 l->settled ? ", then settled: the saving stays" :
 			 ": not settled, the saving after is unknown (?)");
 		w->note(w, text);

@@ -106,18 +106,19 @@ static void denser_than_scans(const struct timeline *t, const struct writer *w)
 	w->note(w, text);
 }
 
-/* The column after ksmd_cpu_percent, where a policy other than fixed shows
- * the pages_to_scan it set. */
-#define POLICY_COL 12
+/* The column after ksmd_cpu_percent, where a tuner's own columns go (the
+ * pages_to_scan it set). */
+#define TUNER_AT 12
 
-/* The columns: with a policy, pages_to_scan after ksmd_cpu_percent. */
+/* The columns: the tuner's after ksmd_cpu_percent. */
 static size_t columns(const struct timeline *t, struct column *cols)
 {
+	const struct policy_ops *ops = t->params.policy;
 	size_t n = 0;
 
 	for (size_t i = 0; i < NCOLS; i++) {
-		if (i == POLICY_COL && t->params.policy != POLICY_FIXED)
-			cols[n++] = (struct column){ "pages_to_scan", 0,
+		for (size_t k = 0; i == TUNER_AT && k < ops->ncolumns; k++)
+			cols[n++] = (struct column){ ops->columns[k].name, 0,
 						     COL_NOT_PEOPLE, { 0 } };
 		cols[n++] = timeline_cols[i];
 	}
@@ -127,7 +128,8 @@ static size_t columns(const struct timeline *t, struct column *cols)
 static void timeline_row(const struct timeline *t, const struct writer *w,
 			 const struct timeline_row *r, const struct ksmd_cpu *c)
 {
-	struct cell row[NCOLS + 1] = {
+	const struct policy_ops *ops = t->params.policy;
+	struct cell row[NCOLS + TUNER_COLUMNS_MAX] = {
 		cell_str(t->name), cell_uint(r->scan), cell_real(r->seconds, 3),
 		cell_uint(r->pages_shared), cell_uint(r->pages_sharing),
 		cell_uint(r->pages_unshared), cell_uint(r->pages_volatile),
@@ -139,10 +141,13 @@ static void timeline_row(const struct timeline *t, const struct writer *w,
 		cell_real(ksmd_cpu_peak(c), 4),
 	};
 
-	if (t->params.policy != POLICY_FIXED) {
-		memmove(row + POLICY_COL + 1, row + POLICY_COL,
-			(NCOLS - POLICY_COL) * sizeof(*row));
-		row[POLICY_COL] = cell_uint(r->pages_to_scan);
+	memmove(row + TUNER_AT + ops->ncolumns, row + TUNER_AT,
+		(NCOLS - TUNER_AT) * sizeof(*row));
+	for (size_t k = 0; k < ops->ncolumns; k++) {
+		uint64_t v;
+
+		memcpy(&v, (const char *)r + ops->columns[k].offset, sizeof(v));
+		row[TUNER_AT + k] = cell_uint(v);
 	}
 	w->row(w, row);
 }
@@ -242,7 +247,7 @@ static void timeline_sentences(const struct timeline *t, const struct writer *w)
 			 t->to_90);
 	char how[160];
 
-	if (t->params.policy == POLICY_FIXED)
+	if (!t->params.policy->who)
 		snprintf(how, sizeof(how), "at %llu pages every %llu ms, waking every "
 			 "%.1f ms at HZ=%u%s",
 			 (unsigned long long)t->params.ksm.pages_to_scan,
@@ -251,20 +256,18 @@ static void timeline_sentences(const struct timeline *t, const struct writer *w)
 			 t->params.hz, t->params.nlate ? " and this host's load" : "");
 	else
 		snprintf(how, sizeof(how), "its pages_to_scan set by %s, %llu at the "
-			 "end", t->params.policy == POLICY_ADVISOR ? "the advisor" :
-			 policy_name(t->params.policy),
+			 "end", t->params.policy->who,
 			 (unsigned long long)last->pages_to_scan);
 	snprintf(text, sizeof(text), "%s: after %llu full scans (%.0f s of ksmd %s), "
 		 "pages_sharing is %llu%s.", t->name, (unsigned long long)last->scan,
 		 last->seconds, how, (unsigned long long)last->pages_sharing, when);
 	w->note(w, text);
-	if (last->ended)
-		w->note(w, t->params.policy == POLICY_KUBEVIRT ?
-			"KubeVirt's handler stopped KSM and did not start it "
-			"again: the last row is when the replay ended, its scan "
-			"not complete." :
-			"ksmtuned stopped KSM and did not start it again: the last "
-			"row is when the replay ended, its scan not complete.");
+	if (last->ended) {
+		snprintf(text, sizeof(text), "%s stopped KSM and did not start it "
+			 "again: the last row is when the replay ended, its scan "
+			 "not complete.", t->params.policy->who_stops);
+		w->note(w, text);
+	}
 }
 
 static void timeline_print(struct sink *sk)
@@ -275,7 +278,7 @@ static void timeline_print(struct sink *sk)
 	unsigned char *pick = xcalloc(t->nrows + 1, 1);
 	size_t picked = people ? people_pick(t, pick) : t->nrows;
 
-	struct column cols[NCOLS + 1];
+	struct column cols[NCOLS + TUNER_COLUMNS_MAX];
 	struct ksmd_cpu cpu = { 0 };
 
 	w->begin(w, "timeline", cols, columns(t, cols), 0);

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The replay's memory as it changes: a write (seen in the next snapshot, or
+ * one of write_rate's unseen writes) breaks the address's KSM or zero-page
+ * mapping, as the kernel's copy-on-write does, and a new snapshot is the
+ * writes, unmaps and new addresses since the one before. A change of
+ * memory also ends the skip-ahead's mark (what repeated before need not
+ * repeat now). Below the rest of the replay: it calls nothing of it.
+ */
+#include <stdlib.h>
+
+#include "replay_impl.h"
+
+/* The last mapping of KSM page @k went: the page is freed, its node stale. */
+static void dup_free(struct replay *r, uint32_t k)
+{
+	struct dup *d = &r->tree.d[k];
+
+	if (d->len) {
+		r->count.shared--;
+		r->count.sharing -= d->len - 1;
+	}
+	d->alive = 0;
+	d->len = 0;
+	r->tree.c[d->chain].live--;
+}
+
+void replay_written(struct replay *r, struct rmap *s, uint32_t id)
+{
+	if (s->map != NO_ID) {
+		r->count.cow += id != NO_ID;	/* a write, not an unmap */
+		if (--r->tree.d[s->map].mapped == 0)
+			dup_free(r, s->map);
+		s->map = NO_ID;
+	}
+	if (s->zero) {
+		s->zero = 0;
+		r->count.zero--;
+	}
+	s->id = id;
+}
+
+void replay_snap_apply(struct replay *r, size_t k)
+{
+	static const struct snapshot none = { 0, NULL, NULL };
+	const struct snapshot *a = k ? &r->sr->snaps[k - 1] : &none;
+	const struct snapshot *b = &r->sr->snaps[k];
+	struct rmap *s = r->tree.s;
+	size_t i = 0, j = 0;
+
+	while (i < a->n || j < b->n) {
+		if (j == b->n || (i < a->n && a->addr_no[i] < b->addr_no[j])) {
+			replay_written(r, &s[a->addr_no[i++]], NO_ID);	/* gone */
+			continue;
+		}
+		if (i < a->n && a->addr_no[i] == b->addr_no[j])
+			i++;
+		if (s[b->addr_no[j]].id != b->id[j])
+			replay_written(r, &s[b->addr_no[j]], b->id[j]);
+		j++;
+	}
+	r->clock.snap = k;
+	replay_forget_mark(r);	/* what repeated before need not now */
+}
+
+void replay_mark_free(struct replay_mark *m)
+{
+	if (!m)
+		return;
+	free(m->s);
+	free(m->d);
+	free(m);
+}
+
+void replay_forget_mark(struct replay *r)
+{
+	replay_mark_free(r->skip.mark);
+	r->skip.mark = NULL;
+	r->skip.period = 0;
+}
