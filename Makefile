@@ -6,7 +6,8 @@
 #   make check      the suites again, built with clang ASan + UBSan, and the
 #                   threaded ones with TSan
 #   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
-#                   UNITDIR=$(PREFIX)/lib/systemd/system
+#                   UNITDIR=$(PREFIX)/lib/systemd/system PYTHONDIR=(below)
+#   make cross-arm64  the objects for arm64 (and the binary, libraries there)
 #   make clean
 
 PREFIX  ?= /usr/local
@@ -181,7 +182,7 @@ build/bench/floor: bench/floor.c build/hash/xxh.o build/hash/xxh3_avx2.o \
 bench: ksmscan build/bench/floor
 	KSMSCAN=./ksmscan $(PYTHON) bench/compare.py
 	KSMSCAN=./ksmscan KSMSCAN_FLOOR=build/bench/floor $(PYTHON) bench/scan_bench.py
-	KSMSCAN=./ksmscan $(PYTHON) bench/fleet_bench.py
+	KSMSCAN=./ksmscan PYTHONPATH=fleet $(PYTHON) bench/fleet_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/series_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/exposure_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/units_bench.py
@@ -236,16 +237,19 @@ fuzz: fuzz-build
 
 COMPDIR_BASH ?= $(PREFIX)/share/bash-completion/completions
 COMPDIR_ZSH ?= $(PREFIX)/share/zsh/vendor-completions
-# ksmfleet: its package (FLEETDIR/ksmfleet/, every module) and its launcher
-# (FLEETDIR/bin/ksmfleet, which puts FLEETDIR on Python's path), linked from
-# BINDIR; the same layout as fleet/ in the source.
-FLEETDIR ?= $(PREFIX)/share/ksmscan/fleet
+# ksmfleet: its package where Debian's python3 finds it (the system's
+# /usr/lib/python3/dist-packages for PREFIX=/usr, the .deb; else
+# PREFIX/lib/python3.X/dist-packages, where pip puts packages in /usr/local),
+# and a launcher in BINDIR running `python3 -m ksmfleet`.
+PYTHONDIR ?= $(PREFIX)/lib/$(if $(filter /usr,$(PREFIX)),python3,$(shell \
+	$(PYTHON) -c 'import sys; print("python%d.%d" % sys.version_info[:2])'))/dist-packages
 # The metrics for node_exporter: systemd's units (systemd reads
 # /usr/local/lib/systemd/system too) and the script they run (systemd/).
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 LIBEXECDIR ?= $(PREFIX)/lib/ksmscan
 # The installed paths written into the script and the service.
-SUBST = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g'
+SUBST = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' \
+	-e 's|@PYTHON@|$(PYTHON)|g'
 
 install: ksmscan
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
@@ -254,10 +258,10 @@ install: ksmscan
 	install -m 644 man/ksmscan.1 man/ksmfleet.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 completions/ksmscan.bash $(DESTDIR)$(COMPDIR_BASH)/ksmscan
 	install -m 644 completions/_ksmscan $(DESTDIR)$(COMPDIR_ZSH)/_ksmscan
-	install -d $(DESTDIR)$(FLEETDIR)/bin $(DESTDIR)$(FLEETDIR)/ksmfleet
-	install -m 755 fleet/bin/ksmfleet $(DESTDIR)$(FLEETDIR)/bin/ksmfleet
-	install -m 644 fleet/ksmfleet/*.py $(DESTDIR)$(FLEETDIR)/ksmfleet/
-	ln -sfr $(DESTDIR)$(FLEETDIR)/bin/ksmfleet $(DESTDIR)$(BINDIR)/ksmfleet
+	install -d $(DESTDIR)$(PYTHONDIR)/ksmfleet
+	install -m 644 fleet/ksmfleet/*.py $(DESTDIR)$(PYTHONDIR)/ksmfleet/
+	$(SUBST) fleet/ksmfleet.in > $(DESTDIR)$(BINDIR)/ksmfleet
+	chmod 755 $(DESTDIR)$(BINDIR)/ksmfleet
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(LIBEXECDIR)
 	$(SUBST) systemd/ksmscan-metrics.in > $(DESTDIR)$(LIBEXECDIR)/ksmscan-metrics
 	chmod 755 $(DESTDIR)$(LIBEXECDIR)/ksmscan-metrics
