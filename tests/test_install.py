@@ -510,7 +510,8 @@ def ksmfleet_by_pip():
     clean = clean_env(tmp("home"))
     for how, cmd in (("the venv's ksmfleet", [os.path.join(venv, "bin", "ksmfleet")]),
                      ("the venv's python3 -m ksmfleet",
-                      [os.path.join(venv, "bin", "python3"), "-m", "ksmfleet"])):
+                      [os.path.join(venv, "bin", os.path.basename(sys.executable)),
+                       "-m", "ksmfleet"])):
         h = subprocess.run(clean + cmd + ["--help"], capture_output=True, text=True,
                            cwd=tmp(""), timeout=120)
         check(h.returncode == 0 and h.stdout.startswith("usage: ksmfleet"),
