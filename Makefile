@@ -6,7 +6,8 @@
 #   make check      the suites again, built with clang ASan + UBSan, and the
 #                   threaded ones with TSan
 #   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
-#                   UNITDIR=$(PREFIX)/lib/systemd/system
+#                   UNITDIR=$(PREFIX)/lib/systemd/system PYTHONDIR=(below)
+#   make cross-arm64  the objects for arm64 (and the binary, libraries there)
 #   make clean
 
 PREFIX  ?= /usr/local
@@ -15,48 +16,40 @@ MANDIR  ?= $(PREFIX)/share/man
 PYTHON  ?= /usr/bin/python3
 
 CC      = musl-gcc
+# The compiler that knows where Debian put the libraries and headers (their
+# multiarch folder, whatever the machine): musl-gcc's own search path has
+# musl's only.
+LIB_CC  ?= gcc
+MULTIARCH := $(shell $(LIB_CC) -print-multiarch)
 # Debian's headers for xxHash, zstd and zlib come after musl's own.
-CPPFLAGS += -idirafter /usr/include -idirafter /usr/include/x86_64-linux-gnu
+CPPFLAGS += -idirafter /usr/include $(if $(MULTIARCH),-idirafter /usr/include/$(MULTIARCH))
 CFLAGS  ?= -O2
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -pipe -pthread
 LDFLAGS += -static -s -pthread
-LDLIBS  += /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/x86_64-linux-gnu/libz.a
-# Compression layers besides zstd and gzip (dump/layers.c): xz, bzip2, lz4.
-LDLIBS  += /usr/lib/x86_64-linux-gnu/liblzma.a /usr/lib/x86_64-linux-gnu/libbz2.a \
-           /usr/lib/x86_64-linux-gnu/liblz4.a
-# The JSON of a forecast, read back by --check.
-LDLIBS  += /usr/lib/x86_64-linux-gnu/libjansson.a
+# A static library by its full path, as LIB_CC (or the compiler given) finds
+# it; a bare name when it is not installed: zstd and gzip;
+# the compression layers besides them (dump/layers.c): xz, bzip2, lz4;
+# jansson, for the JSON of a forecast read back by --check.
+static_lib = $(strip $(foreach p,$(shell $(or $(2),$(LIB_CC)) -print-file-name=lib$(1).a),\
+                 $(if $(findstring /,$(p)),$(abspath $(p)),$(p))))
+LIBS    = zstd z lzma bz2 lz4 jansson
+STATIC_LIBS := $(foreach l,$(LIBS),$(call static_lib,$(l)))
+LDLIBS  += $(STATIC_LIBS)
 # The same libraries for the clang builds (sanitizers, fuzzing).
 LAYER_LIBS = -llzma -lbz2 -llz4 -ljansson
 
-SRCS = ksmscan.c \
-       util/util.c util/file.c util/text.c util/progress.c util/shell.c \
-       hash/hash.c hash/measure.c hash/jhash2.c hash/crc32c.c hash/xxh.c hash/xxh3_avx2.c \
-       hash/xxh3_avx512.c \
-       dump/dump.c dump/source.c dump/layers.c dump/refuse.c dump/raw.c dump/elf.c dump/kdump.c \
-       dump/lime.c dump/qemu.c dump/proc.c \
-       scan/scan.c scan/index.c scan/slots.c scan/spool.c scan/maps.c scan/hot.c scan/tally.c \
-       scan/frames.c scan/forked.c scan/series.c scan/group.c scan/pagerec.c scan/domains.c \
-       check/forecast.c check/actual.c check/compare.c \
-       model/ksm.c model/rbtree.c model/treesim.c model/replay.c model/replay_clock.c model/replay_skip.c model/replay_memory.c \
-       model/replay_figures.c model/pace.c model/search.c \
-       model/policy.c model/fixed.c model/advisor.c model/ksmtuned.c model/kubevirt.c model/zram.c \
-       model/exposure.c \
-       compress/codecs.c compress/lzo.c \
-       host/root.c host/ksm.c host/process.c host/doctor.c host/memory.c host/kernel.c host/units.c \
-       cli/groups.c cli/options.c cli/optparse.c cli/names.c cli/setup.c cli/version.c cli/units.c cli/usage.c \
-       report/reports.c report/report_sink.c report/svg.c report/params.c \
-       report/write/cell.c report/write/writer.c report/write/csv.c report/write/json.c report/write/table.c \
-       report/write/openmetrics.c report/write/settings.c \
-       report/figures/summary.c report/figures/pages.c report/figures/regions.c \
-       report/figures/bench.c report/figures/histogram.c report/figures/algos.c \
-       report/figures/summary_people.c \
-       report/contents/top.c report/contents/tree.c report/contents/compress.c \
-       report/contents/matrix.c report/contents/contents.c report/contents/exposure.c \
-       report/contents/mitigations.c \
-       report/series/timeline.c report/series/processes.c report/series/check.c \
-       report/series/policies.c report/series/advise.c report/series/volatility.c \
-       report/host/doctor.c report/host/numa.c report/host/thp.c
+# The sources are found, not listed: every .c file of a room (docs/
+# architecture.md) and of its subfolders (report/write/ ...), and ksmscan.c.
+# A new file in a room is built with no edit here.
+ROOMS = util hash dump scan check model compress host cli report
+SRCS  = ksmscan.c $(sort $(wildcard $(ROOMS:%=%/*.c) $(ROOMS:%=%/*/*.c)))
+# The vector builds of XXH3 (hash/xxh3_vec.h) are x86-64's only: the
+# machine the compiler builds for, from its triplet (x86_64-linux-gnu).
+VEC_SRCS = hash/xxh3_avx2.c hash/xxh3_avx512.c
+ARCH ?= $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
+ifneq ($(ARCH),x86_64)
+SRCS := $(filter-out $(VEC_SRCS),$(SRCS))
+endif
 
 # The musl build alone: glibc's fortified entry points that Debian's
 # glibc-built static libraries call (compat/glibc.c says why).
@@ -70,7 +63,7 @@ CHECK_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g \
                -fsanitize=address,undefined -fno-sanitize-recover=all \
                -fno-omit-frame-pointer -pthread
 
-.PHONY: all test check install clean deps demo bench fuzz fuzz-build deb
+.PHONY: all test check install clean deps demo bench fuzz fuzz-build deb cross-arm64
 
 all: ksmscan
 
@@ -97,7 +90,7 @@ build-fuzz/%.o: %.c
 
 # Each vector build of XXH3 is its own object, in every build kind; hash.c
 # picks one at run time.
-BUILDS = build build-check build-tsan build-fuzz
+BUILDS = build build-check build-tsan build-fuzz build-arm64
 $(BUILDS:%=%/hash/xxh3_avx2.o): CFLAGS_VEC = -mavx2
 $(BUILDS:%=%/hash/xxh3_avx512.o): CFLAGS_VEC = -mavx512f
 
@@ -110,6 +103,30 @@ TSAN_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g -pthread -fsanitize=th
 
 build-tsan/ksmscan: $(TSAN_OBJS)
 	$(CHECK_CC) $(TSAN_CFLAGS) -o $@ $(TSAN_OBJS) -lzstd -lz $(LAYER_LIBS) -lm
+
+# arm64 with Debian's cross compiler (gcc-aarch64-linux-gnu), glibc's static
+# libc (Debian has no musl for cross builds): every object into build-arm64/,
+# and the binary when the arm64 static libraries are installed
+# (dpkg --add-architecture arm64; libzstd-dev:arm64 ... of the BUILD list).
+CROSS_CC = aarch64-linux-gnu-gcc
+CROSS_MULTIARCH := $(shell $(CROSS_CC) -print-multiarch 2>/dev/null)
+CROSS_CPPFLAGS = -idirafter /usr/include \
+                 $(if $(CROSS_MULTIARCH),-idirafter /usr/include/$(CROSS_MULTIARCH))
+ARM64_SRCS = $(filter-out $(VEC_SRCS),$(SRCS))
+ARM64_OBJS = $(ARM64_SRCS:%.c=build-arm64/%.o)
+ARM64_LIBS = $(foreach l,$(LIBS),$(call static_lib,$(l),$(CROSS_CC)))
+
+build-arm64/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CROSS_CC) $(CROSS_CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+build-arm64/ksmscan: $(ARM64_OBJS)
+	$(CROSS_CC) $(LDFLAGS) -o $@ $(ARM64_OBJS) $(ARM64_LIBS) -lm
+
+cross-arm64: $(ARM64_OBJS)
+	@if [ -z "$(filter-out /%,$(ARM64_LIBS))" ]; then $(MAKE) build-arm64/ksmscan; \
+	else echo "cross-arm64: objects built; not linked, arm64 static libraries" \
+		"missing: $(filter-out /%,$(ARM64_LIBS))"; fi
 
 # Installs what is missing (Debian packages); does nothing when all is there.
 deps:
@@ -165,7 +182,7 @@ build/bench/floor: bench/floor.c build/hash/xxh.o build/hash/xxh3_avx2.o \
 bench: ksmscan build/bench/floor
 	KSMSCAN=./ksmscan $(PYTHON) bench/compare.py
 	KSMSCAN=./ksmscan KSMSCAN_FLOOR=build/bench/floor $(PYTHON) bench/scan_bench.py
-	KSMSCAN=./ksmscan $(PYTHON) bench/fleet_bench.py
+	KSMSCAN=./ksmscan PYTHONPATH=fleet $(PYTHON) bench/fleet_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/series_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/exposure_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/units_bench.py
@@ -220,16 +237,19 @@ fuzz: fuzz-build
 
 COMPDIR_BASH ?= $(PREFIX)/share/bash-completion/completions
 COMPDIR_ZSH ?= $(PREFIX)/share/zsh/vendor-completions
-# ksmfleet: its package (FLEETDIR/ksmfleet/, every module) and its launcher
-# (FLEETDIR/bin/ksmfleet, which puts FLEETDIR on Python's path), linked from
-# BINDIR; the same layout as fleet/ in the source.
-FLEETDIR ?= $(PREFIX)/share/ksmscan/fleet
+# ksmfleet: its package where Debian's python3 finds it (the system's
+# /usr/lib/python3/dist-packages for PREFIX=/usr, the .deb; else
+# PREFIX/lib/python3.X/dist-packages, where pip puts packages in /usr/local),
+# and a launcher in BINDIR running `python3 -m ksmfleet`.
+PYTHONDIR ?= $(PREFIX)/lib/$(if $(filter /usr,$(PREFIX)),python3,$(shell \
+	$(PYTHON) -c 'import sys; print("python%d.%d" % sys.version_info[:2])'))/dist-packages
 # The metrics for node_exporter: systemd's units (systemd reads
 # /usr/local/lib/systemd/system too) and the script they run (systemd/).
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 LIBEXECDIR ?= $(PREFIX)/lib/ksmscan
 # The installed paths written into the script and the service.
-SUBST = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g'
+SUBST = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' \
+	-e 's|@PYTHON@|$(PYTHON)|g'
 
 install: ksmscan
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
@@ -238,10 +258,10 @@ install: ksmscan
 	install -m 644 man/ksmscan.1 man/ksmfleet.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 completions/ksmscan.bash $(DESTDIR)$(COMPDIR_BASH)/ksmscan
 	install -m 644 completions/_ksmscan $(DESTDIR)$(COMPDIR_ZSH)/_ksmscan
-	install -d $(DESTDIR)$(FLEETDIR)/bin $(DESTDIR)$(FLEETDIR)/ksmfleet
-	install -m 755 fleet/bin/ksmfleet $(DESTDIR)$(FLEETDIR)/bin/ksmfleet
-	install -m 644 fleet/ksmfleet/*.py $(DESTDIR)$(FLEETDIR)/ksmfleet/
-	ln -sfr $(DESTDIR)$(FLEETDIR)/bin/ksmfleet $(DESTDIR)$(BINDIR)/ksmfleet
+	install -d $(DESTDIR)$(PYTHONDIR)/ksmfleet
+	install -m 644 fleet/ksmfleet/*.py $(DESTDIR)$(PYTHONDIR)/ksmfleet/
+	$(SUBST) fleet/ksmfleet.in > $(DESTDIR)$(BINDIR)/ksmfleet
+	chmod 755 $(DESTDIR)$(BINDIR)/ksmfleet
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(LIBEXECDIR)
 	$(SUBST) systemd/ksmscan-metrics.in > $(DESTDIR)$(LIBEXECDIR)/ksmscan-metrics
 	chmod 755 $(DESTDIR)$(LIBEXECDIR)/ksmscan-metrics
@@ -261,5 +281,5 @@ clean:
 	rm -rf $(BUILDS) ksmscan ksmscan_*.deb
 
 # Header dependencies that -MMD wrote.
--include $(OBJS:.o=.d) $(CHECK_OBJS:.o=.d) $(TSAN_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d) \
+-include $(OBJS:.o=.d) $(ARM64_OBJS:.o=.d) $(CHECK_OBJS:.o=.d) $(TSAN_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d) \
 	$(UNITS:%=build/%.d) $(UNITS:%=build-check/%.d)

@@ -24,6 +24,9 @@ Placement is compared first: the method for fleets past 8 hosts (pairs)
 and first-fit against the optimum (--placement=exact) on sampled
 sub-fleets of 8 hosts of a synthetic fleet of 120, and pairs against
 first-fit on all 120.
+
+The loopback cluster is the package's (ksmfleet.loopback), imported as any
+package is: make bench runs this with PYTHONPATH=fleet.
 """
 import json, os, random, re, shutil, signal, subprocess, sys, tempfile, time
 
@@ -32,7 +35,6 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KSMSCAN = os.path.abspath(os.environ.get("KSMSCAN", os.path.join(ROOT, "ksmscan")))
 FLEET = [os.path.join(ROOT, "fleet", "bin", "ksmfleet")]
-sys.path.insert(0, os.path.join(ROOT, "fleet"))
 PAGE = 4096
 # 10,000 hosts take some 7 minutes here (2 cores): on request only.
 FLEETS = [int(n) for n in os.environ.get("KSMSCAN_BENCH_FLEETS", "1000").split()]

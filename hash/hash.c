@@ -72,6 +72,8 @@ static void xxh3_adapter(const void *page, struct digest *out)
 	out->lo = xxh3_page(page);
 }
 
+/* The vector builds of XXH3 are x86-64's only (the Makefile's VEC_SRCS). */
+#if defined(__x86_64__)
 static void xxh3_avx2_adapter(const void *page, struct digest *out)
 {
 	out->hi = 0;
@@ -83,6 +85,17 @@ static void xxh3_avx512_adapter(const void *page, struct digest *out)
 	out->hi = 0;
 	out->lo = xxh3_page_avx512(page);
 }
+
+#define XXH3_VECTORS \
+	{ "avx512", xxh_have_avx512, xxh3_avx512_adapter }, \
+	{ "avx2", xxh_have_avx2, xxh3_avx2_adapter },
+#define XXH128_VECTORS \
+	{ "avx512", xxh_have_avx512, xxh128_page_avx512 }, \
+	{ "avx2", xxh_have_avx2, xxh128_page_avx2 },
+#else
+#define XXH3_VECTORS
+#define XXH128_VECTORS
+#endif
 
 /* The implementation that runs everywhere. */
 static int always(void)
@@ -118,12 +131,10 @@ static struct algo algos[] = {
 	{ "xxh64", 64, "XXH64(page, 4096, 0)",
 	  { { "scalar", always, xxh64_adapter } }, NULL, NULL },
 	{ "xxh3", 64, "XXH3_64bits(page, 4096)",
-	  { { "avx512", xxh_have_avx512, xxh3_avx512_adapter },
-	    { "avx2", xxh_have_avx2, xxh3_avx2_adapter },
+	  { XXH3_VECTORS
 	    { BASE_VECTOR, always, xxh3_adapter } }, NULL, NULL },
 	{ "xxh128", 128, "XXH3_128bits(page, 4096), high 64 bits printed first",
-	  { { "avx512", xxh_have_avx512, xxh128_page_avx512 },
-	    { "avx2", xxh_have_avx2, xxh128_page_avx2 },
+	  { XXH128_VECTORS
 	    { BASE_VECTOR, always, xxh128_page } }, NULL, NULL },
 };
 

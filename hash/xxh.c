@@ -31,8 +31,10 @@ static uint64_t (*seeded)(const void *, uint64_t) = xxh3_seeded_page_sse2;
 
 void xxh_init(void)
 {
+#if defined(__x86_64__)	/* the vector builds are x86-64's only */
 	seeded = xxh_have_avx512() ? xxh3_seeded_page_avx512 :
 		 xxh_have_avx2() ? xxh3_seeded_page_avx2 : xxh3_seeded_page_sse2;
+#endif
 }
 
 uint64_t xxh3_seeded_page(const void *page, uint64_t seed)

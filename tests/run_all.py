@@ -6,7 +6,9 @@ $KSMSCAN_UNITS, built by make from tests/unit_*.c) is a program that prints
 `N passed, N failed` (or `N passed, N failed, N skipped`) as its last line.
 This runner runs them in turn against
 $KSMSCAN (default ./ksmscan) with the interpreter it runs on, shows their
-output, and ends with the sums.
+output, and ends with the sums. The suites import the source's ksmfleet as
+any package is imported: fleet/ is first on their PYTHONPATH (run one alone
+with PYTHONPATH=fleet).
 Arguments are suite names to run only those (e.g. `run_all.py test_format_`
 for every input format's suite).
 """
@@ -21,13 +23,16 @@ suites = sorted(glob.glob(os.path.join(here, "test_*.py"))) + os.environ.get(
 if len(sys.argv) > 1:
     suites = [s for s in suites if any(a in os.path.basename(s) for a in sys.argv[1:])]
 
+fleet = os.path.join(os.path.dirname(here), "fleet")
+env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    [fleet] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
 passed = failed = skipped = 0
 broken = []
 for s in suites:
     name = os.path.basename(s)
     print("== %s" % name, flush=True)
     cmd = [sys.executable, s] if s.endswith(".py") else [s]
-    r = subprocess.run(cmd, stdout=subprocess.PIPE,
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, env=env,
                        stderr=subprocess.STDOUT, text=True)
     sys.stdout.write(r.stdout)
     lines = r.stdout.strip().splitlines()

@@ -660,22 +660,22 @@ def fleet_cluster_lost():
     """When the cluster itself fails (distributed's KeyError for a task input a
     worker lost under load), ksmfleet computes again in its own process and
     answers as before: run() is made to fail once here."""
-    sys.path.insert(0, os.path.join(ROOT, "fleet"))
     import dask
     from ksmfleet import cli
+    from ksmfleet.output import Output
     calls = []
 
-    def flaky(a):
+    def flaky(a, out):
         calls.append(dask.config.get("scheduler", None))
         if len(calls) == 1:
             raise KeyError("('concat-5e84789b', 0)")
     real, cli.run = cli.run, flaky
     try:
-        cli.run_here_if_lost(None)
+        cli.run_here_if_lost(None, Output(True))
         eq(calls, [None, "synchronous"], "a lost cluster: computed again, here")
-        cli.run = lambda a: (_ for _ in ()).throw(ValueError("bad.csv: digest"))
+        cli.run = lambda a, out: (_ for _ in ()).throw(ValueError("bad.csv: digest"))
         try:
-            cli.run_here_if_lost(None)
+            cli.run_here_if_lost(None, Output(True))
             check(False, "an export's error is not retried")
         except ValueError as e:
             eq(str(e), "bad.csv: digest", "an export's error goes to the user as it is")

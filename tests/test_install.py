@@ -17,10 +17,22 @@ user running the tests.
 
 Then ksmfleet as installed: `make install DESTDIR=...` and the .deb
 (scripts/make-deb, unpacked with dpkg-deb -x) hold every module of
-fleet/ksmfleet/ and the man page, and the installed copy runs, as the
-launcher and as `python3 -m ksmfleet`, from another folder with nothing of
-the caller's environment (env -i), giving the totals a Python count of the
-test's own pages gives.
+fleet/ksmfleet/ and the man page, in a folder that the python3 running the
+tests searches once DESTDIR is taken off (its own sys.path says so, for
+PREFIX=/usr and /usr/local); the installed copy runs, as the launcher and
+as `python3 -m ksmfleet`, with that folder on PYTHONPATH and nothing else
+of the caller's environment (env -i), from another folder, giving the
+totals a Python count of the test's own pages gives; the launcher is
+`python3 -m ksmfleet`, no path of its own. `pip install --no-build-isolation
+--no-index` of a copy of fleet/ into a fresh venv (--system-site-packages,
+offline) gives the venv's `ksmfleet` and `python3 -m ksmfleet`, the same
+totals again, and pyproject.toml's version is ksmscan's.
+
+Then the Makefile finds its sources: a copy of the source with a new file
+in model/ and in a new subfolder of report/ builds (make -n) exactly the
+.c files under the rooms (os.walk), ksmscan.c and compat/glibc.c, links
+them all, and cross-arm64 the same without compat/glibc.c and the x86
+vector files; the Makefile names no multiarch folder.
 
 Then the package list itself: every Python module that fleet/, tests/ and
 bench/*.py import (read with the ast module; the standard library is
@@ -43,7 +55,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import Skip, check, eq, run_suite, test, tmp  # noqa: E402
+from ksmtest import KSMSCAN, Skip, check, eq, run_suite, test, tmp  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HIDDEN = {"sudo", "apt-get", "apt"}
@@ -278,12 +290,18 @@ def build_packages(path=os.path.join(ROOT, "scripts", "install-deps")):
     return m.group(1).split() if m else []
 
 
-def static_libraries(path=os.path.join(ROOT, "Makefile")):
-    """The static libraries the Makefile links ksmscan with (LDLIBS)."""
-    with open(path) as f:
-        lines = f.read().replace("\\\n", " ").splitlines()
-    return sorted({lib for line in lines if re.match(r"LDLIBS\s*\+?=", line)
-                   for lib in re.findall(r"/\S+\.a\b", line)})
+def make_variable(name, root=ROOT, *args):
+    """The value make gives a variable (its database, make -p)."""
+    r = subprocess.run(["make", "-pnq", "-C", root] + list(args) + ["ksmscan"],
+                       capture_output=True, text=True)
+    m = re.search(r"^%s :?= (.*)$" % name, r.stdout, re.M)
+    return m.group(1).split() if m else []
+
+
+def static_libraries():
+    """The static libraries the Makefile links ksmscan with (STATIC_LIBS,
+    as the compiler found them)."""
+    return sorted(make_variable("STATIC_LIBS"))
 
 
 def file_package(path):
@@ -307,6 +325,8 @@ def libraries_are_installed():
     for must in ("libzstd.a", "libjansson.a", "liblz4.a"):
         check(any(lib.endswith("/" + must) for lib in libs),
               "the Makefile's LDLIBS name %s" % must, repr(libs))
+    eq([lib for lib in libs if not (os.path.isabs(lib) and os.path.isfile(lib))], [],
+       "each static library found is a file, by its full path")
     pkgs = build_packages()
     eq(unlisted_libraries(pkgs, libs), {}, "every static library's package is "
        "in the BUILD list or needed by one")
@@ -360,46 +380,80 @@ def fleet_exports(ksmscan, paths):
     return out
 
 
-def installed_runs(root, fleetdir, exports, want, where):
-    """The installed launcher and `python3 -m ksmfleet` from an empty
-    folder with a clean environment: the Python count's totals."""
-    folder = tmp("elsewhere-" + where)
+def fleet_totals(cmd, exports, want, what):
+    """@cmd (ksmfleet, however run) from an empty folder: the totals of
+    the Python count of the pages."""
+    folder = tmp("elsewhere")
     os.makedirs(folder, exist_ok=True)
-    clean = ["/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=" + folder]
-    for how, cmd in (("the launcher", clean + [os.path.join(root, "usr", "bin", "ksmfleet")]),
-                     ("python3 -m ksmfleet", clean[:-1] + ["PYTHONPATH=" + fleetdir, "HOME=" + folder,
-                                                           sys.executable, "-m", "ksmfleet"])):
-        r = subprocess.run(cmd + ["--workers=1", "--csv"] + exports, cwd=folder,
-                           capture_output=True, text=True, timeout=300)
-        lines = r.stdout.splitlines()
-        got = [int(x) for x in lines[1].split(",")] if r.returncode == 0 and len(lines) == 2 else None
-        eq(got, want, "%s: %s, run from another folder with env -i: the totals of a "
-           "Python count of the pages (%s)" % (where, how, r.stderr.strip()[-300:]))
+    r = subprocess.run(cmd + ["--workers=1", "--csv"] + exports, cwd=folder,
+                       capture_output=True, text=True, timeout=300)
+    lines = r.stdout.splitlines()
+    got = [int(x) for x in lines[1].split(",")] if r.returncode == 0 and len(lines) == 2 else None
+    eq(got, want, "%s, run from another folder: the totals of a Python count of the pages "
+       "(%s)" % (what, r.stderr.strip()[-300:]))
 
 
-def modules_there(fleetdir, where):
-    there = sorted(os.listdir(os.path.join(fleetdir, "ksmfleet")))
+def clean_env(home, pythonpath=None):
+    return ["/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=" + home] + (
+        ["PYTHONPATH=" + pythonpath] if pythonpath else [])
+
+
+def installed_runs(root, pydir, exports, want, where):
+    """The installed launcher and `python3 -m ksmfleet`, with the package's
+    folder on PYTHONPATH and nothing else of the environment: the Python
+    count's totals. The launcher only runs python3 -m ksmfleet."""
+    clean = clean_env(tmp("home"), pydir)
+    launcher = os.path.join(root, "usr", "bin", "ksmfleet")
+    with open(launcher) as f:
+        body = [l for l in f.read().splitlines() if l.strip() and not l.startswith("#")]
+    eq(body, ['exec /usr/bin/python3 -m ksmfleet "$@"'],
+       "%s: the launcher is python3 -m ksmfleet, no path of its own" % where)
+    fleet_totals(clean + [launcher], exports, want, "%s: the launcher, env -i" % where)
+    fleet_totals(clean + [sys.executable, "-m", "ksmfleet"], exports, want,
+                 "%s: python3 -m ksmfleet, env -i" % where)
+
+
+def modules_there(pydir, where):
+    there = sorted(os.listdir(os.path.join(pydir, "ksmfleet")))
     want = [os.path.basename(m) for m in fleet_modules()]
     check(len(want) >= 8, "fleet/ksmfleet/ has the package's modules", repr(want))
     eq([m for m in want if m not in there], [], "%s holds every module of fleet/ksmfleet/" % where)
 
 
-def make_install(dest, what):
+def make_install(dest, what, prefix="/usr"):
     r = subprocess.run(["make", "-s", "-C", ROOT, "install", "DESTDIR=" + dest,
-                        "PREFIX=/usr", "MANDIR=/usr/share/man"], capture_output=True, text=True)
+                        "PREFIX=" + prefix, "MANDIR=/usr/share/man"],
+                       capture_output=True, text=True)
     eq(r.returncode, 0, "%s: make install DESTDIR=... exit status (%s)" % (what, r.stderr[-300:]))
+
+
+def package_folder(root, where):
+    """The folder under @root holding the package ksmfleet/, which must be
+    one the python3 running this searches, once @root is taken off."""
+    found = [os.path.dirname(d) for d, _, _ in os.walk(root)
+             if os.path.basename(d) == "ksmfleet" and os.path.isfile(os.path.join(d, "cli.py"))]
+    if not check(len(found) == 1, "%s holds one ksmfleet package" % where, repr(found)):
+        return os.path.join(root, "missing")
+    real = "/" + os.path.relpath(found[0], root)
+    r = subprocess.run([sys.executable, "-c", "import sys; print('\\n'.join(sys.path))"],
+                       capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    check(real in r.stdout.splitlines(), "%s: the package's folder %s is on the path of %s"
+          % (where, real, sys.executable), r.stdout)
+    return found[0]
 
 
 def installed_copy(root, man, where):
     """ksmfleet under @root (a DESTDIR, an unpacked .deb): every module,
     the man page @man, and runs giving the Python count's totals."""
-    fleetdir = os.path.join(root, "usr", "share", "ksmscan", "fleet")
-    modules_there(fleetdir, where)
+    pydir = package_folder(root, where)
+    eq(os.path.relpath(pydir, root), "usr/lib/python3/dist-packages",
+       "%s (PREFIX=/usr): the package in Debian's system folder" % where)
+    modules_there(pydir, where)
     check(os.path.exists(os.path.join(root, "usr", "share", "man", "man1", man)),
           "%s holds ksmfleet's man page (%s)" % (where, man))
     paths, want = fleet_inputs()
     exports = fleet_exports(os.path.join(root, "usr", "bin", "ksmscan"), paths)
-    installed_runs(root, fleetdir, exports, want, where)
+    installed_runs(root, pydir, exports, want, where)
 
 
 @test("install")
@@ -407,6 +461,136 @@ def ksmfleet_installed():
     dest = tmp("fleet-dest")
     make_install(dest, "ksmfleet")
     installed_copy(dest, "ksmfleet.1", "make install")
+
+
+@test("install")
+def ksmfleet_in_usr_local():
+    """The default PREFIX: the package where Debian's python3 finds what
+    is installed by hand (/usr/local), and python3 -m ksmfleet --help
+    with nothing but that folder on PYTHONPATH."""
+    dest = tmp("fleet-local")
+    make_install(dest, "PREFIX=/usr/local", "/usr/local")
+    pydir = package_folder(dest, "make install PREFIX=/usr/local")
+    check(os.path.relpath(pydir, dest).startswith("usr/local/lib/python3"),
+          "PREFIX=/usr/local: the package under usr/local/lib/python3*", pydir)
+    r = subprocess.run(clean_env(tmp("home"), pydir) + [sys.executable, "-m", "ksmfleet",
+                                                         "--help"],
+                       capture_output=True, text=True, cwd=tmp(""), timeout=120)
+    check(r.returncode == 0 and r.stdout.startswith("usage: ksmfleet"),
+          "PREFIX=/usr/local: python3 -m ksmfleet --help", r.stderr[-300:])
+
+
+def version_of_ksmscan():
+    with open(os.path.join(ROOT, "cli", "options.h")) as f:
+        return re.search(r'#define KSMSCAN_VERSION "([^"]*)"', f.read()).group(1)
+
+
+@test("install")
+def ksmfleet_by_pip():
+    """pip install ./fleet into a fresh venv, offline: the venv's ksmfleet
+    and python3 -m ksmfleet give --help and the Python count's totals."""
+    with open(os.path.join(ROOT, "fleet", "pyproject.toml")) as f:
+        m = re.search(r'^version = "([^"]*)"', f.read(), re.M)
+    eq(m and m.group(1), version_of_ksmscan(), "pyproject.toml's version is ksmscan's")
+    venv = tmp("venv")
+    r = subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode:
+        raise Skip("no venv with pip here (python3-venv): %s" % r.stderr.strip()[-200:])
+    src = tmp("fleet-src")             # pip builds in place: not in the clone
+    shutil.copytree(os.path.join(ROOT, "fleet"), src,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
+    r = subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", "--no-index",
+                        "--no-build-isolation", src], capture_output=True, text=True,
+                       timeout=600, env=dict(os.environ, PIP_NO_INDEX="1",
+                                             PIP_DISABLE_PIP_VERSION_CHECK="1"))
+    if not check(r.returncode == 0, "pip install --no-build-isolation ./fleet, offline",
+                 r.stderr[-500:]):
+        return
+    clean = clean_env(tmp("home"))
+    for how, cmd in (("the venv's ksmfleet", [os.path.join(venv, "bin", "ksmfleet")]),
+                     ("the venv's python3 -m ksmfleet",
+                      [os.path.join(venv, "bin", os.path.basename(sys.executable)),
+                       "-m", "ksmfleet"])):
+        h = subprocess.run(clean + cmd + ["--help"], capture_output=True, text=True,
+                           cwd=tmp(""), timeout=120)
+        check(h.returncode == 0 and h.stdout.startswith("usage: ksmfleet"),
+              "%s --help" % how, h.stderr[-300:])
+    paths, want = fleet_inputs()
+    exports = fleet_exports(KSMSCAN[0], paths)
+    fleet_totals(clean + [os.path.join(venv, "bin", "ksmfleet")], exports, want,
+                 "the venv's ksmfleet, env -i")
+
+
+# --- the Makefile finds its sources -------------------------------------------
+
+ROOMS = ("util", "hash", "dump", "scan", "check", "model", "compress", "host", "cli", "report")
+VECTOR = {"hash/xxh3_avx2.c", "hash/xxh3_avx512.c"}
+# The files a copy of the source gains (joined: they exist in no clone).
+NEW_FILES = ("/".join(("model", "replay_new.c")), "/".join(("report", "new", "new.c")))
+
+
+def sources_under(root):
+    """The .c files of the rooms (any depth), as os.walk finds them."""
+    out = set()
+    for room in ROOMS:
+        for d, _, files in os.walk(os.path.join(root, room)):
+            out |= {os.path.relpath(os.path.join(d, f), root) for f in files if f.endswith(".c")}
+    return out
+
+
+def dry_run(root, target, folder):
+    """(the .c files make compiles into @folder/, the objects it links)
+    for `make -n -B @target`."""
+    r = subprocess.run(["make", "-n", "-B", "-C", root, target], capture_output=True,
+                       text=True, timeout=120)
+    compiled = set(re.findall(r" -c -o %s/(\S+)\.o (\S+)\.c\b" % folder, r.stdout))
+    links = [l for l in r.stdout.splitlines() if " -o %s " % (folder + "/ksmscan" if
+             folder != "build" else "ksmscan") in l]
+    linked = set(re.findall(r"%s/(\S+)\.o\b" % folder, links[-1])) if links else set()
+    return {c + ".c" for o, c in compiled if o == c}, {o + ".c" for o in linked}, r
+
+
+def source_copy():
+    """The source (no build output) in a folder of its own, with a new
+    file in model/ and in a new subfolder of report/."""
+    copy = tmp("source-copy")
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(
+        "build", "build-*", ".git", "ksmscan", "*.deb", "__pycache__", "fixtures", "corpus"))
+    for new in NEW_FILES:
+        os.makedirs(os.path.dirname(os.path.join(copy, new)), exist_ok=True)
+        with open(os.path.join(copy, new), "w") as f:
+            f.write("/* A file no Makefile names. */\nint probe_%d(void);\n"
+                    "int probe_%d(void) { return 0; }\n" % ((len(new),) * 2))
+    return copy
+
+
+@test("makefile")
+def makefile_finds_sources():
+    copy = source_copy()
+    want = sources_under(copy)
+    check(set(NEW_FILES) | {"hash/hash.c"} <= want,
+          "os.walk finds the new files and the old", sorted(want)[:5])
+    compiled, linked, r = dry_run(copy, "ksmscan", "build")
+    eq(sorted(compiled ^ (want | {"ksmscan.c", "compat/glibc.c"})), [],
+       "make compiles exactly the rooms' .c files, ksmscan.c and compat/glibc.c "
+       "(the new files too)")
+    eq(sorted(linked ^ (want | {"ksmscan.c", "compat/glibc.c"})), [],
+       "make links every object it compiles into ksmscan")
+    compiled, _, r = dry_run(copy, "cross-arm64", "build-arm64")
+    eq(sorted(compiled ^ ((want - VECTOR) | {"ksmscan.c"})), [],
+       "make cross-arm64 compiles the same files but the x86 vector builds and "
+       "compat/glibc.c")
+
+
+@test("makefile")
+def makefile_names_no_multiarch_folder():
+    with open(os.path.join(ROOT, "Makefile")) as f:     # its comments left out
+        text = "\n".join(l.split("#")[0] for l in f.read().splitlines())
+    eq(re.findall(r"/usr/(?:lib|include)/[a-z0-9_]+-linux-gnu\w*", text), [],
+       "the Makefile names no multiarch folder (the compiler finds them)")
+    listed = sorted(set(re.findall(r"\b((?:%s)/[\w/]+\.c)\b" % "|".join(ROOMS), text)) - VECTOR)
+    eq(listed, [], "the Makefile names no source of the rooms (but the x86 vector builds)")
 
 
 @test("install")

@@ -473,12 +473,13 @@ def make_deb():
               "./usr/share/bash-completion/completions/ksmscan",
               "./usr/share/zsh/vendor-completions/_ksmscan", "./usr/share/doc/ksmscan/copyright"):
         check(f in files, "the package holds %s" % f)
-    check("./usr/bin/ksmfleet -> " in files and "/usr/share/ksmscan/fleet/ksmfleet/cli.py" in files,
+    check("./usr/bin/ksmfleet" in files.split() and
+          "./usr/lib/python3/dist-packages/ksmfleet/cli.py" in files.split(),
           "the package holds ksmfleet (test_install checks every module)")
     for f in ("./usr/lib/systemd/system/ksmscan-metrics.service",
               "./usr/lib/systemd/system/ksmscan-metrics.timer"):
         check(f in files, "the package holds %s" % f)
-    programs = ("./usr/bin/ksmscan", "./usr/share/ksmscan/fleet/bin/ksmfleet",
+    programs = ("./usr/bin/ksmscan", "./usr/bin/ksmfleet",
                 "./usr/lib/ksmscan/ksmscan-metrics")
     bad = []
     for line in files.splitlines():

@@ -12,7 +12,7 @@ One module per concern:
 - output: tables for people (80 columns) and CSV, names escaped;
 - reports: totals, hosts, pairs and partners;
 - cluster: the Dask client (a loopback LocalCluster, or a scheduler);
-- cli: the command line (`python3 -m ksmfleet`, or the ksmfleet launcher);
+- cli: the command line (`python3 -m ksmfleet`, or the ksmfleet command);
 - loopback: a `dask scheduler` and workers on 127.0.0.1, for tests and
   make bench.
 """

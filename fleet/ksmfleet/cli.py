@@ -6,7 +6,7 @@ import sys
 
 from . import cluster, load, placement, reports
 from .errors import BadRow, Failure
-from .output import Writer, shown
+from .output import Output, shown
 
 PROG = "ksmfleet"
 REPORTS = {"totals": reports.totals, "hosts": reports.hosts_report,
@@ -78,31 +78,31 @@ def check_args(a):
         raise Failure("--report=placement needs --capacity=PAGES (1 to 2^51)", 2)
 
 
-def run(a):
+def run(a, out):
     f, kind, hosts = load.load(a.exports)
     if kind == "sketch" and a.report not in SKETCH_REPORTS:
         raise Failure("--report=%s needs contents exports; from sketches "
                       "ksmfleet estimates pairs and partners only" % a.report, 2)
-    REPORTS[a.report](f, kind, hosts, a)
+    REPORTS[a.report](f, kind, hosts, a, out)
 
 
-def run_here_if_lost(a):
-    """run(a); if the cluster itself fails (a worker lost a task's input under
+def run_here_if_lost(a, out):
+    """run(a, out); if the cluster itself fails (a worker lost a task's input under
     load: distributed raises KeyError or CancelledError, not the export's
     error), compute again in this process, where an export's error is the one
     raised."""
     import dask
     import pandas as pd
     try:
-        run(a)
+        run(a, out)
     except (Failure, ValueError, OSError, pd.errors.ParserError):
         raise
     except Exception as e:  # the cluster's, not the data's: the answer is the same
-        if Writer.started:    # rows written cannot be taken back
+        if out.started:    # rows written cannot be taken back
             raise Failure("the cluster failed after the first rows were written (%s)"
                           % cluster.first_line(e), 1)
         with dask.config.set(scheduler="synchronous"):
-            run(a)
+            run(a, out)
 
 
 def peak_rss():
@@ -128,7 +128,7 @@ def main(argv=None):
     try:
         a = checked(argv)
         client, local = cluster.start(a)
-        run_here_if_lost(a)
+        run_here_if_lost(a, Output(a.csv))
         sys.stdout.flush()
         return 0
     except Failure as e:

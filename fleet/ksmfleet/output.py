@@ -64,18 +64,26 @@ def is_number(v):
     return isinstance(v, (int, np.integer))
 
 
-class Writer:
-    """Rows to stdout as they come, CSV or a table for people."""
-    started = False        # any row written: a run cannot start again
+class Output:
+    """A run's standard output: CSV or tables for people, and whether a row
+    went out already (then the run cannot start again)."""
 
-    def __init__(self, cols, as_csv, names=()):
-        self.cols, self.csv, self.names = cols, as_csv, set(names)
+    def __init__(self, as_csv):
+        self.csv, self.started = as_csv, False
+
+
+class Writer:
+    """Rows to stdout as they come, CSV or a table for people (@output)."""
+
+    def __init__(self, cols, output, names=()):
+        self.cols, self.csv, self.names = cols, output.csv, set(names)
+        self.output = output
         self.width = self.keep = self.num = None
-        if as_csv:
+        if self.csv:
             self.out = csv.writer(sys.stdout, lineterminator="\r\n")
 
     def rows(self, rows):
-        Writer.started = True
+        self.output.started = True
         if self.csv:
             if self.width is None:
                 self.width = True
@@ -141,11 +149,11 @@ class Writer:
             print(note)
 
 
-def one_row(cols, values, as_csv):
+def one_row(cols, values, output):
     """A report of one row: CSV as any other, a person reads it as one
     figure a line."""
-    if as_csv:
-        w = Writer(cols, True)
+    if output.csv:
+        w = Writer(cols, output)
         w.rows([values])
         return
     for c, v in zip(cols, values):

@@ -27,9 +27,9 @@ rows are prepared once (its sketches sorted, its common contents
 numbered). Else the groups are host number mod G, the rows shuffled to
 them (in_blocks).
 
-Contents are shuffled by digest once per frame (by_digest: the digest's
+Contents are shuffled by digest once per run (by_digest: the digest's
 first 64 bits modulo the partitions), and placement's machines' savings
-are counted on the same shuffled rows.
+are counted on the same shuffled rows, passed to both.
 """
 import math
 
@@ -175,26 +175,19 @@ def joined(parts):
     return pd.concat(parts, ignore_index=True)
 
 
-BY_DIGEST = {}
-
-
 def by_digest(f):
     """@f's rows (h, key, lo, pages, zero) shuffled by digest, all rows of
-    a digest in one partition, as many partitions as @f; made once per
-    frame and kept on the workers (placement's pairs and its machines'
-    savings both use it)."""
+    a digest in one partition, as many partitions as @f; persisted on the
+    workers. Made once per run and passed on (placement's pairs and its
+    machines' savings both use it)."""
     import dask
     import dask.dataframe as dd
     cols = ["h", "key", "lo", "pages", "zero"]
-    if f._name not in BY_DIGEST:
-        parts = f[cols].to_delayed()
-        n = len(parts)
-        cut = [dask.delayed(digest_split, nout=n)(p, n) for p in parts]
-        out = [dask.delayed(joined)([c[j] for c in cut]) for j in range(n)]
-        BY_DIGEST.clear()
-        BY_DIGEST[f._name] = dd.from_delayed(out, meta=f[cols]._meta,
-                                             verify_meta=False).persist()
-    return BY_DIGEST[f._name]
+    parts = f[cols].to_delayed()
+    n = len(parts)
+    cut = [dask.delayed(digest_split, nout=n)(p, n) for p in parts]
+    out = [dask.delayed(joined)([c[j] for c in cut]) for j in range(n)]
+    return dd.from_delayed(out, meta=f[cols]._meta, verify_meta=False).persist()
 
 
 def common_digests(parts):
@@ -271,14 +264,14 @@ def pair_sums(parts):
     return pd.concat(parts, ignore_index=True).groupby(["a", "b"], as_index=False).sum()
 
 
-def exact_pairs(f, hosts, common, m, z):
-    """Every pair that shares a content held by at most @common hosts, exact.
-    When every host's rows are in one partition of @f, the partitions are
-    the groups of hosts (partition_blocks): the common contents' rows are
-    taken where they are, not shuffled; else by groups (in_blocks)."""
+def exact_pairs(f, parts, hosts, common, m, z):
+    """Every pair that shares a content held by at most @common hosts, exact,
+    from @parts (by_digest(@f)). When every host's rows are in one partition
+    of @f, the partitions are the groups of hosts (partition_blocks): the
+    common contents' rows are taken where they are, not shuffled; else by
+    groups (in_blocks)."""
     import dask
     cols = ["h", "key", "lo", "pages", "zero"]
-    parts = by_digest(f)
     owner = owners(f, hosts)
     if owner is None:
         spec = parts.map_partitions(specific_pairs, common, m, z,

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from . import model, reports
+from .pairs import by_digest
 from .output import Writer, shown
 
 EXACT_HOSTS = 8
@@ -187,13 +188,13 @@ def bin_sums(parts):
     return per.groupby(level=0).sum() if len(per) else per
 
 
-def machine_savings(f, where, a):
-    """{machine: saved pages}, exact: its hosts' contents grouped by digest."""
+def machine_savings(shuffled, where, a):
+    """{machine: saved pages}, exact: its hosts' contents grouped by digest
+    (@shuffled: pairs.by_digest() of the contents)."""
     import dask
-    from .pairs import by_digest
     m, z = a.max_page_sharing, a.use_zero_pages
     bins = dask.delayed(np.array(where, dtype=np.int64), pure=True)
-    parts = by_digest(f).to_delayed()
+    parts = shuffled.to_delayed()
     per = dask.compute(dask.delayed(bin_sums)([dask.delayed(bin_savings)(p, bins, m, z)
                                                for p in parts]))[0]
     return {int(b): int(s) for b, s in per.items()}
@@ -208,32 +209,34 @@ def method(a, n):
     return a.placement
 
 
-def place(f, kind, hosts, pages, a):
-    """[machine of each host], by the method asked for."""
+def place(f, shuffled, kind, hosts, pages, a):
+    """[machine of each host], by the method asked for (@shuffled: the
+    contents by digest, for the pairs)."""
     how = method(a, len(hosts))
     if how == "exact":
         return exact_bins(pages, subset_savings(f, len(hosts), a), a.capacity)
     if how == "first-fit":
         return as_where(first_fit([[h] for h in range(len(hosts))], pages, a.capacity),
                         len(hosts))
-    return pair_bins(pages, reports.partner_gains(f, kind, hosts, a), a.capacity)
+    return pair_bins(pages, reports.partner_gains(f, kind, hosts, a, shuffled), a.capacity)
 
 
-def placement_report(f, kind, hosts, a):
+def placement_report(f, kind, hosts, a, out):
     t = reports.host_table(f, a)
     pages = [int(t.at[i, "pages"]) for i in range(len(hosts))]
     for h, p in zip(hosts, pages):
         if p > a.capacity:
             print("ksmfleet: warning: host %s has %d pages, more than --capacity=%d: "
                   "it gets a machine of its own" % (shown(h), p, a.capacity), file=sys.stderr)
-    where = place(f, kind, hosts, pages, a)
-    saved = machine_savings(f, where, a)
+    shuffled = by_digest(f)       # the pairs' and the machines' savings
+    where = place(f, shuffled, kind, hosts, pages, a)
+    saved = machine_savings(shuffled, where, a)
     members = {}
     for i, b in enumerate(where):
         members.setdefault(b, []).append(i)
     order = sorted(members, key=lambda b: (-saved.get(b, 0), -sum(pages[i] for i in members[b]),
                                            min(members[b])))
-    w = Writer(["host", "bin", "pages", "saved_bytes"], a.csv, names=["host"])
+    w = Writer(["host", "bin", "pages", "saved_bytes"], out, names=["host"])
     rows = []
     for n, b in enumerate(order):
         inside = sorted(members[b], key=lambda i: (-pages[i], i))

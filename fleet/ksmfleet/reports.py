@@ -36,7 +36,7 @@ def by_content(f):
                                         split_out=max(1, f.npartitions))
 
 
-def totals(f, kind, hosts, a):
+def totals(f, kind, hosts, a, out):
     import dask
     m, z = a.max_page_sharing, a.use_zero_pages
     figs = by_content(f).map_partitions(content_figures, m, z, meta=content_figures(
@@ -48,7 +48,7 @@ def totals(f, kind, hosts, a):
     one_row(["hosts", "pages", "distinct_pages", "pages_shared", "pages_sharing",
              "saved_bytes", "saved_bytes_hosts_alone"],
             [len(hosts), int(pages), int(t["distinct_pages"]), int(t["pages_shared"]),
-             int(t["pages_sharing"]), saved, int(alone) * model.PAGE], a.csv)
+             int(t["pages_sharing"]), saved, int(alone) * model.PAGE], out)
 
 
 def host_table(f, a):
@@ -59,21 +59,24 @@ def host_table(f, a):
     return t.rename(columns={"key": "distinct_pages"})
 
 
-def hosts_report(f, kind, hosts, a):
+def hosts_report(f, kind, hosts, a, out):
     t = host_table(f, a)
-    w = Writer(["host", "pages", "distinct_pages", "saved_bytes"], a.csv, names=["host"])
+    w = Writer(["host", "pages", "distinct_pages", "saved_bytes"], out, names=["host"])
     w.rows([[h, int(t.at[i, "pages"]), int(t.at[i, "distinct_pages"]),
              int(t.at[i, "saved"]) * model.PAGE] for i, h in enumerate(hosts)])
     w.close()
 
 
-def pair_frame(f, kind, hosts, a):
+def pair_frame(f, kind, hosts, a, shuffled=None):
     """The pairs that share (exact from contents, candidates estimated from
-    sketches), persisted on the workers."""
+    sketches), persisted on the workers; @shuffled: the contents by digest
+    (pairs.by_digest(@f)) when the caller has them already."""
     m, z = a.max_page_sharing, a.use_zero_pages
     if kind == "sketch":
         return pairs_mod.sketch_pairs(f, len(hosts), m, z).persist()
-    return pairs_mod.exact_pairs(f, len(hosts), a.common, m, z).persist()
+    if shuffled is None:
+        shuffled = pairs_mod.by_digest(f)
+    return pairs_mod.exact_pairs(f, shuffled, len(hosts), a.common, m, z).persist()
 
 
 def by_gain(df, **_):
@@ -88,14 +91,14 @@ def each_partition(frame):
         yield frame.get_partition(i).compute()
 
 
-def pairs_report(f, kind, hosts, a):
+def pairs_report(f, kind, hosts, a, out):
     pairs = pair_frame(f, kind, hosts, a)
     ordered = pairs.assign(neg=-pairs["saved"]).sort_values(
         "neg", sort_function=by_gain).persist()
     exact = kind == "contents"
     w = Writer(["host_a", "host_b", "shared_contents", "saved_together_bytes"]
                + (["pages_a", "pages_b"] if exact else
-                  ["shared_contents_error", "saved_together_error"]), a.csv,
+                  ["shared_contents_error", "saved_together_error"]), out,
                names=["host_a", "host_b"])
     P = model.PAGE
     for part in each_partition(ordered):
@@ -105,10 +108,10 @@ def pairs_report(f, kind, hosts, a):
     w.close(None if exact else SKETCH_NOTE)
 
 
-def partners_report(f, kind, hosts, a):
+def partners_report(f, kind, hosts, a, out):
     ranked = pairs_mod.partners(pair_frame(f, kind, hosts, a), len(hosts), a.top).persist()
     w = Writer(["host", "partner", "rank", "shared_pages", "saved_bytes", "error_bytes"],
-               a.csv, names=["host", "partner"])
+               out, names=["host", "partner"])
     P = model.PAGE
     for part in each_partition(ranked):
         w.rows([[hosts[r.host], hosts[r.partner], r.rank, r.shared_pages, r.saved * P,
@@ -116,10 +119,11 @@ def partners_report(f, kind, hosts, a):
     w.close(SKETCH_NOTE if kind == "sketch" else None)
 
 
-def partner_gains(f, kind, hosts, a):
+def partner_gains(f, kind, hosts, a, shuffled=None):
     """{host: {partner: saved pages}} from each host's top partners, both
-    ways (a partner lists the host or the host lists it)."""
-    ranked = pairs_mod.partners(pair_frame(f, kind, hosts, a), len(hosts), a.top)
+    ways (a partner lists the host or the host lists it); @shuffled as for
+    pair_frame()."""
+    ranked = pairs_mod.partners(pair_frame(f, kind, hosts, a, shuffled), len(hosts), a.top)
     gain = {}
     for part in each_partition(ranked.persist()):
         for h, p, s in zip(part["host"].to_numpy(), part["partner"].to_numpy(),
