@@ -481,7 +481,7 @@ def ksmfleet_in_usr_local():
 
 
 def version_of_ksmscan():
-    with open(os.path.join(ROOT, "cli", "options.h")) as f:
+    with open(os.path.join(ROOT, "util", "version.h")) as f:
         return re.search(r'#define KSMSCAN_VERSION "([^"]*)"', f.read()).group(1)
 
 
