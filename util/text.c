@@ -78,7 +78,9 @@ static int in_ranges(uint32_t c, const uint32_t (*r)[2], size_t n)
  * is -1 for every wide character in the "C" locale a service runs in),
  * and a table must be as wide whoever prints it. Wide: the East Asian
  * Wide and Fullwidth blocks (Unicode's EastAsianWidth.txt W and F, by
- * block); none: the combining marks' blocks, drawn on the character before.
+ * block); none: the combining marks (Unicode 14's Mn and Me) of the
+ * two-byte forms, where a name of stray bytes most often lands, and of the
+ * combining blocks, drawn on the character before.
  */
 static int cp_cols(uint32_t c)
 {
@@ -91,11 +93,16 @@ static int cp_cols(uint32_t c)
 		{ 0x1f300, 0x1f64f }, { 0x1f900, 0x1f9ff }, { 0x20000, 0x2fffd },
 		{ 0x30000, 0x3fffd },
 	};
-	static const uint32_t none[][2] = {
+	static const uint32_t none[][2] = {	/* Unicode 14's Mn and Me */
 		{ 0x0300, 0x036f }, { 0x0483, 0x0489 }, { 0x0591, 0x05bd },
-		{ 0x0610, 0x061a }, { 0x064b, 0x065f }, { 0x1ab0, 0x1aff },
-		{ 0x1dc0, 0x1dff }, { 0x20d0, 0x20ff }, { 0x302a, 0x302d },
-		{ 0x3099, 0x309a }, { 0xfe00, 0xfe0f }, { 0xfe20, 0xfe2f },
+		{ 0x05bf, 0x05bf }, { 0x05c1, 0x05c2 }, { 0x05c4, 0x05c5 },
+		{ 0x05c7, 0x05c7 }, { 0x0610, 0x061a }, { 0x064b, 0x065f },
+		{ 0x0670, 0x0670 }, { 0x06d6, 0x06dc }, { 0x06df, 0x06e4 },
+		{ 0x06e7, 0x06e8 }, { 0x06ea, 0x06ed }, { 0x0711, 0x0711 },
+		{ 0x0730, 0x074a }, { 0x07a6, 0x07b0 }, { 0x07eb, 0x07f3 },
+		{ 0x07fd, 0x07fd }, { 0x1ab0, 0x1ace }, { 0x1dc0, 0x1dff },
+		{ 0x20d0, 0x20f0 }, { 0x302a, 0x302d }, { 0x3099, 0x309a },
+		{ 0xfe00, 0xfe0f }, { 0xfe20, 0xfe2f },
 	};
 
 	if (c < 0x300)
