@@ -52,12 +52,17 @@ void group_free(struct group *g);
 int groups_domains(const struct group *g, size_t n, const struct input *inputs,
 		   size_t ninputs, char *why, size_t len);
 
+/* --by=process: each process its own trust domain (the bit after the
+ * kinds of enum unit_kind). */
+#define BY_PROCESS (1u << UNIT_KINDS)
+
 /**
  * units_by_parse() - read --by's value: a comma list of unit, cgroup,
  * container, vm and process (process: the inputs' own rows, which are
- * there anyway).
+ * there anyway, and each process its own trust domain).
  * @list: the value
- * @mask: set to a bit per enum unit_kind (host/units.h) named
+ * @mask: set to a bit per enum unit_kind (host/units.h) named (unit
+ *	names user-unit too, vm user-vm), and BY_PROCESS
  * @why: on failure, what is wrong (at most @len bytes)
  * @len: size of @why
  *
@@ -74,11 +79,14 @@ typedef int unit_reader(int pid, struct proc_unit *u);
  * units_groups() - the groups of --by and --enable, appended to @groups:
  * for each kind in @by, one group per name the live inputs belong to
  * ("unit:NAME", "cgroup:PATH", "container:ID", "vm:NAME"), in name order;
+ * with BY_PROCESS one group "process:pid:N" per live input (for the trust
+ * domains: the caller passes it only then); with a kind "unit" and no
+ * input in any unit, one warning that says so;
  * then with @enable one group "enable:KIND:NAME+..." of the live inputs
  * that would be mergeable if only those units were: their processes and
  * every descendant (PR_SET_MEMORY_MERGE is inherited across fork), found
- * by walking each input's parents.
- * @by: a bit per enum unit_kind
+ * by walking each input's parents; the group's parts hold each name whole.
+ * @by: a bit per enum unit_kind, and BY_PROCESS
  * @enable: --enable's comma list of names, each "KIND:NAME" or a NAME of
  *	the --by kinds (of any kind without --by); or NULL
  * @read_unit: reads a live process's units and parent

@@ -75,6 +75,9 @@ void group_free(struct group *g)
 {
 	free(g->name);
 	free(g->inputs);
+	for (size_t i = 0; i < g->nparts; i++)
+		free(g->parts[i]);
+	free(g->parts);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -84,7 +87,7 @@ int groups_domains(const struct group *g, size_t n, const struct input *inputs,
 	if (n < 2) {
 		snprintf(why, len, "%s", "trust domains are needed: name two or "
 			 "more with --group=NAME=INPUT,... (each input in one), "
-			 "or give --by for units, cgroups, containers or VMs");
+			 "or give --by for units, cgroups, containers, VMs or processes");
 		return -1;
 	}
 	for (size_t k = 0; k < ninputs; k++) {

@@ -367,8 +367,9 @@ static const struct opt_row table[] = {
 	     "these files (a kernel image, a library)", SCAN, 0),
 	CALL("by", 0, "KIND", on_by, NULL,
 	     "live processes also counted by unit, cgroup,\n"
-	     "container or vm (comma list; process: only\n"
-	     "the processes' rows): rows KIND:NAME; the\n"
+	     "container or vm (comma list; process: the\n"
+	     "processes' rows): rows KIND:NAME (a user's\n"
+	     "user-unit:UID:NAME, user-vm:UID:NAME); the\n"
 	     "trust domains of -r exposure without --group", SCAN, 0),
 	STRING("enable", 0, "NAME,...", enable,
 	       "the saving if only these --by rows' processes\n"

@@ -97,6 +97,16 @@ static void check_outputs(const struct prefs *p)
 			    "ksmscan wrote: remove it or name another file", p->svg);
 }
 
+/* Whether a report that needs trust domains is selected. */
+static int domains_report(const struct prefs *p)
+{
+	for (size_t i = 0; i < report_count(); i++)
+		if ((p->reports & UINT64_C(1) << i) &&
+		    (report_get(i)->needs & REPORT_DOMAINS))
+			return 1;
+	return 0;
+}
+
 /* --group values, once every input is known; two groups may not share a name. */
 static void parse_groups(struct prefs *p, const struct host_facts *h)
 {
@@ -114,7 +124,7 @@ static void parse_groups(struct prefs *p, const struct host_facts *h)
 	p->cfg.ngroups = p->ngroups;
 	/* --by and --enable need the processes alive: read them now. */
 	if (!p->series_on && !p->count &&
-	    units_groups(p->by, p->enable, h->unit, p->inputs, p->ninputs, &g,
+	    units_groups(p->by & (domains_report(p) ? ~0u : ~BY_PROCESS), p->enable, h->unit, p->inputs, p->ninputs, &g,
 			 &p->cfg.ngroups, why, sizeof(why)) < 0)
 		usage_error("%s", why);
 	p->cfg.groups = g;

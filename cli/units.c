@@ -24,9 +24,16 @@ int units_by_parse(const char *list, unsigned *mask, char *why, size_t len)
 		size_t n = strcspn(p, ",");
 		int k = unit_kind_lookup(p, n);
 
+		/* A unit is the system's or a user manager's; a VM too. */
+		if (k == UNIT_UNIT)
+			*mask |= 1u << UNIT_USER_UNIT;
+		if (k == UNIT_VM)
+			*mask |= 1u << UNIT_USER_VM;
 		if (k >= 0)
 			*mask |= 1u << k;
-		else if (n && !(n == 7 && strncmp(p, "process", 7) == 0)) {
+		else if (n == 7 && strncmp(p, "process", 7) == 0)
+			*mask |= BY_PROCESS;
+		else if (n) {
 			snprintf(why, len, "--by wants unit, cgroup, container, vm "
 				 "or process, not '%.*s'", (int)(n > 60 ? 60 : n), p);
 			return -1;
@@ -54,8 +61,9 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* Append a group named "@prefix@name" of the @n inputs in @members. */
-static void add_group(struct group **groups, size_t *ng, const char *prefix,
-		      const char *name, const size_t *members, size_t n)
+static struct group *add_group(struct group **groups, size_t *ng,
+			       const char *prefix, const char *name,
+			       const size_t *members, size_t n)
 {
 	size_t len = strlen(prefix) + strlen(name) + 1;
 	struct group *g;
@@ -67,6 +75,19 @@ static void add_group(struct group **groups, size_t *ng, const char *prefix,
 	g->inputs = xcalloc(n, sizeof(*g->inputs));
 	memcpy(g->inputs, members, n * sizeof(*members));
 	g->ninputs = n;
+	g->parts = NULL;
+	g->nparts = 0;
+	return g;
+}
+
+/* --by=process for the trust domains: each live input its own group,
+ * "process:pid:N" (not its input's name, which names its own row). */
+static void process_groups(const struct input *inputs, size_t n,
+			   struct group **groups, size_t *ng)
+{
+	for (size_t k = 0; k < n; k++)
+		if (!inputs[k].path)
+			add_group(groups, ng, "process:", inputs[k].name, &k, 1);
 }
 
 /* One group per distinct name of kind @k among the inputs, in name order. */
@@ -95,6 +116,26 @@ static void groups_of_kind(enum unit_kind k, const struct proc_unit *u, size_t n
 	}
 	free(names);
 	free(members);
+}
+
+/* --by=unit with live processes none of which is in a unit (no systemd
+ * here, or a container's own cgroup namespace): no rows, so say why, once. */
+static void no_units_note(const struct input *inputs, const struct proc_unit *u,
+			  size_t n)
+{
+	size_t live = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		if (inputs[k].path)
+			continue;
+		if (u[k].name[UNIT_UNIT][0] || u[k].name[UNIT_USER_UNIT][0])
+			return;
+		live++;
+	}
+	if (live)
+		warn("--by=unit: none of the %zu %s is in a systemd unit (no "
+		     "systemd here?): no unit rows", live,
+		     live == 1 ? "process" : "processes");
 }
 
 /* One --enable name: a kind, or -1 for "any of @by's kinds", and its name. */
@@ -167,10 +208,11 @@ static int enable_group(const char *list, unsigned by, unit_reader *read_unit,
 	size_t cap = strlen(list) / 2 + 1, nw, m = 0, nl = 1;
 	struct wanted *w = xcalloc(cap, sizeof(*w));
 	size_t *members = xcalloc(n ? n : 1, sizeof(*members));
-	char *label;
+	char *label, **parts;
 	int rc = 0;
 
 	nw = enable_names(list, w, cap);
+	parts = xcalloc(nw ? nw : 1, sizeof(*parts));
 	for (size_t k = 0; k < n; k++)
 		if (!inputs[k].path && enabled(&inputs[k], &u[k], w, nw, by, read_unit))
 			members[m++] = k;
@@ -183,11 +225,15 @@ static int enable_group(const char *list, unsigned by, unit_reader *read_unit,
 				 "'%.*s'", (int)(w[i].len > 60 ? 60 : w[i].len), w[i].name);
 			rc = -1;
 		}
-		/* Canonical names: the kind says which settings apply. */
-		snprintf(label + strlen(label), nl - strlen(label), "%s%s:%.*s",
-			 i ? "+" : "", unit_kind_name(w[i].kind >= 0 ? w[i].kind :
-						   w[i].found ? w[i].found - 1 : 0),
+		/* Canonical names: the kind says which settings apply. The
+		 * label is for people; the names go apart, whole, in parts. */
+		parts[i] = xmalloc(w[i].len + 16);
+		snprintf(parts[i], w[i].len + 16, "%s:%.*s",
+			 unit_kind_name(w[i].kind >= 0 ? w[i].kind :
+					w[i].found ? w[i].found - 1 : 0),
 			 (int)w[i].len, w[i].name);
+		snprintf(label + strlen(label), nl - strlen(label), "%s%s",
+			 i ? "+" : "", parts[i]);
 	}
 	if (rc == 0 && !nw) {
 		snprintf(why, len, "%s", "--enable wants a unit's name");
@@ -197,8 +243,16 @@ static int enable_group(const char *list, unsigned by, unit_reader *read_unit,
 			 "below it", label);
 		rc = -1;
 	}
-	if (rc == 0)
-		add_group(groups, ng, "enable:", label, members, m);
+	if (rc == 0) {
+		struct group *g = add_group(groups, ng, "enable:", label, members, m);
+
+		g->parts = parts;
+		g->nparts = nw;
+	} else {
+		for (size_t i = 0; i < nw; i++)
+			free(parts[i]);
+		free(parts);
+	}
 	free(label);
 	free(members);
 	free(w);
@@ -218,6 +272,11 @@ int units_groups(unsigned by, const char *enable, unit_reader *read_unit,
 	for (int k = 0; k < UNIT_KINDS; k++)
 		if (by >> k & 1)
 			groups_of_kind((enum unit_kind)k, u, ninputs, groups, n);
+	if (by & BY_PROCESS)
+		process_groups(inputs, ninputs, groups, n);
+	if (by >> UNIT_UNIT & 1)
+		no_units_note(inputs, u, ninputs);
+	by &= ~BY_PROCESS;
 	if (enable)
 		rc = enable_group(enable, by ? by : (1u << UNIT_KINDS) - 1,
 				  read_unit, inputs, u, ninputs, groups, n, why, len);

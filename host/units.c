@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "host.h"
@@ -17,6 +18,7 @@
 static const char *const kind_names[UNIT_KINDS] = {
 	[UNIT_CGROUP] = "cgroup", [UNIT_UNIT] = "unit",
 	[UNIT_CONTAINER] = "container", [UNIT_VM] = "vm",
+	[UNIT_USER_UNIT] = "user-unit", [UNIT_USER_VM] = "user-vm",
 };
 
 const char *unit_kind_name(enum unit_kind k)
@@ -36,6 +38,16 @@ int unit_kind_lookup(const char *name, size_t len)
 static void set_name(char *dst, const char *s, size_t len)
 {
 	snprintf(dst, 256, "%.*s", (int)(len > 255 ? 255 : len), s);
+}
+
+/* "UID:" then @len bytes of @s into @dst (256 bytes), cut if longer: the
+ * name of a user's unit or VM (a uid holds no ':'). */
+static void set_user_name(char *dst, const char *uid, const char *s, size_t len)
+{
+	char name[256];
+
+	set_name(name, s, len);
+	snprintf(dst, 256, "%s:%.*s", uid, (int)(254 - strlen(uid)), name);
 }
 
 /* Whether @s (@len bytes) ends with @suffix. */
@@ -144,11 +156,40 @@ static int libvirt_domain(const char *c, size_t len, char *out)
 	return 1;
 }
 
-/* The names in one cgroup path: the innermost of each kind wins. */
+/* A user manager's unit, "user@UID.service": the UID into @uid (16 bytes);
+ * 0 if @c is not one. */
+static int user_manager(const char *c, size_t len, char *uid)
+{
+	size_t n = len - strlen("user@.service");
+
+	if (len <= strlen("user@.service") || strncmp(c, "user@", 5) != 0 ||
+	    !ends_with(c, len, ".service") || n > 10 ||
+	    strspn(c + 5, "0123456789") < n)
+		return 0;
+	memcpy(uid, c + 5, n);
+	uid[n] = '\0';
+	return 1;
+}
+
+/* The unit of one path component @c (@len bytes): the system's, or below
+ * user@UID.service (@uid not empty) the user manager's. */
+static void set_unit(struct proc_unit *u, const char *uid, const char *c,
+		     size_t len)
+{
+	if (*uid)
+		set_user_name(u->name[UNIT_USER_UNIT], uid, c, len);
+	else
+		set_name(u->name[UNIT_UNIT], c, len);
+}
+
+/* The names in one cgroup path: the innermost of each kind wins. Below a
+ * user manager, the units and libvirt scopes are the user's: a user may
+ * name what is delegated to it as it likes. */
 static void units_of_path(const char *path, size_t plen, struct proc_unit *u)
 {
 	const char *slice = NULL, *id;
 	size_t slice_len = 0;
+	char uid[16] = "", vm[256];
 
 	set_name(u->name[UNIT_CGROUP], path, plen);
 	for (const char *c = path, *end = path + plen; c < end; ) {
@@ -156,9 +197,12 @@ static void units_of_path(const char *path, size_t plen, struct proc_unit *u)
 
 		if (len > (size_t)(end - c))
 			len = (size_t)(end - c);
-		if (ends_with(c, len, ".service") || ends_with(c, len, ".scope"))
+		if (!*uid && user_manager(c, len, uid)) {
 			set_name(u->name[UNIT_UNIT], c, len);
-		else if (ends_with(c, len, ".slice")) {
+			slice = NULL;
+		} else if (ends_with(c, len, ".service") || ends_with(c, len, ".scope")) {
+			set_unit(u, uid, c, len);
+		} else if (ends_with(c, len, ".slice")) {
 			slice = c;
 			slice_len = len;
 		}
@@ -167,11 +211,18 @@ static void units_of_path(const char *path, size_t plen, struct proc_unit *u)
 		else if (!u->name[UNIT_CONTAINER][0] ||
 			 strncmp(u->name[UNIT_CONTAINER], "pod", 3) == 0)
 			pod_uid(c, len, u->name[UNIT_CONTAINER]);
-		libvirt_domain(c, len, u->name[UNIT_VM]);
+		if (libvirt_domain(c, len, vm)) {
+			if (*uid)
+				set_user_name(u->name[UNIT_USER_VM], uid, vm, strlen(vm));
+			else
+				set_name(u->name[UNIT_VM], vm, strlen(vm));
+		}
 		c += len + 1;
 	}
-	if (!u->name[UNIT_UNIT][0] && slice)
-		set_name(u->name[UNIT_UNIT], slice, slice_len);
+	if (*uid && (u->name[UNIT_USER_UNIT][0] || slice))
+		u->name[UNIT_UNIT][0] = '\0';	/* in the user's unit only */
+	if (!u->name[UNIT_UNIT][0] && !u->name[UNIT_USER_UNIT][0] && slice)
+		set_unit(u, uid, slice, slice_len);
 }
 
 /* Whether a v1 line's controller list (@len bytes) holds @want. */
@@ -251,17 +302,23 @@ static void qemu_name(const char *v, char *out)
 	}
 }
 
+/* Whether a program's path names a virtual machine monitor. */
+static int vmm_program(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return strncmp(base, "qemu", 4) == 0 ||
+	       strncmp(base, "cloud-hypervisor", 16) == 0 ||
+	       strncmp(base, "firecracker", 11) == 0 || strncmp(base, "crosvm", 6) == 0;
+}
+
 void unit_parse_cmdline(const char *args, size_t len, struct proc_unit *u)
 {
-	const char *end = args + len, *prog = args, *base;
+	const char *end = args + len;
 
 	/* Every argument ends with a NUL before @end, or none is read. */
-	if (!len || args[len - 1] != '\0')
-		return;
-	base = strrchr(prog, '/');
-	base = base ? base + 1 : prog;
-	if (strncmp(base, "qemu", 4) != 0 && strncmp(base, "cloud-hypervisor", 16) != 0 &&
-	    strncmp(base, "firecracker", 11) != 0 && strncmp(base, "crosvm", 6) != 0)
+	if (!len || args[len - 1] != '\0' || !vmm_program(args))
 		return;
 	u->vmm = 1;
 	for (const char *a = args; a < end; a += strlen(a) + 1) {
@@ -289,9 +346,71 @@ static long read_proc(int pid, const char *what, char *buf, size_t cap)
 	return (long)n;
 }
 
+int unit_trusted_exe(int pid)
+{
+	char path[4096], target[4096];
+	struct stat st;
+	ssize_t n;
+
+	host_path(path, sizeof(path), "/proc/%d/exe", pid);
+	/* stat() follows the link to the binary itself, in whatever mount
+	 * namespace it lives; its name comes from the link. */
+	if (!path[0] || stat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
+	    (n = readlink(path, target, sizeof(target) - 1)) <= 0)
+		return 0;
+	target[n] = '\0';
+	if (ends_with(target, (size_t)n, " (deleted)"))
+		target[n - strlen(" (deleted)")] = '\0';
+	return vmm_program(target);
+}
+
+/* The real uid of process @pid as text ("?" if unreadable), 16 bytes. */
+static void process_uid(int pid, char *uid)
+{
+	char line[256];
+	unsigned v;
+	FILE *f = host_fopen("/proc/%d/status", pid);
+
+	snprintf(uid, 16, "?");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u", &v) == 1) {
+			snprintf(uid, 16, "%u", v);
+			break;
+		}
+	if (f)
+		fclose(f);
+}
+
+/*
+ * The VM name of a command line (@u's vm, set by unit_parse_cmdline()) is
+ * the system's only from a VMM binary of the system run by the system's
+ * manager: a libvirt scope (@cg_vm) or a system unit outside user.slice.
+ * Else it is a user-vm's, and the cgroup's name (@cg_vm) stays the vm's.
+ */
+static void vm_trust(int pid, struct proc_unit *u, const char *cg_vm)
+{
+	int by_system = *cg_vm || (u->name[UNIT_UNIT][0] &&
+		!u->name[UNIT_USER_UNIT][0] &&
+		strncmp(u->name[UNIT_CGROUP], "/user.slice", 11) != 0);
+	char uid[16];
+
+	if (!u->name[UNIT_VM][0]) {
+		set_name(u->name[UNIT_VM], cg_vm, strlen(cg_vm));
+		return;
+	}
+	if (by_system && unit_trusted_exe(pid))
+		return;
+	process_uid(pid, uid);
+	set_user_name(u->name[UNIT_USER_VM], uid, u->name[UNIT_VM],
+		      strlen(u->name[UNIT_VM]));
+	set_name(u->name[UNIT_VM], cg_vm, strlen(cg_vm));
+}
+
 int unit_read(int pid, struct proc_unit *u)
 {
 	static char buf[65536];
+	char cg_vm[256];
 	const char *p;
 	long n;
 
@@ -299,11 +418,14 @@ int unit_read(int pid, struct proc_unit *u)
 	if (read_proc(pid, "cgroup", buf, sizeof(buf)) < 0)
 		return -1;
 	unit_parse_cgroup(buf, u);
+	memcpy(cg_vm, u->name[UNIT_VM], sizeof(cg_vm));
+	u->name[UNIT_VM][0] = '\0';
 	n = read_proc(pid, "cmdline", buf, sizeof(buf));
 	if (n > 0) {
 		buf[n - 1] = '\0';	/* a cut last argument ends too */
 		unit_parse_cmdline(buf, (size_t)n, u);
 	}
+	vm_trust(pid, u, cg_vm);
 	/* The parent from /proc/PID/stat: the name in parentheses may hold
 	 * anything, so the fields start after its last ')'. */
 	if (read_proc(pid, "stat", buf, 1024) > 0 && (p = strrchr(buf, ')')))

@@ -20,6 +20,10 @@ struct group {
 	char *name;		/* as reported: "group:NAME" */
 	size_t *inputs;		/* its inputs' numbers, ascending, each once */
 	size_t ninputs;
+	char **parts;		/* --enable's: each name it was given, "KIND:NAME",
+				 * kept apart, since a name may hold any
+				 * separator; NULL for other groups */
+	size_t nparts;
 };
 
 /**

@@ -16,7 +16,7 @@ U+FFFD per byte in JSON).
 Shell lines: the `systemctl set-property` line that `--enable` prints for a
 unit, whose cgroup is made here (root, cgroup2) with a hostile name, is run
 through sh with systemctl shadowed by a script that records its arguments:
-it must receive the exact name (libvirt's machine-qemu\\x2d1\\x2dvm.scope,
+it must receive `set-property -- NAME MemoryKSM=yes`, the exact name (libvirt's machine-qemu\\x2d1\\x2dvm.scope,
 $(...), backquotes, quotes, spaces, bytes that are not UTF-8).
 
 And the test helpers read /proc as bytes: with a process named by bytes that
@@ -388,7 +388,7 @@ def enable_lines_pass_the_exact_name():
             lines = [l for l in out.split("\n") if l.lstrip().startswith("systemctl ")]
             eq(len(lines), 1, "%s: one systemctl line" % what)
             calls = shadowed_sh(("\n".join(lines) + "\n").encode(), bindir, record)
-            eq(calls, [[b"set-property", name, b"MemoryKSM=yes"]],
+            eq(calls, [[b"set-property", b"--", name, b"MemoryKSM=yes"]],
                "%s: systemctl receives the exact name" % what)
             check(not os.path.exists(os.path.join(bindir, "PWNED")) and
                   not os.path.exists(os.path.join(bindir, "PWNED2")),

@@ -39,8 +39,50 @@ static void cgroup_case(const char *what, const char *text, const char *cg,
 	unit_parse_cgroup(text, &u);
 	for (int k = 0; k < UNIT_KINDS; k++) {
 		snprintf(w, sizeof(w), "%s: %s", what, unit_kind_name(k));
-		eq(u.name[k], exp[k], w);
+		eq(u.name[k], exp[k] ? exp[k] : "", w);	/* the user's: none */
 	}
+}
+
+/* One cgroup file below a user manager: its system unit, the user's unit
+ * ("UID:NAME") and the user's VM. */
+static void user_case(const char *what, const char *text, const char *unit,
+		      const char *user_unit, const char *user_vm)
+{
+	struct proc_unit u;
+	char w[128];
+
+	memset(&u, 0x55, sizeof(u));
+	unit_parse_cgroup(text, &u);
+	snprintf(w, sizeof(w), "%s: unit", what);
+	eq(u.name[UNIT_UNIT], unit, w);
+	snprintf(w, sizeof(w), "%s: user-unit", what);
+	eq(u.name[UNIT_USER_UNIT], user_unit, w);
+	snprintf(w, sizeof(w), "%s: vm", what);
+	eq(u.name[UNIT_VM], "", w);
+	snprintf(w, sizeof(w), "%s: user-vm", what);
+	eq(u.name[UNIT_USER_VM], user_vm, w);
+}
+
+/* A user manager's units are the user's, whatever they are called. */
+static void user_managers(void)
+{
+	user_case("user service", "0::/user.slice/user-1000.slice/user@1000.service/"
+		  "app.slice/sshd.service\n", "", "1000:sshd.service", "");
+	user_case("user manager itself", "0::/user.slice/user-1000.slice/"
+		  "user@1000.service/init.scope\n", "", "1000:init.scope", "");
+	user_case("user slice only", "0::/user.slice/user-1000.slice/"
+		  "user@1000.service/app.slice\n", "", "1000:app.slice", "");
+	user_case("the manager's cgroup", "0::/user.slice/user-1000.slice/"
+		  "user@1000.service\n", "user@1000.service", "", "");
+	user_case("session scope is the system's", "0::/user.slice/user-1000.slice/"
+		  "session-4.scope\n", "session-4.scope", "", "");
+	user_case("a libvirt scope a user made", "0::/user.slice/user-1000.slice/"
+		  "user@1000.service/machine-qemu\\x2d1\\x2dprod\\x2ddb.scope\n", "",
+		  "1000:machine-qemu\\x2d1\\x2dprod\\x2ddb.scope", "1000:prod-db");
+	user_case("not a uid", "0::/system.slice/user@x.service/a.service\n",
+		  "a.service", "", "");
+	user_case("a second user@ inside", "0::/user.slice/user@1000.service/"
+		  "user@0.service/b.service\n", "", "1000:b.service", "");
 }
 
 static void cmdline_case(const char *what, const char *args, size_t len,
@@ -145,6 +187,7 @@ static void cmdlines(void)
 int main(void)
 {
 	cgroups();
+	user_managers();
 	cmdlines();
 	printf("%lu passed, %lu failed\n", passed, failed);
 	return failed != 0;

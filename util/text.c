@@ -227,11 +227,11 @@ static size_t text_prefix(const char *s, int cols)
 	return (size_t)(p - s);
 }
 
-/* A row's kind before its name ("cgroup:", "unit:", "enable:"): its bytes,
- * or 0. */
+/* A row's kind before its name ("cgroup:", "unit:", "user-unit:",
+ * "enable:"): its bytes, or 0. */
 static size_t text_kind(const char *s)
 {
-	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz_");
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz_-");
 
 	return n && s[n] == ':' ? n + 1 : 0;
 }

@@ -172,56 +172,96 @@ static void host(const struct writer *w, const struct scope_copy *rows,
 	w->note(w, t);
 }
 
-/* How to turn KSM on for one --enable name "KIND:NAME" (@len bytes). */
-static void enable_how(const struct writer *w, const char *name, size_t len)
+/* Append @word to @cmd (grown with xreallocarray), quoted for sh, after a
+ * space unless it is the first. */
+static void put_word(char **cmd, size_t *len, const char *word)
 {
-	char t[600], *n = xmalloc(len + 1), *colon;
-	const char *v;
+	size_t q = shell_quote(word, NULL, 0), at = *len;
 
-	memcpy(n, name, len);
-	n[len] = '\0';
-	colon = strchr(n, ':');
-	v = colon ? colon + 1 : n;
-	if (colon)
-		*colon = '\0';
-	if (colon && strcmp(n, "unit") == 0) {
-		size_t q = shell_quote(v, NULL, 0);
-		char *cmd = xmalloc(q + 64);
+	*cmd = xreallocarray(*cmd, at + q + 2, 1);
+	if (at)
+		(*cmd)[at++] = ' ';
+	shell_quote(word, *cmd + at, q + 1);
+	*len = at + q;
+}
 
-		snprintf(cmd, q + 64, NOTE_SHELL "systemctl set-property ");
-		shell_quote(v, cmd + strlen(cmd), q + 1);
-		strcat(cmd, " MemoryKSM=yes");
-		w->note(w, cmd);
-		free(cmd);
-		snprintf(t, sizeof(t), "  (or a drop-in, /etc/systemd/system/%s.d/"
-			 "ksm.conf: [Service] or [Scope] MemoryKSM=yes; systemd >= "
-			 "254, for services >= 256)", v);
-	} else if (colon && strcmp(n, "vm") == 0) {
+/* The command that sets MemoryKSM=yes on @unit: the system manager's, or
+ * with @uid the user manager of that uid (systemctl --user -M UID@). Every
+ * word quoted, "--" before the name, so that no name reads as an option. */
+static void set_property(const struct writer *w, const char *uid,
+			 const char *unit)
+{
+	char *cmd = xstrdup(NOTE_SHELL "systemctl");
+	size_t len = strlen(cmd);
+	char at[32];
+
+	if (uid) {
+		snprintf(at, sizeof(at), "%s@", uid);
+		put_word(&cmd, &len, "--user");
+		put_word(&cmd, &len, "-M");
+		put_word(&cmd, &len, at);
+	}
+	put_word(&cmd, &len, "set-property");
+	put_word(&cmd, &len, "--");
+	put_word(&cmd, &len, unit);
+	put_word(&cmd, &len, "MemoryKSM=yes");
+	w->note(w, cmd);
+	free(cmd);
+}
+
+/* How to turn KSM on for one --enable name, "KIND:NAME" whole (the kind
+ * holds no ':'; a user's "UID:NAME" no ':' before its name either). */
+static void enable_how(const struct writer *w, const char *part)
+{
+	char t[640], kind[16];
+	const char *v = strchr(part, ':'), *name;
+	char uid[16] = "";
+
+	snprintf(kind, sizeof(kind), "%.*s", v ? (int)(v - part) : 0, part);
+	v = v ? v + 1 : part;
+	name = v;
+	if ((strcmp(kind, "user-unit") == 0 || strcmp(kind, "user-vm") == 0) &&
+	    strchr(v, ':')) {
+		snprintf(uid, sizeof(uid), "%.*s", (int)(strchr(v, ':') - v), v);
+		name = strchr(v, ':') + 1;
+	}
+	if (strcmp(kind, "unit") == 0 || strcmp(kind, "user-unit") == 0) {
+		set_property(w, *uid ? uid : NULL, name);
+		if (*uid)
+			snprintf(t, sizeof(t), "  (or a drop-in of that user's, "
+				 "~/.config/systemd/user/%s.d/ksm.conf: [Service] or "
+				 "[Scope] MemoryKSM=yes; a unit of uid %s's own manager, "
+				 "not the system's)", name, uid);
+		else
+			snprintf(t, sizeof(t), "  (or a drop-in, /etc/systemd/system/"
+				 "%s.d/ksm.conf: [Service] or [Scope] MemoryKSM=yes; "
+				 "systemd >= 254, for services >= 256)", name);
+	} else if (strcmp(kind, "vm") == 0) {
 		snprintf(t, sizeof(t), "  vm %s: QEMU marks guest RAM mergeable "
 			 "unless -machine mem-merge=off; in libvirt remove "
 			 "<memoryBacking><nosharepages/> from the domain; guest RAM "
 			 "must be private (no memory-backend share=on, no memfd)", v);
+	} else if (strcmp(kind, "user-vm") == 0) {
+		snprintf(t, sizeof(t), "  user-vm %s: a VM of uid %s's, not "
+			 "started by the system's manager (libvirt, a system unit): "
+			 "its owner starts it without -machine mem-merge=off, with "
+			 "private guest RAM", name, uid);
 	} else {
-		snprintf(t, sizeof(t), "  %.*s: start its processes under "
+		snprintf(t, sizeof(t), "  %s: start its processes under "
 			 "prctl(PR_SET_MEMORY_MERGE, 1) (systemd-run -p MemoryKSM=yes, "
-			 "or its unit's MemoryKSM=yes): children inherit it",
-			 (int)len, name);
+			 "or its unit's MemoryKSM=yes): children inherit it", part);
 	}
 	w->note(w, t);
-	free(n);
 }
 
-/* The length of the first name of an --enable row's "KIND:NAME+KIND:NAME":
- * a '+' ends it only before another kind's name (a cgroup's may hold one). */
-static size_t enable_name_len(const char *p)
+/* --enable's group in the run's groups (its names kept apart), or NULL. */
+static const struct group *enable_group_of(const struct scan_config *cfg,
+					   const char *name)
 {
-	for (const char *q = strchr(p, '+'); q; q = strchr(q + 1, '+')) {
-		size_t kl = strcspn(q + 1, ":+");
-
-		if (q[1 + kl] == ':' && unit_kind_lookup(q + 1, kl) >= 0)
-			return (size_t)(q - p);
-	}
-	return strlen(p);
+	for (size_t g = 0; g < cfg->ngroups; g++)
+		if (cfg->groups[g].parts && strcmp(cfg->groups[g].name, name) == 0)
+			return &cfg->groups[g];
+	return NULL;
 }
 
 /*
@@ -249,8 +289,8 @@ static void group_sharing(const struct writer *w, const struct scope_copy *rows,
  * --enable's row: its saving against every process mergeable ("*") and
  * against what the kernel merges now, and how to apply it.
  */
-static void enable_notes(const struct writer *w, const struct scope_copy *rows,
-			 size_t n, size_t ninputs)
+static void enable_notes(const struct writer *w, const struct scan_config *cfg,
+			 const struct scope_copy *rows, size_t n, size_t ninputs)
 {
 	const struct scope_copy *all = &rows[ninputs > 1 ? ninputs : 0];
 	uint64_t merging = 0;
@@ -259,7 +299,8 @@ static void enable_notes(const struct writer *w, const struct scope_copy *rows,
 	for (size_t i = 0; i < ninputs; i++)
 		merging += rows[i].proc.ksm_merging_pages;
 	for (size_t i = 0; i < n; i++) {
-		const char *name = rows[i].name, *p;
+		const char *name = rows[i].name;
+		const struct group *g;
 
 		if (!rows[i].group || strncmp(name, "enable:", 7) != 0)
 			continue;
@@ -274,12 +315,9 @@ static void enable_notes(const struct writer *w, const struct scope_copy *rows,
 			 human_bytes(all->f.saved_bytes, b, sizeof(b)),
 			 human_bytes(merging * PAGE_BYTES, c, sizeof(c)));
 		w->note(w, t);
-		for (p = name + 7; *p; ) {
-			size_t len = enable_name_len(p);
-
-			enable_how(w, p, len);
-			p += len + (p[len] == '+');
-		}
+		if ((g = enable_group_of(cfg, name)))
+			for (size_t k = 0; k < g->nparts; k++)
+				enable_how(w, g->parts[k]);
 	}
 }
 
@@ -389,7 +427,7 @@ void summary_sentences(const struct report_setup *rs,
 	if (nin < n)
 		group_sharing(w, rows, n);
 	if (any_process(cfg) && !(n && rows[0].nsnaps))
-		enable_notes(w, rows, n, nin);
+		enable_notes(w, cfg, rows, n, nin);
 	w->note(w, "KSM merges only memory that is marked MADV_MERGEABLE, or all of "
 		"a process after prctl(PR_SET_MEMORY_MERGE): these savings are "
 		"upper bounds. -l shows every figure.");
