@@ -70,6 +70,24 @@ static void range_error(const struct opt_row *r, const char *arg)
 	usage_error("--%s wants %.0f to %.0f, not '%s'", r->name, r->lo, r->hi, arg);
 }
 
+/* A simple row's whole number: a size, a count, or for a row whose value
+ * is a percent ("P", --advisor-max-cpu) a count with an optional '%'. */
+static int read_whole(const struct opt_row *r, const char *arg, uint64_t *u)
+{
+	char digits[32];
+	size_t len = strlen(arg);
+
+	if (r->kind == OK_SIZE)
+		return parse_size(arg, u);
+	if (r->arg && strcmp(r->arg, "P") == 0 && len > 1 &&
+	    len < sizeof(digits) && arg[len - 1] == '%') {
+		memcpy(digits, arg, len - 1);
+		digits[len - 1] = '\0';
+		return parse_u64(digits, u);
+	}
+	return parse_u64(arg, u);
+}
+
 /* Store @v in the row's field, of its type. */
 static void store(struct prefs *p, const struct opt_row *r, double v,
 		  uint64_t u, const char *s)
@@ -101,7 +119,7 @@ static void apply(struct prefs *p, const struct opt_row *r, const char *arg)
 		break;
 	case OK_COUNT:
 	case OK_SIZE:
-		if ((r->kind == OK_COUNT ? parse_u64(arg, &u) : parse_size(arg, &u)) < 0 ||
+		if (read_whole(r, arg, &u) < 0 ||
 		    (double)u < r->lo || (double)u > r->hi)
 			range_error(r, arg);
 		store(p, r, (double)u, u, NULL);

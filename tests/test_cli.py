@@ -261,7 +261,9 @@ def one_grammar_for_numbers():
                 ["--series", snap, snap, "--policy=advisor", "--scans=2",
                  "--advisor-target-scan-time=1000h"],
                 ["--series", snap, snap, "--scans=2", "--write-rate=.5%"],
-                ["--range=0x1000-0x3000", img], ["--top=007", img]]
+                ["--range=0x1000-0x3000", img], ["--top=007", img],
+                ["--series", snap, snap, "--policy=advisor", "--scans=2",
+                 "--advisor-max-cpu=70%"]]
     for args in accepted:
         r = run(args)
         eq(r.rc, 0, "%s is accepted (%s)" % (" ".join(a for a in args if a.startswith("--")
@@ -273,6 +275,7 @@ def one_grammar_for_numbers():
                                      ".G", ".", "5..5G", "5Gi", "-0", "inf", "nan")]
     refused += [("max-cpu", b) for b in ("0x5", "5e0", "+5", " 5", "5 %", "5%%",
                                          "-5", "0X5", "inf")]
+    refused += [("advisor-max-cpu", b) for b in ("70.5", "0x46", "70%%", "%", "101%")]
     refused += [("tolerance", b) for b in ("0x5", "1e1", "+5", "5.5.5")]
     refused += [("write-rate", b) for b in ("1e-2", "0x1", "2.%%", "+0.1")]
     refused += [("top", b) for b in ("0x5", "1K", "5.0", "+5", "5 ", "1e1")]
