@@ -16,6 +16,20 @@
  */
 
 /**
+ * names_closest() - the name of the @n candidates that @name is likely a
+ * typo of (an edit distance of at most 2, and less than half its length),
+ * as -r, -a, -c and the options' names guess.
+ * @name: the name typed
+ * @len: its length
+ * @candidate: the candidates' names, by index
+ * @n: how many
+ *
+ * Return: the closest candidate, or NULL.
+ */
+const char *names_closest(const char *name, size_t len,
+			  const char *(*candidate)(size_t), size_t n);
+
+/**
  * group_parse() - read one --group value.
  * @spec: "NAME=INPUT[,INPUT...]", each INPUT an input's name as reported
  *	(a path as given, "-", or "pid:N"); an input named twice in the run

@@ -44,12 +44,8 @@ static const char *quoted(const char *name, size_t len)
 	return buf;
 }
 
-/*
- * The name of the @n candidates that @name is likely a typo of (an edit
- * distance of at most 2, and less than half its length), or NULL.
- */
-static const char *closest(const char *name, size_t len,
-			   const char *(*candidate)(size_t), size_t n)
+const char *names_closest(const char *name, size_t len,
+			  const char *(*candidate)(size_t), size_t n)
 {
 	const char *best = NULL;
 	size_t least = len < 6 ? len / 2 + 1 : 3;
@@ -65,7 +61,7 @@ static const char *closest(const char *name, size_t len,
 	return best;
 }
 
-/* Candidates for closest(), one per table. */
+/* Candidates for names_closest(), one per table. */
 static const char *algo_at(size_t i) { return hash_get(i)->name; }
 static const char *report_at(size_t i) { return report_get(i)->name; }
 static const char *compressor_at(size_t i) { return compress_get(i)->name; }
@@ -74,7 +70,7 @@ static const char *compressor_at(size_t i) { return compress_get(i)->name; }
 static void unknown(const char *what, const char *name, size_t len,
 		    const char *(*candidate)(size_t), size_t n, const char *hint)
 {
-	const char *guess = closest(name, len, candidate, n);
+	const char *guess = names_closest(name, len, candidate, n);
 
 	usage_error("unknown %s '%s'%s%s%s%s", what, quoted(name, len),
 		    guess ? " (did you mean '" : "", guess ? guess : "",

@@ -29,6 +29,9 @@
 #define COUNT_MAX 100000
 #define TOLERANCE_PAGES_MAX 1000000000000ULL	/* 4 PiB of 4 KiB pages */
 #define HZ_MAX 10000
+/* Limit of --host-memory and --host-used: 4 PiB, all that a 52-bit
+ * physical address (x86-64's and arm64's widest) can reach. */
+#define HOST_BYTES_MAX 4503599627370496.0
 /* ksmd's time per page it visits, without --page-cost: its CPU time
  * (/proc/PID/schedstat) per page scanned, measured with Linux 6.18 on a
  * 2-CPU virtual machine: 2.2 us on static memory, 2.9 us on memory being
@@ -63,17 +66,14 @@ void prefs_add_input(struct prefs *p, struct input in)
  * it is not one. */
 static double share(const char *arg, double most, int zero)
 {
-	char *end;
 	double v;
+	int sign;
 
-	errno = 0;
-	v = strtod(arg, &end);
-	if (end != arg && strcmp(end, "%") == 0)
-		v /= 100;
-	else if (end == arg || *end)
+	if (parse_percent(arg, &v, &sign) < 0)
 		return -1;
-	if (errno || !(v > 0 || (zero && v == 0)) || !(v <= most) ||
-	    strchr("+- \t", *arg))
+	if (sign)
+		v /= 100;
+	if (!(v > 0 || (zero && v == 0)) || !(v <= most))
 		return -1;
 	return v;
 }
@@ -217,8 +217,8 @@ static void on_target(struct prefs *p, const struct opt_row *r, const char *arg)
 		a->fraction = share(frac, 1, 0);
 	}
 	if (!at || (size_t)(at - arg) >= sizeof(frac) || a->fraction < 0 ||
-	    parse_duration(at + 1, &a->seconds) < 0 || !(a->seconds > 0) ||
-	    a->seconds > 1e8)
+	    parse_duration(at + 1, &a->seconds) < 0 ||
+	    !(a->seconds >= DURATION_MIN))
 		usage_error("--%s wants %s, not '%s'", r->name, r->wants, arg);
 }
 
@@ -378,7 +378,7 @@ static const struct opt_row table[] = {
 	     "the inputs are snapshots of one memory, oldest\n"
 	     "first: replay KSM's scanner over them", 0),
 	VALUE("interval", 0, "D", OK_DURATION, OF_DOUBLE, series.interval,
-	      0.001, 3600000, "a duration from 1ms to 1000h, such as 60s, 0.5s or 2m",
+	      DURATION_MIN, DURATION_MAX, "a duration from 1ms to 1000h, such as 60s, 0.5s or 2m",
 	      "between snapshots: seconds, or with s, ms, m, h\n(default 60s)",
 	      FORM_SERIES, 1),
 	VALUE("count", 0, "N", OK_COUNT, OF_SIZE_T, count, 2, COUNT_MAX, NULL,
@@ -417,14 +417,15 @@ static const struct opt_row table[] = {
 	     "kubevirt (KubeVirt's KSM handler); a comma\n"
 	     "list compares them (-r policies)", KSMD, 1),
 	{ "host-memory", 0, "SIZE", OK_SIZE, OF_U64, AT(host_memory), 1,
-	  18446744073709551615.0, on_host_size, "a size such as 64G or 1.8T",
+	  HOST_BYTES_MAX, on_host_size, "a size from 1 to 4096T, such as 64G or 1.8T",
 	  "ksmtuned's and kubevirt's host: its memory\n(live: MemTotal)", KSMD, 1 },
 	{ "host-used", 0, "SIZE", OK_SIZE, OF_U64, AT(host_used), 0,
-	  18446744073709551615.0, on_host_size, "a size such as 48G or 1.5T",
+	  HOST_BYTES_MAX, on_host_size, "a size up to 4096T, such as 48G or 1.5T",
 	  "and what is used before KSM (live: MemTotal\n"
 	  "less MemFree, Buffers and Cached)", KSMD, 1 },
 	CALL("target", 0, "F@D", on_target,
-	     "a share of the saving and a time, such as 90%@1h",
+	     "a share of the saving and a time from 1ms to 1000h, "
+	     "such as 90%@1h",
 	     "-r advise: a share of the saving by a time,\nsuch as 90%@1h", KSMD, 1),
 	{ "max-cpu", 0, "P", OK_HANDLER, OF_INT, 0, 1, 100, on_max_cpu,
 	  "a percent of a CPU above 0, such as 5 or 5%",
@@ -457,7 +458,8 @@ static const struct opt_row table[] = {
 	       "the name of standard input in reports ('-')", SCAN),
 	STRING("svg", 0, "FILE", svg,
 	       "also a picture: histograms and address maps", SCAN | KSMD),
-	CALL("quiet", 'q', NULL, on_quiet, NULL, "no warnings",
+	CALL("quiet", 'q', NULL, on_quiet, NULL,
+	     "no warnings, but that processes could not be read",
 	     SCAN | KSMD | FORM_CHECK, 0),
 	FLAG("help", 'h', help, 1, "this help", SCAN),
 	CALL("version", 'V', NULL, on_version, NULL, "version", SCAN, 0),

@@ -14,6 +14,7 @@
 #include "../report/report.h"
 #include "../report/write/writer.h"
 #include "../util/util.h"
+#include "cli.h"
 #include "optable.h"
 #include "options.h"
 #include "usage.h"
@@ -39,12 +40,52 @@ static const char *typed_option(char **argv)
 	return arg ? arg : "?";
 }
 
+/* An option's long name, by row: names_closest()'s candidates. */
+static const char *option_at(size_t i)
+{
+	size_t n;
+
+	return opt_table(&n)[i].name;
+}
+
+/* An unknown option, with the long option it is likely a typo of. */
+static void unknown_option(char **argv)
+{
+	const char *typed = typed_option(argv), *guess = NULL;
+	size_t n;
+
+	opt_table(&n);
+	if (strncmp(typed, "--", 2) == 0)
+		guess = names_closest(typed + 2, strcspn(typed + 2, "="), option_at, n);
+	usage_error("unknown option '%s'%s%s%s", typed,
+		    guess ? " (did you mean '--" : "", guess ? guess : "",
+		    guess ? "'?)" : "");
+}
+
 /* A range error of a simple option. */
 static void range_error(const struct opt_row *r, const char *arg)
 {
 	if (r->wants)
 		usage_error("--%s wants %s, not '%s'", r->name, r->wants, arg);
 	usage_error("--%s wants %.0f to %.0f, not '%s'", r->name, r->lo, r->hi, arg);
+}
+
+/* A simple row's whole number: a size, a count, or for a row whose value
+ * is a percent ("P", --advisor-max-cpu) a count with an optional '%'. */
+static int read_whole(const struct opt_row *r, const char *arg, uint64_t *u)
+{
+	char digits[32];
+	size_t len = strlen(arg);
+
+	if (r->kind == OK_SIZE)
+		return parse_size(arg, u);
+	if (r->arg && strcmp(r->arg, "P") == 0 && len > 1 &&
+	    len < sizeof(digits) && arg[len - 1] == '%') {
+		memcpy(digits, arg, len - 1);
+		digits[len - 1] = '\0';
+		return parse_u64(digits, u);
+	}
+	return parse_u64(arg, u);
 }
 
 /* Store @v in the row's field, of its type. */
@@ -78,13 +119,15 @@ static void apply(struct prefs *p, const struct opt_row *r, const char *arg)
 		break;
 	case OK_COUNT:
 	case OK_SIZE:
-		if ((r->kind == OK_COUNT ? parse_u64(arg, &u) : parse_size(arg, &u)) < 0 ||
+		if (read_whole(r, arg, &u) < 0 ||
 		    (double)u < r->lo || (double)u > r->hi)
 			range_error(r, arg);
 		store(p, r, (double)u, u, NULL);
 		break;
 	case OK_DURATION:
-		if (parse_duration(arg, &d) < 0 || !(d >= r->lo && d <= r->hi))
+		/* a field of whole seconds takes no fraction of one */
+		if (parse_duration(arg, &d) < 0 || !(d >= r->lo && d <= r->hi) ||
+		    (r->field != OF_DOUBLE && d != (double)(uint64_t)d))
 			range_error(r, arg);
 		store(p, r, d, (uint64_t)d, NULL);
 		break;
@@ -161,7 +204,7 @@ void options_parse(struct prefs *p, int argc, char **argv)
 		else if (c == ':')
 			usage_error("option '%s' needs a value", typed_option(argv));
 		else if (!(r = row_of(t, n, c)))
-			usage_error("unknown option '%s'", typed_option(argv));
+			unknown_option(argv);
 		else {
 			apply(p, r, r->arg ? optarg : NULL);
 			if (p->help) {	/* at once: what follows is not read */

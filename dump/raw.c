@@ -2,7 +2,8 @@
 /*
  * Raw memory images: the file offset is the address. Holes of a sparse file
  * (SEEK_DATA / SEEK_HOLE) are memory never written, so their pages are skipped.
- * A trailing partial page is ignored with a warning.
+ * A trailing partial page is ignored with a warning; an input without one
+ * whole page (empty, or a text file) is no memory, and an error.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,10 +30,20 @@ static int raw_probe(const unsigned char *head, size_t len)
 	return 1;
 }
 
-/* Report the bytes after the last whole page, once. */
+/*
+ * Report the bytes after the last whole page at @off, once; with no whole
+ * page before them (@off 0), the input is no memory at all: an error (a
+ * sparse file of whole pages never written is memory, and has pages here).
+ */
 static void raw_partial(struct dump *d, struct raw *r, uint64_t off, uint64_t n)
 {
-	if (n && !r->warned)
+	if (!off && !r->warned) {
+		if (n)
+			dump_error(d, 0, "%llu bytes: no whole page of memory "
+				   "(%u bytes)", (unsigned long long)n, PAGE_BYTES);
+		else
+			dump_error(d, 0, "empty: no whole page of memory");
+	} else if (n && !r->warned)
 		dump_warn(d, off, "trailing partial page of %llu bytes ignored",
 			  (unsigned long long)n);
 	r->warned = 1;

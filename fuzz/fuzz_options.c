@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer harness for the parsers of command-line values: sizes and
- * addresses (parse_u64), --range (parse_range), durations (parse_duration)
+ * libFuzzer harness for the parsers of command-line values: counts
+ * (parse_u64), sizes (parse_size), percents (parse_percent), --range
+ * (parse_range), durations (parse_duration)
  * and algorithm names (hash_lookup), and of what /proc says a process
  * belongs to (/proc/PID/cgroup, a QEMU command line: host/units.c), on
  * arbitrary text.
@@ -37,15 +38,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memcpy(s, data, size);
 	s[size] = '\0';
-	if (parse_u64(s, &a) == 0 && strspn(s, "0123456789") == strlen(s) &&
-	    strtoull(s, NULL, 10) != a)
-		abort();	/* a plain decimal must read as itself */
+	if (parse_u64(s, &a) == 0 && (strspn(s, "0123456789") != strlen(s) ||
+				       strtoull(s, NULL, 10) != a))
+		abort();	/* a count is digits alone, and reads as itself */
+	if (parse_size(s, &a) == 0 && strspn(s, "0123456789.KMGT") != strlen(s))
+		abort();	/* no sign, space, exponent, hex or lower case */
+	double v;
+	int sign;
+
+	if (parse_percent(s, &v, &sign) == 0 &&
+	    (strspn(s, "0123456789.%") != strlen(s) || !(v >= 0)))
+		abort();
 	if (parse_range(s, &a, &b) == 0 && a >= b)
 		abort();	/* a range that parses is never empty */
 	double d;
 
-	if (parse_duration(s, &d) == 0 && !(d >= 0 && d <= 3600e9))
-		abort();	/* a duration is finite and not negative */
+	if (parse_duration(s, &d) == 0 && !(d >= 0 && d <= DURATION_MAX))
+		abort();	/* a duration is not negative, and 1000h at most */
 	/* Every comma-separated name either is in the table or is not. */
 	for (const char *p = s; *p;) {
 		size_t len = strcspn(p, ",");

@@ -313,7 +313,8 @@ static int proc_readable(int pid)
 /*
  * The processes procs_list() left out because their memory may not be read,
  * said in one line however many they are (a normal user's --all-processes
- * meets dozens): for one, its pid and command too.
+ * meets dozens): for one, its pid and command too. -q keeps it: without
+ * it, the rows of what could be read pass for the whole host.
  */
 static void warn_denied(size_t n, int pid, const char *comm)
 {
@@ -322,11 +323,11 @@ static void warn_denied(size_t n, int pid, const char *comm)
 	if (n == 0)
 		return;
 	if (n == 1)
-		warn("pid:%d (%s) could not be read: %s", pid, comm, proc_why_denied());
+		warn_kept("pid:%d (%s) could not be read: %s", pid, comm, proc_why_denied());
 	else if (geteuid() != 0 && scope < 3)
-		warn("%zu processes could not be read (permission denied): run as root", n);
+		warn_kept("%zu processes could not be read (permission denied): run as root", n);
 	else
-		warn("%zu processes could not be read: %s", n, proc_why_denied());
+		warn_kept("%zu processes could not be read: %s", n, proc_why_denied());
 }
 
 static int cmp_int(const void *a, const void *b)

@@ -12,6 +12,7 @@
  */
 #include <string.h>
 
+#include "../util/util.h"
 #include "advisor.h"
 #include "policy.h"
 #include "replay.h"
@@ -102,8 +103,8 @@ static uint64_t advisor_end(struct policy_state *st,
 
 /* /sys/kernel/mm/ksm's advisor_ knobs, as options of the same names. */
 static const struct policy_knob knobs[] = {
-	{ "advisor-target-scan-time", "D", 1, KNOB(target_scan_time), 1, 1e8,
-	  "a duration of 1s or more, such as 200s", "(default 200s)" },
+	{ "advisor-target-scan-time", "D", 1, KNOB(target_scan_time), 1,
+	  DURATION_MAX, "whole seconds from 1s to 1000h, such as 200s", "(default 200s)" },
 	{ "advisor-max-cpu", "P", 0, KNOB(max_cpu), 1, 100, NULL,
 	  "percent (default 70)" },
 	{ "advisor-min-pages-to-scan", "N", 0, KNOB(min_pages_to_scan), 1,

@@ -304,9 +304,10 @@ def run(args, input=None, env=None):
                p.stderr.decode("utf-8", "replace"), env)
 
 
-def run_ok(args, what, **kw):
+def run_ok(args, what, rc=0, **kw):
+    """Run, and check it exits @rc, 0 unless said: the Run or None."""
     r = run(args, **kw)
-    if check(r.rc == 0, "%s: exit status 0" % what, r.brief()):
+    if check(r.rc == rc, "%s: exit status %d" % (what, rc), r.brief()):
         return r
     return None
 

@@ -104,12 +104,23 @@ def run(args, input=None, stdin=None, stdout=None, cwd=None):
     return Run(full, p.returncode, out, p.stderr.decode("utf-8", "replace"))
 
 
-def run_ok(args, what, **kw):
-    """Run, and check it exits 0 (one check).  Returns the Run or None."""
+def run_ok(args, what, rc=0, **kw):
+    """Run, and check it exits @rc, 0 unless said (one check).  Returns the
+    Run or None."""
     r = run(args, **kw)
-    if check(r.rc == 0, "%s: exit status 0" % what, r.brief()):
+    if check(r.rc == rc, "%s: exit status %d" % (what, rc), r.brief()):
         return r
     return None
+
+
+def no_page_said(r, path, size, what):
+    """An input without one whole page (an empty file, a text file) is an
+    error: one line naming it, and its size unless it is empty."""
+    want = "ksmscan: %s: %s: no whole page of memory" % (
+        path, "empty" if size == 0 else "%d bytes" % size)
+    said = [l for l in r.err.splitlines() if path in l]
+    check(len(said) == 1 and said[0].startswith(want),
+          "%s: one line '%s...'" % (what, want), r.err[-400:])
 
 
 def scan_csv(args, what, cols=None, **kw):

@@ -218,6 +218,86 @@ def sizes_take_units_and_decimals():
               "Try 'ksmscan --help'." % bad, r.brief())
 
 
+@test("usage")
+def one_grammar_for_numbers():
+    """Every option's number is read one way (ksmscan(1), NUMBERS AND SIZES):
+    digits with at most one point, K/M/G/T in upper case for sizes, '%' for
+    percents, s/ms/us/m/h for durations; no exponent, hex (but --range's
+    addresses), lower-case unit, sign or space; each range checked, every
+    duration at most 1000h. Refused: exit 2, one line naming the option,
+    then the pointer to --help. Accepted forms give the bytes written out."""
+    from ksmtest import fixture, run
+    img = fixture("vectors.img")
+    snap = tmp("grammar.raw")
+    with open(snap, "wb") as f:
+        f.write(bytes(8192) + b"\1" * 8192)
+    series = ["--series", snap, snap, "--policy=ksmtuned", "-o", "json", "--scans=3",
+              "--host-used=0"]
+    strip = lambda t: re.sub(r'"(hash_mib_s|ns_per_page|seconds|'
+                             r'[a-z_]*cpu[a-z_]*)": [0-9.e+-]+', "", t)
+    # .5M is half an M, 1.M is 1M: --range's pages are the oracle (a page is
+    # in when its address is), on an image of 512 distinct pages
+    big = tmp("grammar-big.raw")
+    with open(big, "wb") as f:
+        f.write(b"".join(bytes([i % 251 + 1]) * 8 + i.to_bytes(4, "little") * 1022
+                         for i in range(512)))
+    for rng, pages in (("--range=.5M-1.5M", 256), ("--range=1.M-1.5M", 128),
+                       ("--range=0x80000-1572864", 256), ("--range=.25M-.5M", 64),
+                       ("--range=0-1.999999999999999999999M", 512)):
+        r = run(["--csv", rng, big])
+        rows = [l.split(",") for l in r.out.splitlines()[1:2]]
+        eq((r.rc, rows[0][3] if rows else None), (0, str(pages)),
+           "%s: pages (%s)" % (rng, r.err.strip()))
+    # sizes with a point are accepted the same as written out
+    for a, b in (("--host-memory=.5G", "--host-memory=%d" % 2**29),
+                 ("--host-memory=5.G", "--host-memory=%d" % (5 * 2**30)),
+                 ("--host-memory=1.5K", "--host-memory=1536"),
+                 ("--host-memory=4096T", "--host-memory=%d" % 2**52)):
+        ra, rb = run(series + [a]), run(series + [b])
+        check(ra.rc == 0 and strip(ra.out) == strip(rb.out),
+              "%s equals %s" % (a, b), ra.brief() + rb.brief())
+    accepted = [series + ["--interval=1000h", "--host-memory=1G"],
+                series + ["--interval=1ms", "--host-memory=1G"],
+                ["--series", snap, snap, "--policy=advisor", "--scans=2",
+                 "--advisor-target-scan-time=1000h"],
+                ["--series", snap, snap, "--scans=2", "--write-rate=.5%"],
+                ["--range=0x1000-0x3000", img], ["--top=007", img],
+                ["--series", snap, snap, "--policy=advisor", "--scans=2",
+                 "--advisor-max-cpu=70%"]]
+    for args in accepted:
+        r = run(args)
+        eq(r.rc, 0, "%s is accepted (%s)" % (" ".join(a for a in args if a.startswith("--")
+                                                      and a not in series), r.err.strip()))
+    refused = [
+        ("host-memory", b) for b in ("1e3G", "1g", "1k", "18446744073709551615",
+                                     "16777216T", "4097T", "4503599627370497",
+                                     "0x10G", "+5G", " 5G", "5 G", "5G ", "1.5",
+                                     ".G", ".", "5..5G", "5Gi", "-0", "inf", "nan")]
+    refused += [("max-cpu", b) for b in ("0x5", "5e0", "+5", " 5", "5 %", "5%%",
+                                         "-5", "0X5", "inf")]
+    refused += [("advisor-max-cpu", b) for b in ("70.5", "0x46", "70%%", "%", "101%")]
+    refused += [("tolerance", b) for b in ("0x5", "1e1", "+5", "5.5.5")]
+    refused += [("write-rate", b) for b in ("1e-2", "0x1", "2.%%", "+0.1")]
+    refused += [("top", b) for b in ("0x5", "1K", "5.0", "+5", "5 ", "1e1")]
+    refused += [("scans", b) for b in ("1K", "0x10", "2.")]
+    refused += [("interval", b) for b in ("1001h", "3600001s", "1e3s", "0x10s",
+                                          "1S", "1H", "+1s", "1 s", "0.5us")]
+    refused += [("advisor-target-scan-time", b) for b in ("1001h", "3600001",
+                                                         "1.5s", "1e3", "0.5s")]
+    refused += [("target", b) for b in ("90%@1001h", "90%@1e3s", "0x1@1h",
+                                        "1e-1@1h", "90%@0.5ms")]
+    refused += [("page-cost", b) for b in ("1e-6", "2s", "3ns")]
+    refused += [("range", b) for b in ("1e3-2e3", "0x10K-0x20K", "4k-8k", "+1-2")]
+    for name, bad in refused:
+        r = run(["--series", "--%s=%s" % (name, bad), snap, snap] if name not in
+                ("range", "top") else ["--%s=%s" % (name, bad), img])
+        lines = r.err.splitlines()
+        check(r.rc == 2 and len(lines) == 2 and
+              lines[0].startswith("ksmscan: --%s wants " % name) and
+              lines[1] == "Try 'ksmscan --help'.",
+              "--%s=%s: refused in one line naming the option" % (name, bad), r.brief())
+
+
 @test("docs")
 def readme_short_and_links_every_page():
     """The README reads in five minutes and is the way in: under 300 lines,

@@ -354,8 +354,9 @@ def stdin_starts_where_it_stands():
 @test("stdin")
 def stdin_named_twice():
     """`ksmscan - - < file`: the first `-` reads the file, the second finds
-    standard input at its end (0 pages, exit 0), as with a pipe; a sparse
-    file on standard input still has its holes skipped."""
+    standard input at its end (0 pages), as with a pipe: an empty input, so
+    exit 1 and one line naming it; a sparse file on standard input still has
+    its holes skipped."""
     blobs = [os.urandom(PAGE) for _ in range(4)]
     path = tmp("twice.img")
     with open(path, "wb") as f:
@@ -375,7 +376,10 @@ def stdin_named_twice():
             exp = oracle(blobs)
         else:
             exp = oracle(blobs[1:2] + [ZERO] * 62 + blobs[2:])
-        eq(r.rc, 0, "stdin named twice (%s): exit status" % label)
+        eq(r.rc, 1, "stdin named twice (%s): exit status" % label)
+        eq([l for l in r.err.splitlines() if l.startswith("ksmscan: ")],
+           ["ksmscan: -: empty: no whole page of memory, at offset 0"],
+           "stdin named twice (%s): the second is empty" % label)
         eq([(x["input"], figures(x)) for x in rows[:2]],
            [("-", exp), ("-", ("0", "0", "0", "0", "0"))],
            "stdin named twice (%s): the file once, then nothing" % label)

@@ -6,8 +6,10 @@ pages, sparse files, empty files, unreadable inputs, a full output.
 
 Standard input by pipe and by redirect == the file, a file and standard
 input together; a trailing partial page (warning, -q, --quiet, a file under
-one page); sparse files' holes are not pages (also with -z, and an all-hole
-file); an empty file (strict JSON, no "-0"); a missing file or a directory:
+one page: no memory, an error); sparse files' holes are not pages (also with -z, and an all-hole
+file); an empty file or one with no whole page (a text file, an empty
+pipe): exit 1 and one line naming it, its rows status failed (strict JSON,
+no "-0"); a missing file or a directory:
 exit 1, `ksmscan: NAME: reason`, the good inputs still reported; output to
 /dev/full: exit 1.
 
@@ -21,7 +23,8 @@ from ksmtest import (ALGOS, PAGE, STATE, SUMMARY_COLS, ZERO, Skip, as_int, check
                      hexdigest, parse_csv, run_suite, test, tmp)  # noqa: E402
 from summary_helpers import (TIMING_COLS, check_summary, expected_multi,
                              expected_summary, random_image, rng_for, run, run_ok,
-                             savings_image, scan_csv, scan_json, write_image)  # noqa: E402
+                             savings_image, scan_csv, scan_json, write_image,
+                             no_page_said)  # noqa: E402
 
 
 # ---------------------------------------------------------------------------
@@ -91,11 +94,12 @@ def partial_page():
     # smaller than one page
     small = write_image("small.img", [], tail=b"\x07" * 100)
     r = run(["--csv", small])
-    eq(r.rc, 0, "file of 100 bytes: exit status 0")
-    check("partial page" in r.err, "file of 100 bytes: partial page warning", repr(r.err[:300]))
-    rows = parse_csv(r, "file of 100 bytes", SUMMARY_COLS) if r.rc == 0 else None
+    eq(r.rc, 1, "file of 100 bytes: no whole page, exit status 1")
+    no_page_said(r, small, 100, "file of 100 bytes")
+    rows = parse_csv(r, "file of 100 bytes", SUMMARY_COLS)
     if rows:
-        eq(as_int(rows[0]["pages"]), 0, "file of 100 bytes: pages")
+        eq((as_int(rows[0]["pages"]), rows[0]["status"]), (0, "failed"),
+           "file of 100 bytes: pages and status")
 
 
 def data_pages(path):
@@ -172,32 +176,71 @@ def sparse_file():
 
 @test("6 input edge cases")
 def empty_file():
+    """An empty file is no memory: exit 1, one line naming it; its rows are
+    still printed (all figures 0, status failed), beside the good inputs'."""
     path = write_image("empty.img", [])
-    rows = scan_csv(["-a", "all", path], "empty file")
+    r = run(["--csv", "-a", "all", path])
+    eq(r.rc, 1, "empty file: exit status 1")
+    no_page_said(r, path, 0, "empty file")
+    rows = scan_csv(["-a", "all", path], "empty file", rc=1)
     if rows is not None:
         eq(len(rows), len(ALGOS), "empty file: one row per algorithm")
         for r in rows:
             eq(as_int(r.get("pages")), 0, "empty file %s pages" % r["algo"])
             eq(as_int(r.get("distinct_pages")), 0, "empty file %s distinct_pages" % r["algo"])
             eq(as_int(r.get("saved_bytes")), 0, "empty file %s saved_bytes" % r["algo"])
+            eq(r.get("status"), "failed", "empty file %s status" % r["algo"])
         # n(n-1)/2^(b+1) with n = 0 is 0, not -0
         bad = [(r["algo"], r.get("expected_collisions")) for r in rows
                if not re.fullmatch(r"0*\.?0*(e[-+]?\d+)?", r.get("expected_collisions", "x"))]
         check(not bad, "empty file: expected_collisions is 0 (no sign)", "got %r" % bad)
-    doc = scan_json(["-a", "all", path], "empty file json")
+    doc = scan_json(["-a", "all", path], "empty file json", rc=1)
     if doc is not None:
         check(isinstance(doc, dict) and len(doc.get("summary", [])) == len(ALGOS),
               "empty file json: one summary row per algorithm", repr(doc)[:200])
-    run_ok([path], "empty file, table output")
-    rows = scan_csv(["-r", "pages", path], "empty file -r pages", ["input", "address", "zero", "xxhash"])
+    run_ok([path], "empty file, table output", rc=1)
+    rows = scan_csv(["-r", "pages", path], "empty file -r pages", ["input", "address", "zero", "xxhash"],
+                    rc=1)
     if rows is not None:
         eq(rows, [], "empty file -r pages: no rows")
     # empty input together with a real one
     good = write_image("good-for-empty.img", [ZERO, b"\x01" * PAGE, ZERO])
-    rows = scan_csv([path, good], "empty + good")
+    rows = scan_csv([path, good], "empty + good", rc=1)
     if rows is not None:
-        eq([(r["input"], as_int(r["pages"])) for r in rows], [(path, 0), (good, 3), ("*", 3)],
-           "empty + good: rows and pages")
+        eq([(r["input"], as_int(r["pages"]), r["status"]) for r in rows],
+           [(path, 0, "failed"), (good, 3, "ok"), ("*", 3, "partial")],
+           "empty + good: rows, pages and status")
+
+
+@test("6 input edge cases")
+def no_whole_page():
+    """An input shorter than a page (a text file, a cut file, an empty pipe)
+    holds no memory: exit 1 and one line naming it with its size, even with
+    -q; an all-hole sparse file of whole pages is memory never written: ok."""
+    text = tmp("passwd-like.txt")
+    body = "".join("user%d:x:%d:%d::/home/user%d:/bin/sh\n" % (i, i, i, i)
+                   for i in range(30)).encode()
+    with open(text, "wb") as f:
+        f.write(body)
+    for args, size, what in (([text], len(body), "a text file"),
+                             (["-q", text], len(body), "a text file, -q"),
+                             (["-f", "raw", text], len(body), "a text file, -f raw")):
+        r = run(["--csv"] + args)
+        eq(r.rc, 1, "%s: exit status 1" % what)
+        no_page_said(r, text, size, what)
+        rows = parse_csv(r, what, SUMMARY_COLS)
+        if rows:
+            eq([(x["input"], x["status"]) for x in rows], [(text, "failed")],
+               "%s: its row, failed" % what)
+    for data, what in ((b"", "an empty pipe"), (body, "text through a pipe")):
+        r = run(["--csv", "-"], input=data)
+        eq(r.rc, 1, "%s: exit status 1" % what)
+        no_page_said(r, "-", len(data), what)
+    hole = tmp("allhole-2.img")
+    with open(hole, "wb") as f:
+        f.truncate(2 * PAGE)
+    r = run(["--csv", hole])
+    eq((r.rc, r.err), (0, ""), "an all-hole sparse file of whole pages: ok, no message")
 
 
 @test("6 input edge cases")

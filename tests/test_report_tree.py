@@ -9,7 +9,7 @@ duplicates; two inputs and `*`, also xxh64/xxh128/xxh3 and JSON: rows,
 inserts and matches against distinct pages, avg_depth, the red-black depth
 bound, the memcmp and checksum counters' relations, and every counter == a
 Python CLRS red-black tree simulation (itself checked: RB properties,
-in-order == sorted); empty inputs in every report.
+in-order == sorted); empty inputs (an error, exit 1) in every report.
 
 Oracles: byte identity, the RB-tree simulation of report_helpers.
 """
@@ -134,12 +134,15 @@ def tree_generated():
 
 @test("5 tree")
 def empty_input_reports():
+    """Empty inputs are an error (exit 1, one line each naming it), and every
+    report still prints its rows for them: none, or the tree's zeros."""
     e = write_image("empty.img", [])
     for report, cols in (("histogram", HIST_COLS), ("top", TOP_COLS)):
-        rows = scan_csv(["-r", report, e, e], "%s of empty inputs" % report, cols)
+        rows = scan_csv(["-r", report, e, e], "%s of empty inputs" % report, cols, rc=1)
         if rows is not None:
             eq(rows, [], "%s of empty inputs: no rows" % report)
-    rows = scan_csv(["-r", "tree", "-a", "crc32c", e, e], "tree of empty inputs", TREE_COLS)
+    rows = scan_csv(["-r", "tree", "-a", "crc32c", e, e], "tree of empty inputs", TREE_COLS,
+                    rc=1)
     if rows is not None:
         eq([(r["input"], r["strategy"], r["algo"]) for r in rows],
            [(e, "memcmp", "-"), (e, "checksum-first", "crc32c")] * 2 +
@@ -148,8 +151,11 @@ def empty_input_reports():
         check(all(as_int(r[k]) == 0 for r in rows for k in TREE_COLS[3:11] if k != "avg_depth")
               and all(close(r["avg_depth"], 0.0, 0, 1e-9) for r in rows),
               "tree of empty inputs: all counters 0, avg_depth a number (0)", repr(rows[:1]))
-    r = run_ok(["--json", "-r", "tree,histogram,top", e], "tree,histogram,top --json of empty")
+    r = run_ok(["--json", "-r", "tree,histogram,top", e], "tree,histogram,top --json of empty",
+               rc=1)
     if r:
+        eq(r.err.splitlines(), ["ksmscan: %s: empty: no whole page of memory, at offset 0" % e],
+           "an empty input: one line naming it")
         j = parse_json(r, "tree,histogram,top --json of empty")
         check(isinstance(j, dict) and j.get("histogram") == [] and j.get("top") == [] and
               len(j.get("tree") or []) == 2, "JSON of an empty input: empty histogram and top, "

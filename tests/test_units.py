@@ -235,9 +235,10 @@ def by_errors():
         eq(r.rc, 2, "--by with a series: exit status 2")
     finally:
         c.close()
-    empty = tmp("empty.img")        # a file (a device such as /dev/null is refused)
-    open(empty, "wb").close()
-    r = run(["--csv", "--by=cgroup", "-r", "summary", empty])
+    page = tmp("one-page.img")      # a file (a device such as /dev/null is refused;
+    with open(page, "wb") as f:     # an empty file is no memory, an error)
+        f.write(bytes(4096))
+    r = run(["--csv", "--by=cgroup", "-r", "summary", page])
     eq(r.rc, 0, "--by with a file only: no group, exit 0")
 
 
@@ -392,9 +393,10 @@ def doctor_kinds():
 
 @test("doctor")
 def doctor_files():
-    empty = tmp("empty-doctor.img")
-    open(empty, "wb").close()
-    r = run(["--csv", "-r", "doctor", empty])
+    page = tmp("one-page-doctor.img")   # an empty file is no memory, an error
+    with open(page, "wb") as f:
+        f.write(bytes(4096))
+    r = run(["--csv", "-r", "doctor", page])
     eq(r.rc, 0, "doctor on a file: exit 0")
     eq(r.out.splitlines(), [",".join(DOCTOR)], "doctor on a file: no row")
 

@@ -54,6 +54,31 @@ def usage_errors():
 
 
 @test("7 usage")
+def option_typos_get_a_guess():
+    """An unknown long option gets the long option it is likely a typo of,
+    as -r sumary gets summary (an edit distance of at most 2, less than half
+    the name): one line, then the pointer to --help; no guess for a name
+    near none."""
+    path = write_image("typo.img", [ZERO])
+    for typed, meant in (("--tops=5", "top"), ("--tops", "top"),
+                         ("--algos=xxhash", "algo"), ("--qiuet", "quiet"),
+                         ("--jsn", "json"), ("--intervall=1s", "interval"),
+                         ("--no-progess", "no-progress"),
+                         ("--sketch-szie=3", "sketch-size"),
+                         ("--advisor-max-cpus=5", "advisor-max-cpu")):
+        r = run([typed, path])
+        check_usage_error(r, typed)
+        first = (r.err.splitlines() or [""])[0]
+        eq(first, "ksmscan: unknown option '%s' (did you mean '--%s'?)" % (typed, meant),
+           "%s: the guess" % typed)
+    for typed in ("--no-such-option", "--x", "--zzzzzz=1"):
+        r = run([typed, path])
+        check_usage_error(r, typed)
+        eq((r.err.splitlines() or [""])[0], "ksmscan: unknown option '%s'" % typed,
+           "%s: no guess" % typed)
+
+
+@test("7 usage")
 def help_and_version():
     r = run(["-a", "help"])
     eq(r.rc, 0, "-a help: exit status 0")

@@ -47,6 +47,17 @@ void warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+void warn_kept(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (msg_silent)
+		return;
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+}
+
 void error(const char *fmt, ...)
 {
 	va_list ap;
@@ -147,64 +158,102 @@ void sleep_until(double when)
 	}
 }
 
-int parse_u64(const char *s, uint64_t *out)
+/*
+ * The one grammar of a number on the command line (ksmscan(1), NUMBERS AND
+ * SIZES): decimal digits with at most one point and at least one digit
+ * (".5", "5." and "5.0"); no sign, space, exponent or hex, so that nothing
+ * strtod() or strtoull() would also take slips through. Sets *@whole, the
+ * fraction as @num / @den (18 digits kept: past them a size's bytes and a
+ * duration's nanoseconds no longer change) and *@point; *@sp moves past it.
+ */
+static int decimal(const char **sp, uint64_t *whole, uint64_t *num,
+		   uint64_t *den, int *point)
 {
-	char *end;
-	unsigned long long v;
-	unsigned shift = 0;
+	const char *s = *sp;
+	int digits = 0;
 
-	/* strtoull accepts a sign and leading space; a count must not have them. */
-	if (*s < '0' || *s > '9')
-		return -1;
-	/* Hex with 0x, else decimal: a leading 0 is not octal here. */
-	errno = 0;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		if (!isxdigit((unsigned char)s[2]))
+	*whole = 0, *num = 0, *den = 1, *point = 0;
+	for (; *s >= '0' && *s <= '9'; s++, digits++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (*whole > (UINT64_MAX - d) / 10)
 			return -1;
-		v = strtoull(s + 2, &end, 16);
-	} else {
-		v = strtoull(s, &end, 10);
+		*whole = *whole * 10 + d;
 	}
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	case 't': case 'T': shift = 40; end++; break;
-	default: break;
+	if (*s == '.') {
+		*point = 1;
+		for (s++; *s >= '0' && *s <= '9'; s++, digits++)
+			if (*den < 1000000000000000000ULL) {
+				*num = *num * 10 + (uint64_t)(*s - '0');
+				*den *= 10;
+			}
 	}
-	if (*end != '\0')
+	if (!digits)
 		return -1;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -1;
-	*out = (uint64_t)v << shift;
+	*sp = s;
 	return 0;
 }
 
+int parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t num, den;
+	int point;
+
+	if (decimal(&s, out, &num, &den, &point) < 0 || point || *s)
+		return -1;
+	return 0;
+}
+
+/* floor(@num / @den * 2^@shift), bit by bit, exact (@num < @den <= 10^18). */
+static uint64_t fraction_bits(uint64_t num, uint64_t den, unsigned shift)
+{
+	uint64_t bits = 0;
+
+	for (unsigned i = 0; i < shift; i++) {
+		num *= 2;
+		bits = bits << 1 | (num >= den);
+		if (num >= den)
+			num -= den;
+	}
+	return bits;
+}
 
 int parse_size(const char *s, uint64_t *out)
 {
 	static const char units[] = "KMGT";
 	const char *u;
-	char *end;
-	double v;
+	uint64_t whole, num, den, frac;
+	unsigned shift = 0;
+	int point;
 
-	if (parse_u64(s, out) == 0)
-		return 0;
-	/* Not a whole number: a decimal one with a unit, as 1.8G. */
-	if (*s < '0' || *s > '9')
+	if (decimal(&s, &whole, &num, &den, &point) < 0)
+		return -1;
+	if (*s && (u = strchr(units, *s))) {
+		shift = 10 * (unsigned)(u - units + 1);
+		s++;
+	}
+	/* a fraction of a byte is no size: a point wants a unit */
+	if (*s || (point && !shift) || whole > (UINT64_MAX >> shift))
+		return -1;
+	frac = fraction_bits(num, den, shift);
+	if ((whole << shift) > UINT64_MAX - frac)
+		return -1;
+	*out = (whole << shift) + frac;
+	return 0;
+}
+
+int parse_address(const char *s, uint64_t *out)
+{
+	char *end;
+
+	/* hex as /proc/PID/maps prints addresses: 0x and hex digits alone */
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return parse_size(s, out);
+	if (!isxdigit((unsigned char)s[2]))
 		return -1;
 	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !*end || end[1] ||
-	    !(u = strchr(units, toupper((unsigned char)*end))))
-		return -1;
-	v = ldexp(v, 10 * (int)(u - units + 1));
-	if (!(v < 18446744073709551616.0))
-		return -1;
-	*out = (uint64_t)v;
-	return 0;
+	*out = strtoull(s + 2, &end, 16);
+	return errno || *end ? -1 : 0;
 }
 
 int parse_duration(const char *s, double *seconds)
@@ -213,21 +262,35 @@ int parse_duration(const char *s, double *seconds)
 		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 }, { "m", 60 },
 		{ "h", 3600 },
 	};
-	char *end;
-	double v;
+	uint64_t whole, num, den;
+	int point;
 
-	if (!*s || strchr("+- \t", *s))
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !(v >= 0) || v > 1e9)
+	if (decimal(&s, &whole, &num, &den, &point) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcmp(end, units[i].suffix) == 0) {
-			*seconds = v * units[i].scale;
+		if (strcmp(s, units[i].suffix) == 0) {
+			double v = ((double)whole + (double)num / (double)den) *
+				   units[i].scale;
+
+			if (v > DURATION_MAX)
+				return -1;
+			*seconds = v;
 			return 0;
 		}
 	return -1;
+}
+
+int parse_percent(const char *s, double *v, int *sign)
+{
+	uint64_t whole, num, den;
+	int point;
+
+	if (decimal(&s, &whole, &num, &den, &point) < 0 ||
+	    (*s && strcmp(s, "%") != 0))
+		return -1;
+	*sign = *s == '%';
+	*v = (double)whole + (double)num / (double)den;
+	return 0;
 }
 
 int parse_range(const char *s, uint64_t *start, uint64_t *end)
@@ -240,7 +303,8 @@ int parse_range(const char *s, uint64_t *start, uint64_t *end)
 		return -1;
 	memcpy(first, s, (size_t)(dash - s));
 	first[dash - s] = '\0';
-	if (parse_size(first, &a) < 0 || parse_size(dash + 1, &b) < 0 || a >= b)
+	if (parse_address(first, &a) < 0 || parse_address(dash + 1, &b) < 0 ||
+	    a >= b)
 		return -1;
 	*start = a;
 	*end = b;

@@ -23,6 +23,14 @@ extern int msg_line_drawn;
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /**
+ * warn_kept() - print a warning that -q does not hide: one that says the
+ * rows printed are not the whole of what was asked (processes that could
+ * not be read), without which they would be taken for all of it.
+ * @fmt: printf format, without the trailing newline
+ */
+void warn_kept(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
  * error() - print "ksmscan: " and a formatted error line on standard error.
  * @fmt: printf format, without the trailing newline
  */
@@ -87,26 +95,57 @@ double now_seconds(void);
  */
 void sleep_until(double when);
 
+/*
+ * The command line's numbers (ksmscan(1), NUMBERS AND SIZES): decimal
+ * digits with at most one point (".5", "5.", "5.5"), no sign, space,
+ * exponent or hex (but an address's 0x). Every option reads its number
+ * through one of these.
+ */
+
+/* The longest duration of any option: 1000 hours, in seconds. */
+#define DURATION_MAX 3600000.0
+/* The shortest time between two events (an interval, a target): 1 ms. */
+#define DURATION_MIN 0.001
+
 /**
- * parse_u64() - parse a decimal or 0x-hex unsigned integer with an optional
- * K, M, G or T suffix (powers of 1024).
- * @s: the text; the whole of it must be a number
+ * parse_u64() - parse a count: decimal digits alone.
+ * @s: the text; the whole of it must be a count
  * @out: the value
  *
- * Return: 0 on success, -1 if @s is not a number or overflows.
+ * Return: 0 on success, -1 if @s is not a count or overflows 64 bits.
  */
 int parse_u64(const char *s, uint64_t *out);
 
 /**
- * parse_size() - parse a size in bytes: parse_u64()'s forms, or a decimal
- * number with a K, M, G or T suffix (powers of 1024: "1.8G"), rounded down
- * to a whole byte.
+ * parse_size() - parse a size in bytes: a decimal number with an optional
+ * K, M, G or T (powers of 1024, upper case: "1.8G", ".5G", "512M"), rounded
+ * down to a whole byte; a point only with a unit.
  * @s: the text; the whole of it must be a size
  * @out: the value
  *
- * Return: 0 on success, -1 if @s is not a size or overflows.
+ * Return: 0 on success, -1 if @s is not a size or is 2^64 bytes or more.
  */
 int parse_size(const char *s, uint64_t *out);
+
+/**
+ * parse_address() - parse an address: a parse_size() size, or 0x and hex
+ * digits as /proc/PID/maps prints them.
+ * @s: the text
+ * @out: the value
+ *
+ * Return: 0 on success, -1 if @s is not one or overflows 64 bits.
+ */
+int parse_address(const char *s, uint64_t *out);
+
+/**
+ * parse_percent() - parse a share: a decimal number with an optional '%'.
+ * @s: the text
+ * @v: the number, as written (not divided by 100)
+ * @sign: set to 1 if it ended with '%'
+ *
+ * Return: 0 on success, -1 if @s is not one.
+ */
+int parse_percent(const char *s, double *v, int *sign);
 
 /**
  * raise_fd_limit() - raise the soft limit on open files to the hard limit:
@@ -116,17 +155,18 @@ void raise_fd_limit(void);
 
 /**
  * parse_duration() - parse a duration: a decimal number of seconds, or with
- * a suffix s, ms, us, m or h ("60s", "0.5s", "2m", "2.5us").
+ * a suffix s, ms, us, m or h ("60s", "0.5s", "2m", "2.5us"), at most
+ * DURATION_MAX.
  * @s: the text
  * @seconds: set to the duration
  *
- * Return: 0, or -1 if @s is not one (negative, empty, other suffix).
+ * Return: 0, or -1 if @s is not one (sign, other suffix, over 1000 h).
  */
 int parse_duration(const char *s, double *seconds);
 
 /**
- * parse_range() - parse START-END, two parse_size() sizes with START < END
- * (so 1.5G-2G is a range).
+ * parse_range() - parse START-END, two parse_address() addresses with
+ * START < END (so 1.5G-2G and 0x1000-0x3000 are ranges).
  * @s: the text
  * @start: the first value
  * @end: the second value
