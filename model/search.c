@@ -135,6 +135,7 @@ static struct advice replay_to_target(struct search *se,
 	ad.reached = reference ? (double)by_then / (double)reference : 0;
 	if ((!early || !ad.reaches) && n && rows[n - 1].seconds >= a->seconds) {
 		rp.until = rows[n - 1].seconds + HORIZON_PAST;
+		rp.until_saving = 0;	/* past the target, whatever it saves */
 		free(rows);
 		n = run(se, &rp, &rows, &cut);
 		cpu = horizon_cpu(rows, n);
