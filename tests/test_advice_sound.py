@@ -26,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import (KSMSCAN, PAGE, check, eq, fixture, parse_csv,  # noqa: E402
-                     run, run_suite, test, tmp)
+                     run, run_suite, skip, test, tmp)
 
 ADVISE = ["input", "policy", "pages_to_scan", "sleep_ms", "seconds_to_target",
           "ksmd_cpu_percent_mean", "reaches_target", "apply"]
@@ -282,8 +282,8 @@ def sound_writes_first_row():
     sound(["--series", guest, "-r", "advise", "--target=90%@1m", "--max-cpu=5"],
           "the fixture guest")
     if ksm_running():
-        print("SKIP [sound] a child marked mergeable: KSM runs here, and may "
-              "merge its pages before they are read (the file case stands)")
+        skip("a child marked mergeable: KSM runs here, and may merge its "
+             "pages before they are read (the file case stands)")
         return
     p = holder("mergeable")
     try:
