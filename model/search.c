@@ -71,8 +71,30 @@ static size_t run(struct search *s, const struct replay_params *rp,
 	return n ? n : replay_run(s->sr, rp, rows, cut);
 }
 
-/* A replay of @rp (its policy and knobs set) to the target time, or, with
- * @early, only until it reaches the target (then only .reaches holds). */
+/* Past the end of the full scan that spans the target time: the replay
+ * then runs one full scan more, all of it after the target. */
+#define HORIZON_PAST 1e-9
+
+/* ksmd's CPU over the horizon: every full scan of @rows, the replay to the
+ * end of the first full scan that starts at or after the target time. */
+static struct ksmd_cpu horizon_cpu(const struct timeline_row *rows, size_t n)
+{
+	struct ksmd_cpu cpu = { 0 };
+
+	for (size_t i = 0; i < n; i++)
+		ksmd_cpu_add(&cpu, &rows[i]);
+	return cpu;
+}
+
+/*
+ * A replay of @rp (its policy and knobs set) to the target time, or, with
+ * @early, only until it reaches the target (then only .reaches holds).
+ * Its CPU is over the horizon: the target window and, after it, one whole
+ * full scan at that setting (steady state), so that a short target does
+ * not hide what ksmd goes on spending: the setting stays in force. A
+ * replay that stops early but misses the target ran to the target time,
+ * and is a row: its horizon too.
+ */
 static struct advice replay_to_target(struct search *se,
 				      struct replay_params rp, int early)
 {
@@ -111,6 +133,13 @@ static struct advice replay_to_target(struct search *se,
 	}
 	ad.reaches = !isnan(ad.seconds_to_target);
 	ad.reached = reference ? (double)by_then / (double)reference : 0;
+	if ((!early || !ad.reaches) && n && rows[n - 1].seconds >= a->seconds) {
+		rp.until = rows[n - 1].seconds + HORIZON_PAST;
+		rp.until_saving = 0;	/* past the target, whatever it saves */
+		free(rows);
+		n = run(se, &rp, &rows, &cut);
+		cpu = horizon_cpu(rows, n);
+	}
 	ad.cpu_mean = ksmd_cpu_mean(&cpu);
 	ad.cpu_peak = ksmd_cpu_peak(&cpu);
 	free(rows);

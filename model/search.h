@@ -50,9 +50,13 @@ struct advice {
 	struct advisor_params advisor;	/* the advisor's knobs (its rows; 0 in
 					 * the fixed rows) */
 	double seconds_to_target;	/* NaN if not reached by the target time */
-	double cpu_mean, cpu_peak;	/* ksmd's CPU to the target time, percent:
-					 * its mean and its peak (ksmd_cpu_mean(),
-					 * ksmd_cpu_peak()) */
+	double cpu_mean, cpu_peak;	/* ksmd's CPU over the horizon, percent:
+					 * from the start to the end of the
+					 * first full scan that begins at or
+					 * after the target time (or the
+					 * replay's end, once its counters
+					 * settled), its mean and its peak
+					 * (ksmd_cpu_mean(), ksmd_cpu_peak()) */
 	double reached;			/* the share of the reference saving by
 					 * the target time */
 	int reaches;			/* reached the target in time */

@@ -6,6 +6,7 @@
  * stands for bytes), then replays ksmd over them (replay.c) and hands the
  * timeline and the snapshots' differences to the reports' series() hooks.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +171,9 @@ struct collect {
 	struct figures *figs;		/* each snapshot's figures (its last
 					 * process's, for several) */
 	struct scope last_sc;		/* the last input's scope */
+	uint64_t mergeable;		/* live: the last snapshot's pages in
+					 * areas marked mergeable (smaps) */
+	int marks_read;			/* ... read for some process */
 	struct proc_stats last_proc;	/* ... its process's KSM state, kept:
 					 * the input is closed before the replay */
 	const struct index *ix;
@@ -614,7 +618,8 @@ static void feed_reports(struct collect *c, const struct series *sr,
 				     &c->sp->advise,
 				     live ? owners : NULL, live ? c->nprocs : 0,
 				     live && fs ? fs->proc_frames : NULL,
-				     live && fs ? fs->proc_fork_shared : NULL };
+				     live && fs ? fs->proc_fork_shared : NULL,
+				     live && c->marks_read && !c->mergeable };
 
 	for (size_t i = 0; i < c->nto; i++)
 		c->to[i]->ops->series(c->to[i], &res);
@@ -663,6 +668,12 @@ static void collect_scope(struct sink *sk, const struct scope *sc)
 		c->hashed += sc->f->hashed_pages;
 		c->figs[sc->input_no / c->nprocs] = *sc->f;
 		c->last_sc = *sc;
+		if (sc->input_no % c->nprocs == 0)
+			c->mergeable = 0, c->marks_read = 0;
+		if (sc->proc) {
+			c->mergeable += sc->proc->mergeable_pages;
+			c->marks_read = 1;
+		}
 		if (sc->proc) {
 			c->last_proc = *sc->proc;
 			c->last_sc.proc = &c->last_proc;
@@ -761,6 +772,32 @@ int series_fits(const struct scan_config *cfg)
 	return -1;
 }
 
+/* A live series whose process cannot be read ends at once, with one line,
+ * before the first sample: the run would be a whole sample of nothing,
+ * and the advice of nothing. A process -P listed is skipped later. */
+static int live_inputs_open(const struct scan_config *cfg, size_t nprocs)
+{
+	char path[64];
+
+	for (size_t i = 0; i < nprocs && i < cfg->ninputs; i++) {
+		const struct input *in = &cfg->inputs[i];
+		int fd;
+
+		if (in->path || in->listed)
+			continue;
+		fd = proc_memory_open(in->pid, PROC_MAPS);
+		if (fd >= 0) {
+			close(fd);
+			continue;
+		}
+		error("%s: cannot open %s: %s", in->name,
+		      proc_memory_path(in->pid, PROC_MAPS, path, sizeof(path)),
+		      proc_why_unreadable(in->pid, errno));
+		return -1;
+	}
+	return 0;
+}
+
 int series_run(const struct scan_config *cfg, const struct series_params *sp)
 {
 	size_t nprocs = sp->nprocs ? sp->nprocs : 1;
@@ -773,9 +810,15 @@ int series_run(const struct scan_config *cfg, const struct series_params *sp)
 		.figs = xcalloc(nsnaps ? nsnaps : 1, sizeof(*c.figs)),
 		.to = xcalloc(cfg->nsinks + 1, sizeof(*c.to)),
 	};
-	struct sink **sinks = xcalloc(cfg->nsinks + 1, sizeof(*sinks));
+	struct sink **sinks;
 	struct scan_config sub = *cfg;
 	int status;
+
+	if (live_inputs_open(cfg, nprocs) < 0) {
+		collect_free(&c);
+		return 1;	/* EXIT_INPUT */
+	}
+	sinks = xcalloc(cfg->nsinks + 1, sizeof(*sinks));
 
 	sinks[sub.nsinks = 0] = &c.sink;
 	sub.nsinks++;

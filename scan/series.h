@@ -107,6 +107,11 @@ struct series_result {
 					 * NULL */
 	const uint64_t *owner_fork_shared;	/* ... its pages whose frame
 					 * another process maps too */
+	int nothing_mergeable;		/* a live series none of whose pages
+					 * is in an area marked mergeable
+					 * (smaps' VmFlags mg): ksmd scans none
+					 * of it; 0 for files (all of a file
+					 * counts, as QEMU marks guest RAM) */
 };
 
 /**

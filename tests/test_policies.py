@@ -312,11 +312,26 @@ ADVISE = ["input", "policy", "pages_to_scan", "sleep_ms", "seconds_to_target",
           "ksmd_cpu_percent_mean", "reaches_target", "apply"]
 
 
+def horizon_cpu(tl, by, cost):
+    """ksmd's CPU of an advised row, worked out here from its own replay's
+    timeline: pages visited x cost over the time, from the start to the end
+    of the first full scan that begins at or after `by` (a scan begins where
+    the one before it ends), or to the timeline's last scan (its counters
+    settled: every scan after repeats it)."""
+    visited, before, end = 0, 0.0, 0.0
+    for r in tl:
+        visited += int(r["pages_scanned"])
+        end = float(r["seconds"])
+        if before >= by:
+            break
+        before = end
+    return 100 * visited * cost / end if end else 0.0
+
+
 def reaches(guest, pages, sleep, want, by):
     """The end of the first full scan of a replay at pages every sleep ms
     whose saving is at least want pages, if by `by` s, else None; and ksmd's
-    CPU to then (pages visited x 2 us over the time of the last scan by
-    `by`)."""
+    CPU over the horizon (horizon_cpu(), at 2 us a page)."""
     tl = csv_of(["--series", guest, "--page-cost=2us", "--revisit-cost=2us", "-r", "timeline",
                  "--pages-to-scan=%d" % pages, "--sleep-ms=%d" % sleep],
                 "%d pages every %d ms" % (pages, sleep), TIMELINE)
@@ -331,7 +346,7 @@ def reaches(guest, pages, sleep, want, by):
         s = int(r["pages_sharing"]) + int(r["ksm_zero_pages"])
         if t is None and s and s >= want:
             t = float(r["seconds"])
-    return t, 100 * visited * COST / end if end else 0.0
+    return t, horizon_cpu(tl, by, COST)
 
 
 @test("advise")
@@ -371,14 +386,19 @@ def advise():
     cpus = [float(r["ksmd_cpu_percent_mean"]) for r in every if r["reaches_target"] == "1"]
     eq(cpus, sorted(cpus), "the settings that reach it, cheapest first")
     # a target no setting reaches: merging needs two full scans
-    none = csv_of(["--series", guest, "--page-cost=2us", "--revisit-cost=2us", "-r", "advise",
-                   "--target=90%@10ms"], "an unreachable target", ADVISE)
+    r = run(["--csv", "--series", guest, "--page-cost=2us", "--revisit-cost=2us",
+             "-r", "advise", "--target=90%@10ms"])
+    check(r.rc == 1, "an unreachable target: exit status 1 (nothing to "
+          "apply)", r.brief())
+    none = parse_csv(r, "an unreachable target", ADVISE)
     if none:
         eq({r["reaches_target"] for r in none}, {"0"}, "10 ms: nothing reaches it")
         eq(sorted(r["policy"] for r in none if r["policy"] == "advisor"),
            ["advisor"] * 2, "10 ms: the advisor's rows too (10% and 70%)")
     r = run(["--series", guest, "-r", "advise", "--target=90%@10ms"])
-    check(r.rc == 0 and "No setting reaches the target" in r.out and
+    check(r.rc == 1 and "No setting reaches the target" in r.out and
+          "Nothing to apply: no setting reaches 90% of the saving by 0.01 s"
+          in r.out and
           "No fixed setting reaches the target:" in r.out and
           "No advisor setting reaches the target:" in r.out,
           "for people: said plainly, for both kinds", r.out[-700:])
@@ -390,9 +410,9 @@ SYSFS = "/sys/kernel/mm/ksm/"
 def advisor_run(guest, target, max_cpu, want, by, extra, cost=100e-6):
     """A replay of the advisor at target s and max_cpu %, run here from its
     timeline: the end of the first full scan by `by` s whose saving is at
-    least want pages (None if none), ksmd's CPU to the last scan by then
-    (pages visited x cost, --page-cost in extra, over its time), and
-    pages_to_scan after that scan (in force at `by`)."""
+    least want pages (None if none), ksmd's CPU over the horizon
+    (horizon_cpu(), --page-cost in extra), and pages_to_scan after the last
+    scan by `by` (in force then)."""
     tl = csv_of(["--series", guest, "-r", "timeline", "--policy=advisor",
                  "--advisor-target-scan-time=%d" % target,
                  "--advisor-max-cpu=%d" % max_cpu] + extra,
@@ -408,7 +428,7 @@ def advisor_run(guest, target, max_cpu, want, by, extra, cost=100e-6):
         s = int(r["pages_sharing"]) + int(r["ksm_zero_pages"])
         if t is None and s and s >= want:
             t = float(r["seconds"])
-    return t, (100 * visited * cost / end if end else 0.0), pts
+    return t, horizon_cpu(tl, by, cost), pts
 
 
 def advisor_lines(target, max_cpu, before="", sleep=""):
@@ -646,7 +666,7 @@ def one_cpu_model():
     summary give the same figures, and those this file computes from the
     timeline (pages visited x 2 us over the replay's time; the peak as
     peak() above); the advise row's mean is its setting's own timeline's at
-    the last scan by the target time."""
+    the end of the first scan that begins at or after the target time."""
     guest = fixture("guest-b.elf.zst")
     cost = ["--page-cost=2us", "--revisit-cost=2us"]
     tl = csv_of(["--series", guest, "-r", "timeline"] + cost, "timeline",
@@ -677,11 +697,14 @@ def one_cpu_model():
                   a["pages_to_scan"], "--sleep-ms=" + a["sleep_ms"]] + cost,
                  "the advised setting's timeline", TIMELINE)
     if own:
-        by = [r for r in own if float(r["seconds"]) <= 60][-1]
+        # the horizon: to the end of the first scan that begins at or after
+        # 60 s (where the one before it ended), or the last (settled)
+        by = next((r for p, r in zip(own, own[1:]) if float(p["seconds"]) >= 60),
+                  own[-1])
         eq((by["ksmd_cpu_percent_mean"], by["ksmd_cpu_percent_peak"]),
            (a["ksmd_cpu_percent_mean"], a["ksmd_cpu_percent_peak"]),
-           "advise: its row's mean and peak are its setting's timeline's by "
-           "the target time")
+           "advise: its row's mean and peak are its setting's timeline's over "
+           "the horizon (the target time and one full scan after it)")
 
 
 @test("usage")

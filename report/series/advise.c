@@ -63,6 +63,10 @@ struct advise {
 	size_t n;
 	struct advise_params target;
 	uint64_t reference;
+	int seen;			/* the series was replayed */
+	int partial;			/* some input was not read whole */
+	char input_why[300];		/* ... the first error */
+	int nothing_mergeable;		/* live: no page marked mergeable */
 };
 
 /* How good a setting is, for the order: lower is better. */
@@ -87,6 +91,11 @@ static void advise_series(struct sink *sk, const struct series_result *r)
 
 	if (!r->advice)
 		return;
+	v->seen = 1;
+	v->partial = r->last && r->last->status != SCOPE_OK;
+	snprintf(v->input_why, sizeof(v->input_why), "%s",
+		 r->last && r->last->why ? r->last->why : "");
+	v->nothing_mergeable = r->nothing_mergeable;
 	v->name = xstrdup(r->name);
 	v->n = r->nadvice < ADVISE_ROWS_MAX ? r->nadvice : ADVISE_ROWS_MAX;
 	memcpy(v->rows, r->advice, v->n * sizeof(v->rows[0]));
@@ -323,8 +332,9 @@ static void sentences(const struct advise *v, const struct writer *w)
 
 	snprintf(text, sizeof(text), "%s: the target is %g%% of the saving the "
 		 "replay of the run's own settings ends at (%llu pages) within "
-		 "%g s, at most %g%% of a CPU for ksmd on average (its pages "
-		 "visited at --page-cost, KSM pages revisited at --revisit-cost).",
+		 "%g s, at most %g%% of a CPU for ksmd on average over that time "
+		 "and one full scan after it (its pages visited at --page-cost, "
+		 "KSM pages revisited at --revisit-cost).",
 		 v->name, 100 * v->target.fraction,
 		 (unsigned long long)v->reference, v->target.seconds,
 		 v->target.max_cpu);
@@ -350,6 +360,79 @@ static void sentences(const struct advise *v, const struct writer *w)
 			"The advisor is the cheaper.");
 }
 
+/*
+ * Why the advice is not to be applied, in @buf, or NULL when it is sound:
+ * every input read, some memory ksmd would scan, and the first row reaching
+ * the target within --max-cpu. Nothing is written otherwise (-o sh exits
+ * 1, -o tmpfiles has no line), whatever the row would have said.
+ */
+static const char *refusal(const struct advise *v, char *buf, size_t len)
+{
+	const struct advice *a = &v->rows[0];
+
+	if (!v->seen || !v->n)
+		snprintf(buf, len, "nothing was read, so there is nothing to "
+			 "advise");
+	else if (v->partial)
+		snprintf(buf, len, "not every input was read (%s): the advice "
+			 "would be of part of the memory", v->input_why[0] ?
+			 v->input_why : "read with errors");
+	else if (v->nothing_mergeable)
+		snprintf(buf, len, "none of the memory is marked mergeable "
+			 "(madvise MADV_MERGEABLE, prctl PR_SET_MEMORY_MERGE, "
+			 "QEMU's mem-merge=on, MemoryKSM=yes; -r doctor says "
+			 "where): ksmd would scan none of it and save nothing");
+	else if (!v->reference)
+		snprintf(buf, len, "the replay merges nothing in this memory: "
+			 "there is no saving to reach");
+	else if (rank(v, a) == 2)
+		snprintf(buf, len, "no setting reaches %g%% of the saving by "
+			 "%g s (the best has %.1f%% by then): a later target would "
+			 "be reached", 100 * v->target.fraction, v->target.seconds,
+			 100 * a->reached);
+	else if (rank(v, a) == 1)
+		snprintf(buf, len, "no setting reaches the target within "
+			 "--max-cpu=%g%%: the cheapest that reaches it, %s, takes "
+			 "%.3g%% of a CPU", v->target.max_cpu,
+			 advice_is_advisor(a) ? "the advisor's" : "a fixed one",
+			 a->cpu_mean);
+	else
+		return NULL;
+	return buf;
+}
+
+/* The table as a person reads it, one comment line a row, for the
+ * settings' formats: the file a person reads is the file that runs. */
+static void comment_table(const struct advise *v, const struct writer *w)
+{
+	char line[200], policy[40], to[16];
+
+	snprintf(line, sizeof(line), "%-16s %6s %8s %11s %8s %-7s %-6s %8s",
+		 "policy", "pages", "sleep ms", "to target s", "cpu%",
+		 "reaches", "in cpu", "reached%");
+	w->note(w, line);
+	for (size_t i = 0; i < v->n; i++) {
+		const struct advice *a = &v->rows[i];
+
+		if (advice_is_advisor(a))
+			snprintf(policy, sizeof(policy), "advisor %llus %llu%%",
+				 (unsigned long long)a->advisor.target_scan_time,
+				 (unsigned long long)a->advisor.max_cpu);
+		else
+			snprintf(policy, sizeof(policy), "fixed");
+		if (isnan(a->seconds_to_target))
+			snprintf(to, sizeof(to), "never");
+		else
+			snprintf(to, sizeof(to), "%.0f", a->seconds_to_target);
+		snprintf(line, sizeof(line), "%-16s %6llu %8llu %11s %8.2f %-7s "
+			 "%-6s %8.1f", policy, (unsigned long long)a->pages_to_scan,
+			 (unsigned long long)a->sleep_ms, to, a->cpu_mean,
+			 a->reaches ? "yes" : "no", rank(v, a) == 0 ? "yes" : "no",
+			 100 * a->reached);
+		w->note(w, line);
+	}
+}
+
 /* -o sh, -o tmpfiles: the first row's writes, what it is said first. */
 static void settings_print(const struct advise *v, const struct writer *w)
 {
@@ -358,12 +441,19 @@ static void settings_print(const struct advise *v, const struct writer *w)
 	};
 	struct setting set[SETTINGS_MAX];
 	const struct advice *a = &v->rows[0];
-	char text[400];
+	char text[400], why[600];
 	size_t n;
 
 	w->begin(w, "advise", cols, 2, 0);
-	if (!v->n) {
-		w->note(w, "No advice: nothing to apply.");
+	if (v->n) {
+		comment_table(v, w);
+		sentences(v, w);
+	}
+	if (refusal(v, why, sizeof(why))) {
+		struct cell row[2] = { cell_str(SETTING_REFUSED), cell_str(why) };
+
+		*v->r.rs->failed = 1;
+		w->row(w, row);
 		w->end(w);
 		return;
 	}
@@ -386,6 +476,7 @@ static void advise_print(struct sink *sk)
 	struct advise *v = (struct advise *)sk;
 	const struct writer *w = v->r.rs->out;
 	int people = for_people(v->r.rs);
+	char why[600], text[700];
 
 	if (w->flags & WRITER_SETTINGS) {
 		settings_print(v, w);
@@ -396,6 +487,13 @@ static void advise_print(struct sink *sk)
 		advice_row(v, w, &v->rows[i]);
 	if (people && v->n)
 		sentences(v, w);
+	if (refusal(v, why, sizeof(why))) {
+		*v->r.rs->failed = 1;
+		if (people) {
+			snprintf(text, sizeof(text), "Nothing to apply: %s.", why);
+			w->note(w, text);
+		}
+	}
 	hz_note(v->r.rs);
 	w->end(w);
 }

@@ -6,10 +6,13 @@
  * VALUE") that write them at every boot. A report that takes these writers
  * (only -r advise) gives rows of two text cells, the file's name under
  * /sys/kernel/mm/ksm and the value, in the order they are to be written;
- * its notes become comments. Every word of the script goes through
+ * its notes become comments. A row whose setting is SETTING_REFUSED
+ * writes nothing: -o sh prints its reason on standard error and exits 1
+ * (so that "| sudo sh" fails), -o tmpfiles gives it as a comment. Every word of the script goes through
  * shell_quote(); a comment is cleaned of controls, so that no text ends it.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "../../host/ksm.h"
 #include "../../util/shell.h"
@@ -31,10 +34,10 @@ static void comment(const struct writer *w, const char *text)
 /* One word, quoted for sh. */
 static void word(const char *w)
 {
-	char buf[256];
+	char buf[1400];
 
 	if (shell_quote(w, buf, sizeof(buf)) >= sizeof(buf))
-		fputs("''", stdout);	/* no setting's name or value is as long */
+		fputs("''", stdout);	/* no setting nor reason is as long */
 	else
 		fputs(buf, stdout);
 }
@@ -52,6 +55,16 @@ static void sh_begin(const struct writer *w, const char *report,
 static void sh_row(const struct writer *w, const struct cell *cells)
 {
 	(void)w;
+	if (!strcmp(cells[0].s, SETTING_REFUSED)) {	/* so | sudo sh fails */
+		char why[600];
+
+		snprintf(why, sizeof(why), "ksmscan: no setting written: %s",
+			 cells[1].s);
+		fputs("printf '%s\\n' ", stdout);
+		word(why);
+		fputs(" >&2\nexit 1\n", stdout);
+		return;
+	}
 	fputs("printf '%s\\n' ", stdout);
 	word(cells[1].s);
 	fputs(" > \"$ksm\"/", stdout);
@@ -74,6 +87,13 @@ static void tmpfiles_row(const struct writer *w, const struct cell *cells)
 	char name[256], value[256];
 
 	(void)w;
+	if (!strcmp(cells[0].s, SETTING_REFUSED)) {
+		char why[700];
+
+		snprintf(why, sizeof(why), "No setting written: %s.", cells[1].s);
+		comment(w, why);
+		return;
+	}
 	printf("w " KSM_DIR "/%s - - - - %s\n",
 	       text_clean(cells[0].s, name, sizeof(name)),
 	       text_clean(cells[1].s, value, sizeof(value)));

@@ -33,6 +33,11 @@ enum {
 /* What begins a note that is a shell command (struct writer's note()). */
 #define NOTE_SHELL "$ "
 
+/* A row of a settings format (WRITER_SETTINGS) whose setting is this is
+ * no setting: its value says why nothing is to be written, and the
+ * format writes nothing (-o sh prints it on standard error and exits 1). */
+#define SETTING_REFUSED "-"
+
 /*
  * An output format, and one output of it: writer_open() makes an instance
  * (its state, such as a table's held rows, is its own, so one run could
