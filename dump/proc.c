@@ -55,6 +55,8 @@ struct proc {
 	size_t nmg;		/* ... how many; 0: the usual rule */
 	uint64_t zero_pfn;	/* the zero page's frame, 0 if unknown */
 	int rechecked;		/* the maps were read again at the end */
+	int seek;		/* find the next present page before reading */
+	int no_seek;		/* the kernel has no PAGEMAP_SCAN: read it all */
 };
 
 /* Open the process's maps, mem or pagemap read-only; report why not. */
@@ -222,6 +224,7 @@ static int proc_open(struct dump *d)
 	p->ksm_flags = d->proc.ksm_merging_pages > 0;
 	if (p->nmaps)
 		p->addr = p->maps[0].region.start;
+	p->seek = 1;
 	return 0;
 }
 
@@ -300,9 +303,31 @@ static void proc_frames(struct proc *p, struct page_range *r, size_t first)
 }
 
 /*
+ * Move to the first present page of the current mapping, from p->addr on
+ * (0), or past the mapping if it has none (1), asking the kernel to walk its
+ * page tables: a mapping's untouched terabytes cost no pagemap entry each.
+ * Without PAGEMAP_SCAN nothing moves (0) and pagemap is read entry by entry.
+ */
+static int proc_seek(struct proc *p, const struct mapping *m)
+{
+	uint64_t found;
+
+	if (!p->seek || p->no_seek)
+		return 0;
+	p->seek = 0;
+	if (pagemap_next_present(p->pagemap, p->addr, m->region.end, &found) < 0) {
+		p->no_seek = 1;
+		return 0;
+	}
+	p->addr = found;
+	return found >= m->region.end;
+}
+
+/*
  * The next run of present pages. The pagemap entries of up to BATCH_PAGES
  * pages are read at once; the first present page and those after it that are
- * present too make the range.
+ * present too make the range. Where a batch has none, the next present page
+ * is looked for first (proc_seek()).
  */
 static int proc_next(struct dump *d, struct page_range *r)
 {
@@ -310,16 +335,18 @@ static int proc_next(struct dump *d, struct page_range *r)
 
 	while (p->cur < p->nmaps) {
 		struct mapping *m = &p->maps[p->cur];
-		uint64_t left = (m->region.end - p->addr) / PAGE_BYTES;
-		size_t n = left < BATCH_PAGES ? (size_t)left : BATCH_PAGES;
-		size_t first, run;
+		uint64_t left;
+		size_t n, first, run;
 		ssize_t got;
 
-		if (n == 0) {
+		if (m->region.end - p->addr < PAGE_BYTES || proc_seek(p, m)) {
 			if (++p->cur < p->nmaps)
 				p->addr = p->maps[p->cur].region.start;
+			p->seek = 1;
 			continue;
 		}
+		left = (m->region.end - p->addr) / PAGE_BYTES;
+		n = left < BATCH_PAGES ? (size_t)left : BATCH_PAGES;
 		got = pread(p->pagemap, p->pm, n * sizeof(uint64_t),
 			    (off_t)(p->addr / PAGE_BYTES * sizeof(uint64_t)));
 		if (got < (ssize_t)(n * sizeof(uint64_t))) {
@@ -339,6 +366,7 @@ static int proc_next(struct dump *d, struct page_range *r)
 			;
 		if (first == n) {
 			p->addr += (uint64_t)n * PAGE_BYTES;
+			p->seek = 1;
 			continue;
 		}
 		r->address = p->addr + (uint64_t)first * PAGE_BYTES;
