@@ -56,7 +56,10 @@ struct proc {
 	uint64_t zero_pfn;	/* the zero page's frame, 0 if unknown */
 	int rechecked;		/* the maps were read again at the end */
 	int seek;		/* find the next present page before reading */
-	int no_seek;		/* the kernel has no PAGEMAP_SCAN: read it all */
+	int no_seek;		/* the kernel has no PAGEMAP_SCAN: ... */
+	uint64_t *res;		/* ... the areas smaps says have pages resident */
+	size_t nres;		/* ... how many */
+	int res_known;		/* ... smaps was read: skip the other areas */
 };
 
 /* Open the process's maps, mem or pagemap read-only; report why not. */
@@ -302,23 +305,39 @@ static void proc_frames(struct proc *p, struct page_range *r, size_t first)
 	r->frames = p->frames;
 }
 
+/* Without PAGEMAP_SCAN: whether smaps gave the mapping at @start no page. */
+static int proc_not_resident(struct proc *p, int pid, uint64_t start)
+{
+	if (!p->no_seek) {
+		p->no_seek = 1;
+		p->res_known = proc_resident_areas(pid, &p->res, &p->nres) == 0;
+	}
+	if (!p->res_known)
+		return 0;
+	for (size_t i = 0; i < p->nres; i++)
+		if (p->res[2 * i] == start)
+			return 0;
+	return 1;
+}
+
 /*
  * Move to the first present page of the current mapping, from p->addr on
  * (0), or past the mapping if it has none (1), asking the kernel to walk its
  * page tables: a mapping's untouched terabytes cost no pagemap entry each.
- * Without PAGEMAP_SCAN nothing moves (0) and pagemap is read entry by entry.
+ * Without PAGEMAP_SCAN, a mapping smaps gives no resident page is skipped
+ * whole; the others are read entry by entry.
  */
-static int proc_seek(struct proc *p, const struct mapping *m)
+static int proc_seek(struct proc *p, int pid, const struct mapping *m)
 {
 	uint64_t found;
 
-	if (!p->seek || p->no_seek)
+	if (!p->seek)
 		return 0;
 	p->seek = 0;
-	if (pagemap_next_present(p->pagemap, p->addr, m->region.end, &found) < 0) {
-		p->no_seek = 1;
-		return 0;
-	}
+	if (p->no_seek ||
+	    pagemap_next_present(p->pagemap, p->addr, m->region.end, &found) < 0)
+		return p->addr == m->region.start &&
+		       proc_not_resident(p, pid, m->region.start);
 	p->addr = found;
 	return found >= m->region.end;
 }
@@ -339,7 +358,7 @@ static int proc_next(struct dump *d, struct page_range *r)
 		size_t n, first, run;
 		ssize_t got;
 
-		if (m->region.end - p->addr < PAGE_BYTES || proc_seek(p, m)) {
+		if (m->region.end - p->addr < PAGE_BYTES || proc_seek(p, d->pid, m)) {
 			if (++p->cur < p->nmaps)
 				p->addr = p->maps[p->cur].region.start;
 			p->seek = 1;
@@ -410,6 +429,7 @@ static void proc_close(struct dump *d)
 		free((char *)p->maps[i].region.name);
 	free(p->maps);
 	free(p->mg);
+	free(p->res);
 	free(p->buf);
 	free(p);
 }
