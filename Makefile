@@ -187,6 +187,7 @@ bench: ksmscan build/bench/floor
 	KSMSCAN=./ksmscan $(PYTHON) bench/exposure_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/units_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/frames_bench.py
+	KSMSCAN=./ksmscan $(PYTHON) bench/sparse_bench.py
 
 # Fuzzing: libFuzzer harnesses with ASan and UBSan, FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 20
