@@ -181,6 +181,10 @@ static void on_by(struct prefs *p, const struct opt_row *r, const char *arg)
 	(void)r;
 	if (units_by_parse(arg, &p->by, why, sizeof(why)) < 0)
 		usage_error("%s", why);
+	/* A word of the list, whole: units_by_parse() took it as valid. */
+	for (const char *s = arg; *s; s += strcspn(s, ","), s += *s == ',')
+		if (strncmp(s, "process", 7) == 0 && (s[7] == ',' || !s[7]))
+			p->by_process = 1;
 }
 
 static void on_hz(struct prefs *p, const struct opt_row *r, const char *arg)
@@ -368,8 +372,10 @@ static const struct opt_row table[] = {
 	CALL("by", 0, "KIND", on_by, NULL,
 	     "live processes also counted by unit, cgroup,\n"
 	     "container or vm (comma list; process: only\n"
-	     "the processes' rows): rows KIND:NAME; the\n"
-	     "trust domains of -r exposure without --group", SCAN, 0),
+	     "the processes' rows, which -o openmetrics\n"
+	     "gives -P's and --all-processes' only then, at\n"
+	     "most 500): rows KIND:NAME; the trust domains\n"
+	     "of -r exposure without --group", SCAN, 0),
 	STRING("enable", 0, "NAME,...", enable,
 	       "the saving if only these --by rows' processes\n"
 	       "and their children had KSM on: row enable:...", SCAN),
