@@ -269,6 +269,8 @@ install: ksmscan
 	$(SUBST) systemd/ksmscan-metrics.service.in > $(DESTDIR)$(UNITDIR)/ksmscan-metrics.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/ksmscan-metrics.service
 	install -m 644 systemd/ksmscan-metrics.timer $(DESTDIR)$(UNITDIR)/ksmscan-metrics.timer
+	install -d $(DESTDIR)$(PREFIX)/share/ksmscan/prometheus
+	install -m 644 monitoring/ksmscan.rules.yml $(DESTDIR)$(PREFIX)/share/ksmscan/prometheus/
 
 # A Debian package of what install puts in place (scripts/make-deb).
 VERSION = $(shell sed -n 's/^\#define KSMSCAN_VERSION "\(.*\)"/\1/p' util/version.h)
