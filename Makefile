@@ -187,6 +187,7 @@ bench: ksmscan build/bench/floor
 	KSMSCAN=./ksmscan $(PYTHON) bench/exposure_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/units_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/frames_bench.py
+	KSMSCAN=./ksmscan $(PYTHON) bench/sparse_bench.py
 
 # Fuzzing: libFuzzer harnesses with ASan and UBSan, FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 20
@@ -268,6 +269,8 @@ install: ksmscan
 	$(SUBST) systemd/ksmscan-metrics.service.in > $(DESTDIR)$(UNITDIR)/ksmscan-metrics.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/ksmscan-metrics.service
 	install -m 644 systemd/ksmscan-metrics.timer $(DESTDIR)$(UNITDIR)/ksmscan-metrics.timer
+	install -d $(DESTDIR)$(PREFIX)/share/ksmscan/prometheus
+	install -m 644 monitoring/ksmscan.rules.yml $(DESTDIR)$(PREFIX)/share/ksmscan/prometheus/
 
 # A Debian package of what install puts in place (scripts/make-deb).
 VERSION = $(shell sed -n 's/^\#define KSMSCAN_VERSION "\(.*\)"/\1/p' util/version.h)

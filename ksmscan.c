@@ -57,6 +57,7 @@ static int run_scan(struct prefs *p, const struct writer *w)
 		.version = KSMSCAN_VERSION,
 		.known = p->known, .nknown = p->nknown,
 		.domains = p->cfg.groups, .ndomains = p->ndomains,
+		.listed_max = p->by_process ? LISTED_ROWS_MAX : 0,
 	};
 	struct sink *sinks[REPORTS_MAX + 1];	/* and the picture's */
 

@@ -181,6 +181,10 @@ static void on_by(struct prefs *p, const struct opt_row *r, const char *arg)
 	(void)r;
 	if (units_by_parse(arg, &p->by, why, sizeof(why)) < 0)
 		usage_error("%s", why);
+	/* A word of the list, whole: units_by_parse() took it as valid. */
+	for (const char *s = arg; *s; s += strcspn(s, ","), s += *s == ',')
+		if (strncmp(s, "process", 7) == 0 && (s[7] == ',' || !s[7]))
+			p->by_process = 1;
 }
 
 static void on_hz(struct prefs *p, const struct opt_row *r, const char *arg)
@@ -368,9 +372,11 @@ static const struct opt_row table[] = {
 	CALL("by", 0, "KIND", on_by, NULL,
 	     "live processes also counted by unit, cgroup,\n"
 	     "container or vm (comma list; process: the\n"
-	     "processes' rows): rows KIND:NAME (a user's\n"
-	     "user-unit:UID:NAME, user-vm:UID:NAME); the\n"
-	     "trust domains of -r exposure without --group", SCAN, 0),
+	     "processes' rows, own trust domains, and with\n"
+	     "-o openmetrics a series each, at most 500):\n"
+	     "rows KIND:NAME (a user's user-unit:UID:NAME,\n"
+	     "user-vm:UID:NAME); the trust domains of\n"
+	     "-r exposure without --group", SCAN, 0),
 	STRING("enable", 0, "NAME,...", enable,
 	       "the saving if only these --by rows' processes\n"
 	       "and their children had KSM on: row enable:...", SCAN),

@@ -33,6 +33,8 @@ struct prefs {
 	const char **known;		/* --known files */
 	size_t nknown;
 	unsigned by;			/* --by: a bit per enum unit_kind */
+	int by_process;			/* --by names process: metrics keep
+					 * the rows of listed processes */
 	const char *enable;		/* --enable's list, or NULL */
 	size_t sketch_size;		/* --sketch-size */
 	const char *host;		/* --host, or NULL: gethostname() */

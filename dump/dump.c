@@ -30,6 +30,7 @@ static const struct reader *const readers[] = {
 /*
  * Print "ksmscan: NAME: what, at offset N" (offset UINT64_MAX: no place)
  * through the given printer; the input's first error is kept as its reason.
+ * In a live process the place is an address, said as addresses are: in hex.
  */
 static void vreport(void (*print)(const char *, ...), struct dump *d,
 		    uint64_t offset, const char *fmt, va_list ap)
@@ -39,6 +40,9 @@ static void vreport(void (*print)(const char *, ...), struct dump *d,
 	vsnprintf(what, sizeof(what), fmt, ap);
 	if (offset == UINT64_MAX)
 		snprintf(line, sizeof(line), "%s: %s", d->src.name, what);
+	else if (d->pid)
+		snprintf(line, sizeof(line), "%s: %s, at address %#llx",
+			 d->src.name, what, (unsigned long long)offset);
 	else
 		snprintf(line, sizeof(line), "%s: %s, at offset %llu", d->src.name,
 			 what, (unsigned long long)offset);

@@ -55,6 +55,11 @@ struct proc {
 	size_t nmg;		/* ... how many; 0: the usual rule */
 	uint64_t zero_pfn;	/* the zero page's frame, 0 if unknown */
 	int rechecked;		/* the maps were read again at the end */
+	int seek;		/* find the next present page before reading */
+	int no_seek;		/* the kernel has no PAGEMAP_SCAN: ... */
+	uint64_t *res;		/* ... the areas smaps says have pages resident */
+	size_t nres;		/* ... how many */
+	int res_known;		/* ... smaps was read: skip the other areas */
 };
 
 /* Open the process's maps, mem or pagemap read-only; report why not. */
@@ -222,6 +227,7 @@ static int proc_open(struct dump *d)
 	p->ksm_flags = d->proc.ksm_merging_pages > 0;
 	if (p->nmaps)
 		p->addr = p->maps[0].region.start;
+	p->seek = 1;
 	return 0;
 }
 
@@ -299,10 +305,48 @@ static void proc_frames(struct proc *p, struct page_range *r, size_t first)
 	r->frames = p->frames;
 }
 
+/* Without PAGEMAP_SCAN: whether smaps gave the mapping at @start no page. */
+static int proc_not_resident(struct proc *p, int pid, uint64_t start)
+{
+	if (!p->no_seek) {
+		p->no_seek = 1;
+		p->res_known = proc_resident_areas(pid, &p->res, &p->nres) == 0;
+	}
+	if (!p->res_known)
+		return 0;
+	for (size_t i = 0; i < p->nres; i++)
+		if (p->res[2 * i] == start)
+			return 0;
+	return 1;
+}
+
+/*
+ * Move to the first present page of the current mapping, from p->addr on
+ * (0), or past the mapping if it has none (1), asking the kernel to walk its
+ * page tables: a mapping's untouched terabytes cost no pagemap entry each.
+ * Without PAGEMAP_SCAN, a mapping smaps gives no resident page is skipped
+ * whole; the others are read entry by entry.
+ */
+static int proc_seek(struct proc *p, int pid, const struct mapping *m)
+{
+	uint64_t found;
+
+	if (!p->seek)
+		return 0;
+	p->seek = 0;
+	if (p->no_seek ||
+	    pagemap_next_present(p->pagemap, p->addr, m->region.end, &found) < 0)
+		return p->addr == m->region.start &&
+		       proc_not_resident(p, pid, m->region.start);
+	p->addr = found;
+	return found >= m->region.end;
+}
+
 /*
  * The next run of present pages. The pagemap entries of up to BATCH_PAGES
  * pages are read at once; the first present page and those after it that are
- * present too make the range.
+ * present too make the range. Where a batch has none, the next present page
+ * is looked for first (proc_seek()).
  */
 static int proc_next(struct dump *d, struct page_range *r)
 {
@@ -310,16 +354,18 @@ static int proc_next(struct dump *d, struct page_range *r)
 
 	while (p->cur < p->nmaps) {
 		struct mapping *m = &p->maps[p->cur];
-		uint64_t left = (m->region.end - p->addr) / PAGE_BYTES;
-		size_t n = left < BATCH_PAGES ? (size_t)left : BATCH_PAGES;
-		size_t first, run;
+		uint64_t left;
+		size_t n, first, run;
 		ssize_t got;
 
-		if (n == 0) {
+		if (m->region.end - p->addr < PAGE_BYTES || proc_seek(p, d->pid, m)) {
 			if (++p->cur < p->nmaps)
 				p->addr = p->maps[p->cur].region.start;
+			p->seek = 1;
 			continue;
 		}
+		left = (m->region.end - p->addr) / PAGE_BYTES;
+		n = left < BATCH_PAGES ? (size_t)left : BATCH_PAGES;
 		got = pread(p->pagemap, p->pm, n * sizeof(uint64_t),
 			    (off_t)(p->addr / PAGE_BYTES * sizeof(uint64_t)));
 		if (got < (ssize_t)(n * sizeof(uint64_t))) {
@@ -339,6 +385,7 @@ static int proc_next(struct dump *d, struct page_range *r)
 			;
 		if (first == n) {
 			p->addr += (uint64_t)n * PAGE_BYTES;
+			p->seek = 1;
 			continue;
 		}
 		r->address = p->addr + (uint64_t)first * PAGE_BYTES;
@@ -382,6 +429,7 @@ static void proc_close(struct dump *d)
 		free((char *)p->maps[i].region.name);
 	free(p->maps);
 	free(p->mg);
+	free(p->res);
 	free(p->buf);
 	free(p);
 }

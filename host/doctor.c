@@ -93,30 +93,37 @@ int proc_doctor_read(int pid, int ksm_running, struct proc_doctor *d)
 	return 0;
 }
 
-size_t proc_mergeable_areas(int pid, uint64_t **area)
+/*
+ * The areas of /proc/PID/smaps that are ksmd's, or with @resident those with
+ * pages resident; *@read says whether all of smaps was read: an area's first line is its maps line ("start-end perms"),
+ * VmFlags its last, so the area is judged there, with its Rss read before.
+ */
+static size_t smaps_areas(int pid, int resident, uint64_t **area, int *read)
 {
 	char line[1024];
-	unsigned long long start, end;
+	unsigned long long start = 0, end = 0, rss = 0;
 	size_t n = 0, cap = 0;
 	FILE *f;
 
 	*area = NULL;
+	*read = 0;
 	f = host_fopen("/proc/%d/smaps", pid);
 	if (!f)
 		return 0;
-	start = end = 0;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long a, b;
 		int pos = 0;
 
-		/* An area's first line is its maps line ("start-end perms"),
-		 * VmFlags its last; other lines are "Name: value". */
 		if (sscanf(line, "%llx-%llx %n", &a, &b, &pos) == 2 && pos) {
 			start = a;
 			end = b;
+			rss = 0;
 			continue;
 		}
-		if (strncmp(line, "VmFlags:", 8) != 0 || !smaps_vmflag(line, "mg"))
+		if (sscanf(line, "Rss: %llu kB", &a) == 1)
+			rss = a;
+		if (strncmp(line, "VmFlags:", 8) != 0 ||
+		    (resident ? rss == 0 : !smaps_vmflag(line, "mg")))
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 16;
@@ -126,6 +133,23 @@ size_t proc_mergeable_areas(int pid, uint64_t **area)
 		(*area)[2 * n + 1] = end;
 		n++;
 	}
+	/* A process that exits mid-read leaves a list that says too little. */
+	*read = !ferror(f);
 	fclose(f);
 	return n;
+}
+
+size_t proc_mergeable_areas(int pid, uint64_t **area)
+{
+	int read;
+
+	return smaps_areas(pid, 0, area, &read);
+}
+
+int proc_resident_areas(int pid, uint64_t **area, size_t *n)
+{
+	int read;
+
+	*n = smaps_areas(pid, 1, area, &read);
+	return read ? 0 : -1;
 }

@@ -56,4 +56,17 @@ int proc_doctor_read(int pid, int ksm_running, struct proc_doctor *d);
  */
 size_t proc_mergeable_areas(int pid, uint64_t **area);
 
+/**
+ * proc_resident_areas() - the areas of a process with pages resident (their
+ * smaps Rss is not 0): where a kernel has no PAGEMAP_SCAN, the other areas
+ * are skipped without reading their pagemap entries.
+ * @pid: the process
+ * @area: set to a malloc'd array of start, end pairs in address order
+ *	(NULL when there is none)
+ * @n: set to the number of areas
+ *
+ * Return: 0, or -1 if smaps could not be read (then nothing may be skipped).
+ */
+int proc_resident_areas(int pid, uint64_t **area, size_t *n);
+
 #endif

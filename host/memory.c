@@ -4,10 +4,12 @@
  * process's pages sit (their node, their frame in a transparent huge page,
  * the zero page's frame).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -227,4 +229,48 @@ uint64_t proc_zero_pfn(void)
 		close(fd);
 	munmap((void *)page, PAGE_BYTES);
 	return pfn;
+}
+
+/*
+ * PAGEMAP_SCAN's interface (<linux/fs.h> of Linux 6.7), spelt out here: the
+ * kernel headers a build finds may be older than the kernel it runs on, and
+ * the ioctl's layout is fixed by the kernel's ABI.
+ */
+struct pagemap_region {
+	uint64_t start, end, categories;
+};
+
+struct pagemap_scan_arg {
+	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
+	uint64_t category_inverted, category_mask, category_anyof_mask;
+	uint64_t return_mask;
+};
+
+#define PAGEMAP_IS_PRESENT (UINT64_C(1) << 3)
+#define PAGEMAP_SCAN_IOCTL _IOWR('f', 16, struct pagemap_scan_arg)
+
+int pagemap_next_present(int pagemap, uint64_t start, uint64_t end,
+			 uint64_t *found)
+{
+	struct pagemap_region reg;
+	struct pagemap_scan_arg a = {
+		.size = sizeof(a), .start = start, .end = end,
+		.vec = (uint64_t)(uintptr_t)&reg, .vec_len = 1,
+		/* Stop at the first present page: the caller reads from there. */
+		.max_pages = 1,
+		.category_anyof_mask = PAGEMAP_IS_PRESENT,
+		.return_mask = PAGEMAP_IS_PRESENT,
+	};
+	int n;
+
+	/* Tests compare the entry-by-entry walk with this one. */
+	if (getenv("KSMSCAN_TEST_NO_PAGEMAP_SCAN"))
+		return -1;
+	do
+		n = ioctl(pagemap, PAGEMAP_SCAN_IOCTL, &a);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	*found = n > 0 && reg.start >= start && reg.start < end ? reg.start : end;
+	return 0;
 }

@@ -88,4 +88,20 @@ int host_frames_ksm(int *kpf, uint64_t *frames, size_t n);
  */
 uint64_t proc_zero_pfn(void);
 
+/**
+ * pagemap_next_present() - the first present page of an address range, found
+ * by the kernel's PAGEMAP_SCAN ioctl (Linux 6.7 and later), which walks the
+ * page tables and skips what has none: a range with nothing resident costs
+ * no read per page.
+ * @pagemap: a process's /proc/PID/pagemap, open
+ * @start: the range's first address (page-aligned)
+ * @end: the address after it
+ * @found: set to the first present page's address, or @end if none
+ *
+ * Return: 0, or -1 when the kernel has no PAGEMAP_SCAN (or refuses it): the
+ * caller then reads pagemap entry by entry.
+ */
+int pagemap_next_present(int pagemap, uint64_t start, uint64_t end,
+			 uint64_t *found);
+
 #endif

@@ -47,7 +47,15 @@ struct report_setup {
 					 * groups, or without them the --by
 					 * rows (never the --enable one) */
 	size_t ndomains;
+	size_t listed_max;		/* with a WRITER_METRICS output, the most
+					 * rows of processes found by -P or
+					 * --all-processes: 0, or LISTED_ROWS_MAX
+					 * with --by=process */
 };
+
+/* The most rows of listed processes a metrics output has, with --by=process:
+ * each is a series of its own, and pids change from run to run. */
+#define LISTED_ROWS_MAX 500
 
 /* The most reports the table may hold: -r's selection is a bit mask of this
  * many bits (reports.c checks the table against it when it is compiled). */

@@ -36,6 +36,7 @@ void scope_sink_scope(struct sink *sk, const struct scope *sc)
 	s->rows = xreallocarray(s->rows, s->nrows + 1, sizeof(*s->rows));
 	s->rows[s->nrows++] = (struct scope_copy){
 		.name = sc->name, .format = sc->format, .all = sc->all,
+		.input_no = sc->input_no,
 		.status = sc->status, .why = sc->why ? xstrdup(sc->why) : NULL,
 		.f = *sc->f, .group = sc->group, .shared_bytes = sc->shared_bytes,
 	};

@@ -42,6 +42,7 @@ struct scope_copy {
 	const char *name;		/* the input's name, or "*" */
 	const char *format;		/* as in struct scope */
 	int all;			/* the scope of all inputs */
+	size_t input_no;		/* an input's number (as in struct scope) */
 	enum scope_status status;	/* how completely it was read */
 	char *why;			/* its first error, or NULL */
 	struct figures f;

@@ -18,6 +18,11 @@ textfile directory pointed at a folder of the test's.  Then:
   cannot change between runs) have, in the metrics, exactly the figures of
   a CSV run of ksmscan on them; the whole host's row is the sum of the
   process rows of the same file;
+- bounded: by default a metrics run has the host's series and the --by
+  rows', none per process, and ksmscan_processes_left_out{input="*"} says
+  how many processes have none (a warning too); --by=process gives each its
+  own, at most 500 (502 processes: 500 series, 2 left out); processes named
+  with -p always have theirs;
 - atomicity: a run that fails (an option ksmscan refuses; a ksmscan that
   writes half its output and fails) leaves the last file byte for byte and no
   temporary file; while a run is half-written, node_exporter still serves
@@ -257,7 +262,8 @@ def node_exporter_serves_the_metrics():
     os.makedirs(d)
     kids = stopped_children(2)
     try:
-        r = run_service(d)
+        # --by=process: the processes' own series too, to compare with CSV.
+        r = run_service(d, {"KSMSCAN_ARGS": "-j 1 --by=process"})
         if not eq(r.returncode, 0, "the service's command: exit 0 (%s)" % r.stderr[-300:]):
             return
         eq(os.listdir(d), ["ksmscan.prom"], "it leaves ksmscan.prom and nothing else")
@@ -312,6 +318,84 @@ def node_exporter_serves_the_metrics():
             eq(host, [procs], "%s of * is the sum of the processes'" % name)
     finally:
         end_children(kids)
+
+
+def om_run(args, what):
+    """ksmscan -o openmetrics ARGS: (the strict parser's samples, stderr)."""
+    _, om_parse = parser()
+    r = run(["-j1", "-o", "openmetrics"] + args)
+    eq(r.rc, 0, "%s: exit 0 (%s)" % (what, r.err[-300:]))
+    try:
+        return samples(om_parse(r.out)), r.err
+    except Exception as e:      # the parser's own error types vary
+        check(False, "%s: OpenMetrics (strict parser)" % what, repr(e))
+        return {}, r.err
+
+
+def pid_series(mine):
+    return {dict(lab)["input"] for (n, lab) in mine
+            if n == "ksmscan_pages" and dict(lab).get("input", "").startswith("pid:")}
+
+
+def left_out(mine):
+    return [v for (n, lab), v in mine.items() if n == "ksmscan_processes_left_out"]
+
+
+@test("monitoring")
+def series_per_process_bounded():
+    """Processes found by -P (as by --all-processes): no series of their own
+    by default, one each with --by=process, at most 500; -p keeps its own."""
+    kids = stopped_children(2)
+    try:
+        pids = sorted(p.pid for p in kids)
+        # -P matches the command, and the children's is python's: the test's
+        # own pids pick them out of the list.
+        regex = "python"
+        mine, err = om_run(["-P", regex], "-P, by default")
+        listed = pid_series(om_run(["-P", regex, "--by=process"], "-P --by=process")[0])
+        check({"pid:%d" % p for p in pids} <= listed,
+              "--by=process: the listed processes' series, the children's among them",
+              repr(sorted(listed)[:5]))
+        eq(pid_series(mine), set(), "by default: no series per process")
+        host = [v for (n, lab), v in mine.items()
+                if n == "ksmscan_pages" and dict(lab).get("input") == "*"]
+        check(len(host) == 1 and host[0] >= 2 * 96, "by default: the host's series, "
+              "with the children's pages at least", repr(host))
+        got = left_out(mine)
+        check(len(got) == 1 and got[0] >= 2, "ksmscan_processes_left_out{input=\"*\"} "
+              "counts the processes with no series (the 2 children at least)", repr(got))
+        check(re.search(r"openmetrics: \d+ processes' series left out", err) is not None,
+              "by default: one warning naming what was left out", err[-300:])
+        mine, err = om_run(["-p%d" % p for p in pids], "-p")
+        eq(pid_series(mine), {"pid:%d" % p for p in pids}, "-p: the processes named have theirs")
+        eq(left_out(mine), [], "-p: nothing left out, no gauge of it")
+    finally:
+        end_children(kids)
+
+
+@test("monitoring")
+def series_per_process_capped_at_500():
+    """502 processes of a command of the test's own, with --by=process: 500
+    series, ksmscan_processes_left_out 2, and a warning saying the cap."""
+    name = "omcap%d" % os.getpid()
+    exe = tmp(name)
+    shutil.copy(shutil.which("sleep"), exe)
+    kids = []
+    try:
+        for _ in range(502):
+            kids.append(subprocess.Popen([exe, "600"]))
+        mine, err = om_run(["-P", "^%s$" % name, "--by=process"], "502 processes")
+        eq(len(pid_series(mine)), 500, "--by=process: at most 500 series of processes")
+        eq(left_out(mine), [2.0], "ksmscan_processes_left_out: the 2 past the cap")
+        check("2 processes' series left out" in err and "500" in err,
+              "one warning naming the 2 left out and the cap", err[-300:])
+        mine, _ = om_run(["-P", "^%s$" % name], "502 processes, by default")
+        eq((len(pid_series(mine)), left_out(mine)), (0, [502.0]),
+           "by default: none of the 502, all counted as left out")
+    finally:
+        for p in kids:
+            p.kill()
+            p.wait()
 
 
 @test("monitoring")

@@ -156,6 +156,65 @@ static void summary_row(const struct writer *w, const struct scope_copy *in,
 	w->row(w, row);
 }
 
+/*
+ * Whether row @in is left out of a metrics output: a process found by -P or
+ * --all-processes is a series of its own whose pid changes from run to run,
+ * so a metrics output has the host's row and the --by rows, and the
+ * processes' only with --by=process, the first listed_max of them. A
+ * process named with -p keeps its row. *@left counts those left out.
+ */
+static int summary_left_out(const struct report_setup *rs,
+			    const struct scope_copy *in, size_t *kept,
+			    size_t *left)
+{
+	const struct scan_config *cfg = rs->scan;
+
+	if (!(rs->out->flags & WRITER_METRICS) || in->all || in->group ||
+	    in->input_no >= cfg->ninputs || !cfg->inputs[in->input_no].listed)
+		return 0;
+	if (*kept < rs->listed_max) {
+		++*kept;
+		return 0;
+	}
+	++*left;
+	return 1;
+}
+
+/* The metrics output's own count of processes left out: a gauge that stays
+ * (0 when none was), so that an alert may watch it. */
+static const struct column left_out_cols[] = {
+	COL_F("input", 0), COL_F("processes_left_out", 0),
+};
+
+/*
+ * Name what summary_left_out() left out: the gauge
+ * ksmscan_processes_left_out{input="*"} in a metrics output with listed
+ * processes, and one warning (strict OpenMetrics has no comment line).
+ */
+static void summary_say_left_out(const struct report_setup *rs, size_t kept,
+				 size_t left)
+{
+	const struct writer *w = rs->out;
+
+	if (!(w->flags & WRITER_METRICS) || !(kept + left))
+		return;
+	w->begin(w, "summary", left_out_cols, 2, 0);
+	w->row(w, (struct cell[]){ cell_str("*"), cell_uint(left) });
+	w->end(w);
+	if (!left)
+		return;
+	if (rs->listed_max)
+		warn("openmetrics: %zu processes' series left out: --by=process "
+		     "gives at most %zu; the host's (input=\"*\") and the --by "
+		     "rows' hold them all", left, rs->listed_max);
+	else
+		warn("openmetrics: %zu processes' series left out (one series "
+		     "per process and pid, new at every run): the host's "
+		     "(input=\"*\") and the --by rows' hold them all; "
+		     "--by=process gives each process's, at most %d",
+		     left, LISTED_ROWS_MAX);
+}
+
 static void summary_print(struct sink *sk)
 {
 	struct scope_sink *s = (struct scope_sink *)sk;
@@ -165,12 +224,14 @@ static void summary_print(struct sink *sk)
 	int people = for_people(rs), series = s->nrows && s->rows[0].nsnaps;
 	struct summary_shape sh = { any_process(cfg), 0, series };
 	struct column cols[ROW_MAX];
-	size_t failed = 0;
+	size_t failed = 0, kept = 0, left = 0;
 
 	sh.command = people && sh.procs && !series;
 	w->begin(w, "summary", cols, summary_columns(&sh, cols), 0);
 	for (size_t i = 0; i < s->nrows; i++) {
 		failed += s->rows[i].status == SCOPE_FAILED;
+		if (summary_left_out(rs, &s->rows[i], &kept, &left))
+			continue;
 		for (size_t a = 0; a < (people ? 1 : cfg->nalgos); a++)
 			summary_row(w, &s->rows[i], cfg->algos[a], a, &sh);
 	}
@@ -179,6 +240,7 @@ static void summary_print(struct sink *sk)
 	if (!people || !s->nrows || failed < s->nrows)
 		summary_sentences(rs, s->rows, s->nrows);
 	w->end(w);
+	summary_say_left_out(rs, kept, left);
 	if (people && cfg->nalgos > 1)
 		summary_checksums(rs, s->rows, s->nrows);
 }

@@ -195,6 +195,8 @@ static const char *const helps[][2] = {
 	{ "thp_pages", "pages in transparent huge pages (smaps AnonHugePages)" },
 	{ "ksm_merging_pages", "pages the kernel's KSM merges now" },
 	{ "ksm_rmap_items", "KSM's rmap items of the processes now (ksm_stat)" },
+	{ "processes_left_out", "processes found by -P or --all-processes "
+	  "without a series of their own (--by=process)" },
 };
 
 /* The HELP text of column @col of report @report. */
@@ -281,7 +283,7 @@ const struct writer openmetrics_writer = {
 	.name = "openmetrics",
 	/* none: a report's rows are held to its end, and reports follow
 	 * each other (node_exporter reads them all) */
-	.flags = 0,
+	.flags = WRITER_METRICS,
 	.size = sizeof(struct om_state),
 	.begin = om_begin,
 	.row = om_row,

@@ -28,6 +28,10 @@ enum {
 					 * /sys/kernel/mm/ksm and its value, as
 					 * text, in the order to write them;
 					 * only -r advise gives them */
+	WRITER_METRICS = 1 << 4,	/* series kept over time (OpenMetrics):
+					 * rows of processes found by -P or
+					 * --all-processes bounded (report_setup's
+					 * listed_max) */
 };
 
 /* What begins a note that is a shell command (struct writer's note()). */
