@@ -24,6 +24,9 @@
  * contents). */
 #define TOP_MAX 10000
 #define THREADS_MAX 256
+/* ksmfleet's bound on a host name (HOST_MAX in fleet/ksmfleet/read.py):
+ * an export ksmscan writes is one ksmfleet reads. */
+#define HOST_NAME_MAX_BYTES 4096
 #define SKETCH_MAX ((1u << 28) - 1)
 /* Limits of --count, --tolerance-pages and --hz. */
 #define COUNT_MAX 100000
@@ -292,8 +295,10 @@ static void on_range(struct prefs *p, const struct opt_row *r, const char *arg)
 static void on_host(struct prefs *p, const struct opt_row *r, const char *arg)
 {
 	(void)r;
-	if (!*arg)
-		usage_error("--host wants a name");
+	if (!*arg || strlen(arg) > HOST_NAME_MAX_BYTES)
+		usage_error("--host wants a name of 1 to %d bytes (as ksmfleet "
+			    "reads it), not one of %zu", HOST_NAME_MAX_BYTES,
+			    strlen(arg));
 	p->host = arg;
 }
 

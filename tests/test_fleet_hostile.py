@@ -13,7 +13,7 @@ sockets read from /proc/net/tcp while it runs).
 Every export is written here; the oracle is the line the test put the
 defect on, and the figures computed here in Python integers.
 """
-import csv, io, os, re, subprocess, sys, time
+import csv, io, json, os, re, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import PAGE, check, eq, run_suite, test, tmp  # noqa: E402
@@ -333,6 +333,283 @@ def empty_scheduler():
         check(r.returncode == 2 and len(err) == 1 and err[0].startswith("ksmfleet: ")
               and not r.stdout, "%r: usage error, one line, exit 2" % arg,
               "exit %d, %r" % (r.returncode, r.stderr[-300:]))
+
+
+# --- issue 43: bounded compressed input, read errors, pieces, options -------------------
+
+def bounded_run(args, env=None, seconds=240):
+    """ksmfleet @args run from a child Python that reports its children's
+    peak RSS (resource.getrusage): (exit, stderr, seconds, peak MiB).
+    A run past @seconds is killed (its process group) and reported as such."""
+    code = ("import resource, subprocess, sys, json\n"
+            "try:\n"
+            "    r = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=%d)\n"
+            "    out = [r.returncode, r.stderr]\n"
+            "except subprocess.TimeoutExpired:\n"
+            "    out = [-1, 'timed out']\n"
+            "out.append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)\n"
+            "print(json.dumps(out))\n" % seconds)
+    began = time.monotonic()
+    r = subprocess.run([sys.executable, "-c", code] + FLEET + list(args), capture_output=True,
+                       text=True, timeout=seconds + 120, env=env, start_new_session=True)
+    rc, err, peak = json.loads(r.stdout)
+    return rc, err, time.monotonic() - began, peak
+
+
+def zstd_file(name, head, chunk, times):
+    """A zstd export: @head, then @chunk @times times, compressed as a stream."""
+    import zstandard
+    path = tmp(name)
+    with open(path, "wb") as f:
+        w = zstandard.ZstdCompressor(level=19).stream_writer(f)
+        w.write(head)
+        for _ in range(times):
+            w.write(chunk)
+        w.flush(zstandard.FLUSH_FRAME)
+    return path
+
+
+@test("fleet-hostile")
+def zstd_bombs():
+    """A zstd export of 64 KB holding 2 GiB of zeros after its header (a
+    line that never ends), and one of 135 KB holding 1.5 GiB of one valid
+    row repeated: each refused in one line naming the file, in bounded time
+    and memory (before: 295 s and 6.4 GB of RSS on a shared machine)."""
+    zeros = zstd_file("bomb-zeros.csv.zst", b"input,digest,pages,zero\n", b"\0" * (1 << 24), 128)
+    row = b"h,%s,1,0\n" % digest(0).encode()
+    rows = zstd_file("bomb-rows.csv.zst", b"input,digest,pages,zero\n",
+                     row * ((16 << 20) // len(row)), 96)
+    for path, what in ((zeros, r"a line longer than 16384 bytes, at line 2"),
+                       (rows, r"decompresses to more than 1024 times its size.*")):
+        check(os.path.getsize(path) < 256 << 10, "%s: a small file" % path)
+        rc, err, took, peak = bounded_run(["--workers=1", path])
+        lines = err.strip().splitlines()
+        check(rc == 1 and len(lines) == 1
+              and re.fullmatch(r"ksmfleet: %s: %s" % (re.escape(path), what), lines[0]),
+              "%s: one line naming the file, exit 1" % os.path.basename(path),
+              "exit %d, %r" % (rc, err[-300:]))
+        check(took < 180 and peak < 1024, "%s: within 180 s and 1 GiB of RSS"
+              % os.path.basename(path), "%.0f s, %.0f MiB" % (took, peak))
+
+
+def unreadable_cases(folder):
+    """[(path, how)] of exports ksmfleet cannot read, made in @folder: a
+    file of mode 000, a directory, a FIFO, /proc/self/mem (EIO at offset
+    0, also for root) and /proc/1/environ (a normal user's EACCES)."""
+    locked = os.path.join(folder, "locked.csv")
+    with open(locked, "w") as f:
+        f.write(HEADER + "\nh,%s,1,0\n" % digest(0))
+    os.chmod(locked, 0)
+    fifo = os.path.join(folder, "fifo.csv")
+    os.mkfifo(fifo)
+    return [(locked, "cannot read: Permission denied"), (folder, "not a regular file"),
+            (fifo, "not a regular file"), ("/proc/self/mem", "cannot read: .+"),
+            ("/proc/1/environ", "cannot read: Permission denied")]
+
+
+@test("fleet-hostile")
+def exports_that_cannot_be_read():
+    """Every export ksmfleet cannot read is one line naming it, exit 1, as
+    a normal user (as root: as nobody, by setpriv); no traceback and no
+    line number (before: the error path opened the file again and died
+    with three exceptions)."""
+    import shutil
+    import tempfile
+    folder = tempfile.mkdtemp(prefix="ksmfleet-unreadable-")
+    os.chmod(folder, 0o755)
+    try:
+        cases = unreadable_cases(folder)
+        become = []
+        if os.geteuid() == 0:
+            if not shutil.which("setpriv"):
+                check(False, "setpriv (util-linux) to run as nobody")
+                return
+            become = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        for path, why in cases:
+            r = subprocess.run(become + FLEET + ["--workers=1", path], capture_output=True,
+                               text=True, timeout=600, cwd="/tmp")
+            lines = r.stderr.strip().splitlines()
+            check(r.returncode == 1 and len(lines) == 1
+                  and re.fullmatch(r"ksmfleet: %s: %s" % (re.escape(path), why), lines[0]),
+                  "%s: one line naming it, exit 1" % path,
+                  "exit %d, %r" % (r.returncode, r.stderr[-400:]))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def quoted_fleet(path, m, tail=b""):
+    """An export of two hosts whose names hold a quoted newline (and, for
+    host B, a quoted line that looks like a row), each with the m contents
+    digest(0..m-1) of one page: the oracle is 2m pages, m distinct, m
+    shared and m sharing."""
+    a = b'"rack 1\nnode-a"'
+    b = b'"rack 2\nh,%s,999,0,forged\r\nnode-b"' % digest(10 ** 9).encode()
+    with open(path, "wb") as f:
+        f.write(b"input,digest,pages,zero,host\r\n")
+        for lo in range(0, m, 4096):
+            f.write(b"".join(b'"pid:1\n%d",%s,1,0,%s\r\n' % (i % 7, digest(i).encode(), h)
+                             for i in range(lo, min(m, lo + 4096)) for h in (a, b)))
+        f.write(tail)
+    return path
+
+
+def quoted_totals(path, m, env=None):
+    r = subprocess.run(FLEET + ["--workers=2", "--csv", path], capture_output=True, text=True,
+                       timeout=900, env=env)
+    got = list(csv.DictReader(io.StringIO(r.stdout, newline="")))
+    if check(r.returncode == 0 and len(got) == 1, "%s: read (exit 0)" % os.path.basename(path),
+             "exit %d, %r" % (r.returncode, r.stderr[-300:])):
+        eq([int(got[0][k]) for k in ("hosts", "pages", "distinct_pages", "pages_shared",
+                                     "pages_sharing")],
+           [2, 2 * m, m, m, m], "%s: the totals of the rows written" % os.path.basename(path))
+
+
+@test("fleet-hostile")
+def quoted_newlines_across_pieces():
+    """Host and input names with quoted newlines (one holding a forged row)
+    in an export cut in pieces: cut only between records, the totals those
+    of the rows written. At the real piece size (64 MiB: an export of 70
+    MiB, refused before) and with KSMFLEET_PIECE=4096 (hundreds of pieces,
+    every cut next to a quoted newline); an open quote is refused at its
+    line."""
+    big = quoted_fleet(tmp("quoted-big.csv"), 400000)
+    check(os.path.getsize(big) > 64 << 20, "the export is more than 64 MiB",
+          "%d bytes" % os.path.getsize(big))
+    quoted_totals(big, 400000)
+    env = dict(os.environ, KSMFLEET_PIECE="4096")
+    small = quoted_fleet(tmp("quoted-small.csv"), 3000)
+    quoted_totals(small, 3000, env)
+    opened = quoted_fleet(tmp("quoted-open.csv"), 3000, b'"pid:2,' + b"x\n" * 5000)
+    r = subprocess.run(FLEET + ["--workers=1", opened], capture_output=True, text=True,
+                       timeout=600, env=env)
+    one_line_error(r, opened, 3000 * 7 + 2, "a quote left open")
+
+
+@test("fleet-hostile")
+def rows_of_more_fields():
+    """A sixth field in every row is named as such (before: pandas took the
+    first as an index and the digest was blamed); a sixth column in the
+    header too (before: read as if it were not there)."""
+    path = export("six.csv", [HEADER + ",host", "h,%s,1,0,x,extra" % digest(0)])
+    r = fleet("--workers=1", path)
+    one_line_error(r, path, 2, "a sixth field")
+    check("6 fields" in r.stderr and "digest" not in r.stderr, "the fields named, not the digest",
+          r.stderr)
+    path = export("sixh.csv", [HEADER + ",host,more", "h,%s,1,0,x,y" % digest(0)])
+    r = fleet("--workers=1", path)
+    one_line_error(r, path, 1, "a header of six columns")
+    check("6 columns" in r.stderr, "the header's columns counted", r.stderr)
+
+
+@test("fleet-hostile")
+def host_names_past_the_bound():
+    """A host name of 4097 bytes is refused at its line (ksmscan --host
+    refuses it too); 4096 bytes are read."""
+    ok = export("h4096.csv", [HEADER + ",host", "p,%s,1,0,%s" % (digest(0), "h" * 4096)])
+    r = fleet("--workers=1", "--csv", "--report=hosts", ok)
+    check(r.returncode == 0 and "h" * 4096 in r.stdout, "4096 bytes: read", r.stderr[-200:])
+    for name in ("h" * 4097, "\u00e9" * 2049):
+        bad = export("h4097.csv", [HEADER + ",host", "p,%s,1,0,x" % digest(0),
+                                   "p,%s,1,0,%s" % (digest(1), name)])
+        r = fleet("--workers=1", bad)
+        one_line_error(r, bad, 3, "a host of %d bytes" % len(name.encode()))
+        check("longer than 4096 bytes" in r.stderr, "the bound named", r.stderr)
+
+
+@test("fleet-hostile")
+def capacity_as_a_size():
+    """--capacity takes pages (a plain number) or bytes (K, M, G, T, powers
+    of 1024, as ksmscan's sizes): 64G is 16777216 pages, the same
+    placement; a lower-case suffix, an exponent, hex or less than a page
+    is a usage error."""
+    rows = [HEADER + ",host"] + ["p,%s,%d,0,h%d" % (digest(i % 40), 1 + i % 3, i // 40)
+                                 for i in range(200)]
+    path = export("cap.csv", rows)
+    out = {}
+    for arg in ("--capacity=16777216", "--capacity=64G", "--capacity=65536M", "--capacity=.0625T",
+                "--capacity=120", "--capacity=480K", "--capacity=0.46875M"):
+        r = fleet("--workers=1", "--csv", "--report=placement", arg, path)
+        check(r.returncode == 0, "%s: exit 0" % arg, r.stderr[-200:])
+        out[arg] = r.stdout
+    eq({out[k] for k in ("--capacity=16777216", "--capacity=64G", "--capacity=65536M",
+                         "--capacity=.0625T")} == {out["--capacity=64G"]}, True,
+       "64G, 65536M, .0625T and 16777216 pages: one placement")
+    eq(out["--capacity=480K"] == out["--capacity=120"] == out["--capacity=0.46875M"], True,
+       "480K and 0.46875M are 120 pages")
+    check(out["--capacity=120"] != out["--capacity=64G"], "the capacity changes the placement")
+    for bad in ("64g", "1e3G", "0x10", "64GB", "0", "1K", "-5", "G", "1.5", "9" * 17,
+                "%dT" % (1 << 40)):
+        r = fleet("--workers=1", "--report=placement", "--capacity=" + bad, path)
+        err = r.stderr.strip().splitlines()
+        check(r.returncode == 2 and len(err) == 1 and "--capacity" in err[0]
+              and "Traceback" not in r.stderr, "--capacity=%s: one line, exit 2" % bad,
+              "exit %d, %r" % (r.returncode, r.stderr[-300:]))
+
+
+def free_port():
+    """A loopback port nothing listens on (bound, then closed)."""
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@test("fleet-hostile")
+def schedulers_that_fail_fast():
+    """--scheduler addresses that cannot work: a usage error (exit 2) for
+    a port out of 1-65535 or not an address, one line for ucx:// without
+    its module; a closed port fails at once saying what was tried (before:
+    30 s each, a raw ModuleNotFoundError, a raw int() error). Loopback
+    only."""
+    path = export("sf.csv", [HEADER, "h,%s,1,0" % digest(0)])
+    port = free_port()
+    cases = [(":1/x", 2, r"--scheduler wants .*':1/x'"),
+             ("tcp://127.0.0.1:0", 2, r"--scheduler: port 0 is not one from 1 to 65535"),
+             ("tcp://127.0.0.1:-5", 2, r"--scheduler wants .*"),
+             ("tcp://127.0.0.1:65536", 2, r"--scheduler: port 65536 .*"),
+             ("tcp://127.0.0.1:1/x", 2, r"--scheduler wants .*"),
+             ("ucx://127.0.0.1:%d" % port, 1, r"--scheduler=ucx://\S+: the ucx scheme needs "
+              r"the Python module \S+, which is not installed"),
+             ("tcp://127.0.0.1:%d" % port, 1, r"--scheduler=\S+: no scheduler there: tried "
+              r"127.0.0.1 port %d: nothing listens there \(connection refused\)" % port),
+             ("[::1]:%d" % port, 1, r"--scheduler=\S+: no scheduler there: tried ::1 port "
+              r"%d: .+" % port)]
+    for arg, status, want in cases:
+        began = time.monotonic()
+        r = fleet("--scheduler=" + arg, path)
+        took = time.monotonic() - began
+        err = r.stderr.strip().splitlines()
+        check(r.returncode == status and len(err) == 1
+              and re.fullmatch("ksmfleet: " + want, err[0]) is not None,
+              "--scheduler=%s: one line, exit %d" % (arg, status),
+              "exit %d, %r" % (r.returncode, r.stderr[-300:]))
+        check(took < 25, "--scheduler=%s: fails fast" % arg, "%.1f s" % took)
+
+
+@test("fleet-hostile")
+def scheduler_that_does_not_answer():
+    """A loopback port that accepts and says nothing: one line whose
+    seconds are those waited (before: distributed's "after 30 s",
+    whatever the time)."""
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(4)
+    try:
+        path = export("sq.csv", [HEADER, "h,%s,1,0" % digest(0)])
+        began = time.monotonic()
+        r = fleet("--scheduler=tcp://127.0.0.1:%d" % s.getsockname()[1], path)
+        took = time.monotonic() - began
+    finally:
+        s.close()
+    err = r.stderr.strip().splitlines()
+    m = re.fullmatch(r"ksmfleet: --scheduler=\S+: no scheduler answered at \S+ in (\d+) s "
+                     r"\((?!.*after \d).*\)", err[0]) if len(err) == 1 else None
+    check(r.returncode == 1 and m is not None and int(m.group(1)) <= took + 1,
+          "one line, exit 1, the seconds waited", "exit %d, %.0f s, %r"
+          % (r.returncode, took, r.stderr[-300:]))
 
 
 if __name__ == "__main__":

@@ -172,5 +172,31 @@ def exports_without_host_column():
           r.stderr[-300:])
 
 
+@test("fleet-hosts")
+def host_names_ksmfleet_reads():
+    """ksmscan --host takes what ksmfleet reads: 1 to 4096 bytes. 4096
+    bytes (also of two-byte characters) are written and read back whole;
+    4097 bytes and the 20,000 characters ksmscan took before (ksmfleet
+    then refused the export) are a usage error, one line, no output."""
+    files, _ = fleet_files("longname")
+    host = HOSTS[0]
+    folder = os.path.dirname(files[host][PIDS[0]])
+    for name in ("n" * 4096, "\u00e9" * 2048):
+        r = run(KSM + ["-q", "-r", "contents", "--csv", "--host=" + name] + list(PIDS), cwd=folder)
+        path = tmp("longname-%d.csv" % len(name))
+        with open(path, "w", newline="") as f:
+            f.write(r.stdout)
+        check(r.returncode == 0, "--host of %d bytes: written" % len(name.encode()), r.stderr[-200:])
+        got, rows = fleet("--report=hosts", path)
+        eq([x["host"] for x in rows], [name], "--host of %d bytes: read back whole by ksmfleet"
+           % len(name.encode()))
+    for name in ("n" * 4097, "\u00e9" * 2049, "x" * 20000):
+        r = run(KSM + ["-q", "-r", "contents", "--csv", "--host=" + name] + list(PIDS), cwd=folder)
+        err = r.stderr.strip().splitlines()
+        check(r.returncode == 2 and not r.stdout and err and "--host" in err[0]
+              and "4096 bytes" in err[0], "--host of %d bytes: a usage error"
+              % len(name.encode()), "exit %d, %r" % (r.returncode, r.stderr[-200:]))
+
+
 if __name__ == "__main__":
     sys.exit(run_suite("ksmscan-fleet-hosts-"))

@@ -2,10 +2,13 @@
 error (no traceback reaches a user)."""
 import argparse
 import os
+import re
 import sys
+from fractions import Fraction
 
 from . import cluster, load, placement, reports
 from .errors import BadRow, Failure
+from .model import PAGE
 from .output import Output, shown
 
 PROG = "ksmfleet"
@@ -43,8 +46,9 @@ def parse_args(argv):
     p.add_argument("--common", type=int, default=64, metavar="HOSTS",
                    help="contents held by more hosts make no pairs of their own "
                    "(default 64)")
-    p.add_argument("--capacity", type=int, metavar="PAGES",
-                   help="placement: pages a machine holds before merging")
+    p.add_argument("--capacity", metavar="SIZE",
+                   help="placement: what a machine holds before merging: pages, "
+                   "or bytes with K, M, G or T (64G)")
     p.add_argument("--placement", default="auto", choices=PLACEMENTS,
                    help="placement's method: exact up to 8 hosts, else from the "
                    "best pairs (auto, the default); exact; pairs; first-fit")
@@ -62,10 +66,7 @@ def check_args(a):
     if a.workers is not None and not 1 <= a.workers <= 256:
         raise Failure("--workers wants 1 to 256, not %d" % a.workers, 2)
     if a.scheduler is not None:
-        scheme = a.scheduler.split("://")[0] if "://" in a.scheduler else "tcp"
-        if not a.scheduler.strip() or scheme not in SCHEMES:
-            raise Failure("--scheduler wants a scheduler's network address, as "
-                          "tcp://HOST:8786, not %r" % a.scheduler, 2)
+        a.where = scheduler_address(a.scheduler)
     if a.dashboard is not None and (a.scheduler or not a.dashboard.strip()):
         raise Failure("--dashboard wants an address (HOST:PORT) and the local cluster", 2)
     if not 2 <= a.max_page_sharing <= 1 << 31:
@@ -74,8 +75,50 @@ def check_args(a):
         raise Failure("--top wants 1 to 2^20", 2)
     if not 2 <= a.common <= 1 << 20:
         raise Failure("--common wants 2 to 2^20", 2)
-    if a.report == "placement" and (a.capacity is None or not 1 <= a.capacity <= 1 << 51):
-        raise Failure("--report=placement needs --capacity=PAGES (1 to 2^51)", 2)
+    if a.capacity is not None:
+        a.capacity = capacity_pages(a.capacity)
+    if a.report == "placement" and a.capacity is None:
+        raise Failure("--report=placement needs --capacity=SIZE (pages, or bytes as 64G)", 2)
+
+
+SIZE_RE = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)([KMGT])")
+SUFFIX = "KMGT"
+
+
+def capacity_pages(text):
+    """--capacity in pages: a plain number is pages (as before sizes were
+    taken); digits with an optional fraction and K, M, G or T (powers of
+    1024, as ksmscan's sizes) are bytes, rounded down to whole pages. From
+    1 page to 2^51 pages."""
+    if re.fullmatch(r"[0-9]{1,16}", text):
+        pages = int(text)
+    else:
+        m = SIZE_RE.fullmatch(text)
+        if not m or len(text) > 40:
+            raise Failure("--capacity wants pages (4194304) or a size such as 64G "
+                          "(K, M, G, T: powers of 1024), not %r" % text[:40], 2)
+        pages = int(Fraction(m.group(1)) * 1024 ** (SUFFIX.index(m.group(2)) + 1)) // PAGE
+    if not 1 <= pages <= 1 << 51:
+        raise Failure("--capacity wants 1 page (4K) to 2^51 pages (8E), not %r" % text[:40], 2)
+    return pages
+
+
+def scheduler_address(text):
+    """(scheme, host, port) of --scheduler: SCHEME://HOST:PORT or HOST:PORT
+    (tcp), HOST a name or address ([...] for IPv6), PORT 1 to 65535 (8786
+    when left out); anything else is a usage error, before any connection."""
+    wants = ("--scheduler wants a scheduler's network address, as tcp://HOST:8786, "
+             "not %r" % text[:80])
+    scheme, rest = text.split("://", 1) if "://" in text else ("tcp", text)
+    if scheme not in SCHEMES:
+        raise Failure(wants + " (schemes: %s)" % ", ".join(SCHEMES), 2)
+    m = re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::([0-9]{1,5}))?", rest)
+    if not m:
+        raise Failure(wants, 2)
+    port = int(m.group(2)) if m.group(2) else 8786
+    if not 1 <= port <= 65535:
+        raise Failure("--scheduler: port %d is not one from 1 to 65535" % port, 2)
+    return scheme, m.group(1).strip("[]"), port
 
 
 def run(a, out):

@@ -12,7 +12,10 @@ that join later, as a zip file on their import path.
 """
 import logging
 import os
+import re
+import socket
 import tempfile
+import time
 import zipfile
 
 from .errors import Failure
@@ -36,13 +39,40 @@ def first_line(e):
     return text.splitlines()[0][:200] if text else type(e).__name__
 
 
-def connect(address):
-    """A client of the scheduler at @address, with a worker."""
-    from distributed import Client
+def reachable(address, where):
+    """Fail at once, in one line saying what was tried, when nothing
+    listens at the scheduler's host and port (distributed would retry for
+    its whole timeout) or the host has no address."""
+    scheme, host, port = where
+    if scheme == "ucx":
+        return
     try:
-        client = Client(address, timeout=30)
+        socket.create_connection((host, port), timeout=10).close()
+    except OSError as e:
+        why = ("nothing listens there (connection refused)" if isinstance(e, ConnectionRefusedError)
+               else "no answer in 10 s" if isinstance(e, socket.timeout)
+               else e.strerror or first_line(e))
+        raise Failure("--scheduler=%s: no scheduler there: tried %s port %d: %s"
+                      % (address, host, port, why), 1)
+
+
+def connect(address, where):
+    """A client of the scheduler at @address (@where: its scheme, host and
+    port, checked by cli.scheduler_address), with a worker."""
+    from distributed import Client
+    reachable(address, where)
+    scheme, host, port = where
+    url = "%s://%s:%d" % (scheme, "[%s]" % host if ":" in host else host, port)
+    began = time.monotonic()
+    try:
+        client = Client(url, timeout=30)
+    except ImportError as e:   # ucx:// without its module
+        raise Failure("--scheduler=%s: the %s scheme needs the Python module %s, which is "
+                      "not installed" % (address, scheme, e.name), 1)
     except (OSError, TimeoutError, ValueError, TypeError, KeyError) as e:
-        raise Failure("--scheduler=%s: no scheduler there: %s" % (address, first_line(e)), 1)
+        raise Failure("--scheduler=%s: no scheduler answered at %s in %.0f s (%s)" % (
+            address, url, time.monotonic() - began,
+            re.sub(r" after [0-9.]+ ?s\b", "", first_line(e))), 1)
     try:
         client.wait_for_workers(1, timeout=60)
         with tempfile.TemporaryDirectory() as tmp:
@@ -61,7 +91,7 @@ def start(a):
     for name in ("distributed", "tornado", "bokeh"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     if a.scheduler:
-        return connect(a.scheduler), None
+        return connect(a.scheduler, a.where), None
     import dask
     from distributed import Client, LocalCluster
     n = a.workers or os.cpu_count() or 1

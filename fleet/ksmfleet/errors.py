@@ -14,20 +14,31 @@ class Failure(Exception):
 class BadRow(ValueError):
     """A defect of an export at a line: @line counts from the line that
     starts at byte @start (1 for that line); message() turns it into the
-    line of the file (lines_before)."""
+    line of the file (lines_before). @start None: of the whole file (it
+    cannot be read, or is no export), no line."""
 
     def __init__(self, path, what, start=0, line=1):
         super().__init__(path, what, start, line)
         self.path, self.what, self.start, self.line = path, what, start, line
 
     def message(self):
-        return "%s: %s, at line %d" % (self.path, self.what,
-                                       lines_before(self.path, self.start) + self.line)
+        if self.start is None:
+            return "%s: %s" % (self.path, self.what)
+        try:
+            before = lines_before(self.path, self.start)
+        except OSError as e:   # unreadable since: the line within its piece
+            return "%s: %s, at line %d after byte %d (%s)" % (
+                self.path, self.what, self.line, self.start, e.strerror or e)
+        return "%s: %s, at line %d" % (self.path, self.what, before + self.line)
 
 
 def lines_before(path, start):
-    """Lines of a plain export before byte @start (0 for a zstd export's piece)."""
+    """Lines of a plain export before byte @start (0 for a zstd export's
+    piece): counted only when it is past 0, so that the file is not opened
+    again to report that it cannot be read."""
     n, done = 0, 0
+    if not start:
+        return 0
     with open(path, "rb") as f:
         while done < start:
             chunk = f.read(min(1 << 20, start - done))

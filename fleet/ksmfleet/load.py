@@ -32,8 +32,11 @@ def export_kind(path):
     line, zstd = read.header(path)
     cols = line.split(",")
     for kind, want in read.COLUMNS.items():
+        if cols in (want, want + [read.HOST]):
+            return kind, zstd, len(cols) == 5
         if cols[:4] == want:
-            return kind, zstd, cols[4:5] == [read.HOST]
+            raise BadRow(path, "a header of %d columns: a %s export has %s and maybe %s" % (
+                len(cols), kind, ", ".join(want), read.HOST), 0, 1)
     raise BadRow(path, "not a ksmscan contents or sketch export (header %r)"
                  % line[:80], 0, 1)
 
@@ -194,7 +197,7 @@ def load(paths):
     has_host = np.array([h for _, _, h in heads], dtype=bool)
     sized = [(p, z, os.path.getsize(p)) for p, (_, z, _) in zip(paths, heads)]
     parts = [dask.delayed(read.read_partition)(items, kind, has_host)
-             for items in read.partitions(sized)]
+             for items in read.partitions(sized, read.piece_size())]
     raw = dd.from_delayed(parts, meta=read.meta(kind), verify_meta=False).persist()
     tally = Tally(raw.to_delayed(), paths, has_host)
     sums = dask.compute(*[dask.delayed(summary)(p, has_host) for p in tally.parts])

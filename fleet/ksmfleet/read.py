@@ -1,7 +1,9 @@
 r"""Reading ksmscan's exports, row by row checked, on the workers.
 
-An export is cut into pieces (a zstd export whole, a plain one in 64 MiB
-byte ranges: a line belongs to the range its first byte is in), and pieces
+An export is cut into pieces (a zstd export whole, read as a stream with
+the line bound and a bound on its decompressed size; a plain one in pieces
+of about 64 MiB, cut between records: a quoted newline stays inside its
+name), and pieces
 are packed into partitions of about 64 MiB, so that 10,000 small sketches
 make some 50 partitions, not 10,000 tasks. A partition's rows keep only
 numbers (16 bytes of digest as two uint64, counts) and the host's name as a
@@ -32,6 +34,7 @@ Every defect is a BadRow: the file, what is wrong and the line, so that the
 user reads `ksmfleet: FILE: what, at line N`.
 """
 import io
+import os
 import re
 
 import numpy as np
@@ -42,12 +45,17 @@ from .errors import BadRow
 # A row is some 60 bytes and a host name (at most PATH_MAX, 4096 bytes):
 # a longer line is not an export's, and reading one costs time for nothing.
 MAX_LINE = 16384
+# A host name (the host column, ksmscan --host) is 1 to HOST_MAX bytes, any
+# but NUL: ksmscan refuses a longer --host by the same rule.
+HOST_MAX = 4096
 # A count is a page count of one content (or one host's distinct contents):
 # 2^40 pages are 4 PiB. The fleet's pages must stay below 2^51 (8 EiB), so
 # that every sum and every byte figure (pages * 4096) fits in an int64.
 MAX_COUNT = 1 << 40
 MAX_TOTAL = 1 << 51
 BLOCK = 64 << 20
+CHUNK = 1 << 20          # bytes read at a time where a file is read as a stream
+ZSTD_MAX_RATIO = 1024    # MAX_LINE / 16: see zstd_text()
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 ZSTD_RATIO = 4           # a zstd export's share of a partition: 4 times its size
 DIGEST_RE = r"0x[0-9a-f]{32}"
@@ -77,36 +85,100 @@ def open_text(path, zstd):
 def header(path):
     """The first line of an export, plain or zstd, and whether it is zstd;
     a first line longer than MAX_LINE is refused."""
-    try:
+    with reading(path):
         with open(path, "rb") as f:
             zstd = f.read(4) == ZSTD_MAGIC
         with open_text(path, zstd) as f:
             raw = f.read(MAX_LINE + 1)
-    except OSError as e:
-        raise BadRow(path, e.strerror or str(e), 0, 1)
-    except Exception as e:  # a damaged zstd frame
-        raise BadRow(path, "cannot decompress: %s" % e, 0, 1)
     line = raw.split(b"\n", 1)[0]
     if len(line) > MAX_LINE:
         raise BadRow(path, "a line longer than %d bytes" % MAX_LINE, 0, 1)
     return line.rstrip(b"\r").decode("utf-8", "surrogateescape"), zstd
 
 
-def pieces(path, zstd, size):
-    """(path, zstd, start, end) byte ranges of one export."""
-    if zstd or size <= BLOCK:
+class reading:
+    """A block that reads @path: an OSError in it (a file that cannot be
+    opened or read: a directory, EACCES, EIO) or a damaged zstd frame is
+    one BadRow naming the file, with no line."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, e, tb):
+        if kind is None or issubclass(kind, BadRow) or not issubclass(kind, Exception):
+            return False
+        if issubclass(kind, OSError):
+            raise BadRow(self.path, "cannot read: %s" % (e.strerror or e), None) from None
+        raise BadRow(self.path, "cannot decompress: %s" % e, None) from None
+
+
+def piece_size():
+    """The size of a plain export's pieces and of a partition: BLOCK, or
+    KSMFLEET_PIECE bytes (for the tests: a small export cut in pieces)."""
+    v = os.environ.get("KSMFLEET_PIECE", "")
+    return int(v) if v.isdigit() and 4096 <= int(v) <= BLOCK else BLOCK
+
+
+def cuts(path, size, block):
+    """The offsets where a plain export of @size bytes is cut into pieces of
+    about @block bytes: each just after a newline that ends a record (an
+    even number of quotes before it, so that a quoted newline stays inside
+    its name). The export is read once, here, in CHUNK bytes at a time; a
+    line longer than MAX_LINE, or a quote left open for @block bytes, is
+    refused at its line."""
+    out, want = [0], block
+    parity, pos, last_nl, last_rec, lines, rec_line = 0, 0, -1, -1, 0, 0
+    with reading(path), open(path, "rb") as f:
+        while pos < size:
+            a = np.frombuffer(f.read(min(CHUNK, size - pos)), dtype=np.uint8)
+            if not len(a):
+                break
+            q = (np.cumsum(a == 34) + parity) & 1
+            nl = np.flatnonzero(a == 10)
+            lens = np.diff(np.concatenate(([last_nl - pos], nl, [len(a)]))) - 1
+            long = np.flatnonzero(lens > MAX_LINE)
+            if len(long):
+                raise BadRow(path, "a line longer than %d bytes" % MAX_LINE, 0,
+                             lines + int(long[0]) + 1)
+            rec = nl[q[nl] == 0]
+            ends = rec + pos + 1
+            while True:
+                k = int(np.searchsorted(ends, want))
+                if k == len(ends) or ends[k] >= size:
+                    break
+                out.append(int(ends[k]))
+                want = out[-1] + block
+            if len(rec):
+                last_rec, rec_line = pos + int(rec[-1]), lines + int(np.searchsorted(nl, rec[-1])) + 1
+            if pos + len(a) - last_rec > block:
+                raise BadRow(path, "a quote left open for %d bytes" % block, 0, rec_line + 1)
+            parity = int(q[-1])
+            last_nl = pos + int(nl[-1]) if len(nl) else last_nl
+            lines += len(nl)
+            pos += len(a)
+    return out
+
+
+def pieces(path, zstd, size, block=BLOCK):
+    """(path, zstd, start, end) byte ranges of one export (end None: to its
+    end), cut between records."""
+    if zstd or size <= block:
         return [(path, zstd, 0, None)]
-    return [(path, zstd, s, min(s + BLOCK, size)) for s in range(0, size, BLOCK)]
+    at = cuts(path, size, block)
+    return [(path, zstd, s, e) for s, e in zip(at, at[1:] + [None])]
 
 
-def partitions(exports):
-    """Pack the pieces of [(path, zstd, size)] into partitions of about BLOCK
-    bytes of text: [[(file number, piece), ...], ...]."""
+def partitions(exports, block=BLOCK):
+    """Pack the pieces of [(path, zstd, size)] into partitions of about
+    @block bytes of text: [[(file number, piece), ...], ...]."""
     out, cur, used = [], [], 0
     for i, (path, zstd, size) in enumerate(exports):
-        for p in pieces(path, zstd, size):
+        for p in pieces(path, zstd, size, block):
             weight = size * ZSTD_RATIO if zstd else (p[3] or size) - p[2]
-            if cur and used + weight > BLOCK:
+            if cur and used + weight > block:
                 out.append(cur)
                 cur, used = [], 0
             cur.append((i, p))
@@ -114,23 +186,44 @@ def partitions(exports):
     return out + ([cur] if cur else [])
 
 
+def zstd_text(path):
+    """The text of a zstd export, read as a stream CHUNK bytes at a time:
+    a line longer than MAX_LINE is refused at its line as soon as it is
+    seen, and so is more text than ZSTD_MAX_RATIO times the compressed
+    size (a row holds a digest of 16 random bytes, which no compressor
+    shrinks, and is at most MAX_LINE bytes): a zstd bomb costs some MiB."""
+    limit = ZSTD_MAX_RATIO * max(os.path.getsize(path), 1 << 10)
+    parts, total, run, lines = [], 0, 0, 0
+    with open_text(path, True) as f:
+        while True:
+            chunk = f.read(CHUNK)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > limit:
+                raise BadRow(path, "decompresses to more than %d times its size: not an "
+                             "export (a zstd bomb?)" % ZSTD_MAX_RATIO, None)
+            nl = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10)
+            lens = np.diff(np.concatenate(([-1 - run], nl, [len(chunk)]))) - 1
+            long = np.flatnonzero(lens > MAX_LINE)
+            if len(long):
+                raise BadRow(path, "a line longer than %d bytes" % MAX_LINE, 0,
+                             lines + int(long[0]) + 1)
+            run = len(chunk) - 1 - int(nl[-1]) if len(nl) else run + len(chunk)
+            lines += len(nl)
+            parts.append(chunk)
+    return b"".join(parts)
+
+
 def piece_text(path, zstd, start, end):
-    """The bytes of the lines whose first byte is in [start, end) (a zstd
-    export: all of it) and the byte offset of the first of them."""
-    with open_text(path, zstd) as f:
-        if zstd or end is None:
-            return f.read(), 0
-        at = max(0, start - 1)    # a newline at start - 1: a line starts at start
-        f.seek(at)
-        data = f.read(end - at)
-        first = data.find(b"\n") + 1 if start else 0
-        if start and first == 0:
-            return b"", end       # no line starts in this range
-        if data and not data.endswith(b"\n"):   # the last line, to its end
-            more = f.read(MAX_LINE + 1)
-            cut = more.find(b"\n")
-            data += more if cut < 0 else more[:cut + 1]
-    return data[first:], at + first if start else 0
+    """The bytes of a piece (a zstd export: all of it; a plain one: bytes
+    [start, end), which begin and end between records) and its first
+    byte's offset."""
+    if zstd:
+        return zstd_text(path), 0
+    with open(path, "rb") as f:
+        f.seek(start)
+        return (f.read() if end is None else f.read(end - start)), start
 
 
 def check_lines(data, path, start):
@@ -169,12 +262,19 @@ def first_defect(df, kind):
     found.append((df["input"] == "", lambda r: "a row without input"))
     if HOST in df.columns:
         found.append((df[HOST] == "", lambda r: "a row without host"))
+        found.append((host_bytes(df[HOST]) > HOST_MAX, lambda r: "a host name longer "
+                      "than %d bytes" % HOST_MAX))
     best = None
     for mask, what in found:
         rows = np.flatnonzero(mask.to_numpy())
         if len(rows) and (best is None or rows[0] < best[0]):
             best = (int(rows[0]), what)
     return None if best is None else (best[0], best[1](best[0]))
+
+
+def host_bytes(col):
+    """The length of each name in bytes (as the export holds it)."""
+    return col.map(lambda x: len(x.encode("utf-8", "surrogateescape")))
 
 
 def digest_words(col):
@@ -221,7 +321,7 @@ def typed(df, kind, fileno, has_host):
     fourth = whole_numbers(df[COLUMNS[kind][3]], 0, 1 if kind == "contents" else MAX_COUNT)
     name = df[HOST] if has_host else df["input"]
     if (words is None or pages is None or fourth is None or (df["input"] == "").any()
-            or (name == "").any()):
+            or (name == "").any() or (has_host and (host_bytes(name) > HOST_MAX).any())):
         return None
     out = pd.DataFrame({"file": np.full(len(df), fileno, dtype=np.int32),
                         "host": name.to_numpy(), "input": df["input"].to_numpy(),
@@ -243,25 +343,33 @@ def nul_stand_in(data):
 
 
 def parse(data, path, cols, off, has_header):
-    """pandas' reading of a piece; a CSV defect is a BadRow."""
+    """pandas' reading of a piece; a CSV defect is a BadRow. Read without a
+    header (the export's was checked by load.export_kind), so that a row of
+    more fields than the header is named as such: with one, pandas would
+    take a first extra field as the index and shift the others."""
     nul = nul_stand_in(data) if b"\0" in data else None
     if nul:
         data = data.replace(b"\0", nul.encode())
     try:
-        df = pd.read_csv(io.BytesIO(data), header=0 if has_header else None,
-                         names=None if has_header else cols, dtype=str,
+        df = pd.read_csv(io.BytesIO(data), header=None, dtype=str, index_col=False,
                          keep_default_na=False, na_filter=False,
                          encoding="utf-8", encoding_errors="surrogateescape")
     except pd.errors.EmptyDataError:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
+        m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(e))
+        if m:
+            raise BadRow(path, "a row of %s fields, where the header has %d" % (
+                m.group(3), len(cols)), off, int(m.group(2)))
         m = re.search(r"line (\d+)", str(e))
         raise BadRow(path, "not CSV as ksmscan writes it (%s)" % str(e).split(". ")[-1][:80],
                      off, int(m.group(1)) if m else 1)
-    missing = [c for c in cols if c not in df.columns]
-    if missing:
-        raise BadRow(path, "no %s column" % missing[0], off, 1)
-    df = df[cols]
+    if df.shape[1] != len(cols):
+        raise BadRow(path, "a row of %d fields, where the header has %d" % (
+            df.shape[1], len(cols)), off, 1)
+    df.columns = cols
+    if has_header:
+        df = df.iloc[1:].reset_index(drop=True)
     if nul:
         for c in ("input", HOST):
             if c in df.columns:
@@ -271,13 +379,8 @@ def parse(data, path, cols, off, has_header):
 
 def piece_bytes(piece):
     """piece_text(), its errors as BadRows."""
-    path = piece[0]
-    try:
+    with reading(piece[0]):
         return piece_text(*piece)
-    except OSError as e:
-        raise BadRow(path, e.strerror or str(e), 0, 1)
-    except Exception as e:   # a damaged zstd frame
-        raise BadRow(path, "cannot decompress: %s" % e, 0, 1)
 
 
 def read_piece(fileno, piece, kind, has_host, text=None):
@@ -416,6 +519,8 @@ def fast_rows(data, kind, has_host):
     fourth = decimal(w8, c[:, 2] + 1, c[:, 3] if has_host else ends,
                      0, 1 if kind == "contents" else MAX_COUNT)
     if dig is None or pages is None or fourth is None:
+        return None
+    if has_host and (ends - c[:, 3] - 1).max() > HOST_MAX:
         return None
     inputs = names(data, buf, starts, c[:, 0])
     host = names(data, buf, c[:, 3] + 1, ends) if has_host else inputs
