@@ -30,11 +30,12 @@ import live  # noqa: E402
 PAGES = 512
 MIN_SHARING = 32
 MERGE_TIMEOUT = 120
-# The child: PAGES pages of one content, mergeable; "ready", then it waits
-# for its standard input to close.
+# The child: PAGES pages of one content, private (KSM merges no shared
+# memory: mmap's default MAP_SHARED never merges), mergeable; "ready", then
+# it waits for its standard input to close.
 CHILD = r"""
 import mmap, sys
-m = mmap.mmap(-1, %d * 4096)
+m = mmap.mmap(-1, %d * 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
 for i in range(%d):
     m[i * 4096:(i + 1) * 4096] = b"ksmscan with_ksm_running".ljust(4096, b".")
 m.madvise(mmap.MADV_MERGEABLE)
