@@ -2,11 +2,17 @@
 #
 #   make            ./ksmscan (static, musl-gcc, stripped)
 #   make demo       install what is missing, build, scan two live processes
-#   make test       install what is missing, build, run the suites
+#   make test       install what is missing, build, run the suites (the tool's
+#                   own; no service is installed or started)
+#   make test-apps  the tests that run real applications (Chromium, LibreOffice,
+#                   Redis, PostgreSQL, node_exporter), installed with their
+#                   services kept from starting (scripts/install-deps apps)
 #   make check      the suites again, built with clang ASan + UBSan, and the
 #                   threaded ones with TSan
 #   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
 #                   UNITDIR=$(PREFIX)/lib/systemd/system PYTHONDIR=(below)
+#   make uninstall  removes what make install put, with the same variables
+#   make deb        build/ksmscan_VERSION_amd64.deb
 #   make cross-arm64  the objects for arm64 (and the binary, libraries there)
 #   make clean
 
@@ -63,7 +69,8 @@ CHECK_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g \
                -fsanitize=address,undefined -fno-sanitize-recover=all \
                -fno-omit-frame-pointer -pthread
 
-.PHONY: all test check install clean deps demo bench fuzz fuzz-build deb cross-arm64
+.PHONY: all test test-apps check install uninstall clean deps demo bench fuzz fuzz-build deb \
+	cross-arm64
 
 all: ksmscan
 
@@ -163,6 +170,15 @@ build-check/tests/unit_%: tests/unit_%.c build-check/libksmscan.a
 
 test: deps ksmscan $(UNITS:%=build/%)
 	KSMSCAN=./ksmscan KSMSCAN_UNITS="$(UNITS:%=build/%)" $(PYTHON) tests/run_all.py
+
+# The suites holding tests of real applications (ksmtest.app(); a live
+# suite: tests/test_apps_live.py). make test skips those tests when the
+# application is missing; here they run alone (KSMSCAN_APPS=1: only them,
+# and a missing application fails).
+APP_SUITES = test_apps_live test_hostile_input test_monitoring test_output test_prometheus_rules
+test-apps: deps ksmscan
+	./scripts/install-deps apps
+	KSMSCAN_APPS=1 KSMSCAN=./ksmscan $(PYTHON) tests/run_all.py $(APP_SUITES)
 
 check: deps build-check/ksmscan build-tsan/ksmscan $(UNITS:%=build-check/%)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
@@ -269,19 +285,37 @@ install: ksmscan
 	$(SUBST) systemd/ksmscan-metrics.service.in > $(DESTDIR)$(UNITDIR)/ksmscan-metrics.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/ksmscan-metrics.service
 	install -m 644 systemd/ksmscan-metrics.timer $(DESTDIR)$(UNITDIR)/ksmscan-metrics.timer
-	install -d $(DESTDIR)$(PREFIX)/share/ksmscan/prometheus
-	install -m 644 monitoring/ksmscan.rules.yml $(DESTDIR)$(PREFIX)/share/ksmscan/prometheus/
+	install -d $(DESTDIR)$(RULESDIR)
+	install -m 644 monitoring/ksmscan.rules.yml $(DESTDIR)$(RULESDIR)/
 
-# A Debian package of what install puts in place (scripts/make-deb).
+# Every file install puts, for uninstall; the folders of ksmscan's own
+# (ksmfleet's package, LIBEXECDIR) go too once empty, the shared ones stay.
+# The Prometheus rules (monitoring/), for a Prometheus to load.
+RULESDIR ?= $(PREFIX)/share/ksmscan/prometheus
+INSTALLED = $(BINDIR)/ksmscan $(BINDIR)/ksmfleet $(MANDIR)/man1/ksmscan.1 \
+	$(MANDIR)/man1/ksmfleet.1 $(COMPDIR_BASH)/ksmscan $(COMPDIR_ZSH)/_ksmscan \
+	$(patsubst fleet/%,$(PYTHONDIR)/%,$(wildcard fleet/ksmfleet/*.py)) \
+	$(LIBEXECDIR)/ksmscan-metrics $(UNITDIR)/ksmscan-metrics.service \
+	$(UNITDIR)/ksmscan-metrics.timer $(RULESDIR)/ksmscan.rules.yml
+
+# No ksmscan needed: uninstall builds nothing.
+uninstall:
+	rm -f $(INSTALLED:%=$(DESTDIR)%)
+	rm -rf $(DESTDIR)$(PYTHONDIR)/ksmfleet/__pycache__
+	rmdir $(DESTDIR)$(PYTHONDIR)/ksmfleet $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(RULESDIR) \
+		$(DESTDIR)$(PREFIX)/share/ksmscan 2>/dev/null || true
+
+# A Debian package of what install puts in place (scripts/make-deb), in
+# build/ as every other output.
 VERSION = $(shell sed -n 's/^\#define KSMSCAN_VERSION "\(.*\)"/\1/p' util/version.h)
 
 deb: ksmscan
-	rm -rf build/deb
+	rm -rf build/deb build/ksmscan_*.deb
 	$(MAKE) -s install DESTDIR=$(CURDIR)/build/deb PREFIX=/usr MANDIR=/usr/share/man
-	./scripts/make-deb $(VERSION) build/deb .
+	./scripts/make-deb $(VERSION) build/deb build
 
 clean:
-	rm -rf $(BUILDS) ksmscan ksmscan_*.deb
+	rm -rf $(BUILDS) ksmscan
 
 # Header dependencies that -MMD wrote.
 -include $(OBJS:.o=.d) $(ARM64_OBJS:.o=.d) $(CHECK_OBJS:.o=.d) $(TSAN_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d) \

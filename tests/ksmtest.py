@@ -231,18 +231,57 @@ def ksm_group(c, m):
 # ---------------------------------------------------------------------------
 TESTS = []
 STATE = {"passed": 0, "failed": 0, "skipped": 0, "current": "", "tmp": None}
+# Tests that run a real application of scripts/install-deps' APPS list
+# (Chromium, LibreOffice, node_exporter, Redis, PostgreSQL): `make test`
+# skips them when it is missing; `make test-apps` installs the applications
+# and runs these tests alone, with KSMSCAN_APPS=1, where a missing one fails.
+APP_TESTS = set()
+APPS_ENV = "KSMSCAN_APPS"
 
 
 class Skip(Exception):
     pass
 
 
-def test(group):
-    """Register a test function under a group name."""
+class Stop(Exception):
+    """The test ends here; its failure is already counted."""
+
+
+def test(group, app=False):
+    """Register a test function under a group name (app: it runs a real
+    application, see APP_TESTS)."""
     def deco(f):
         TESTS.append((group, f.__name__, f))
+        if app:
+            APP_TESTS.add(f.__name__)
         return f
     return deco
+
+
+def apps_run(env=None):
+    """Is this `make test-apps` (KSMSCAN_APPS=1)?"""
+    return (os.environ if env is None else env).get(APPS_ENV) == "1"
+
+
+def app_missing(what, package, env=None):
+    """The message for an application that is not installed: a Skip in
+    `make test`, a failure (then Stop) in `make test-apps`."""
+    msg = "%s not installed (Debian's %s): `make test-apps` installs it and runs this" % (
+        what, package)
+    if apps_run(env):
+        check(False, msg)
+        raise Stop()
+    raise Skip(msg)
+
+
+def app(names, package, env=None):
+    """The path of the first of @names found on PATH (or given by its full
+    path), else app_missing()."""
+    for n in names:
+        path = n if os.path.isabs(n) else shutil.which(n)
+        if path and os.access(path, os.X_OK):
+            return path
+    return app_missing(names[0], package, env)
 
 
 def check(cond, what, detail=""):
@@ -459,11 +498,15 @@ def run_suite(prefix):
         for group, name, fn in TESTS:
             if only and not any(o in name or o in group for o in only):
                 continue
+            if apps_run() and name not in APP_TESTS:
+                continue                  # make test ran it
             STATE["current"] = "%s/%s" % (group, name)
             try:
                 fn()
             except Skip as e:
                 skip(str(e))
+            except Stop:
+                pass
             except Exception:
                 tb = traceback.format_exc().strip().splitlines()
                 check(False, "test raised an exception", " | ".join(tb[-3:]))

@@ -400,6 +400,113 @@ def zram_restore_resets_first():
     eq(z.problems, [("disksize", 0, 4096)], "a reset that leaves a size is a problem")
 
 
+# --- tests/with_ksm_running.py --------------------------------------------------
+
+WITH_KSM = os.path.join(HERE, "with_ksm_running.py")
+
+
+class FakeKernel:
+    """A thread that plays ksmd on a fake KSM folder: run=1 merges 40 pages
+    (pages_sharing 40), run=2 unmerges them; it notes every run value seen."""
+
+    def __init__(self, ksm):
+        import threading
+        self.ksm, self.seen, self.stop = ksm, [], False
+        self.t = threading.Thread(target=self.loop, daemon=True)
+        self.t.start()
+
+    def put(self, name, value):
+        path = os.path.join(self.ksm, name)
+        os.chmod(path, 0o644)
+        with open(path, "w") as f:
+            f.write("%d\n" % value)
+        os.chmod(path, 0o444)
+
+    def loop(self):
+        import time
+        while not self.stop:
+            run = live.read_value(os.path.join(self.ksm, "run"))
+            if run == "":
+                continue                  # read while being written
+            if not self.seen or self.seen[-1] != run:
+                self.seen.append(run)
+                self.put("pages_sharing", 40 if run == 1 else 0)
+                self.put("pages_shared", 1 if run == 1 else 0)
+            time.sleep(0.005)
+
+    def end(self):
+        self.stop = True
+        self.t.join()
+
+
+def with_ksm(name, cmd, env_on=True, **kw):
+    ksm, proc = fake_ksm(name)
+    env = dict(os.environ, **(ON if env_on else {}))
+    if not env_on:
+        env.pop("KSMSCAN_LIVE_TESTS", None)
+    args = [sys.executable, WITH_KSM, "--ksm-root=" + ksm, "--proc=" + proc] + cmd
+    return ksm, subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True, **kw)
+
+
+@test("with-ksm")
+def with_ksm_running_off_by_default():
+    marker = tmp("wk-off-ran")
+    ksm, p = with_ksm("wk-off", ["touch", marker], env_on=False)
+    before = snapshot(ksm)
+    out = p.communicate(timeout=60)[0]
+    eq(p.returncode, 0, "without KSMSCAN_LIVE_TESTS=1: exit 0")
+    check(len(out.splitlines()) == 1 and "SKIP" in out and "KSMSCAN_LIVE_TESTS" in out,
+          "one SKIP line naming the variable", out)
+    check(not os.path.exists(marker), "the command is not run")
+    eq(snapshot(ksm), before, "nothing written")
+
+
+@test("with-ksm")
+def with_ksm_running_runs_and_restores():
+    seen = tmp("wk-seen")
+    ksm, proc = fake_ksm("wk")
+    kernel = FakeKernel(ksm)
+    before = values(ksm)
+    cmd = ["sh", "-c", 'cat "%s/run" "%s/pages_sharing" > "%s"; env > "%s.env"; exit 3'
+           % (ksm, ksm, seen, seen)]
+    r = subprocess.run([sys.executable, WITH_KSM, "--ksm-root=" + ksm, "--proc=" + proc] + cmd,
+                       env=dict(os.environ, **ON), capture_output=True, text=True, timeout=120)
+    kernel.end()
+    eq(r.returncode, 3, "the exit status is the command's (%s)" % r.stdout[-300:])
+    with open(seen) as f:
+        eq(f.read().split(), ["1", "40"], "during the command: run=1 and pages merged")
+    with open(seen + ".env") as f:
+        check("KSMSCAN_LIVE_TESTS=" not in f.read(), "the command runs without "
+              "KSMSCAN_LIVE_TESTS (its live suites skip, nothing changes KSM)")
+    eq(kernel.seen, [0, 1, 2, 0], "run: 0, then 1, then 2 (unmerge: it started KSM), then 0")
+    eq(values(ksm), before, "every setting back as it was")
+
+
+@test("with-ksm")
+def with_ksm_running_restores_on_sigterm():
+    import time
+    marker = tmp("wk-term-ran")
+    ksm, proc = fake_ksm("wk-term")
+    kernel = FakeKernel(ksm)
+    before = values(ksm)
+    p = subprocess.Popen([sys.executable, WITH_KSM, "--ksm-root=" + ksm, "--proc=" + proc,
+                          "sh", "-c", 'touch "%s"; exec sleep 60' % marker],
+                         env=dict(os.environ, **ON), stdout=subprocess.PIPE, text=True)
+    for _ in range(600):
+        if os.path.exists(marker):
+            break
+        time.sleep(0.05)
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.communicate(timeout=90)
+    finally:
+        kernel.end()
+    eq(p.returncode, 128 + signal.SIGTERM, "SIGTERM: exit 143")
+    eq(kernel.seen[-2:], [2, 0], "SIGTERM: unmerged (run=2), then run=0")
+    eq(values(ksm), before, "SIGTERM: every setting back as it was")
+
+
 def main():
     return run_suite("ksmscan-guards-")
 

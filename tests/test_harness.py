@@ -160,6 +160,49 @@ def children_use_sys_executable():
     eq(bad, [], "no quoted python3 command in tests/*.py")
 
 
+APP_SUITE = """import os, sys
+sys.path.insert(0, %r)
+from ksmtest import app, check, run_suite, test
+
+@test("t", app=True)
+def uses_an_app():
+    app(["ksmscan-no-such-application"], "ksmscan-no-such-package")
+    check(True, "not reached")
+
+@test("t")
+def plain():
+    check(True, "a plain test")
+
+sys.exit(run_suite("ksmscan-appsuite-"))
+"""
+
+
+@test("apps")
+def missing_application_skips_or_fails():
+    """A test of a real application (ksmtest.app()): in make test, one SKIP
+    line naming make test-apps, no failure; in make test-apps
+    (KSMSCAN_APPS=1) the application tests alone, and a missing one fails."""
+    suite = tmp("appsuite.py")
+    with open(suite, "w") as f:
+        f.write(APP_SUITE % os.path.dirname(os.path.abspath(__file__)))
+    env = {k: v for k, v in os.environ.items() if k != "KSMSCAN_APPS"}
+    r = subprocess.run([sys.executable, suite], capture_output=True, text=True, env=env)
+    lines = r.stdout.splitlines()
+    skips = [l for l in lines if l.startswith("SKIP")]
+    check(len(skips) == 1 and "`make test-apps`" in skips[0] and
+          "ksmscan-no-such-package" in skips[0],
+          "make test: one SKIP line naming make test-apps and the package", r.stdout)
+    eq((r.returncode, lines[-1:]), (0, ["1 passed, 0 failed, 1 skipped"]),
+       "make test: no failure, the plain test runs")
+    r = subprocess.run([sys.executable, suite], capture_output=True, text=True,
+                       env=dict(env, KSMSCAN_APPS="1"))
+    lines = r.stdout.splitlines()
+    check(any(l.startswith("FAIL") and "ksmscan-no-such-package" in l for l in lines),
+          "make test-apps: the missing application is a failure", r.stdout)
+    eq((r.returncode, lines[-1:]), (1, ["0 passed, 1 failed"]),
+       "make test-apps: only the application test runs, and fails")
+
+
 def main():
     return run_suite("ksmscan-harness-")
 

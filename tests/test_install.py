@@ -177,12 +177,13 @@ def nothing_missing_is_silent():
 
 # --- the package list covers what the code imports ----------------------------
 
-def script_packages(path=os.path.join(ROOT, "scripts", "install-deps")):
-    """The packages of install-deps' BUILD and TESTS lists."""
+def script_packages(path=os.path.join(ROOT, "scripts", "install-deps"),
+                    lists=("BUILD", "TESTS")):
+    """The packages of install-deps' BUILD and TESTS lists (or @lists)."""
     with open(path) as f:
         text = f.read().replace("\\\n", " ")
     pkgs = []
-    for name in ("BUILD", "TESTS"):
+    for name in lists:
         m = re.search(r'^%s="([^"]*)"' % name, text, re.M)
         check(m is not None, "install-deps has a %s list" % name)
         pkgs += m.group(1).split() if m else []
@@ -609,6 +610,194 @@ def ksmfleet_in_the_deb():
         return
     subprocess.run(["dpkg-deb", "-x", debs[0], unpacked], check=True)
     installed_copy(unpacked, "ksmfleet.1.gz", "the .deb")
+
+
+# --- the applications: their own list, their services kept down --------------
+
+APP_COMMANDS = {"chromium": ["chromium"], "libreoffice-calc-nogui": ["soffice"],
+                "redis-server": ["redis-server"], "prometheus-node-exporter":
+                ["prometheus-node-exporter"], "postgresql": glob.glob(
+                    "/usr/lib/postgresql/*/bin/postgres")}
+
+
+def daemon_packages(pkgs):
+    """The packages (of @pkgs and what they need) that ship a daemon: an
+    init script or a socket unit (dpkg's and man-db's timers are no daemon)."""
+    files = glob.glob("/etc/init.d/*") + glob.glob("/lib/systemd/system/*.socket") + \
+        glob.glob("/usr/lib/systemd/system/*.socket")
+    r = subprocess.run(["dpkg", "-S"] + files, capture_output=True, text=True)
+    owners = {line.split(":")[0].strip() for line in r.stdout.splitlines()}
+    return sorted(owners & hard_closure(pkgs))
+
+
+def apps_unlisted(apps):
+    """{command: its package} for the applications the app tests run that
+    no package of @apps brings (those installed here)."""
+    have = hard_closure(apps)
+    out = {}
+    for cmds in APP_COMMANDS.values():
+        for c in cmds:
+            path = c if os.path.isabs(c) else shutil.which(c)
+            if path:
+                pkg = file_package(os.path.realpath(path)) or file_package(path)
+                if pkg not in have:
+                    out[os.path.basename(c)] = pkg
+    return out
+
+
+@test("install-deps")
+def apps_are_their_own_list():
+    """make test installs no daemon; the applications the app tests run
+    come from the APPS list (make test-apps)."""
+    if not shutil.which("dpkg") or not shutil.which("dpkg-query"):
+        raise Skip("dpkg missing (not Debian)")
+    core = script_packages()
+    apps = script_packages(lists=("APPS",))
+    eq(sorted(set(APP_COMMANDS) - set(apps)), [], "the APPS list names every application")
+    eq(sorted(set(APP_COMMANDS) & hard_closure(core)), [],
+       "BUILD and TESTS bring none of the applications")
+    eq(daemon_packages(core), [], "no package of BUILD and TESTS (or needed by one) "
+       "ships an init script or a socket unit")
+    there = [p for p in ("redis-server", "prometheus-node-exporter") if installed(p)]
+    if there:   # the check can fail: a daemon's package added to the core list
+        eq(daemon_packages(core + there[:1]), there[:1],
+           "with %s in the core list: it is named" % there[:1][0])
+    if not any(installed(p) for p in APP_COMMANDS):
+        raise Skip("no application installed here (make test-apps installs them)")
+    eq(apps_unlisted(apps), {}, "every application installed here comes from the APPS list")
+    if installed("chromium") and shutil.which("chromium"):
+        eq(apps_unlisted([p for p in apps if p != "chromium"]), {"chromium": "chromium"},
+           "without chromium in the list: chromium is named")
+
+
+def app_suites():
+    """The suites that hold tests of real applications: they use
+    ksmtest.app() or KSMSCAN_APPS."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "test_*.py"))):
+        if os.path.basename(path) == "test_harness.py":
+            continue    # the harness's own tests of app(), on fakes
+        with open(path) as f:
+            text = f.read()
+        if re.search(r"\bapp\(\[|\bAPPS_ENV\b", text):
+            out.append(os.path.splitext(os.path.basename(path))[0])
+    return out
+
+
+@test("makefile")
+def make_test_apps_runs_every_app_suite():
+    found = app_suites()
+    check({"test_output", "test_hostile_input", "test_monitoring", "test_apps_live"} <=
+          set(found), "the scan finds the suites that run Chromium, LibreOffice, "
+          "node_exporter, Redis and PostgreSQL", repr(found))
+    eq(sorted(make_variable("APP_SUITES")), found, "make test-apps runs exactly those suites")
+    r = subprocess.run(["make", "-n", "-C", ROOT, "test-apps"], capture_output=True, text=True)
+    check("install-deps apps" in r.stdout and "KSMSCAN_APPS=1" in r.stdout,
+          "make test-apps installs the applications and runs their tests", r.stdout[-400:])
+    r = subprocess.run(["make", "-n", "-C", ROOT, "test"], capture_output=True, text=True)
+    check("install-deps apps" not in r.stdout and "KSMSCAN_APPS" not in r.stdout,
+          "make test does not", r.stdout[-400:])
+
+
+APT_FAKE = """#!/bin/sh
+echo "apt-get $*" >> "%(log)s"
+[ "$1" = install ] || exit 0
+# What Debian's maintainer scripts do: ask policy-rc.d, enable the unit.
+if "%(root)s/usr/sbin/policy-rc.d" ksmscan-test.service start; then
+    echo "policy 0" >> "%(log)s"
+else
+    echo "policy $?" >> "%(log)s"
+fi
+mkdir -p "%(root)s/etc/systemd/system/multi-user.target.wants"
+ln -s /lib/systemd/system/ksmscan-test.service \
+    "%(root)s/etc/systemd/system/multi-user.target.wants/ksmscan-test.service"
+exit %(rc)d
+"""
+
+
+def apps_scenario(name, admin_policy, rc=0):
+    """install-deps apps in a fake root (KSMSCAN_DEPS_ROOT) with a unit
+    enabled before and an apt-get that enables another, asking policy-rc.d
+    first: (result, calls, root)."""
+    d, script, log = setup(name, {"sudo": True})
+    root = os.path.join(d, "root")
+    wants = os.path.join(root, "etc", "systemd", "system", "multi-user.target.wants")
+    os.makedirs(wants)
+    os.makedirs(os.path.join(root, "usr", "sbin"))
+    os.symlink("/lib/systemd/system/before.service", os.path.join(wants, "before.service"))
+    if admin_policy is not None:
+        with open(os.path.join(root, "usr", "sbin", "policy-rc.d"), "w") as f:
+            f.write(admin_policy)
+        os.chmod(os.path.join(root, "usr", "sbin", "policy-rc.d"), 0o755)
+    for dd, _, _ in os.walk(root):
+        os.chmod(dd, 0o777)
+    with open(os.path.join(d, "bin", "apt-get"), "w") as f:
+        f.write(APT_FAKE % {"log": log, "root": root, "rc": rc})
+    os.chmod(os.path.join(d, "bin", "apt-get"), 0o755)
+    env = ["/usr/bin/env", "-i", "PATH=" + os.path.join(d, "bin"),
+           "KSMSCAN_DEPS_PACKAGES=" + " ".join(MISSING), "KSMSCAN_DEPS_ROOT=" + root]
+    cmd = env + [script, "apps"]
+    if os.geteuid() == 0:
+        cmd = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"] + cmd
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    return r, logged(log), root
+
+
+def masked(root, unit):
+    return os.path.realpath(os.path.join(root, "etc", "systemd", "system", unit)) == "/dev/null"
+
+
+@test("install-deps")
+def apps_keep_services_down():
+    if not shutil.which("systemctl"):
+        raise Skip("systemctl missing (the masks are systemd's)")
+    present()
+    policy = lambda root: os.path.join(root, "usr", "sbin", "policy-rc.d")
+    r, calls, root = apps_scenario("apps", None)
+    eq(r.returncode, 0, "install-deps apps: exit status (%s)" % r.stderr.strip()[-300:])
+    check("apt-get install -y -qq --no-install-recommends " + " ".join(MISSING) in calls,
+          "install-deps apps installs the missing packages", repr(calls))
+    eq([c for c in calls if c.startswith("policy")], ["policy 101"],
+       "during apt-get install, policy-rc.d forbids starting a service (101)")
+    check(not os.path.lexists(policy(root)), "after it, no policy-rc.d is left")
+    check(masked(root, "ksmscan-test.service"), "the unit the install enabled is masked")
+    check(not masked(root, "before.service"), "a unit enabled before is left alone")
+    check("ksmscan-test.service" in r.stderr and "unmask" in r.stderr,
+          "the mask is said, with how to undo it", r.stderr)
+    # An administrator's policy-rc.d is put back as it was, also when the
+    # install fails.
+    mine = "#!/bin/sh\n# the administrator's\nexit 0\n"
+    r, calls, root = apps_scenario("apps-admin", mine, rc=100)
+    check(r.returncode != 0, "a failing apt-get: install-deps apps fails", repr(r.returncode))
+    eq([c for c in calls if c.startswith("policy")], ["policy 101"],
+       "an existing policy-rc.d: 101 all the same during the install")
+    with open(policy(root)) as f:
+        eq(f.read(), mine, "the administrator's policy-rc.d is back, byte for byte")
+    check(not os.path.exists(policy(root) + ".ksmscan-saved"), "and no saved copy is left")
+
+
+@test("install")
+def uninstall_removes_what_install_put():
+    for prefix in ("/usr", "/usr/local"):
+        dest = tmp("uninstall" + prefix.replace("/", "-"))
+        other = os.path.join(dest, prefix.lstrip("/"), "bin", "someone-elses")
+        os.makedirs(os.path.dirname(other))
+        with open(other, "w") as f:
+            f.write("not ksmscan's\n")
+        make_install(dest, "PREFIX=%s" % prefix, prefix)
+        put = [os.path.join(d, f) for d, _, fs in os.walk(dest) for f in fs]
+        check(len(put) >= 20, "PREFIX=%s: make install put its files" % prefix, repr(len(put)))
+        r = subprocess.run(["make", "-s", "-C", ROOT, "uninstall", "DESTDIR=" + dest,
+                            "PREFIX=" + prefix, "MANDIR=/usr/share/man"],
+                           capture_output=True, text=True)
+        eq(r.returncode, 0, "PREFIX=%s: make uninstall exit status (%s)"
+           % (prefix, r.stderr[-300:]))
+        left = sorted(os.path.join(d, f) for d, _, fs in os.walk(dest) for f in fs)
+        eq(left, [other], "PREFIX=%s: make uninstall leaves no file of make install's, "
+           "and the file that was there before" % prefix)
+        check(not any(os.path.basename(d) in ("ksmfleet", "ksmscan")
+                      for d, _, _ in os.walk(dest)),
+              "PREFIX=%s: ksmscan's own folders are gone" % prefix)
 
 
 def main():

@@ -23,7 +23,8 @@ import csv, io, json, os, re, shutil, struct, subprocess, sys, unicodedata, zlib
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import KSMSCAN, PAGE, ROOT, Skip, check, eq, fixture, run_suite, shortened, test, tmp  # noqa: E402
+from ksmtest import (KSMSCAN, PAGE, ROOT, Skip, app, check, eq, fixture, run_suite,  # noqa: E402
+                     shortened, skip, test, tmp)
 
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 SUMMARY_COLS = ["input", "format", "algo", "pages", "zero_pages", "distinct_pages",
@@ -192,11 +193,9 @@ def csv_json_columns_and_status():
           "tables drop the prefix", r.stdout[:300])
 
 
-@test("machine")
+@test("machine", app=True)
 def libreoffice_keeps_digests():
-    soffice = shutil.which("soffice") or shutil.which("libreoffice")
-    if not soffice:
-        raise Skip("LibreOffice not installed (Debian's libreoffice-calc-nogui)")
+    soffice = app(["soffice", "libreoffice"], "libreoffice-calc-nogui")
     path = tmp("digests.csv")
     r = ksm(["--csv", "-r", "pages", "-a", "crc32c,xxhash", fixture("vectors.img")])
     with open(path, "w") as f:
@@ -340,7 +339,7 @@ def svg_input():
     return pages
 
 
-@test("svg")
+@test("svg", app=True)
 def svg_picture():
     pages = svg_input()
     path, svg = tmp("pic.img"), tmp("pic.svg")
@@ -394,8 +393,14 @@ def svg_picture():
             ("chromium", ["chromium", "--headless", "--no-sandbox", "--disable-gpu",
                           "--screenshot=" + tmp("pic-chr.png"), "--window-size=800,300",
                           "file://" + svg], tmp("pic-chr.png"))):
-        if not shutil.which(cmd[0]):
-            print("SKIP [svg] %s not installed" % tool)
+        if tool == "chromium":         # an application of make test-apps
+            try:
+                cmd[0] = app(["chromium", "chromium-browser"], "chromium")
+            except Skip as e:
+                skip(str(e))
+                continue
+        elif not shutil.which(cmd[0]):
+            skip("%s not installed" % tool)
             continue
         rr = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
                             env=dict(os.environ, HOME=tmp("home")))
@@ -456,18 +461,22 @@ def make_deb():
     os.makedirs(home, exist_ok=True)
     anon = {k: v for k, v in os.environ.items() if not k.startswith(("DEB", "GIT_"))}
     anon.update(HOME=home, XDG_CONFIG_HOME=home, GIT_CONFIG_NOSYSTEM="1")
+    out = os.path.join(ROOT, "build")
+    debs_in = lambda d: [f for f in os.listdir(d) if f.endswith(".deb")] if os.path.isdir(d) else []
+    source_before = debs_in(ROOT)
     r = subprocess.run(["make", "-s", "-C", ROOT, "deb"], capture_output=True, text=True, env=anon)
-    check(r.returncode != 0 and "DEBEMAIL" in r.stderr and not any(
-          f.endswith(".deb") for f in os.listdir(ROOT)),
+    check(r.returncode != 0 and "DEBEMAIL" in r.stderr and not debs_in(out),
           "no maintainer known: make deb stops, saying how to name one", r.stderr[-300:])
     # The builder names the maintainer (as a packager does with DEBEMAIL).
     env = dict(os.environ, DEBFULLNAME="Test Builder", DEBEMAIL="builder@ksmscan.test")
     r = subprocess.run(["make", "-s", "-C", ROOT, "deb"], capture_output=True, text=True,
                        preexec_fn=lambda: os.umask(0o077), env=env)
-    debs = [f for f in os.listdir(ROOT) if f.startswith("ksmscan_") and f.endswith(".deb")]
-    if not check(r.returncode == 0 and debs, "make deb builds a package", r.stderr[-300:]):
+    debs = [f for f in debs_in(out) if f.startswith("ksmscan_")]
+    if not check(r.returncode == 0 and debs, "make deb builds a package in build/",
+                 r.stderr[-300:]):
         return
-    deb = os.path.join(ROOT, sorted(debs)[-1])
+    eq(debs_in(ROOT), source_before, "make deb writes no .deb into the source tree")
+    deb = os.path.join(out, sorted(debs)[-1])
     files = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True).stdout
     for f in ("./usr/bin/ksmscan", "./usr/share/man/man1/ksmscan.1.gz",
               "./usr/share/bash-completion/completions/ksmscan",

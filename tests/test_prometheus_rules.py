@@ -20,16 +20,16 @@ expected alerts worked out by hand from the dumps the test writes:
 import os, random, shutil, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import PAGE, ROOT, check, eq, run, run_suite, skip, test, tmp  # noqa: E402
+from ksmtest import PAGE, ROOT, app, check, eq, run, run_suite, skip, test, tmp  # noqa: E402
 
 RULES = os.path.join(ROOT, "monitoring", "ksmscan.rules.yml")
 
 
 def promtool():
-    exe = shutil.which("promtool")
-    if not exe:
-        skip("promtool missing: Debian's prometheus package (scripts/install-deps)")
-    return exe
+    """promtool, from Debian's prometheus package: an application (its
+    package also brings Prometheus's server and service), so `make test`
+    skips without it and `make test-apps` installs it."""
+    return app(["promtool"], "prometheus")
 
 
 def installed_rules():

@@ -149,7 +149,8 @@ def vm_process(root, pid, cgroup, exe, uid):
         f.write("Name:\tqemu\nUid:\t%d\t%d\t%d\t%d\n" % ((uid,) * 4))
     bindir = os.path.join(root, "bin%d" % pid)
     os.makedirs(bindir)
-    link = os.path.join(bindir, os.path.basename(exe) if exe.endswith("python")
+    interpreter = os.path.realpath(exe) == os.path.realpath(sys.executable)
+    link = os.path.join(bindir, os.path.basename(exe) if interpreter
                         else "qemu-system-x86_64")
     os.symlink(exe, link)
     os.symlink(link, os.path.join(d, "exe"))
@@ -167,7 +168,7 @@ def vm_names_need_the_system():
     os.makedirs(root)
     shutil.copy(system_bin, writable)
     os.chmod(writable, 0o757)
-    python = os.path.join(root, "python")
+    python = os.path.join(root, "interpreter")
     os.symlink(os.path.realpath(sys.executable), python)
     cases = [  # pid, cgroup, exe, uid, expected row
         (5001, "/machine.slice/machine-qemu\\x2d1\\x2dprod\\x2ddb.scope/libvirt/emulator",
