@@ -123,6 +123,12 @@ def refused(args, says, what):
           " ".join(says.split()) in flat,
           "%s: the table says the same reason, exit 1" % what,
           table.brief() + table.out[-500:])
+    # CSV and JSON hold no sentences: the reason is one line on stderr
+    for fmt in ("csv", "json"):
+        m = run(list(args) + ["-o", fmt])
+        said = [x for x in m.err.splitlines() if "no setting written: " in x]
+        check(m.rc == 1 and len(said) == 1 and says in said[0],
+              "%s: -o %s exits 1 and says why in one line" % (what, fmt), m.brief())
 
 
 def comment_rows(script):

@@ -492,6 +492,9 @@ static void advise_print(struct sink *sk)
 		if (people) {
 			snprintf(text, sizeof(text), "Nothing to apply: %s.", why);
 			w->note(w, text);
+		} else {
+			/* CSV and JSON carry no sentences: exit 1 says why here */
+			warn_kept("%s: no setting written: %s", v->name, why);
 		}
 	}
 	hz_note(v->r.rs);
