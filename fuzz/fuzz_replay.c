@@ -48,35 +48,6 @@ static void check_row(const struct timeline_row *t, size_t naddr)
 		abort();
 }
 
-/* Two replays' rows are the same, field by field. */
-static void same_rows(const struct timeline_row *a, size_t na,
-		      const struct timeline_row *b, size_t nb)
-{
-	if (na != nb)
-		abort();
-	for (size_t i = 0; i < na; i++)
-		if (a[i].scan != b[i].scan || a[i].seconds != b[i].seconds ||
-		    a[i].pages_shared != b[i].pages_shared ||
-		    a[i].pages_sharing != b[i].pages_sharing ||
-		    a[i].pages_unshared != b[i].pages_unshared ||
-		    a[i].pages_volatile != b[i].pages_volatile ||
-		    a[i].pages_skipped != b[i].pages_skipped ||
-		    a[i].ksm_zero_pages != b[i].ksm_zero_pages ||
-		    a[i].general_profit != b[i].general_profit ||
-		    a[i].zero_sharing != b[i].zero_sharing ||
-		    a[i].visited != b[i].visited || a[i].hashed != b[i].hashed ||
-		    a[i].memcmp_bytes != b[i].memcmp_bytes ||
-		    a[i].wakeups != b[i].wakeups ||
-		    a[i].cpu_percent != b[i].cpu_percent ||
-		    a[i].cpu_seconds != b[i].cpu_seconds ||
-		    a[i].cow_ksm != b[i].cow_ksm ||
-		    a[i].skipped_scan != b[i].skipped_scan ||
-		    a[i].pages_to_scan != b[i].pages_to_scan ||
-		    a[i].sleep_ms != b[i].sleep_ms || a[i].ended != b[i].ended ||
-		    a[i].snapshot != b[i].snapshot)
-			abort();
-}
-
 /* The same replay without shortcuts, and from the shared replay. */
 static void against_plain(const struct series *sr, const struct replay_params *p,
 			  const struct timeline_row *rows, size_t n)
@@ -89,12 +60,14 @@ static void against_plain(const struct series *sr, const struct replay_params *p
 	setenv("KSMSCAN_SLOW_REPLAY", "1", 1);
 	m = replay_run(sr, p, &plain, &cut);
 	unsetenv("KSMSCAN_SLOW_REPLAY");
-	same_rows(rows, n, plain, m);
+	if (!timeline_rows_equal(rows, n, plain, m))
+		abort();
 	free(plain);
 	if (!(log = pace_open(sr, p)))
 		return;
 	if ((m = pace_replay(log, p, &paced, &cut))) {
-		same_rows(rows, n, paced, m);
+		if (!timeline_rows_equal(rows, n, paced, m))
+			abort();
 		free(paced);
 	}
 	pace_close(log);

@@ -207,6 +207,20 @@ double ksmd_cpu_mean(const struct ksmd_cpu *c);
 double ksmd_cpu_peak(const struct ksmd_cpu *c);
 
 /**
+ * timeline_rows_equal() - whether two replays gave the same rows, field by
+ * field (the skip-ahead shortcut against the full replay, in the unit tests
+ * and the fuzz harness).
+ * @a: one replay's rows
+ * @na: how many
+ * @b: the other's
+ * @nb: how many
+ *
+ * Return: 1 if they are the same, else 0.
+ */
+int timeline_rows_equal(const struct timeline_row *a, size_t na,
+			const struct timeline_row *b, size_t nb);
+
+/**
  * replay_figures() - the figures of a replay, from its rows.
  * @rows: its full scans, at least one
  * @n: how many

@@ -239,3 +239,34 @@ int replay_done(struct replay *r, const struct timeline_row *rows, size_t n)
 		return rows[n - 1].ended;
 	return replay_over(r->sr, r->p, rows, n, &r->settling, &r->cut);
 }
+
+int timeline_rows_equal(const struct timeline_row *a, size_t na,
+			const struct timeline_row *b, size_t nb)
+{
+	if (na != nb)
+		return 0;
+	for (size_t i = 0; i < na; i++)
+		if (a[i].scan != b[i].scan || a[i].snapshot != b[i].snapshot ||
+		    a[i].seconds != b[i].seconds ||
+		    a[i].pages_shared != b[i].pages_shared ||
+		    a[i].pages_sharing != b[i].pages_sharing ||
+		    a[i].pages_unshared != b[i].pages_unshared ||
+		    a[i].pages_volatile != b[i].pages_volatile ||
+		    a[i].pages_skipped != b[i].pages_skipped ||
+		    a[i].ksm_zero_pages != b[i].ksm_zero_pages ||
+		    a[i].general_profit != b[i].general_profit ||
+		    a[i].zero_sharing != b[i].zero_sharing ||
+		    a[i].visited != b[i].visited || a[i].hashed != b[i].hashed ||
+		    a[i].memcmp_bytes != b[i].memcmp_bytes ||
+		    a[i].wakeups != b[i].wakeups ||
+		    a[i].cpu_percent != b[i].cpu_percent ||
+		    a[i].cpu_seconds != b[i].cpu_seconds ||
+		    a[i].cow_ksm != b[i].cow_ksm ||
+		    a[i].skipped_scan != b[i].skipped_scan ||
+		    a[i].pages_to_scan != b[i].pages_to_scan ||
+		    a[i].sleep_ms != b[i].sleep_ms || a[i].ended != b[i].ended ||
+		    a[i].stopped_seconds != b[i].stopped_seconds ||
+		    a[i].stopped_saving != b[i].stopped_saving)
+			return 0;
+	return 1;
+}

@@ -397,38 +397,6 @@ static void test_smart_scan(void)
 	free(rows);
 }
 
-/* Two replays' rows are the same, field by field. */
-static int same_rows(const struct timeline_row *a, size_t na,
-		     const struct timeline_row *b, size_t nb)
-{
-	if (na != nb)
-		return 0;
-	for (size_t i = 0; i < na; i++)
-		if (a[i].scan != b[i].scan || a[i].snapshot != b[i].snapshot ||
-		    a[i].seconds != b[i].seconds ||
-		    a[i].pages_shared != b[i].pages_shared ||
-		    a[i].pages_sharing != b[i].pages_sharing ||
-		    a[i].pages_unshared != b[i].pages_unshared ||
-		    a[i].pages_volatile != b[i].pages_volatile ||
-		    a[i].pages_skipped != b[i].pages_skipped ||
-		    a[i].ksm_zero_pages != b[i].ksm_zero_pages ||
-		    a[i].general_profit != b[i].general_profit ||
-		    a[i].zero_sharing != b[i].zero_sharing ||
-		    a[i].visited != b[i].visited || a[i].hashed != b[i].hashed ||
-		    a[i].memcmp_bytes != b[i].memcmp_bytes ||
-		    a[i].wakeups != b[i].wakeups ||
-		    a[i].cpu_percent != b[i].cpu_percent ||
-		    a[i].cpu_seconds != b[i].cpu_seconds ||
-		    a[i].cow_ksm != b[i].cow_ksm ||
-		    a[i].skipped_scan != b[i].skipped_scan ||
-		    a[i].pages_to_scan != b[i].pages_to_scan ||
-		    a[i].sleep_ms != b[i].sleep_ms || a[i].ended != b[i].ended ||
-		    a[i].stopped_seconds != b[i].stopped_seconds ||
-		    a[i].stopped_saving != b[i].stopped_saving)
-			return 0;
-	return 1;
-}
-
 /* xorshift64: the same cases every run. */
 static uint64_t rng = 0x2545f4914f6cdd1dULL;
 
@@ -508,7 +476,7 @@ static void test_shortcut(void)
 		setenv("KSMSCAN_SLOW_REPLAY", "1", 1);
 		ns = replay_run(&f.sr, &p, &slow, &cut_slow);
 		unsetenv("KSMSCAN_SLOW_REPLAY");
-		if (!same_rows(fast, nf, slow, ns)) {
+		if (!timeline_rows_equal(fast, nf, slow, ns)) {
 			if (!differ)
 				printf("case %u: %zu rows with the shortcut, %zu "
 				       "without, or a row differs\n", k, nf, ns);
@@ -586,7 +554,7 @@ static void test_pace(void)
 				set_advisor(&q, 1 + pts % 3, 70, 1 + pts, 200);
 			n = pace_replay(log, &q, &rows, &cut);
 			m = replay_run(&f.sr, &q, &plain, &cut);
-			same &= n && same_rows(rows, n, plain, m);
+			same &= n && timeline_rows_equal(rows, n, plain, m);
 			if (n)
 				free(rows);
 			free(plain);
