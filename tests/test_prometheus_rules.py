@@ -124,7 +124,7 @@ def promtool_test(exe, rules, samples, ksmd, alerts, records, scale=1):
     return subprocess.run([exe, "test", "rules", path], capture_output=True, text=True)
 
 
-@test("rules")
+@test("rules", app=True)
 def check_rules_installed():
     exe = promtool()
     if not exe:
@@ -148,7 +148,7 @@ def dumps(same):
     return a, [rnd.randbytes(PAGE) for _ in range(400)]
 
 
-@test("rules")
+@test("rules", app=True)
 def ksm_off_while_forecast_saves():
     exe = promtool()
     if not exe:
@@ -168,7 +168,7 @@ def ksm_off_while_forecast_saves():
     eq(r.returncode, 0, "promtool test rules, 49.9%% forecast: %s" % (r.stdout + r.stderr)[-600:])
 
 
-@test("rules")
+@test("rules", app=True)
 def nothing_to_save_no_alert():
     exe = promtool()
     if not exe:
@@ -182,7 +182,7 @@ def nothing_to_save_no_alert():
     eq(r.returncode, 0, "promtool test rules, 0%% forecast: %s" % (r.stdout + r.stderr)[-600:])
 
 
-@test("rules")
+@test("rules", app=True)
 def forecast_and_live_differ():
     """The same file's pages figures times 2^20 (a host of 800 Mi pages, a
     forecast of 398 Mi pages, 1.55 TiB): KSM running and saving 100 Mi pages
