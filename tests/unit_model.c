@@ -28,17 +28,7 @@
 #include "../model/zram.h"
 #include "../util/page.h"
 
-static unsigned long passed, failed;
-
-static void check(int ok, const char *what)
-{
-	if (ok) {
-		passed++;
-		return;
-	}
-	failed++;
-	printf("FAIL %s\n", what);
-}
+#include "unit.h"
 
 /*
  * c pages of one content, max_page_sharing M: k = c / M full KSM pages of
@@ -455,6 +445,5 @@ int main(void)
 	test_ksmtuned();
 	test_kubevirt();
 	test_policy_table();
-	printf("%lu passed, %lu failed\n", passed, failed);
-	return failed != 0;
+	return unit_done();
 }

@@ -15,17 +15,7 @@
 #include "../report/write/writers.h"
 #include "../util/text.h"
 
-static unsigned long passed, failed;
-
-static void ok(int cond, const char *what)
-{
-	if (cond) {
-		passed++;
-		return;
-	}
-	failed++;
-	printf("FAIL %s\n", what);
-}
+#include "unit.h"
 
 /* The cell as a table prints it: sizes in units, the rest formatted. */
 static const char *shown(const struct cell *c, char *buf, size_t len)
@@ -46,7 +36,7 @@ static void view(const struct column *col, struct cell in, const char *exp,
 	const char *got = shown(&out, buf, sizeof(buf));
 
 	snprintf(line, sizeof(line), "%s: got '%s', expected '%s'", what, got, exp);
-	ok(strcmp(got, exp) == 0, line);
+	check(strcmp(got, exp) == 0, line);
 }
 
 static void shown_where(void)
@@ -66,7 +56,7 @@ static void shown_where(void)
 
 		snprintf(what, sizeof(what), "%s: shown in data, -l, people",
 			 cases[i].c->name);
-		ok(column_shown(cases[i].c, 0, 0) == cases[i].data &&
+		check(column_shown(cases[i].c, 0, 0) == cases[i].data &&
 		   column_shown(cases[i].c, 1, 0) == cases[i].wide &&
 		   column_shown(cases[i].c, 1, 1) == cases[i].people, what);
 	}
@@ -103,7 +93,7 @@ static void views(void)
 		struct cell in = cell_str("a-very-long-name-of-a-process");
 		struct cell out = cell_for_people(&cut, &in, cutbuf, sizeof(cutbuf));
 
-		ok(out.kind == CELL_STR && text_width(out.s) == 12 &&
+		check(out.kind == CELL_STR && text_width(out.s) == 12 &&
 		   strncmp(out.s, "a-very", 3) == 0,
 		   "a long name is cut to its 12 columns");
 	}
@@ -113,6 +103,5 @@ int main(void)
 {
 	shown_where();
 	views();
-	printf("%lu passed, %lu failed\n", passed, failed);
-	return failed != 0;
+	return unit_done();
 }

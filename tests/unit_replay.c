@@ -25,17 +25,7 @@
 #include "../model/replay.h"
 #include "../model/search.h"
 
-static unsigned long passed, failed;
-
-static void check(int ok, const char *what)
-{
-	if (ok) {
-		passed++;
-		return;
-	}
-	failed++;
-	printf("FAIL %s\n", what);
-}
+#include "unit.h"
 
 /* Contents: content k is its byte k repeated (0: the zero page); 60 to 63
  * are content 5 but for their last byte (long comparisons), and 62 has
@@ -629,6 +619,5 @@ int main(void)
 	test_shortcut();
 	test_pace();
 	test_search();
-	printf("%lu passed, %lu failed\n", passed, failed);
-	return failed != 0;
+	return unit_done();
 }
