@@ -11,8 +11,15 @@ any package is imported: fleet/ is first on their PYTHONPATH (run one alone
 with PYTHONPATH=fleet).
 Arguments are suite names to run only those (e.g. `run_all.py test_format_`
 for every input format's suite).
+
+Suites run side by side, $KSMSCAN_TEST_JOBS at a time (default: the CPUs
+this process may use, at most 4; 1 runs them in turn), their output shown
+whole and in order. The suites that may change the kernel (those that use
+tests/live.py or look at KSMSCAN_LIVE_TESTS) run after the others, one at a
+time: a live suite needs KSM idle, and another suite's mergeable child
+would make it skip.
 """
-import glob, os, re, subprocess, sys
+import concurrent.futures, glob, os, re, subprocess, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 # A missing Python module ends the run here with one line naming its package.
@@ -26,15 +33,52 @@ if len(sys.argv) > 1:
 fleet = os.path.join(os.path.dirname(here), "fleet")
 env = dict(os.environ, PYTHONPATH=os.pathsep.join(
     [fleet] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+LIVE_MARKS = ("import live", "live_session", "KSMSCAN_LIVE_TESTS", "with_ksm_running")
+
+
+def is_live(suite):
+    if not suite.endswith(".py"):
+        return False
+    with open(suite) as f:
+        text = f.read()
+    return any(m in text for m in LIVE_MARKS)
+
+
+def run(suite):
+    cmd = [sys.executable, suite] if suite.endswith(".py") else [suite]
+    return subprocess.run(cmd, stdout=subprocess.PIPE, env=env,
+                          stderr=subprocess.STDOUT, text=True)
+
+
+def jobs():
+    try:
+        n = int(os.environ.get("KSMSCAN_TEST_JOBS", "0"))
+    except ValueError:
+        n = 0
+    return n if n > 0 else max(1, min(4, len(os.sched_getaffinity(0))))
+
+
+def results():
+    """(suite, its run) in order: the others side by side, then the live
+    ones in turn."""
+    others = [s for s in suites if not is_live(s)]
+    with concurrent.futures.ThreadPoolExecutor(jobs()) as pool:
+        for s, r in zip(others, pool.map(run, others)):
+            yield s, r
+    for s in suites:
+        if is_live(s):
+            print("== %s" % os.path.basename(s), flush=True)
+            yield s, run(s)
+
+
 passed = failed = skipped = 0
 broken = []
-for s in suites:
+for s, r in results():
     name = os.path.basename(s)
-    print("== %s" % name, flush=True)
-    cmd = [sys.executable, s] if s.endswith(".py") else [s]
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, env=env,
-                       stderr=subprocess.STDOUT, text=True)
+    if not is_live(s):
+        print("== %s" % name, flush=True)
     sys.stdout.write(r.stdout)
+    sys.stdout.flush()
     lines = r.stdout.strip().splitlines()
     m = re.fullmatch(r"(\d+) passed, (\d+) failed(?:, (\d+) skipped)?",
                      lines[-1].strip()) if lines else None
