@@ -199,6 +199,7 @@ bench: ksmscan build/bench/floor
 	KSMSCAN=./ksmscan $(PYTHON) bench/compare.py
 	KSMSCAN=./ksmscan KSMSCAN_FLOOR=build/bench/floor $(PYTHON) bench/scan_bench.py
 	KSMSCAN=./ksmscan PYTHONPATH=fleet $(PYTHON) bench/fleet_bench.py
+	PYTHONPATH=fleet $(PYTHON) bench/fleet_refusal_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/series_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/exposure_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/units_bench.py
