@@ -172,10 +172,11 @@ test: deps ksmscan $(UNITS:%=build/%)
 	KSMSCAN=./ksmscan KSMSCAN_UNITS="$(UNITS:%=build/%)" $(PYTHON) tests/run_all.py
 
 # The suites holding tests of real applications (ksmtest.app(); a live
-# suite: tests/test_apps_live.py). make test skips those tests when the
+# suites: tests/test_apps_live.py, tests/test_systemd_boot_live.py). make test skips those tests when the
 # application is missing; here they run alone (KSMSCAN_APPS=1: only them,
 # and a missing application fails).
-APP_SUITES = test_apps_live test_hostile_input test_monitoring test_output test_prometheus_rules
+APP_SUITES = test_apps_live test_hostile_input test_monitoring test_output test_prometheus_rules \
+	test_systemd_boot_live
 test-apps: deps ksmscan
 	./scripts/install-deps apps
 	KSMSCAN_APPS=1 KSMSCAN=./ksmscan $(PYTHON) tests/run_all.py $(APP_SUITES)
@@ -199,6 +200,7 @@ bench: ksmscan build/bench/floor
 	KSMSCAN=./ksmscan $(PYTHON) bench/compare.py
 	KSMSCAN=./ksmscan KSMSCAN_FLOOR=build/bench/floor $(PYTHON) bench/scan_bench.py
 	KSMSCAN=./ksmscan PYTHONPATH=fleet $(PYTHON) bench/fleet_bench.py
+	PYTHONPATH=fleet $(PYTHON) bench/fleet_refusal_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/series_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/exposure_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/units_bench.py

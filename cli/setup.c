@@ -142,19 +142,24 @@ static const char *series_report(const struct prefs *p)
 
 /* Writes that leave a page's bytes as they were cannot be seen in snapshots;
  * soft-dirty bits would show them, where the kernel has them. Said once,
- * unless --write-rate stands for them. */
-static void note_soft_dirty(const struct prefs *p, const struct host_facts *h)
+ * unless --write-rate stands for them, and only by a run that goes on: the
+ * series says it once its processes opened (series_run()), so that a run
+ * ending at once on a usage error or a process it cannot read says only
+ * why. */
+static void note_soft_dirty(struct prefs *p, const struct host_facts *h)
 {
 	int sd = h->soft_dirty();
 
+	p->series.live_note[0] = '\0';
 	if (p->series.write_rate > 0)
 		return;
-	warn("%s: writes of the bytes a page already holds are not seen: this "
-	     "kernel %s; give --write-rate to stand for them (ksmscan(1))",
-	     p->inputs[0].name,
-	     sd == 1 ? "has soft-dirty bits, which ksmscan does not read yet" :
-	     sd == 0 ? "has no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY is not set)" :
-	     "may lack soft-dirty bits (its configuration cannot be read)");
+	snprintf(p->series.live_note, sizeof(p->series.live_note),
+		 "%s: writes of the bytes a page already holds are not seen: this "
+		 "kernel %s; give --write-rate to stand for them (ksmscan(1))",
+		 p->inputs[0].name,
+		 sd == 1 ? "has soft-dirty bits, which ksmscan does not read yet" :
+		 sd == 0 ? "has no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY is not set)" :
+		 "may lack soft-dirty bits (its configuration cannot be read)");
 }
 
 /* -r advise and --target go together. */

@@ -818,6 +818,8 @@ int series_run(const struct scan_config *cfg, const struct series_params *sp)
 		collect_free(&c);
 		return 1;	/* EXIT_INPUT */
 	}
+	if (sp->live_note[0])
+		warn("%s", sp->live_note);
 	sinks = xcalloc(cfg->nsinks + 1, sizeof(*sinks));
 
 	sinks[sub.nsinks = 0] = &c.sink;

@@ -45,6 +45,10 @@ struct series_params {
 					 * full_scans as it began (what a check
 					 * of the forecast counts from); -1:
 					 * none */
+	char live_note[320];		/* a live series: a warning said once
+					 * its processes opened (not before a
+					 * run that ends on one it cannot
+					 * read); "": none */
 };
 
 /* Several processes make one memory: process k's addresses are offset by k

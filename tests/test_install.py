@@ -617,7 +617,9 @@ def ksmfleet_in_the_deb():
 APP_COMMANDS = {"chromium": ["chromium"], "libreoffice-calc-nogui": ["soffice"],
                 "redis-server": ["redis-server"], "prometheus-node-exporter":
                 ["prometheus-node-exporter"], "postgresql": glob.glob(
-                    "/usr/lib/postgresql/*/bin/postgres")}
+                    "/usr/lib/postgresql/*/bin/postgres"),
+                "debootstrap": ["/usr/sbin/debootstrap"],
+                "systemd-container": ["systemd-nspawn"]}
 
 
 def daemon_packages(pkgs):

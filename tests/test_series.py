@@ -687,6 +687,47 @@ def process_exits():
         eq(ints(rows[2], ["pages"]), {"pages": 0}, "then its pages are gone")
 
 
+UNSEEN = "writes of the bytes a page already holds are not seen"
+
+
+@test("cli")
+def missing_process_one_line():
+    """-p PID --count of a pid that does not exist ends at once: standard
+    error holds the one line saying why, not first the note about writes
+    snapshots cannot see (soft-dirty bits), which is for a run that goes on;
+    a usage error is not preceded by it either. A run that reads its process
+    says the note once, and not with --write-rate."""
+    import subprocess
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    r = run(["-p", str(gone.pid), "--count=2", "--interval=1s", "-r", "advise",
+             "--target=90%@1h"])
+    lines = r.err.strip().splitlines()
+    check(r.rc == 1 and len(lines) == 1 and lines[0].startswith(
+        "ksmscan: pid:%d: cannot open " % gone.pid),
+        "a pid that does not exist: exit 1, one line on stderr, saying why", r.err)
+    r = run(["-p", str(gone.pid), "--count=2", "--interval=1s", "-r", "advise"])
+    lines = r.err.strip().splitlines()
+    check(r.rc == 2 and lines and "needs --target" in lines[0] and
+          not any(UNSEEN in x for x in lines),
+          "a usage error: its line first, no note before it", r.err)
+    child = subprocess.Popen([sys.executable, "-c", "import time; print(1, flush=True); "
+                              "time.sleep(60)"], stdout=subprocess.PIPE)
+    child.stdout.readline()
+    try:
+        for extra, want in (([], 1), (["--write-rate=0.001"], 0)):
+            r = run(["-p", str(child.pid), "--count=2", "--interval=0.2s", "--csv",
+                     "-r", "volatility"] + extra)
+            notes = [x for x in r.err.splitlines() if UNSEEN in x]
+            check(r.rc == 0 and len(notes) == want and all(
+                x.startswith("ksmscan: pid:%d: " % child.pid) for x in notes),
+                "a process read twice%s: the note %d time(s)" % (" ".join([""] + extra), want),
+                r.brief())
+    finally:
+        child.kill()
+        child.wait()
+
+
 @test("cli")
 def late_snapshot():
     """A snapshot that cannot be taken on time (reading 64 MiB takes longer
