@@ -13,17 +13,27 @@ contents (4 pages each, the same 64 in every child), one child with them
 marked mergeable and one without. By construction: the marked memory is 256
 pages, of which a replay to its end saves 256 - 64 = 192; the unmarked
 child's 256 pages all hold contents the marked child has, so marking it
-saves at least 256 pages more. No test needs KSM, and none writes to
-/sys/kernel/mm/ksm: the scripts run with KSM_SYSFS a temporary folder.
+saves at least 256 pages more. The same on fake processes in a tree of
+files, exactly, where beta's unit has a name systemctl or sh would misread
+and --enable's `systemctl set-property` runs (a systemctl of the test's
+own records it) before the settings are written. No test needs KSM, and
+none writes to /sys/kernel/mm/ksm: the scripts run with KSM_SYSFS a
+temporary folder.
 """
+import json
 import os
 import re
 import shlex
+import shutil
+import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import check, eq, parse_csv, run, run_suite, test  # noqa: E402
+from ksmtest import (check, eq, parse_csv, run, run_suite, skip, test,  # noqa: E402
+                     tmp)
 from test_advice_sound import end, holder, piped  # noqa: E402
+from test_host import fake_ksm, fake_process  # noqa: E402
 
 ADVICE = ["--count=2", "--interval=1s", "-r", "advise", "--target=90%@1m"]
 COLS = ["mergeable_pages", "not_mergeable_pages", "not_mergeable_saved_pages"]
@@ -128,6 +138,129 @@ def enable_counts_them():
     finally:
         end(a)
         end(b)
+
+
+MERGE_ANY = r"""
+import ctypes, mmap, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.prctl(67, 1, 0, 0, 0):      # PR_SET_MEMORY_MERGE (Linux 6.4)
+    print("no %d" % ctypes.get_errno(), flush=True)
+    sys.exit(0)
+m = mmap.mmap(-1, 256 * 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+for i in range(256):
+    m[i * 4096:(i + 1) * 4096] = bytes([i % 64 + 1]) * 4096
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+@test("scanned")
+def merge_any_is_marked():
+    """A child under prctl(PR_SET_MEMORY_MERGE) (ksm_stat: ksm_merge_any
+    yes) marks every area: all of it is in the advice, nothing beside it,
+    and the advice is written."""
+    p = subprocess.Popen([sys.executable, "-c", MERGE_ANY], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        if p.stdout.readline().strip() != "ready":
+            skip("PR_SET_MEMORY_MERGE is not in this kernel")
+            return
+        with open("/proc/%d/ksm_stat" % p.pid) as f:
+            check("ksm_merge_any: yes" in f.read(), "the child is under "
+                  "PR_SET_MEMORY_MERGE", "")
+        args = ["-p", str(p.pid)] + ADVICE
+        f = figures(args, "merge_any")
+        if f:
+            check(f["mergeable_pages"] >= 256 and f["not_mergeable_pages"] == 0
+                  and f["not_mergeable_saved_pages"] == 0,
+                  "every page of the child is in the advice (>= its 256)", repr(f))
+        rc, err, files = piped(args, "merge_any")
+        check(rc == 0 and "run" in files, "`-o sh | sh` applies it", "%r %r %r"
+              % (rc, err[-300:], files))
+    finally:
+        p.stdin.close()
+        p.wait(timeout=30)
+
+
+# Fake processes in a tree of files ($KSMSCAN_HOST_ROOT, tests/test_host.py):
+# alpha marks its 256 pages (64 contents, 4 pages each), beta holds the same
+# 256 unmarked, in a unit whose name is made to be misread by systemctl or sh.
+WEIRD = "-Hx b'$.service"
+FAKE_PAGES = [i % 64 + 1 for i in range(256)]
+
+
+def fake_tree():
+    root = tmp("advice-scanned-host")
+    if not os.path.isdir(root):
+        fake_process(root, 4242, "alpha", 1000, [(0x100000, FAKE_PAGES, True)],
+                     "/system.slice/alpha.service")
+        fake_process(root, 4343, "beta", 2000, [(0x200000, FAKE_PAGES, False)],
+                     "/system.slice/" + WEIRD)
+        fake_ksm(root, 1)
+    return root
+
+
+def fake_run(root, args):
+    return run(args, env=dict(os.environ, KSMSCAN_HOST_ROOT=root))
+
+
+@test("scanned")
+def exact_on_a_tree():
+    """The fake tree, every figure by construction: the advice of alpha's
+    256 marked pages (192 saved at the end), beta's 256 beside it, which
+    would save 256 more (each a duplicate of a marked content); with
+    --enable of beta's unit, 512 pages (448 saved) and none beside."""
+    root = fake_tree()
+    base = ["-p", "4242", "-p", "4343"] + ADVICE
+    for extra, want, saved in (([], (256, 256, 256), 192),
+                               (["--enable=unit:" + WEIRD], (512, 0, 0), 448)):
+        r = fake_run(root, base + extra + ["-o", "csv"])
+        rows = parse_csv(r, "tree %r" % extra, ["input"])
+        got = {tuple(int(x.get(c, -1)) for c in COLS) for x in rows or []}
+        eq(got, {want}, "tree %r: mergeable, not mergeable, saved more" % extra)
+        t = " ".join(fake_run(root, base + extra).out.split())
+        check("ends at (%d pages)" % saved in t, "tree %r: the target is a "
+              "share of %d pages" % (extra, saved), t[:600])
+    t = " ".join(fake_run(root, base).out.split())
+    m = re.search(r"Not scanned by KSM now: 256 pages.*?With (.+?) they would "
+                  r"save 256 pages more", t)
+    check(m and shlex.split(m.group(1)) == ["--enable=unit:" + WEIRD],
+          "the table's --enable is beta's unit, one shell word", t[-700:])
+
+
+@test("scanned")
+def enable_marks_first():
+    """--enable of beta's unit, `-o sh | sh` with a systemctl of the test's
+    own on PATH: it gets `set-property -- NAME MemoryKSM=yes`, the name one
+    word whatever it holds, before the settings are written; tmpfiles gives
+    the command as a comment only."""
+    root = fake_tree()
+    bin_ = tempfile.mkdtemp(prefix="ksmscan-bin-")
+    log = os.path.join(bin_, "log")
+    with open(os.path.join(bin_, "systemctl"), "w") as f:
+        f.write("#!/usr/bin/python3\nimport json, os, sys\n"
+                "open(%r, 'a').write(json.dumps([sys.argv[1:], "
+                "sorted(os.listdir(os.environ['KSM_SYSFS']))]) + '\\n')\n" % log)
+    os.chmod(os.path.join(bin_, "systemctl"), 0o755)
+    args = ["-p", "4242", "-p", "4343"] + ADVICE + ["--enable=unit:" + WEIRD]
+    old = dict(os.environ)
+    os.environ.update(KSMSCAN_HOST_ROOT=root, PATH=bin_ + ":" + old["PATH"])
+    try:
+        rc, err, files = piped(args, "enable")
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    calls = open(log).read().splitlines() if os.path.exists(log) else []
+    shutil.rmtree(bin_)
+    eq(calls, ['[["set-property", "--", %s, "MemoryKSM=yes"], []]'
+               % json.dumps(WEIRD)], "systemctl marks the unit, before any write")
+    check(rc == 0 and "run" in files, "`-o sh | sh` then writes the advice",
+          "%r %r %r" % (rc, err[-300:], files))
+    tf = fake_run(root, args + ["-o", "tmpfiles"])
+    cmd = [x for x in tf.out.splitlines() if "set-property" in x]
+    check(tf.rc == 0 and cmd and all(x.startswith("#") for x in cmd)
+          and any(x.startswith("w ") for x in tf.out.splitlines()),
+          "tmpfiles: the command as a comment, the settings as w lines", tf.out)
 
 
 if __name__ == "__main__":
