@@ -384,7 +384,9 @@ static const struct opt_row table[] = {
 	     "-r exposure without --group", SCAN, 0),
 	STRING("enable", 0, "NAME,...", enable,
 	       "the saving if only these --by rows' processes\n"
-	       "and their children had KSM on: row enable:...", SCAN),
+	       "and their children had KSM on: row enable:...;\n"
+	       "with -r advise of a live series, advise as if\n"
+	       "they were marked mergeable", SCAN),
 	FLAG("series", 0, series_on, 1,
 	     "the inputs are snapshots of one memory, oldest\n"
 	     "first: replay KSM's scanner over them", 0),

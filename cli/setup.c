@@ -251,6 +251,21 @@ static void live_snapshots(struct prefs *p, const struct host_facts *h)
 	note_soft_dirty(p, h);
 }
 
+/* -r advise --enable=NAME of a live series: the processes (of the first
+ * snapshot; each snapshot holds them in the same order) the advice counts
+ * as marked mergeable. */
+static void series_enable(struct prefs *p, const struct host_facts *h)
+{
+	struct group *g = NULL;
+	size_t n = 0;
+	char why[256];
+
+	if (units_groups(0, p->enable, h->unit, p->inputs, p->series.nprocs, &g,
+			 &n, why, sizeof(why)) < 0)
+		usage_error("%s", why);
+	p->series.enable = g;	/* freed with the run, as cfg.groups */
+}
+
 /*
  * --series, or --count: the inputs are snapshots of one memory. ksmd's
  * options and the reports of a series need one; a series takes no group.
@@ -283,9 +298,14 @@ static void setup_series(struct prefs *p, const struct host_facts *h)
 	advise_needs(p);
 	if (uses_policy(&p->series, TUNER_LOOKS_AT_HOST))
 		tuners_host(p, h);
-	if (p->ngroups || p->by || p->enable)
+	if (p->enable && p->count && p->series.advise.seconds > 0)
+		series_enable(p, h);
+	else if (p->enable)
+		usage_error("--enable applies to a series only with -r advise of "
+			    "live processes (-p PID --count=N)");
+	if (p->ngroups || p->by)
 		usage_error("%s", p->ngroups ? "--group does not apply to a series" :
-			    "--by and --enable do not apply to a series");
+			    "--by does not apply to a series");
 }
 
 /*

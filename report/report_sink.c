@@ -5,10 +5,12 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../host/kernel.h"
 #include "../scan/domains.h"
 #include "../scan/series.h"
+#include "../util/shell.h"
 #include "../util/util.h"
 #include "report_sink.h"
 #include "write/writer.h"
@@ -127,3 +129,82 @@ int any_process(const struct scan_config *cfg)
 	return 0;
 }
 
+
+/* Append @word to @cmd (grown with xreallocarray), quoted for sh, after a
+ * space unless it is the first. */
+static void put_word(char **cmd, size_t *len, const char *word)
+{
+	size_t q = shell_quote(word, NULL, 0), at = *len;
+
+	*cmd = xreallocarray(*cmd, at + q + 2, 1);
+	if (at)
+		(*cmd)[at++] = ' ';
+	shell_quote(word, *cmd + at, q + 1);
+	*len = at + q;
+}
+
+/* The command that sets MemoryKSM=yes on @unit: the system manager's, or
+ * with @uid the user manager of that uid (systemctl --user -M UID@). Every
+ * word quoted, "--" before the name, so that no name reads as an option. */
+static char *set_property(const char *uid, const char *unit)
+{
+	char *cmd = xstrdup("systemctl");
+	size_t len = strlen(cmd);
+	char at[32];
+
+	if (uid) {
+		snprintf(at, sizeof(at), "%s@", uid);
+		put_word(&cmd, &len, "--user");
+		put_word(&cmd, &len, "-M");
+		put_word(&cmd, &len, at);
+	}
+	put_word(&cmd, &len, "set-property");
+	put_word(&cmd, &len, "--");
+	put_word(&cmd, &len, unit);
+	put_word(&cmd, &len, "MemoryKSM=yes");
+	return cmd;
+}
+
+char *enable_marking(const char *part, char *hint, size_t len)
+{
+	char kind[16], uid[16] = "";
+	const char *v = strchr(part, ':'), *name;
+	char *cmd = NULL;
+
+	/* the kind holds no ':'; a user's "UID:NAME" no ':' before its name */
+	snprintf(kind, sizeof(kind), "%.*s", v ? (int)(v - part) : 0, part);
+	v = v ? v + 1 : part;
+	name = v;
+	if ((strcmp(kind, "user-unit") == 0 || strcmp(kind, "user-vm") == 0) &&
+	    strchr(v, ':')) {
+		snprintf(uid, sizeof(uid), "%.*s", (int)(strchr(v, ':') - v), v);
+		name = strchr(v, ':') + 1;
+	}
+	if (strcmp(kind, "unit") == 0 || strcmp(kind, "user-unit") == 0) {
+		cmd = set_property(*uid ? uid : NULL, name);
+		if (*uid)
+			snprintf(hint, len, "  (or a drop-in of that user's, "
+				 "~/.config/systemd/user/%s.d/ksm.conf: [Service] or "
+				 "[Scope] MemoryKSM=yes; a unit of uid %s's own manager, "
+				 "not the system's)", name, uid);
+		else
+			snprintf(hint, len, "  (or a drop-in, /etc/systemd/system/"
+				 "%s.d/ksm.conf: [Service] or [Scope] MemoryKSM=yes; "
+				 "systemd >= 254, for services >= 256)", name);
+	} else if (strcmp(kind, "vm") == 0) {
+		snprintf(hint, len, "  vm %s: QEMU marks guest RAM mergeable "
+			 "unless -machine mem-merge=off; in libvirt remove "
+			 "<memoryBacking><nosharepages/> from the domain; guest RAM "
+			 "must be private (no memory-backend share=on, no memfd)", v);
+	} else if (strcmp(kind, "user-vm") == 0) {
+		snprintf(hint, len, "  user-vm %s: a VM of uid %s's, not "
+			 "started by the system's manager (libvirt, a system unit): "
+			 "its owner starts it without -machine mem-merge=off, with "
+			 "private guest RAM", name, uid);
+	} else {
+		snprintf(hint, len, "  %s: start its processes under "
+			 "prctl(PR_SET_MEMORY_MERGE, 1) (systemd-run -p MemoryKSM=yes, "
+			 "or its unit's MemoryKSM=yes): children inherit it", part);
+	}
+	return cmd;
+}

@@ -131,4 +131,17 @@ int for_people(const struct report_setup *rs);
  */
 void hz_note(const struct report_setup *rs);
 
+/**
+ * enable_marking() - how to mark one --enable name's processes mergeable,
+ * for the summary's --enable row and -r advise: the systemd command, every
+ * word quoted for sh and "--" before the name, so that no name reads as an
+ * option, and what else does it (a drop-in, QEMU's mem-merge, prctl).
+ * @part: the name as --enable's group keeps it, "KIND:NAME" whole
+ * @hint: set to the sentence of other ways (always)
+ * @len: size of @hint
+ *
+ * Return: the command (free() it), or NULL for a kind that has none.
+ */
+char *enable_marking(const char *part, char *hint, size_t len);
+
 #endif

@@ -25,6 +25,7 @@
 #include "forked.h"
 #include "frames.h"
 #include "index.h"
+#include "marked.h"
 #include "series.h"
 
 /*
@@ -174,6 +175,10 @@ struct collect {
 	uint64_t mergeable;		/* live: the last snapshot's pages in
 					 * areas marked mergeable (smaps) */
 	int marks_read;			/* ... read for some process */
+	uint64_t *keep;			/* live: per snapshot, a bit per process
+					 * ksmd scans (marked mergeable, or
+					 * named by --enable) */
+	uint64_t enabled;		/* ... the processes --enable names */
 	struct proc_stats last_proc;	/* ... its process's KSM state, kept:
 					 * the input is closed before the replay */
 	const struct index *ix;
@@ -502,23 +507,87 @@ static size_t replay_others(const struct collect *c, const struct series *sr,
 }
 
 /* -r advise: the fixed settings and the advisor's knobs that reach the
- * target (the settings search, model/search.c), the target a share of
- * @last's saving; the advisor's first scan counts ksmd's CPU so far on a
- * live host, as its policy's replay does. Return: the rows in @out, 0
- * without -r advise. */
+ * target (the settings search, model/search.c) over @sr, the target a
+ * share of @reference; the advisor's first scan counts ksmd's CPU so far
+ * on a live host, as its policy's replay does. Return: the rows in @out. */
 static size_t advise(const struct collect *c, const struct series *sr,
-		     const struct replay_params *rp,
-		     const struct timeline_row *last, struct advice *out)
+		     const struct replay_params *rp, uint64_t reference,
+		     struct advice *out)
 {
-	const struct advise_params *a = &c->sp->advise;
-	uint64_t reference = last->pages_sharing + last->ksm_zero_pages;
 	struct replay_params base = *rp;
 
-	if (!(a->seconds > 0))
-		return 0;
 	base.ksmd_cpu_seconds = c->ksmd_cpu;
-	return search_settings(sr, &base, c->sp->tuning, a, reference,
-			       c->cfg->progress, out);
+	return search_settings(sr, &base, c->sp->tuning, &c->sp->advise,
+			       reference, c->cfg->progress, out);
+}
+
+/* The row's snapshot's pages ksmd scans and the others (@res), and
+ * whether some snapshot has pages ksmd does not scan. */
+static int count_marked(const struct collect *c, const struct series *sr,
+			size_t row, struct series_result *res)
+{
+	int some_out = 0;
+
+	for (size_t s = 0; s < sr->nsnaps; s++)
+		for (size_t i = 0; i < sr->snaps[s].n; i++) {
+			uint64_t k = sr->addr[sr->snaps[s].addr_no[i]] >>
+				     SERIES_PROC_SHIFT;
+			int in = c->keep[s] >> k & 1;
+
+			some_out |= !in;
+			if (s != row)
+				continue;
+			if (in)
+				res->mergeable_pages++;
+			else {
+				res->not_mergeable_pages++;
+				res->not_mergeable_procs |= UINT64_C(1) << k;
+			}
+		}
+	return some_out;
+}
+
+/*
+ * -r advise over the memory ksmd scans (@res: its figures, the reference
+ * and the rows in @out): all of @sr for files, or when every live process
+ * read is marked mergeable or named by --enable; else only those, replayed
+ * at the run's settings for the reference, what the others would save more
+ * beside it. Nothing marked: no advice (nothing_mergeable says why).
+ */
+static size_t advise_marked(const struct collect *c, const struct series *sr,
+			    const struct replay_params *rp,
+			    const struct timeline_row *last,
+			    struct series_result *res, struct advice *out)
+{
+	struct snapshot *snaps;
+	struct timeline_row *rows;
+	struct series msr;
+	size_t nrows, n;
+	int cut;
+
+	if (!(c->sp->advise.seconds > 0))
+		return 0;
+	if (c->cfg->inputs[0].path) {
+		res->mergeable_pages = sr->snaps[last->snapshot].n;
+		return advise(c, sr, rp, res->reference, out);
+	}
+	if (!count_marked(c, sr, last->snapshot, res))
+		return advise(c, sr, rp, res->reference, out);
+	res->not_mergeable_saved = res->reference;
+	if (!res->mergeable_pages)
+		return 0;
+	snaps = xcalloc(sr->nsnaps, sizeof(*snaps));
+	series_marked(sr, c->keep, SERIES_PROC_SHIFT, &msr, snaps);
+	nrows = replay_run(&msr, rp, &rows, &cut);
+	res->reference = rows[nrows - 1].pages_sharing +
+			 rows[nrows - 1].ksm_zero_pages;
+	res->not_mergeable_saved -= res->not_mergeable_saved > res->reference ?
+				    res->reference : res->not_mergeable_saved;
+	free(rows);
+	n = advise(c, &msr, rp, res->reference, out);
+	series_marked_free(&msr, snaps);
+	free(snaps);
+	return n;
 }
 
 /*
@@ -610,16 +679,22 @@ static void feed_reports(struct collect *c, const struct series *sr,
 	struct replay_params others[POLICIES_MAX];
 	size_t nruns = replay_others(c, sr, runs, others);
 	struct advice advice[ADVISE_ROWS_MAX];
-	size_t nadvice = advise(c, sr, rp, last, advice);
 	struct series_result res = { sc.name, &sc, rows, nrows, vol, ns - 1, ns,
 				     seconds_to_90(rows, nrows), rp, runs, nruns,
-				     nadvice ? advice : NULL, nadvice,
+				     NULL, 0,
 				     last->pages_sharing + last->ksm_zero_pages,
 				     &c->sp->advise,
 				     live ? owners : NULL, live ? c->nprocs : 0,
 				     live && fs ? fs->proc_frames : NULL,
 				     live && fs ? fs->proc_fork_shared : NULL,
-				     live && c->marks_read && !c->mergeable };
+				     0, 0, 0, 0, 0 };
+
+	res.nadvice = advise_marked(c, sr, rp, last, &res, advice);
+	res.advice = res.nadvice ? advice : NULL;
+	/* nothing ksmd scans: the marks, or with -r advise the pages kept */
+	res.nothing_mergeable = live && c->marks_read &&
+		(c->sp->advise.seconds > 0 ? !res.mergeable_pages :
+		 !c->mergeable);
 
 	for (size_t i = 0; i < c->nto; i++)
 		c->to[i]->ops->series(c->to[i], &res);
@@ -671,8 +746,12 @@ static void collect_scope(struct sink *sk, const struct scope *sc)
 		if (sc->input_no % c->nprocs == 0)
 			c->mergeable = 0, c->marks_read = 0;
 		if (sc->proc) {
+			size_t k = sc->input_no % c->nprocs;
+
 			c->mergeable += sc->proc->mergeable_pages;
 			c->marks_read = 1;
+			if (sc->proc->mergeable_pages || (c->enabled >> k & 1))
+				c->keep[sc->input_no / c->nprocs] |= UINT64_C(1) << k;
 		}
 		if (sc->proc) {
 			c->last_proc = *sc->proc;
@@ -694,6 +773,7 @@ static void collect_free(struct collect *c)
 		free(c->snaps[s].p);
 	free(c->snaps);
 	free(c->figs);
+	free(c->keep);
 	free(c->at);
 	free(c->sum);
 	free(c->head);
@@ -808,12 +888,15 @@ int series_run(const struct scan_config *cfg, const struct series_params *sp)
 		.snaps = xcalloc(nsnaps ? nsnaps : 1, sizeof(*c.snaps)),
 		.at = xcalloc(nsnaps ? nsnaps : 1, sizeof(*c.at)),
 		.figs = xcalloc(nsnaps ? nsnaps : 1, sizeof(*c.figs)),
+		.keep = xcalloc(nsnaps ? nsnaps : 1, sizeof(*c.keep)),
 		.to = xcalloc(cfg->nsinks + 1, sizeof(*c.to)),
 	};
 	struct sink **sinks;
 	struct scan_config sub = *cfg;
 	int status;
 
+	for (size_t i = 0; sp->enable && i < sp->enable->ninputs; i++)
+		c.enabled |= UINT64_C(1) << (sp->enable->inputs[i] % nprocs);
 	if (live_inputs_open(cfg, nprocs) < 0) {
 		collect_free(&c);
 		return 1;	/* EXIT_INPUT */

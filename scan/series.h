@@ -49,6 +49,10 @@ struct series_params {
 					 * its processes opened (not before a
 					 * run that ends on one it cannot
 					 * read); "": none */
+	const struct group *enable;	/* a live series' --enable: the
+					 * processes (their numbers in a
+					 * snapshot) -r advise counts as marked
+					 * mergeable; NULL: none */
 };
 
 /* Several processes make one memory: process k's addresses are offset by k
@@ -116,6 +120,19 @@ struct series_result {
 					 * (smaps' VmFlags mg): ksmd scans none
 					 * of it; 0 for files (all of a file
 					 * counts, as QEMU marks guest RAM) */
+	uint64_t mergeable_pages;	/* -r advise: the row's snapshot's pages
+					 * ksmd scans, which the advice replays
+					 * (files: all; live: those of the
+					 * processes marked mergeable and of
+					 * those --enable names) */
+	uint64_t not_mergeable_pages;	/* ... its other pages: processes none
+					 * of whose memory is marked */
+	uint64_t not_mergeable_saved;	/* ... what those would save more, in
+					 * pages, were they marked: the run's
+					 * replay of all the pages read against
+					 * that of the marked ones (reference) */
+	uint64_t not_mergeable_procs;	/* ... a bit per process left out (its
+					 * number in a snapshot) */
 };
 
 /**

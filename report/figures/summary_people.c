@@ -172,84 +172,21 @@ static void host(const struct writer *w, const struct scope_copy *rows,
 	w->note(w, t);
 }
 
-/* Append @word to @cmd (grown with xreallocarray), quoted for sh, after a
- * space unless it is the first. */
-static void put_word(char **cmd, size_t *len, const char *word)
-{
-	size_t q = shell_quote(word, NULL, 0), at = *len;
-
-	*cmd = xreallocarray(*cmd, at + q + 2, 1);
-	if (at)
-		(*cmd)[at++] = ' ';
-	shell_quote(word, *cmd + at, q + 1);
-	*len = at + q;
-}
-
-/* The command that sets MemoryKSM=yes on @unit: the system manager's, or
- * with @uid the user manager of that uid (systemctl --user -M UID@). Every
- * word quoted, "--" before the name, so that no name reads as an option. */
-static void set_property(const struct writer *w, const char *uid,
-			 const char *unit)
-{
-	char *cmd = xstrdup(NOTE_SHELL "systemctl");
-	size_t len = strlen(cmd);
-	char at[32];
-
-	if (uid) {
-		snprintf(at, sizeof(at), "%s@", uid);
-		put_word(&cmd, &len, "--user");
-		put_word(&cmd, &len, "-M");
-		put_word(&cmd, &len, at);
-	}
-	put_word(&cmd, &len, "set-property");
-	put_word(&cmd, &len, "--");
-	put_word(&cmd, &len, unit);
-	put_word(&cmd, &len, "MemoryKSM=yes");
-	w->note(w, cmd);
-	free(cmd);
-}
-
-/* How to turn KSM on for one --enable name, "KIND:NAME" whole (the kind
- * holds no ':'; a user's "UID:NAME" no ':' before its name either). */
+/* How to turn KSM on for one --enable name (report_sink.c's
+ * enable_marking()): its command to paste, then what else does it. */
 static void enable_how(const struct writer *w, const char *part)
 {
-	char t[640], kind[16];
-	const char *v = strchr(part, ':'), *name;
-	char uid[16] = "";
+	char t[640];
+	char *cmd = enable_marking(part, t, sizeof(t));
 
-	snprintf(kind, sizeof(kind), "%.*s", v ? (int)(v - part) : 0, part);
-	v = v ? v + 1 : part;
-	name = v;
-	if ((strcmp(kind, "user-unit") == 0 || strcmp(kind, "user-vm") == 0) &&
-	    strchr(v, ':')) {
-		snprintf(uid, sizeof(uid), "%.*s", (int)(strchr(v, ':') - v), v);
-		name = strchr(v, ':') + 1;
-	}
-	if (strcmp(kind, "unit") == 0 || strcmp(kind, "user-unit") == 0) {
-		set_property(w, *uid ? uid : NULL, name);
-		if (*uid)
-			snprintf(t, sizeof(t), "  (or a drop-in of that user's, "
-				 "~/.config/systemd/user/%s.d/ksm.conf: [Service] or "
-				 "[Scope] MemoryKSM=yes; a unit of uid %s's own manager, "
-				 "not the system's)", name, uid);
-		else
-			snprintf(t, sizeof(t), "  (or a drop-in, /etc/systemd/system/"
-				 "%s.d/ksm.conf: [Service] or [Scope] MemoryKSM=yes; "
-				 "systemd >= 254, for services >= 256)", name);
-	} else if (strcmp(kind, "vm") == 0) {
-		snprintf(t, sizeof(t), "  vm %s: QEMU marks guest RAM mergeable "
-			 "unless -machine mem-merge=off; in libvirt remove "
-			 "<memoryBacking><nosharepages/> from the domain; guest RAM "
-			 "must be private (no memory-backend share=on, no memfd)", v);
-	} else if (strcmp(kind, "user-vm") == 0) {
-		snprintf(t, sizeof(t), "  user-vm %s: a VM of uid %s's, not "
-			 "started by the system's manager (libvirt, a system unit): "
-			 "its owner starts it without -machine mem-merge=off, with "
-			 "private guest RAM", name, uid);
-	} else {
-		snprintf(t, sizeof(t), "  %s: start its processes under "
-			 "prctl(PR_SET_MEMORY_MERGE, 1) (systemd-run -p MemoryKSM=yes, "
-			 "or its unit's MemoryKSM=yes): children inherit it", part);
+	if (cmd) {
+		char *note = xmalloc(strlen(NOTE_SHELL) + strlen(cmd) + 1);
+
+		strcpy(note, NOTE_SHELL);
+		strcat(note, cmd);
+		w->note(w, note);
+		free(note);
+		free(cmd);
 	}
 	w->note(w, t);
 }

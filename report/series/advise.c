@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../../host/ksm.h"
+#include "../../host/units.h"
 #include "../../scan/series.h"
 #include "../../util/shell.h"
 #include "../../util/util.h"
@@ -49,6 +50,14 @@ static const struct column advise_cols[] = {
 	/* ksmd's CPU at its busiest to the target time, as the other reports
 	 * give it (ksmd_cpu_peak()) */
 	{ "ksmd_cpu_percent_peak", 0, COL_NOT_PEOPLE, { 0 } },
+	/* the memory the advice is of, of the row's snapshot: the pages ksmd
+	 * scans (files: all; live: the processes marked mergeable and those
+	 * --enable names), those it does not (processes none of whose memory
+	 * is marked), and what these would save more were they marked (pages,
+	 * at the run's own settings) */
+	{ "mergeable_pages", 0, COL_NOT_PEOPLE, { 0 } },
+	{ "not_mergeable_pages", 0, COL_NOT_PEOPLE, { 0 } },
+	{ "not_mergeable_saved_pages", 0, COL_NOT_PEOPLE, { 0 } },
 };
 
 #define NCOLS (sizeof(advise_cols) / sizeof(advise_cols[0]))
@@ -67,6 +76,9 @@ struct advise {
 	int partial;			/* some input was not read whole */
 	char input_why[300];		/* ... the first error */
 	int nothing_mergeable;		/* live: no page marked mergeable */
+	uint64_t mergeable, not_mergeable, not_mergeable_saved;	/* pages, as
+					 * struct series_result has them */
+	uint64_t not_mergeable_procs;	/* ... the processes left out */
 };
 
 /* How good a setting is, for the order: lower is better. */
@@ -89,9 +101,13 @@ static void advise_series(struct sink *sk, const struct series_result *r)
 {
 	struct advise *v = (struct advise *)sk;
 
-	if (!r->advice)
+	if (!r->advice && !r->nothing_mergeable)
 		return;
 	v->seen = 1;
+	v->mergeable = r->mergeable_pages;
+	v->not_mergeable = r->not_mergeable_pages;
+	v->not_mergeable_saved = r->not_mergeable_saved;
+	v->not_mergeable_procs = r->not_mergeable_procs;
 	v->partial = r->last && r->last->status != SCOPE_OK;
 	snprintf(v->input_why, sizeof(v->input_why), "%s",
 		 r->last && r->last->why ? r->last->why : "");
@@ -238,6 +254,8 @@ static void advice_row(const struct advise *v, const struct writer *w,
 		maybe(adv ? a->advisor.target_scan_time : 0),
 		maybe(adv ? a->advisor.max_cpu : 0), maybe(a->cheaper),
 		cell_uint(a->replays), cell_real(a->cpu_peak, 4),
+		cell_uint(v->mergeable), cell_uint(v->not_mergeable),
+		cell_uint(v->not_mergeable_saved),
 	};
 
 	w->row(w, row);
@@ -360,6 +378,98 @@ static void sentences(const struct advise *v, const struct writer *w)
 			"The advisor is the cheaper.");
 }
 
+
+/* The kinds a left-out process is named by in --enable, the most specific
+ * first (a unit's MemoryKSM= marks it; a cgroup is every process's). */
+static const enum unit_kind name_kinds[] = {
+	UNIT_UNIT, UNIT_USER_UNIT, UNIT_VM, UNIT_USER_VM, UNIT_CONTAINER,
+	UNIT_CGROUP,
+};
+
+/* Append "KIND:NAME" of input @k's process to @list (comma separated),
+ * unless it is there or holds a comma (--enable splits at commas). */
+static void add_name(const struct advise *v, size_t k, char *list, size_t len)
+{
+	const struct input *in = &v->r.rs->scan->inputs[k];
+	struct proc_unit u;
+	char part[300];
+
+	if (in->path || unit_read(in->pid, &u) < 0)
+		return;
+	for (size_t i = 0; i < sizeof(name_kinds) / sizeof(name_kinds[0]); i++) {
+		const char *name = u.name[name_kinds[i]];
+		size_t at = strlen(list);
+
+		if (!name[0])
+			continue;
+		snprintf(part, sizeof(part), "%s:%s",
+			 unit_kind_name(name_kinds[i]), name);
+		if (strchr(part, ',') || strlen(part) + at + 2 > len)
+			return;
+		for (const char *p = list; (p = strstr(p, part)); p++)
+			if ((p == list || p[-1] == ',') &&
+			    (p[strlen(part)] == ',' || !p[strlen(part)]))
+				return;		/* there already */
+		snprintf(list + at, len - at, "%s%s", at ? "," : "", part);
+		return;
+	}
+}
+
+/* Memory ksmd does not scan now, beside the advice: how much, and what
+ * marking it would save more, with the --enable that would advise it. */
+static void unscanned_note(const struct advise *v, const struct writer *w)
+{
+	char names[600] = "", word[700], text[1000];
+
+	if (!v->not_mergeable)
+		return;
+	for (size_t k = 0; k < 64; k++)
+		if (v->not_mergeable_procs >> k & 1)
+			add_name(v, k, names, sizeof(names));
+	snprintf(text, sizeof(text), "--enable=%s", names[0] ? names : "NAME");
+	shell_quote(text, word, sizeof(word));
+	snprintf(text, sizeof(text), "Not scanned by KSM now: %llu pages, of "
+		 "processes none of whose memory is marked mergeable (-r doctor: "
+		 "not_mergeable); the advice leaves them out. With %s they would "
+		 "save %llu pages more (at the run's own settings).",
+		 (unsigned long long)v->not_mergeable, word,
+		 (unsigned long long)v->not_mergeable_saved);
+	w->note(w, text);
+}
+
+/* --enable: the units the advice counts as marked, and how to mark them:
+ * notes, or with @rows (a sound -o sh) the commands as rows to run. */
+static void enable_lines(const struct advise *v, const struct writer *w,
+			 int rows)
+{
+	const struct series_params *sp = v->r.rs->series;
+	const struct group *g = sp ? sp->enable : NULL;
+	char text[700], hint[640];
+
+	if (!g || !g->nparts)
+		return;
+	snprintf(text, sizeof(text), "--enable: the advice counts the processes "
+		 "of %s as marked mergeable (%llu pages scanned in all). Mark them, "
+		 "as root%s:", g->name + strlen("enable:"),
+		 (unsigned long long)v->mergeable,
+		 rows ? " (this script runs its systemctl lines first)" : "");
+	w->note(w, text);
+	for (size_t i = 0; i < g->nparts; i++) {
+		char *cmd = enable_marking(g->parts[i], hint, sizeof(hint));
+
+		if (cmd && rows) {
+			struct cell row[2] = { cell_str(SETTING_COMMAND), cell_str(cmd) };
+
+			w->row(w, row);
+		} else if (cmd) {
+			snprintf(text, sizeof(text), NOTE_SHELL "%s", cmd);
+			w->note(w, text);
+		}
+		free(cmd);
+		w->note(w, hint);
+	}
+}
+
 /*
  * Why the advice is not to be applied, in @buf, or NULL when it is sound:
  * every input read, some memory ksmd would scan, and the first row reaching
@@ -370,18 +480,20 @@ static const char *refusal(const struct advise *v, char *buf, size_t len)
 {
 	const struct advice *a = &v->rows[0];
 
-	if (!v->seen || !v->n)
+	if (v->seen && v->nothing_mergeable && !v->partial)
+		snprintf(buf, len, "none of the memory is marked mergeable "
+			 "(madvise MADV_MERGEABLE, prctl PR_SET_MEMORY_MERGE, "
+			 "QEMU's mem-merge=on, MemoryKSM=yes; -r doctor says "
+			 "where): ksmd would scan none of it and save nothing; "
+			 "--enable=NAME advises as if a unit's processes were "
+			 "marked, with the lines that mark them");
+	else if (!v->seen || !v->n)
 		snprintf(buf, len, "nothing was read, so there is nothing to "
 			 "advise");
 	else if (v->partial)
 		snprintf(buf, len, "not every input was read (%s): the advice "
 			 "would be of part of the memory", v->input_why[0] ?
 			 v->input_why : "read with errors");
-	else if (v->nothing_mergeable)
-		snprintf(buf, len, "none of the memory is marked mergeable "
-			 "(madvise MADV_MERGEABLE, prctl PR_SET_MEMORY_MERGE, "
-			 "QEMU's mem-merge=on, MemoryKSM=yes; -r doctor says "
-			 "where): ksmd would scan none of it and save nothing");
 	else if (!v->reference)
 		snprintf(buf, len, "the replay merges nothing in this memory: "
 			 "there is no saving to reach");
@@ -449,7 +561,9 @@ static void settings_print(const struct advise *v, const struct writer *w)
 		comment_table(v, w);
 		sentences(v, w);
 	}
+	unscanned_note(v, w);
 	if (refusal(v, why, sizeof(why))) {
+		enable_lines(v, w, 0);
 		struct cell row[2] = { cell_str(SETTING_REFUSED), cell_str(why) };
 
 		*v->r.rs->failed = 1;
@@ -462,6 +576,7 @@ static void settings_print(const struct advise *v, const struct writer *w)
 		 a->policy->name, a->reaches ? "reaches" : "does not reach",
 		 100 * v->target.fraction, v->target.seconds, a->cpu_mean);
 	w->note(w, text);
+	enable_lines(v, w, 1);
 	n = advice_settings(a, set);
 	for (size_t i = 0; i < n; i++) {
 		struct cell row[2] = { cell_str(set[i].name), cell_str(set[i].value) };
@@ -487,6 +602,10 @@ static void advise_print(struct sink *sk)
 		advice_row(v, w, &v->rows[i]);
 	if (people && v->n)
 		sentences(v, w);
+	if (people) {
+		unscanned_note(v, w);
+		enable_lines(v, w, 0);
+	}
 	if (refusal(v, why, sizeof(why))) {
 		*v->r.rs->failed = 1;
 		if (people) {

@@ -8,7 +8,9 @@
  * /sys/kernel/mm/ksm and the value, in the order they are to be written;
  * its notes become comments. A row whose setting is SETTING_REFUSED
  * writes nothing: -o sh prints its reason on standard error and exits 1
- * (so that "| sudo sh" fails), -o tmpfiles gives it as a comment. Every word of the script goes through
+ * (so that "| sudo sh" fails), -o tmpfiles gives it as a comment. A row
+ * whose setting is SETTING_COMMAND is a command whose words are quoted
+ * already: -o sh runs it, -o tmpfiles says it. Every word of the script goes through
  * shell_quote(); a comment is cleaned of controls, so that no text ends it.
  */
 #include <stdio.h>
@@ -65,6 +67,10 @@ static void sh_row(const struct writer *w, const struct cell *cells)
 		fputs(" >&2\nexit 1\n", stdout);
 		return;
 	}
+	if (!strcmp(cells[0].s, SETTING_COMMAND)) {	/* quoted word by word */
+		puts(cells[1].s);
+		return;
+	}
 	fputs("printf '%s\\n' ", stdout);
 	word(cells[1].s);
 	fputs(" > \"$ksm\"/", stdout);
@@ -92,6 +98,14 @@ static void tmpfiles_row(const struct writer *w, const struct cell *cells)
 
 		snprintf(why, sizeof(why), "No setting written: %s.", cells[1].s);
 		comment(w, why);
+		return;
+	}
+	if (!strcmp(cells[0].s, SETTING_COMMAND)) {
+		char cmd[1400];
+
+		snprintf(cmd, sizeof(cmd), "Not a file of /sys: run it once, as "
+			 "root: %s", cells[1].s);
+		comment(w, cmd);
 		return;
 	}
 	printf("w " KSM_DIR "/%s - - - - %s\n",

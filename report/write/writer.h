@@ -42,6 +42,12 @@ enum {
  * format writes nothing (-o sh prints it on standard error and exits 1). */
 #define SETTING_REFUSED "-"
 
+/* A row of a settings format whose setting is this is a command to run
+ * once (marking a unit's processes mergeable, --enable), its value every
+ * word quoted by shell_quote(): -o sh runs it as it is, -o tmpfiles, which
+ * runs nothing, gives it as a comment. */
+#define SETTING_COMMAND "$"
+
 /*
  * An output format, and one output of it: writer_open() makes an instance
  * (its state, such as a table's held rows, is its own, so one run could
