@@ -86,6 +86,7 @@ static int same(const struct timeline_row *a, const struct timeline_row *b)
 	return a->pages_shared == b->pages_shared &&
 	       a->pages_sharing == b->pages_sharing &&
 	       a->ksm_zero_pages == b->ksm_zero_pages &&
+	       a->thp_zero_freed == b->thp_zero_freed &&
 	       a->pages_unshared + a->pages_volatile ==
 	       b->pages_unshared + b->pages_volatile;
 }

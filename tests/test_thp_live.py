@@ -3,7 +3,7 @@
 root, KSM idle: tests/live.py restores every setting and unmerges only what
 this test merged; THP not "never").
 
-A child maps REGIONS + 1 regions of 2 MiB, 2 MiB-aligned, madvise()s them
+A child maps REGIONS + 1 + ZEROS regions of 2 MiB, 2 MiB-aligned, madvise()s them
 MADV_HUGEPAGE, writes them (each becomes one huge page: smaps'
 AnonHugePages says so), then MADV_MERGEABLE:
 
@@ -12,8 +12,10 @@ AnonHugePages says so), then MADV_MERGEABLE:
   subpages hold one content (subpages of one huge page that match each
   other, first: ksmd splits the huge page without merging them, and the
   second of them merges a full scan later);
-- the last region: every subpage unique but one zero-filled (no match:
-  it stays a huge page).
+- then a region whose subpages are unique but one zero-filled (no
+  match: it stays a huge page), and ZEROS all zero-filled.  (Linux
+  6.12 on: a split maps a huge page's zero-filled subpages to the zero
+  page; an older kernel fails this test.)
 
 With KSM stopped, `ksmscan -p PID --interval=1s --count=3 -o json`
 forecasts; then KSM runs at the same settings until its counters settle.
@@ -39,7 +41,8 @@ from test_ksm_live import check, eq, finish, info, skip  # noqa: E402
 PAGE = 4096
 HUGE = 2 << 20
 SUB = HUGE // PAGE
-REGIONS = 4             # huge pages with matches; one more has none
+REGIONS = 4             # huge pages with matches
+ZEROS = 3               # and after one with no match, all-zero ones
 SAME = 10               # copies of one content within region 0
 SETTINGS = {"pages_to_scan": 1000, "sleep_millisecs": 100}
 SETTLE_TIMEOUT = 60     # seconds
@@ -47,8 +50,8 @@ SETTLE_TIMEOUT = 60     # seconds
 # The child: the regions, then "address" on stdout; exits when stdin closes.
 CHILD = r"""
 import ctypes, mmap, random, sys
-PAGE, HUGE, SUB, REGIONS, SAME = %d, %d, %d, %d, %d
-n = REGIONS + 1
+PAGE, HUGE, SUB, REGIONS, SAME, ZEROS = %d, %d, %d, %d, %d, %d
+n = REGIONS + 1 + ZEROS
 m = mmap.mmap(-1, (n + 1) * HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
 base = ctypes.addressof(ctypes.c_char.from_buffer(m))
 off = -base %% HUGE
@@ -60,7 +63,8 @@ rng = random.Random(2)
 for r in range(n):
     at = off + r * HUGE
     m[at] = 1                   # the fault: one huge page
-    for k in range(SUB):
+    m[at] = 0
+    for k in range(SUB if r <= REGIONS else 0):
         if r == 0 and k < SAME:
             page = same
         elif r < REGIONS and k < 100:
@@ -75,7 +79,7 @@ for r in range(n):
 m.madvise(mmap.MADV_MERGEABLE, off, n * HUGE)
 print(base + off, flush=True)
 sys.stdin.read()
-""" % (PAGE, HUGE, SUB, REGIONS, SAME)
+""" % (PAGE, HUGE, SUB, REGIONS, SAME, ZEROS)
 
 
 def start_child():
@@ -123,7 +127,8 @@ def settle(ks, f0):
         f = kl.kread("full_scans") - f0
         if f not in seen:
             now = kl.counters()
-            now["general_profit"] = kl.kread("general_profit")
+            for n in ("general_profit", "pages_unshared", "pages_volatile"):
+                now[n] = kl.kread(n)
             seen[f] = now
             if now != last:
                 last, since = now, f
@@ -156,12 +161,14 @@ def compare(d, live_rows, pid, start):
     st = kl.ksm_stat(pid)
     eq(procs.get(pid, {}).get("ksm_merging_pages"), st.get("ksm_merging_pages"),
        "the child's ksm_merging_pages: the forecast is the kernel's")
-    zero, huge = page_kinds(pid, start, (REGIONS + 1) * SUB)
+    zero, huge = page_kinds(pid, start, (REGIONS + 1 + ZEROS) * SUB)
     info("zero-page mappings per region after KSM: %r, in huge pages %r" %
          (zero, huge))
     eq(last.get("thp_zero_freed_pages"), sum(zero),
        "thp_zero_freed_pages: the subpages that map the zero page now")
-    eq(huge[-1], SUB, "the huge page with no match is still one")
+    eq(huge[REGIONS], SUB, "the huge page with no match is still one")
+    info("the all-zero huge pages: %r subpages map the zero page" %
+         zero[REGIONS + 1:])
     fc = {r["scan"]: r for r in d["timeline"]}
     want = complete_at(fc, "pages_sharing", last["pages_sharing"])
     got = complete_at(live_rows, "pages_sharing", final["pages_sharing"])
@@ -174,7 +181,7 @@ def with_child(ks):
     try:
         child, start = start_child()
         kb = anon_huge_kb(child.pid)
-        if kb < (REGIONS + 1) * HUGE // 1024:
+        if kb < (REGIONS + 1 + ZEROS) * HUGE // 1024:
             skip("the child's memory is not in huge pages (AnonHugePages %d kB)" % kb)
             return
         f0 = kl.kread("full_scans")
