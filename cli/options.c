@@ -432,7 +432,7 @@ static const struct opt_row table[] = {
 	CALL("thp", 0, "WHEN", on_thp, "never or always",
 	     "a dump's host kept it in 2 MiB transparent huge\n"
 	     "pages: always (a QEMU guest on a host with THP\n"
-	     "enabled=madvise or always) or never (default)", KSMD, 0),
+	     "enabled=madvise or always) or never (default)", KSMD, 1),
 	CALL("policy", 0, "P", on_policy, NULL,
 	     "who sets pages_to_scan: fixed (default),\n"
 	     "advisor (the kernel's advisor_mode=scan-time)\n"
