@@ -108,6 +108,14 @@ static void on_tolerance(struct prefs *p, const struct opt_row *r, const char *a
 	p->tolerance = percent(r, arg);
 }
 
+/* --thp: the host's layout of a dump's memory, which the dump cannot show. */
+static void on_thp(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	if (strcmp(arg, "never") && strcmp(arg, "always"))
+		usage_error("--%s wants %s, not '%s'", r->name, r->wants, arg);
+	p->cfg.thp_always = strcmp(arg, "always") == 0;
+}
+
 static void on_compress(struct prefs *p, const struct opt_row *r, const char *arg)
 {
 	(void)r;
@@ -423,6 +431,10 @@ static const struct opt_row table[] = {
 	     "a share of the pages per second from 0 to 1, such as 0.02 or 2%",
 	     "writes snapshots cannot see: a share of the\n"
 	     "pages per second, 0.02 or 2% (default 0)", KSMD, 1),
+	CALL("thp", 0, "WHEN", on_thp, "never or always",
+	     "a dump's host kept it in 2 MiB transparent huge\n"
+	     "pages: always (a QEMU guest on a host with THP\n"
+	     "enabled=madvise or always) or never (default)", KSMD, 1),
 	CALL("policy", 0, "P", on_policy, NULL,
 	     "who sets pages_to_scan: fixed (default),\n"
 	     "advisor (the kernel's advisor_mode=scan-time)\n"

@@ -17,6 +17,7 @@ _ksmscan_names()
 		sed -n '/^  -r, --report=LIST/,/(default/{s/^  -r, --report=LIST//;/(default/d;p}' |
 		tr -d ',' ;;
 	--smart-scan) echo 0 1 ;;
+	--thp) echo never always ;;
 	--policy) echo fixed advisor ksmtuned kubevirt ;;
 	esac
 }
@@ -33,7 +34,7 @@ _ksmscan()
 	fi
 	case $opt in
 	-a|--algo|-c|--compress|-f|--format|-o|--output|-r|--report|--smart-scan|\
-	--by|--policy)
+	--by|--policy|--thp)
 		names=$(_ksmscan_names "$opt")
 		# In a comma list, complete the last name.
 		head=

@@ -223,8 +223,9 @@ static int proc_open(struct dump *d)
 		return -1;
 	p->buf = xmalloc((size_t)BATCH_PAGES * PAGE_BYTES);
 	proc_stats_read(d->pid, &d->proc);
-	/* Only a process with KSM pages has frames kpageflags marks KSM. */
-	p->ksm_flags = d->proc.ksm_merging_pages > 0;
+	/* Only a process with KSM pages has frames kpageflags marks KSM,
+	 * and only one with AnonHugePages frames in huge pages. */
+	p->ksm_flags = d->proc.ksm_merging_pages > 0 || d->proc.thp_pages > 0;
 	if (p->nmaps)
 		p->addr = p->maps[0].region.start;
 	p->seek = 1;
@@ -294,13 +295,13 @@ static void proc_recheck(struct dump *d, struct proc *p)
 
 /*
  * The frame words of the run of pages from entry @first of the pagemap
- * read (host/memory.h); a frame that is a KSM page already is marked, as
- * far as kpageflags can be read (root).
+ * read (host/memory.h); a frame that is a KSM page already is marked, and
+ * one in a transparent huge page, as far as kpageflags can be read (root).
  */
 static void proc_frames(struct proc *p, struct page_range *r, size_t first)
 {
 	memcpy(p->frames, p->pm + first, r->npages * sizeof(*p->frames));
-	if (p->ksm_flags && host_frames_ksm(&p->kpf, p->frames, r->npages) < 0)
+	if (p->ksm_flags && host_frames_flags(&p->kpf, p->frames, r->npages) < 0)
 		p->ksm_flags = 0;	/* not root: no frame numbers either */
 	r->frames = p->frames;
 }

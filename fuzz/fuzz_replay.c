@@ -138,8 +138,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			snaps[s].id[snaps[s].n++] = b % 9 % CONTENTS;
 		}
 	}
-	struct series sr = { naddr, addr, nsnaps, snaps, sum, head, 0, sum[0],
-			     bytes, NULL };
+	struct series sr = { .naddr = naddr, .addr = addr, .nsnaps = nsnaps,
+			     .snaps = snaps, .sum = sum, .head = head,
+			     .zero_id = 0, .zero_sum = sum[0], .bytes = bytes };
 	int cut;
 	size_t n = replay_run(&sr, &p, &rows, &cut);
 

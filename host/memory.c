@@ -187,7 +187,7 @@ int proc_page_thp(int pid, const uint64_t *addrs, size_t n, unsigned char *thp)
 	return 0;
 }
 
-int host_frames_ksm(int *kpf, uint64_t *frames, size_t n)
+int host_frames_flags(int *kpf, uint64_t *frames, size_t n)
 {
 	if (*kpf < 0 && (*kpf = host_open("/proc/kpageflags")) < 0)
 		return -1;
@@ -201,6 +201,8 @@ int host_frames_ksm(int *kpf, uint64_t *frames, size_t n)
 			return -1;
 		if (flags & KPF_KSM)
 			frames[i] |= FRAME_KSM;
+		if (flags & KPF_THP)
+			frames[i] |= FRAME_THP;
 	}
 	return 0;
 }

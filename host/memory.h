@@ -69,17 +69,20 @@ int proc_page_thp(int pid, const uint64_t *addrs, size_t n, unsigned char *thp);
 #define FRAME_EXCLUSIVE (UINT64_C(1) << 56)	/* mapped by this process only */
 #define FRAME_KSM (UINT64_C(1) << 62)	/* pagemap's "swapped" bit, never
 					 * set for a present page: ours */
+#define FRAME_THP (UINT64_C(1) << 59)	/* always 0 in pagemap: ours */
 
 /**
- * host_frames_ksm() - mark the frames that are KSM pages already (KPF_KSM
- * in /proc/kpageflags, which only root may read).
+ * host_frames_flags() - mark the frames that are KSM pages already
+ * (KPF_KSM in /proc/kpageflags, which only root may read), and those
+ * that are part of a transparent huge page (KPF_THP).
  * @kpf: /proc/kpageflags open, or -1: it is opened (and kept in *@kpf)
- * @frames: frame words; FRAME_KSM is set in those whose frame is a KSM page
+ * @frames: frame words; FRAME_KSM is set in those whose frame is a KSM
+ *	page, FRAME_THP in those in a transparent huge page
  * @n: how many
  *
  * Return: 0, or -1 (errno set) if kpageflags cannot be read.
  */
-int host_frames_ksm(int *kpf, uint64_t *frames, size_t n);
+int host_frames_flags(int *kpf, uint64_t *frames, size_t n);
 
 /**
  * proc_zero_pfn() - the page frame number of the kernel's zero page, as

@@ -232,6 +232,83 @@ static uint32_t unstable_search_insert(struct replay *r, uint32_t i)
 	return NO_ID;
 }
 
+/* The huge page address @i is part of, while it is whole; else NO_ID. */
+static uint32_t whole_thp(const struct replay *r, uint32_t i)
+{
+	uint32_t t = r->sr->thp ? r->sr->thp[i] : NO_ID;
+
+	return t != NO_ID && r->tree.whole[t] ? t : NO_ID;
+}
+
+/*
+ * split_folio() of huge page @t, address @i one of its subpages: each
+ * subpage becomes a page of its own, and the split's remap_page() with
+ * RMP_USE_SHARED_ZEROPAGE (Linux 6.12 on) maps every zero-filled one to
+ * the shared zero page (try_to_map_unused_to_zeropage()), which frees it.
+ * Its rmap_item stays where it was until ksmd next passes the address.
+ */
+static void thp_split(struct replay *r, uint32_t t, uint32_t i)
+{
+	const uint32_t *thp = r->sr->thp;
+	uint32_t lo = i, hi = i;
+
+	while (lo > 0 && thp[lo - 1] == t)
+		lo--;
+	while (hi + 1 < r->sr->naddr && thp[hi + 1] == t)
+		hi++;
+	r->tree.whole[t] = 0;
+	r->count.thp_splits++;
+	for (uint32_t j = lo; j <= hi; j++) {
+		struct rmap *s = &r->tree.s[j];
+
+		if (s->id != NO_ID && s->id == r->sr->zero_id && !s->zero &&
+		    s->map == NO_ID) {
+			s->zero = ZERO_SPLIT;
+			r->count.thp_zero++;
+		}
+	}
+}
+
+/*
+ * try_to_merge_one_page() on address @i: a subpage of a huge page splits
+ * it first (split_folio()). Return: 0 if the page is there to merge, -1
+ * if the split mapped it to the zero page (write_protect_page() then
+ * finds no page, and the merge fails).
+ */
+static int thp_unwhole(struct replay *r, uint32_t i)
+{
+	uint32_t t = whole_thp(r, i);
+
+	if (t != NO_ID)
+		thp_split(r, t, i);
+	return r->tree.s[i].zero ? -1 : 0;
+}
+
+/*
+ * try_to_merge_two_pages() of address @i with @j, found in the unstable
+ * tree, then stable_tree_insert(). Two subpages of one huge page do not
+ * merge: ksmd holds a reference to it for each, so split_folio() fails;
+ * cmp_and_merge_page() then splits it alone, and they merge at a later
+ * scan (@i was not inserted in the unstable tree).
+ */
+static void merge_two(struct replay *r, uint32_t i, uint32_t j)
+{
+	struct replay_trees *t = &r->tree;
+	uint32_t h = whole_thp(r, i), k;
+
+	if (h != NO_ID && h == whole_thp(r, j)) {
+		thp_split(r, h, i);
+		return;
+	}
+	if (thp_unwhole(r, i) < 0 || thp_unwhole(r, j) < 0)
+		return;		/* break_cow() of @i if it was @j that failed */
+	t->udead[t->s[j].unode] = 1;	/* erased from the unstable tree */
+	leave_trees(r, &t->s[j]);
+	k = stable_insert(r, t->s[i].id);
+	dup_append(r, &t->s[j], k);
+	dup_append(r, &t->s[i], k);
+}
+
 /* cmp_and_merge_page() for the page at address @i. */
 static void cmp_and_merge(struct replay *r, uint32_t i)
 {
@@ -247,23 +324,19 @@ static void cmp_and_merge(struct replay *r, uint32_t i)
 		return;
 	}
 	if (r->p->ksm.use_zero_pages && sum == r->sr->zero_sum &&
-	    s->id == r->sr->zero_id) {
-		s->zero = 1;	/* try_to_merge_with_zero_page() */
+	    s->id == r->sr->zero_id && thp_unwhole(r, i) == 0) {
+		s->zero = ZERO_KSM;	/* try_to_merge_with_zero_page() */
 		r->count.zero++;
 		return;
 	}
+	/* (a page a split has just unmapped is still ksmd's to compare) */
 	if ((k = stable_search(r, s->id)) != NO_ID) {
-		dup_append(r, s, k);
+		if (thp_unwhole(r, i) == 0)
+			dup_append(r, s, k);
 		return;
 	}
-	if ((j = unstable_search_insert(r, i)) == NO_ID)
-		return;
-	/* try_to_merge_two_pages(), then stable_tree_insert() */
-	r->tree.udead[r->tree.s[j].unode] = 1;	/* erased from the unstable tree */
-	leave_trees(r, &r->tree.s[j]);
-	k = stable_insert(r, s->id);
-	dup_append(r, &r->tree.s[j], k);
-	dup_append(r, s, k);
+	if ((j = unstable_search_insert(r, i)) != NO_ID)
+		merge_two(r, i, j);
 }
 
 /* skip_age(): how many scans to skip a page that has not merged @age times. */
@@ -368,6 +441,8 @@ struct replay *replay_open(const struct series *sr,
 		r->tree.s[i] = (struct rmap){ .id = NO_ID, .dup = NO_ID, .map = NO_ID };
 	rb_init(&r->tree.stable);
 	rb_init(&r->tree.unstable);
+	r->tree.whole = xcalloc(sr->nthp ? sr->nthp : 1, 1);
+	memset(r->tree.whole, 1, sr->nthp);
 	replay_snap_apply(r, 0);
 	return r;
 }
@@ -384,6 +459,7 @@ void replay_close(struct replay *r)
 	free(r->tree.c);
 	free(r->tree.uaddr);
 	free(r->tree.udead);
+	free(r->tree.whole);
 	rb_free(&r->tree.stable);
 	rb_free(&r->tree.unstable);
 	free(r);

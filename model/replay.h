@@ -48,6 +48,11 @@ struct series {
 	const void *ctx;		/* for bytes() */
 	const double *at;		/* per snapshot: when it was taken, seconds
 					 * after the first; NULL: k x interval */
+	const uint32_t *thp;		/* per address: the transparent huge page
+					 * it is part of as the replay begins
+					 * (below nthp; the addresses of one are
+					 * consecutive), or NO_ID; NULL: none */
+	size_t nthp;			/* how many huge pages */
 };
 
 /* ksmd's settings and the series' timing. */
@@ -142,6 +147,11 @@ struct timeline_row {
 					 * ended, its scan not complete */
 	double stopped_seconds;		/* ...: when ksmtuned last stopped KSM */
 	uint64_t stopped_saving;	/* ...: pages_sharing + ksm_zero_pages then */
+	uint64_t thp_zero_freed;	/* zero-filled subpages of huge pages that
+					 * KSM split, mapped to the shared zero
+					 * page by the split: freed, in none of
+					 * KSM's counters */
+	uint64_t thp_splits;		/* huge pages KSM split so far */
 };
 
 /* What a policy's replay comes to (the policies report): NaN for a time

@@ -49,6 +49,7 @@ struct timeline_row replay_counters(const struct replay *r, uint64_t scan,
 		.cpu_seconds = r->cpu.scan, .ended = r->pol.halt,
 		.stopped_seconds = r->pol.stop_time,
 		.stopped_saving = r->pol.stop_saving,
+		.thp_zero_freed = k->thp_zero, .thp_splits = k->thp_splits,
 	};
 	double cpu = ((double)row.hashed * r->p->ns_per_page +
 		      (double)row.memcmp_bytes * r->p->ns_per_byte) * 1e-9;
@@ -74,7 +75,7 @@ void replay_owners_count(const struct replay *r, unsigned shift,
 		/* STABLE_FLAG: in a KSM page's rmap list until ksmd next
 		 * visits the address, even once a write broke the mapping */
 		owners[o].merging += s->rmap && s->dup != NO_ID;
-		owners[o].zero += s->zero;
+		owners[o].zero += s->zero == ZERO_KSM;
 	}
 }
 
@@ -85,6 +86,7 @@ static int same(const struct timeline_row *a, const struct timeline_row *b)
 	return a->pages_shared == b->pages_shared &&
 	       a->pages_sharing == b->pages_sharing &&
 	       a->ksm_zero_pages == b->ksm_zero_pages &&
+	       a->thp_zero_freed == b->thp_zero_freed &&
 	       a->pages_unshared + a->pages_volatile ==
 	       b->pages_unshared + b->pages_volatile;
 }
@@ -266,7 +268,9 @@ int timeline_rows_equal(const struct timeline_row *a, size_t na,
 		    a[i].pages_to_scan != b[i].pages_to_scan ||
 		    a[i].sleep_ms != b[i].sleep_ms || a[i].ended != b[i].ended ||
 		    a[i].stopped_seconds != b[i].stopped_seconds ||
-		    a[i].stopped_saving != b[i].stopped_saving)
+		    a[i].stopped_saving != b[i].stopped_saving ||
+		    a[i].thp_zero_freed != b[i].thp_zero_freed ||
+		    a[i].thp_splits != b[i].thp_splits)
 			return 0;
 	return 1;
 }

@@ -168,6 +168,7 @@ struct replay_mark {
 	struct dup *d;
 	size_t nd, nstable;
 	uint64_t shared, sharing, unshared, rmap_items, zero;
+	uint64_t thp_zero, thp_splits;
 };
 
 /**
@@ -191,10 +192,15 @@ struct rmap {
 	uint32_t unode;		/* its unstable tree node, if inserted this scan */
 	uint8_t rmap;		/* it has an rmap_item */
 	uint8_t unstable;	/* UNSTABLE_FLAG: counted in pages_unshared */
-	uint8_t zero;		/* the zero page is mapped here by KSM */
+	uint8_t zero;		/* the zero page is mapped here: ZERO_KSM by
+				 * KSM (ksm_zero_pages), ZERO_SPLIT by the
+				 * split of a huge page (in no counter) */
 	uint8_t age;		/* rmap_item->age (smart_scan) */
 	uint8_t skips;		/* rmap_item->remaining_skips */
 };
+
+/* Who mapped the zero page at an address (struct rmap's zero). */
+enum { ZERO_KSM = 1, ZERO_SPLIT = 2 };
 
 /* A KSM page (a stable node, or a dup of a chain). */
 struct dup {
@@ -234,11 +240,13 @@ struct replay_trees {
 				 * each stands for */
 	uint8_t *udead;		/* ... merged since (erased by the kernel) */
 	size_t ucap;
+	uint8_t *whole;		/* per huge page (series' thp): not split yet */
 };
 
 /* The kernel's counters, and what the current full scan did. */
 struct replay_counts {
 	uint64_t shared, sharing, unshared, rmap_items, skipped, zero;
+	uint64_t thp_zero, thp_splits;	/* ZERO_SPLIT addresses; splits */
 	uint64_t visited, hashed, memcmp_bytes;	/* in the current scan */
 	uint64_t cow, skipped_scan;		/* in the current scan */
 };

@@ -33,10 +33,11 @@ void replay_written(struct replay *r, struct rmap *s, uint32_t id)
 			dup_free(r, s->map);
 		s->map = NO_ID;
 	}
-	if (s->zero) {
-		s->zero = 0;
+	if (s->zero == ZERO_KSM)
 		r->count.zero--;
-	}
+	else if (s->zero == ZERO_SPLIT)
+		r->count.thp_zero--;
+	s->zero = 0;
 	s->id = id;
 }
 

@@ -54,6 +54,8 @@ struct replay_mark *replay_mark(const struct replay *r)
 	m->unshared = r->count.unshared;
 	m->rmap_items = r->count.rmap_items;
 	m->zero = r->count.zero;
+	m->thp_zero = r->count.thp_zero;
+	m->thp_splits = r->count.thp_splits;	/* splits are for good */
 	return m;
 }
 
@@ -65,7 +67,8 @@ int replay_at_mark(const struct replay *r, const struct replay_mark *m)
 	if (m->nd != t->nd || m->nstable != t->stable.len ||
 	    m->shared != c->shared || m->sharing != c->sharing ||
 	    m->unshared != c->unshared || m->rmap_items != c->rmap_items ||
-	    m->zero != c->zero)
+	    m->zero != c->zero || m->thp_zero != c->thp_zero ||
+	    m->thp_splits != c->thp_splits)
 		return 0;
 	for (size_t k = 0; k < t->nd; k++)
 		if (!dup_same(&m->d[k], &t->d[k]))

@@ -20,6 +20,7 @@
 
 #include "../util/progress.h"
 #include "../util/util.h"
+#include "../host/memory.h"
 #include "../host/process.h"
 #include "frames.h"
 #include "index.h"
@@ -391,6 +392,22 @@ static void sinks_page(struct scan *s, struct batch *b, size_t i,
 }
 
 /*
+ * The huge page page @i of the batch is part of (page_event's thp): a
+ * live page's from kpageflags (its frame's 2 MiB: a huge page's frames
+ * are aligned), a file's, with --thp=always, its 2 MiB of addresses.
+ */
+static uint64_t page_thp(const struct scan *s, const struct batch *b,
+			 size_t i, uint64_t address)
+{
+	if (b->framed)
+		return b->frame[i] & FRAME_THP ?
+		       ((b->frame[i] & FRAME_PFN_MASK) >> 9) + 1 : 0;
+	if (s->cfg->thp_always && s->cfg->inputs[s->input].path)
+		return (address >> 21) + 1;
+	return 0;
+}
+
+/*
  * The index could not count page @i of a batch (the spool is full, or the
  * index): say so for the input, and count nothing more of it, so that the
  * figures are those of a prefix of the input, the same for every -j.
@@ -456,6 +473,7 @@ static int batch_count(struct scan *s, struct figures *f, struct batch *b)
 		pg.address = b->address + i * (uint64_t)PAGE_BYTES;
 		pg.frame = b->framed ? frames_add(s->frames, pg.address,
 						  b->frame[i], pg.id) : 0;
+		pg.thp = page_thp(s, b, i, pg.address);
 		if (!(s->needs & SINK_PAGES))
 			continue;
 		/* Sinks that read kept contents read them through the spool. */

@@ -27,6 +27,8 @@ struct scan_config {
 	int frame_keys_only;			/* live pages' frame keys go to the
 						 * sinks, and no scope counts by
 						 * frame (a live series does) */
+	int thp_always;				/* --thp=always: a file's memory sat
+						 * in 2 MiB huge pages on its host */
 	/** before_input() - if set, called before input @k is opened (a
 	 * live series waits there for the snapshot's time). */
 	void (*before_input)(void *arg, size_t k);

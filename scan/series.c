@@ -189,7 +189,29 @@ struct collect {
 	uint64_t pages, budget;		/* pages collected; the most allowed */
 	struct forked forked;		/* live pages' frames (forked.c) */
 	char stop[200];			/* why the run was stopped */
+	uint64_t *thp0;			/* the first snapshot's pages, in the
+					 * order read: the huge page each is
+					 * part of (page_event's thp); NULL
+					 * while none is */
+	size_t thp0_cap;
+	uint32_t *thp;			/* per address: its huge page as the
+					 * replay begins (series' thp) */
+	size_t nthp;
 };
+
+/* The first snapshot's page @k (in the order read) is part of huge page
+ * @thp: the replay begins with the huge pages as they are then. */
+static void keep_thp(struct collect *c, size_t k, uint64_t thp)
+{
+	if (k >= c->thp0_cap) {
+		size_t n = c->thp0_cap;
+
+		c->thp0_cap = 2 * k + 4096;
+		c->thp0 = xreallocarray(c->thp0, c->thp0_cap, sizeof(*c->thp0));
+		memset(c->thp0 + n, 0, (c->thp0_cap - n) * sizeof(*c->thp0));
+	}
+	c->thp0[k] = thp;
+}
 
 /* page(): note the page's address and content, and the content's checksum. */
 static void collect_page(struct sink *sk, const struct page_event *pg)
@@ -204,6 +226,8 @@ static void collect_page(struct sink *sk, const struct page_event *pg)
 	}
 	s->p[s->n] = (struct page_ref){ proc << SERIES_PROC_SHIFT | pg->address,
 					pg->id, (uint32_t)s->n, pg->frame };
+	if (pg->thp && pg->input_no < c->nprocs)
+		keep_thp(c, s->n, pg->thp);
 	s->n++;
 	if (++c->pages >= c->budget && !c->sink.stop) {
 		/* Stopped now, as it grows: a small file may decompress to
@@ -444,6 +468,8 @@ static struct scope last_scope(struct collect *c, const struct timeline_row *t,
 	f->general_profit = t->general_profit;
 	f->saved_percent = ksm_saved_percent(saved, f->pages);
 	forked_figures(&c->forked, k, saved, f);
+	f->thp_zero_freed_pages = t->thp_zero_freed;
+	f->freed_bytes += t->thp_zero_freed * PAGE_BYTES;
 	sc.f = f;
 	sc.name = c->nprocs == 1 ? c->cfg->inputs[k].name : series_name(c);
 	sc.input_no = k * c->nprocs;
@@ -591,6 +617,42 @@ static size_t advise_marked(const struct collect *c, const struct series *sr,
 }
 
 /*
+ * Each address's huge page as the replay begins (the first snapshot's),
+ * in @sr: a run of consecutive addresses of one huge page is one (a huge
+ * page two forked processes map is one in each).
+ */
+static void thp_build(struct collect *c, const uint64_t *addr, size_t n,
+		      struct series *sr)
+{
+	const struct snap *s = &c->snaps[0];
+	uint64_t *key;
+
+	if (!c->thp0 || !c->nsnaps)
+		return;
+	key = xcalloc(n ? n : 1, sizeof(*key));
+	for (size_t i = 0; i < s->n; i++) {
+		const uint64_t *at = bsearch(&s->p[i].addr, addr, n, sizeof(*addr),
+					     addr_cmp);
+
+		if (at && s->p[i].pos < c->thp0_cap && !key[at - addr])
+			key[at - addr] = c->thp0[s->p[i].pos];
+	}
+	c->thp = xcalloc(n ? n : 1, sizeof(*c->thp));
+	for (size_t j = 0; j < n; j++) {
+		if (!key[j]) {
+			c->thp[j] = NO_ID;
+			continue;
+		}
+		if (!j || key[j] != key[j - 1] || addr[j] != addr[j - 1] + PAGE_BYTES)
+			c->nthp++;
+		c->thp[j] = (uint32_t)(c->nthp - 1);
+	}
+	free(key);
+	sr->thp = c->thp;
+	sr->nthp = c->nthp;
+}
+
+/*
  * The snapshots as the replay takes them (@sr, its snapshots in @snaps):
  * the union of their addresses, each one's pages by address, and each
  * content's checksum and head; the snapshots' times from the first one.
@@ -601,9 +663,12 @@ static void series_build(struct collect *c, struct series *sr,
 	size_t n, ns = c->nsnaps;
 	uint64_t *addr = union_addresses(c, &n);
 
-	*sr = (struct series){ n, addr, ns, snaps, NULL, NULL, c->zero_id,
-			       c->zero_sum, content_bytes, c,
-			       c->cfg->inputs[0].path ? NULL : c->at };
+	*sr = (struct series){ .naddr = n, .addr = addr, .nsnaps = ns,
+			       .snaps = snaps, .zero_id = c->zero_id,
+			       .zero_sum = c->zero_sum, .bytes = content_bytes,
+			       .ctx = c,
+			       .at = c->cfg->inputs[0].path ? NULL : c->at };
+	thp_build(c, addr, n, sr);
 	for (size_t s = ns; s-- > 0;)
 		c->at[s] -= c->at[0];	/* from the first snapshot on */
 	forked_start(&c->forked, c->nsum, n, ns, c->nprocs, &c->cfg->ksm,
@@ -779,6 +844,8 @@ static void collect_free(struct collect *c)
 	free(c->head);
 	forked_free(&c->forked);
 	free(c->to);
+	free(c->thp0);
+	free(c->thp);
 }
 
 /*

@@ -51,6 +51,11 @@ struct page_event {
 	uint32_t id;			/* the content's id in the index */
 	uint64_t frame;			/* a live page's frame key (frames.h:
 					 * equal for pages on one frame), or 0 */
+	uint64_t thp;			/* the transparent huge page the page is
+					 * part of: equal for its subpages (a
+					 * live page's: its frame's 2 MiB; a
+					 * file's with --thp=always: its 2 MiB of
+					 * addresses), 0 for none */
 	int zero;			/* all bytes zero */
 	int seen;			/* the content occurred earlier in the input */
 };

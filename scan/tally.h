@@ -40,6 +40,9 @@ struct figures {
 	/* Frames (live processes; for files each page is a frame). */
 	uint64_t frames;		/* distinct frames of the pages read */
 	uint64_t freed_bytes;		/* the frames KSM would free, in bytes */
+	uint64_t thp_zero_freed_pages;	/* a series: zero-filled subpages of huge
+					 * pages KSM split, freed (in freed_bytes)
+					 * and in no KSM counter */
 	int estimate;			/* frames estimated (no root) */
 };
 

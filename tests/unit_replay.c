@@ -65,6 +65,7 @@ struct fix {
 	struct snapshot snaps[MAXS];
 	uint32_t no[MAXS][MAXA], id[MAXS][MAXA];
 	double at[MAXS];
+	uint32_t thp[MAXA];
 	struct series sr;
 };
 
@@ -605,6 +606,150 @@ static void test_search(void)
 	}
 }
 
+/* Addresses [from, to) make huge page @t of @f's series. */
+static void fix_thp(struct fix *f, size_t from, size_t to, uint32_t t)
+{
+	if (!f->sr.thp)
+		for (size_t i = 0; i < MAXA; i++)
+			f->thp[i] = NO_ID;
+	for (size_t i = from; i < to; i++)
+		f->thp[i] = t;
+	f->sr.thp = f->thp;
+	if (f->sr.nthp <= t)
+		f->sr.nthp = t + 1;
+}
+
+/* The huge-page figures of a row against the hand-worked ones. */
+static void check_thp(const struct timeline_row *r, const char *name,
+		      uint64_t freed, uint64_t splits, uint64_t items)
+{
+	char what[200];
+
+	snprintf(what, sizeof(what), "%s scan %" PRIu64 ": thp_zero_freed/"
+		 "splits/rmap_items %" PRIu64 "/%" PRIu64 "/%" PRIu64 ", by hand %"
+		 PRIu64 "/%" PRIu64 "/%" PRIu64, name, r->scan, r->thp_zero_freed,
+		 r->thp_splits, r->pages_shared + r->pages_sharing +
+		 r->pages_unshared + r->pages_volatile, freed, splits, items);
+	check(r->thp_zero_freed == freed && r->thp_splits == splits &&
+	      r->pages_shared + r->pages_sharing + r->pages_unshared +
+	      r->pages_volatile == items, what);
+}
+
+/*
+ * Two huge pages of four subpages: A = contents 1 0 2 0 (addresses 0-3),
+ * B = 1 0 0 5 (4-7). Scan 2: 0, 1, 2 go to the unstable tree; 3 meets 1,
+ * a subpage of the same huge page, so the merge fails and A is split:
+ * its zero-filled 1 and 3 map the zero page (1's rmap_item stays in the
+ * tree, unshared). 4 meets 0: B is split (5 and 6 map the zero page, and
+ * are not visited: their items are freed), 4 and 0 merge; 7 to the tree.
+ * So 1 shared, 1 sharing, 3 unshared (1, 2, 7), 1 volatile (3), 4 zero
+ * pages freed, 2 splits. Scan 3 frees the items of 1 and 3: 4 items left.
+ * The same pages in no huge page merge the zeros into one KSM page: 2
+ * shared, 4 sharing.
+ */
+static void test_thp_split(void)
+{
+	static const int cells[] = { 1, 0, 2, 0, 1, 0, 0, 5 };
+	struct fix f;
+	struct replay_params p = params(100, 20, 3);
+	struct timeline_row *rows;
+	size_t n;
+
+	fix_build(&f, 8, 1, cells);
+	n = run(&f.sr, &p, &rows);
+	check(n == 3 && rows[1].pages_shared == 2 && rows[1].pages_sharing == 4 &&
+	      rows[1].thp_zero_freed == 0 && rows[1].thp_splits == 0,
+	      "no huge page: 2 shared, 4 sharing, nothing split");
+	free(rows);
+	fix_thp(&f, 0, 4, 0);
+	fix_thp(&f, 4, 8, 1);
+	n = run(&f.sr, &p, &rows);
+	check(n == 3, "three scans");
+	if (n != 3)
+		return;
+	check_counts(&rows[0], "thp", 0, 0, 0, 8);
+	check_thp(&rows[0], "thp", 0, 0, 8);
+	check_counts(&rows[1], "thp", 1, 1, 3, 1);
+	check_thp(&rows[1], "thp", 4, 2, 6);
+	check(rows[1].general_profit == 4096 - 6 * 64 &&
+	      rows[1].ksm_zero_pages == 0,
+	      "the freed zero pages are in no KSM counter");
+	check_counts(&rows[2], "thp", 1, 1, 2, 0);
+	check_thp(&rows[2], "thp", 4, 2, 4);
+	free(rows);
+}
+
+/*
+ * One huge page 7 7 8 9 and, apart, a page 3 and a huge page 3 4 6 6 0:
+ * in scan 2 the two 7s are subpages of one huge page, so ksmd splits it
+ * and they merge only in scan 3. 3 meets 3 in scan 2 (the second huge
+ * page is split: its lone zero page is freed); its 6s were in one huge
+ * page, split now, so they merge in scan 2 as well. A huge page with no
+ * match stays whole: 10 11 12 13 never split.
+ */
+static void test_thp_later(void)
+{
+	static const int cells[] = { 7, 7, 8, 9, 3, 3, 4, 6, 6, 0,
+				     10, 11, 12, 13 };
+	struct fix f;
+	struct replay_params p = params(100, 20, 3);
+	struct timeline_row *rows;
+	size_t n;
+
+	fix_build(&f, 14, 1, cells);
+	fix_thp(&f, 0, 4, 0);
+	fix_thp(&f, 5, 10, 1);
+	fix_thp(&f, 10, 14, 2);
+	n = run(&f.sr, &p, &rows);
+	check(n == 3, "three scans");
+	if (n != 3)
+		return;
+	/* scan 2, by address: 0, 2, 3 and 4 to the tree; 1 fails (volatile);
+	 * 5 merges with 4 (9 freed, and its item when ksmd passes it); 6 and
+	 * 7 to the tree; 8 merges with 7; 10 to 13 to the tree */
+	check_counts(&rows[1], "thp later", 2, 2, 8, 1);
+	check_thp(&rows[1], "thp later", 1, 2, 13);
+	/* scan 3: 1 meets 0 */
+	check_counts(&rows[2], "thp later", 3, 3, 7, 0);
+	check_thp(&rows[2], "thp later", 1, 2, 13);
+	free(rows);
+}
+
+/* The shortcut over repeating scans with huge pages: random runs of the
+ * addresses make huge pages. */
+static void test_thp_shortcut(void)
+{
+	unsigned cases = 300, differ = 0;
+	struct fix f;
+
+	for (unsigned k = 0; k < cases; k++) {
+		struct replay_params p;
+		struct timeline_row *fast, *slow;
+		int cut_fast, cut_slow;
+		size_t nf, ns, t = 0;
+
+		random_series(&f);
+		for (size_t i = 0; i < f.sr.naddr; t++) {
+			size_t len = 1 + rnd(8);
+
+			if (rnd(3))
+				fix_thp(&f, i, i + len < f.sr.naddr ? i + len :
+					f.sr.naddr, (uint32_t)t);
+			i += len;
+		}
+		p = random_params();
+		nf = replay_run(&f.sr, &p, &fast, &cut_fast);
+		setenv("KSMSCAN_SLOW_REPLAY", "1", 1);
+		ns = replay_run(&f.sr, &p, &slow, &cut_slow);
+		unsetenv("KSMSCAN_SLOW_REPLAY");
+		differ += !timeline_rows_equal(fast, nf, slow, ns) ||
+			  cut_fast != cut_slow;
+		free(fast);
+		free(slow);
+	}
+	check(!differ, "with huge pages the shortcut gives the full replay's rows");
+}
+
 int main(void)
 {
 	contents_init();
@@ -619,5 +764,8 @@ int main(void)
 	test_shortcut();
 	test_pace();
 	test_search();
+	test_thp_split();
+	test_thp_later();
+	test_thp_shortcut();
 	return unit_done();
 }

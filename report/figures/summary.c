@@ -65,8 +65,13 @@ static const struct column series_cols[] = {
 /* Last: the memory KSM would free, counted by frame. */
 static const struct column freed_col = COL_F("freed_bytes", NP);
 
-/* Room for a row: the columns, the command, the kernel's, a series', freed. */
-#define ROW_MAX (NCOLS + 1 + NPROC + NSERIES + 1)
+/* And for a series, after it: the zero-filled subpages of huge pages that
+ * KSM's splits map to the shared zero page (freed, in no KSM counter). */
+static const struct column thp_zero_col = COL_F("thp_zero_freed_pages", NP);
+
+/* Room for a row: the columns, the command, the kernel's, a series', freed
+ * and the split's. */
+#define ROW_MAX (NCOLS + 1 + NPROC + NSERIES + 2)
 
 /* Which of the optional columns a run's summary has. */
 struct summary_shape {
@@ -105,6 +110,8 @@ static size_t summary_columns(const struct summary_shape *sh, struct column *col
 	for (size_t i = 0; sh->series && i < NSERIES; i++)
 		cols[n++] = series_cols[i];
 	cols[n++] = freed_col;
+	if (sh->series)
+		cols[n++] = thp_zero_col;
 	return n;
 }
 
@@ -153,6 +160,8 @@ static void summary_row(const struct writer *w, const struct scope_copy *in,
 		row[n++] = cell_real(in->cpu_peak, 4);
 	}
 	row[n++] = cell_uint(f->freed_bytes);
+	if (sh->series)
+		row[n++] = cell_uint(f->thp_zero_freed_pages);
 	w->row(w, row);
 }
 

@@ -284,6 +284,34 @@ static void over_time(const struct writer *w, const struct scope_copy *in,
 	w->note(w, t);
 }
 
+/*
+ * A series: the huge pages the replay took the memory to be in. A dump
+ * cannot show its host's (--thp says), a live process's are read; and the
+ * zero-filled subpages KSM's splits freed, which no KSM counter shows.
+ */
+static void thp_note(const struct report_setup *rs, const struct scope_copy *in)
+{
+	const struct scan_config *cfg = rs->scan;
+	uint64_t freed = in->f.thp_zero_freed_pages;
+	char t[400], a[32], name[128];
+
+	if (cfg->ninputs && cfg->inputs[0].path)
+		rs->out->note(rs->out, cfg->thp_always ?
+			"Huge pages: this memory was taken to sit in 2 MiB "
+			"transparent huge pages on its host (--thp=always)." :
+			"Huge pages: none were taken (--thp=never); give "
+			"--thp=always for a QEMU guest whose host has transparent "
+			"huge pages on (enabled=madvise or always).");
+	if (!freed)
+		return;
+	snprintf(t, sizeof(t), "%s: KSM's merges split huge pages, and the splits "
+		 "map %llu zero-filled %s (%s) to the kernel's zero page: freed "
+		 "too, in no KSM counter.", shorten(in->name, name, sizeof(name)),
+		 (unsigned long long)freed, plural(freed, "subpage", "subpages"),
+		 human_bytes(freed * PAGE_BYTES, a, sizeof(a)));
+	rs->out->note(rs->out, t);
+}
+
 const char *scope_status_label(enum scope_status st, const struct figures *f)
 {
 	if (st == SCOPE_OK)
@@ -357,6 +385,7 @@ void summary_sentences(const struct report_setup *rs,
 	if (n && rows[0].nsnaps) {
 		over_time(w, &rows[0], &cfg->ksm, rs->series->interval);
 		hz_note(rs);
+		thp_note(rs, &rows[0]);
 	} else if (nin < n && rows[nin].all && !rows[nin].group)
 		across(w, rows, nin);
 	if (any_process(cfg) && !(n && rows[0].nsnaps) && nin)

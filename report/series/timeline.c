@@ -25,7 +25,8 @@ static const struct column timeline_cols[] = {
 	{ "pages_volatile", 0, 0, { .name = "volatile" } },
 	{ "pages_skipped", 0, 0, { .name = "skipped" } },
 	{ "ksm_zero_pages", 0, 0, { .name = "zero" } },
-	/* for people: the pages saved (sharing and zero) as a size */
+	/* for people: the pages saved (sharing, zero, and the zero-filled
+	 * subpages splits freed) as a size */
 	{ "saved", 0, COL_PEOPLE_ONLY, { .size = SIZE_PAGES } },
 	{ "general_profit", 0, COL_NOT_PEOPLE, { 0 } },
 	{ "ksmd_cpu_percent", 0, 0, { .name = "cpu%", .decimals = DECIMALS(2) } },
@@ -40,6 +41,10 @@ static const struct column timeline_cols[] = {
 	 * this machine's checksum and memcmp speeds */
 	{ "ksmd_cpu_percent_mean", 0, COL_NOT_PEOPLE, { 0 } },
 	{ "ksmd_cpu_percent_peak", 0, COL_NOT_PEOPLE, { 0 } },
+	/* zero-filled subpages of huge pages KSM split, which the split
+	 * mapped to the shared zero page: freed, in no KSM counter (in the
+	 * saving people read) */
+	{ "thp_zero_freed_pages", 0, COL_NOT_PEOPLE, { 0 } },
 };
 
 #define NCOLS (sizeof(timeline_cols) / sizeof(timeline_cols[0]))
@@ -134,11 +139,11 @@ static void timeline_row(const struct timeline *t, const struct writer *w,
 		cell_uint(r->pages_shared), cell_uint(r->pages_sharing),
 		cell_uint(r->pages_unshared), cell_uint(r->pages_volatile),
 		cell_uint(r->pages_skipped), cell_uint(r->ksm_zero_pages),
-		cell_uint(r->pages_sharing + r->ksm_zero_pages),
+		cell_uint(r->pages_sharing + r->ksm_zero_pages + r->thp_zero_freed),
 		cell_int(r->general_profit), cell_real(r->cpu_percent, 3),
 		cell_uint(r->cow_ksm), cell_uint(r->visited),
 		cell_uint(r->skipped_scan), cell_real(ksmd_cpu_mean(c), 4),
-		cell_real(ksmd_cpu_peak(c), 4),
+		cell_real(ksmd_cpu_peak(c), 4), cell_uint(r->thp_zero_freed),
 	};
 
 	memmove(row + TUNER_AT + ops->ncolumns, row + TUNER_AT,
