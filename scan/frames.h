@@ -22,9 +22,8 @@
  * same address of the same content in the processes of its family (the
  * fork tree of one command, host/process.h's proc_family()).
  *
- * A page that maps the kernel's zero page (memory only read) is no frame
- * KSM could free: ksmd does not visit it (its walk finds no page there),
- * so it is counted apart, as a mapping KSM never tracks.
+ * A page that maps the kernel's zero page (memory only read) is never
+ * noted: the reader leaves it out (dump/proc.c), as ksmd's walk does.
  *
  * Memory: 16 bytes per page read from a process.
  */
@@ -33,7 +32,6 @@
  * it is a KSM page; an estimated one has FRAME_KEY_ALONE (a page its
  * process maps alone: a running number) or FRAME_KEY_FAMILY (family and
  * page number). */
-#define FRAME_KEY_ZERO (UINT64_C(1) << 60)	/* the kernel's zero page */
 #define FRAME_KEY_KSM (UINT64_C(1) << 61)
 #define FRAME_KEY_FAMILY (UINT64_C(1) << 62)
 #define FRAME_KEY_ALONE (UINT64_C(1) << 63)

@@ -62,11 +62,16 @@ static const struct column series_cols[] = {
 
 #define NSERIES (sizeof(series_cols) / sizeof(series_cols[0]))
 
-/* Last: the memory KSM would free, counted by frame. */
-static const struct column freed_col = COL_F("freed_bytes", NP);
+/* Last: the memory KSM would free, counted by frame, and the live pages
+ * that map the kernel's zero page (memory only read: not in pages). */
+static const struct column last_cols[] = {
+	COL_F("freed_bytes", NP), COL_F("zero_page_mappings", NP),
+};
 
-/* Room for a row: the columns, the command, the kernel's, a series', freed. */
-#define ROW_MAX (NCOLS + 1 + NPROC + NSERIES + 1)
+#define NLAST (sizeof(last_cols) / sizeof(last_cols[0]))
+
+/* Room for a row: the columns, the command, the kernel's, a series', last. */
+#define ROW_MAX (NCOLS + 1 + NPROC + NSERIES + NLAST)
 
 /* Which of the optional columns a run's summary has. */
 struct summary_shape {
@@ -104,7 +109,8 @@ static size_t summary_columns(const struct summary_shape *sh, struct column *col
 		cols[n++] = proc_cols[i];
 	for (size_t i = 0; sh->series && i < NSERIES; i++)
 		cols[n++] = series_cols[i];
-	cols[n++] = freed_col;
+	for (size_t i = 0; i < NLAST; i++)
+		cols[n++] = last_cols[i];
 	return n;
 }
 
@@ -153,6 +159,7 @@ static void summary_row(const struct writer *w, const struct scope_copy *in,
 		row[n++] = cell_real(in->cpu_peak, 4);
 	}
 	row[n++] = cell_uint(f->freed_bytes);
+	row[n++] = cell_uint(f->zero_page_mappings);
 	w->row(w, row);
 }
 
