@@ -251,6 +251,30 @@ size_t frames_held(struct frames *fr, struct frames_held **out)
 	return held_merge(v, n);
 }
 
+size_t frames_first(struct frames *fr, struct frames_held **out)
+{
+	struct frames_held *v = NULL;
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	if (!fr->n)
+		return 0;
+	sort_all(fr);
+	/* notes of one frame and content come sorted by input: the first */
+	for (size_t i = 0, j; i < fr->n; i = j) {
+		const struct note *r = &fr->v[i];
+
+		for (j = i + 1; j < fr->n && fr->v[j].key == r->key &&
+		     fr->v[j].id == r->id; j++)
+			;
+		held_add(&v, &n, &cap, r->id, r->input, r->input,
+			 frames_key_ksm(r->key));
+	}
+	qsort(v, n, sizeof(*v), held_cmp);
+	*out = v;
+	return held_merge(v, n);
+}
+
 const struct frames_held *frames_held_find(const struct frames_held *v, size_t n,
 					   uint32_t id, uint32_t a, uint32_t b)
 {

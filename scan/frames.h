@@ -123,6 +123,18 @@ struct frames_held {
 size_t frames_held(struct frames *fr, struct frames_held **out);
 
 /**
+ * frames_first() - each input's frames per content, a frame counted in the
+ * first input that maps it only: the frames of an export, in which a frame
+ * that processes share since fork counts once, as the summary counts it.
+ * @fr: the frames, every input read
+ * @out: set to the list (b = a), sorted as frames_held()'s, for
+ *	frames_held_find(); the caller frees it
+ *
+ * Return: its length; 0 when no page was noted (files).
+ */
+size_t frames_first(struct frames *fr, struct frames_held **out);
+
+/**
  * frames_held_find() - an entry of frames_held()'s list.
  * @v: the list
  * @n: its length

@@ -62,10 +62,13 @@ static const struct column series_cols[] = {
 
 #define NSERIES (sizeof(series_cols) / sizeof(series_cols[0]))
 
-/* Last: the memory KSM would free, counted by frame, and the live pages
- * that map the kernel's zero page (memory only read: not in pages). */
+/* Last: the memory KSM would free, counted by frame; the live pages that
+ * map the kernel's zero page (memory only read: not in pages); the frames
+ * of the pages (a page processes share since fork is one frame; files:
+ * the pages), what a contents export of live processes counts. */
 static const struct column last_cols[] = {
 	COL_F("freed_bytes", NP), COL_F("zero_page_mappings", NP),
+	COL_F("frames", NP),
 };
 
 #define NLAST (sizeof(last_cols) / sizeof(last_cols[0]))
@@ -160,6 +163,7 @@ static void summary_row(const struct writer *w, const struct scope_copy *in,
 	}
 	row[n++] = cell_uint(f->freed_bytes);
 	row[n++] = cell_uint(f->zero_page_mappings);
+	row[n++] = cell_uint(f->frames);
 	w->row(w, row);
 }
 
