@@ -129,6 +129,8 @@ struct dump {
 	uint64_t warnings;	/* warnings; likewise */
 	int drained;		/* the rest of the stream was read to its end */
 	struct proc_stats proc;	/* a live process's KSM state (host/process.h) */
+	uint64_t zero_page_mappings;	/* its pages that map the kernel's zero
+					 * page: left unread (dump/proc.c) */
 	char why[256];		/* the first error said of it, as printed
 				 * (without "ksmscan: "), or "" */
 	int bomb_said;		/* it was said to decompress to much more */

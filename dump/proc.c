@@ -7,8 +7,14 @@
  *
  * With ksmd_pages (a live series), a process with VM_MERGEABLE areas is read
  * as ksmd scans it: every anonymous page of those areas, the private copies
- * in file-backed ones included, and not the pages that map the zero page
- * (ksmd finds no page there: its walk does not return the zero page).
+ * in file-backed ones included.
+ *
+ * A page that maps the kernel's zero page or huge zero page (memory only
+ * read) is never read: it is no memory of the process (Rss leaves it out)
+ * and ksmd finds no page there (its walk does not return the zero page).
+ * It is counted apart (dump.zero_page_mappings). Which frames are zero
+ * pages, kpageflags says (root); without root pagemap hides every frame
+ * number and such a page is read as a zero-filled page.
  *
  * Each range also carries its pages' pagemap entries (frame number,
  * exclusive bit), and for a process that has KSM pages, which frames are
@@ -25,6 +31,7 @@
 #include "../host/doctor.h"
 #include "../host/memory.h"
 #include "../host/process.h"
+#include "../util/page.h"
 #include "../util/util.h"
 #include "dump.h"
 
@@ -53,7 +60,7 @@ struct proc {
 	int warned_gone;	/* memory vanished during the scan: said once */
 	uint64_t *mg;		/* ksmd_pages: the mergeable areas, start and end */
 	size_t nmg;		/* ... how many; 0: the usual rule */
-	uint64_t zero_pfn;	/* the zero page's frame, 0 if unknown */
+	struct zero_frames zero;	/* the kernel's zero pages seen */
 	int rechecked;		/* the maps were read again at the end */
 	int seek;		/* find the next present page before reading */
 	int no_seek;		/* the kernel has no PAGEMAP_SCAN: ... */
@@ -142,14 +149,38 @@ static int proc_mergeable(const struct proc *p, uint64_t start)
 	return 0;
 }
 
-/* Whether a page with pagemap entry @pm is read: present, and with
- * ksmd_pages, anonymous and not the zero page. */
+/* Whether a page with pagemap entry @pm maps a zero page already seen. */
+static int proc_zero_mapping(const struct proc *p, uint64_t pm)
+{
+	return (pm & PM_PRESENT) && zero_frames_has(&p->zero, pm & PM_PFN_MASK);
+}
+
+/* Whether a page with pagemap entry @pm is read: present, not a mapping of
+ * the kernel's zero page (no memory of its own), and with ksmd_pages,
+ * anonymous. */
 static int proc_page(const struct proc *p, uint64_t pm)
 {
-	if (!(pm & PM_PRESENT))
+	if (!(pm & PM_PRESENT) || proc_zero_mapping(p, pm))
 		return 0;
-	return !p->nmg || (!(pm & PM_FILE) &&
-			   (!p->zero_pfn || (pm & PM_PFN_MASK) != p->zero_pfn));
+	return !p->nmg || !(pm & PM_FILE);
+}
+
+/*
+ * The first page of the run read at @first whose frame is a zero page,
+ * learnt from kpageflags (root) for the zero-filled pages: the run ends
+ * before it, and proc_page() leaves it and the next mappings of that zero
+ * page out from then on. Return: its index in the run, or @npages.
+ */
+static size_t proc_zero_learn(struct proc *p, size_t first, size_t npages)
+{
+	for (size_t i = 0; i < npages && !p->zero.unreadable; i++) {
+		uint64_t pfn = p->pm[first + i] & PM_PFN_MASK;
+
+		if (pfn && page_is_zero(p->buf + i * PAGE_BYTES) &&
+		    host_zero_frame(&p->kpf, &p->zero, pfn))
+			return i;
+	}
+	return npages;
 }
 
 /* Parse the maps text into the mappings to read, within --range. */
@@ -203,10 +234,8 @@ static int proc_open(struct dump *d)
 
 	d->priv = p;
 	p->mem = p->pagemap = p->kpf = -1;
-	if (d->opt->ksmd_pages && !d->opt->all_mappings) {
+	if (d->opt->ksmd_pages && !d->opt->all_mappings)
 		p->nmg = proc_mergeable_areas(d->pid, &p->mg);
-		p->zero_pfn = p->nmg ? proc_zero_pfn() : 0;
-	}
 	text = proc_read_maps(d);
 	if (!text)
 		return -1;
@@ -381,7 +410,7 @@ static int proc_next(struct dump *d, struct page_range *r)
 			continue;
 		}
 		for (first = 0; first < n && !proc_page(p, p->pm[first]); first++)
-			;
+			d->zero_page_mappings += proc_zero_mapping(p, p->pm[first]);
 		for (run = first; run < n && proc_page(p, p->pm[run]); run++)
 			;
 		if (first == n) {
@@ -403,6 +432,13 @@ static int proc_next(struct dump *d, struct page_range *r)
 			continue;
 		}
 		r->npages = (size_t)got / PAGE_BYTES;
+		if ((run = proc_zero_learn(p, first, r->npages)) < r->npages) {
+			/* read again from the zero page's mapping on */
+			r->npages = run;
+			p->addr = r->address + (uint64_t)run * PAGE_BYTES;
+			if (!run)
+				continue;
+		}
 		proc_frames(p, r, first);
 		r->data = p->buf;
 		r->buffer = &p->buf;

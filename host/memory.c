@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -25,6 +24,9 @@
 /* /proc/kpageflags: the page is part of a transparent huge page. */
 #define KPF_THP (UINT64_C(1) << 22)
 #define KPF_KSM (UINT64_C(1) << 21)
+#define KPF_COMPOUND_HEAD (UINT64_C(1) << 15)
+#define KPF_COMPOUND_TAIL (UINT64_C(1) << 16)
+#define KPF_ZERO_PAGE (UINT64_C(1) << 24)	/* the zero page or huge zero page */
 /* Pages per move_pages() query. */
 #define NODE_BATCH 1024
 
@@ -207,30 +209,30 @@ int host_frames_flags(int *kpf, uint64_t *frames, size_t n)
 	return 0;
 }
 
-uint64_t proc_zero_pfn(void)
+int host_zero_frame(int *kpf, struct zero_frames *z, uint64_t pfn)
 {
-	static uint64_t pfn = UINT64_MAX;
-	volatile const unsigned char *page;
-	uint64_t entry = 0;
-	int fd;
+	uint64_t flags;
 
-	if (pfn != UINT64_MAX)
-		return pfn;
-	pfn = 0;
-	/* A private anonymous page that is only read maps the zero page. */
-	page = mmap(NULL, PAGE_BYTES, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (page == MAP_FAILED)
-		return pfn;
-	(void)page[0];
-	fd = host_open("/proc/self/pagemap");
-	if (fd >= 0 && pread(fd, &entry, sizeof(entry),
-			     (off_t)((uintptr_t)page / PAGE_BYTES * sizeof(entry))) ==
-	    (ssize_t)sizeof(entry) && (entry >> 63))
-		pfn = entry & PM_PFN_MASK;	/* 0 unless CAP_SYS_ADMIN */
-	if (fd >= 0)
-		close(fd);
-	munmap((void *)page, PAGE_BYTES);
-	return pfn;
+	if (!pfn || z->unreadable)
+		return 0;
+	if (zero_frames_has(z, pfn))
+		return 1;
+	if (*kpf < 0 && (*kpf = host_open("/proc/kpageflags")) < 0) {
+		z->unreadable = 1;
+		return 0;
+	}
+	if (pread(*kpf, &flags, sizeof(flags), (off_t)(pfn * sizeof(flags))) !=
+	    (ssize_t)sizeof(flags))
+		return 0;
+	if (!(flags & KPF_ZERO_PAGE))
+		return 0;
+	/* fs/proc/page.c marks every frame of the huge zero folio, which is
+	 * a compound page (and THP); the 4 KiB zero page is neither. */
+	if (flags & (KPF_THP | KPF_COMPOUND_HEAD | KPF_COMPOUND_TAIL))
+		z->huge = pfn & ~(uint64_t)(HUGE_ZERO_FRAMES - 1);
+	else
+		z->pfn = pfn;
+	return 1;
 }
 
 /*

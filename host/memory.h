@@ -84,12 +84,42 @@ int proc_page_thp(int pid, const uint64_t *addrs, size_t n, unsigned char *thp);
  */
 int host_frames_flags(int *kpf, uint64_t *frames, size_t n);
 
-/**
- * proc_zero_pfn() - the page frame number of the kernel's zero page, as
- * pagemap shows it for a page that was only read; 0 when pagemap hides
- * frame numbers (without CAP_SYS_ADMIN). Measured once.
+/*
+ * The kernel's zero pages, as /proc/kpageflags marks them (KPF_ZERO_PAGE,
+ * root only): the 4 KiB zero page and the huge zero page's frames (one
+ * folio of 512, aligned to its size). A page that maps one of them was
+ * only read: no memory of its own, and no page ksmd visits.
  */
-uint64_t proc_zero_pfn(void);
+struct zero_frames {
+	uint64_t pfn;		/* the zero page's frame, 0 until seen */
+	uint64_t huge;		/* the huge zero page's first frame, 0 until seen */
+	int unreadable;		/* kpageflags cannot be read: none is looked for */
+};
+
+#define HUGE_ZERO_FRAMES 512	/* a PMD's 4 KiB pages (x86-64, arm64 4K) */
+
+/**
+ * zero_frames_has() - whether frame @pfn is a zero page already seen.
+ * @z: the zero pages seen
+ * @pfn: a frame number (0: unknown, never one)
+ */
+static inline int zero_frames_has(const struct zero_frames *z, uint64_t pfn)
+{
+	return pfn && (pfn == z->pfn ||
+		       (z->huge && pfn - z->huge < HUGE_ZERO_FRAMES));
+}
+
+/**
+ * host_zero_frame() - whether frame @pfn is one of the kernel's zero pages,
+ * from kpageflags; a zero page found is kept in @z, so that the next of its
+ * mappings is known without a read (zero_frames_has()).
+ * @kpf: /proc/kpageflags open, or -1: it is opened (and kept in *@kpf)
+ * @z: the zero pages seen so far
+ * @pfn: the frame (0: unknown, never one)
+ *
+ * Return: 1 if it is, 0 if not or if kpageflags cannot be read (not root).
+ */
+int host_zero_frame(int *kpf, struct zero_frames *z, uint64_t pfn);
 
 /**
  * pagemap_next_present() - the first present page of an address range, found

@@ -30,7 +30,6 @@ struct frames {
 	uint32_t input;
 	uint64_t family;
 	uint64_t alone;		/* running number of lone pages */
-	uint64_t zero_pfn;	/* the zero page's frame (root), or 0 */
 	int keys_only;		/* frames_keep(0): no notes */
 	uint64_t *shared;	/* per input: its fork-shared pages, once
 				 * every input is read (all_sorted) */
@@ -47,14 +46,6 @@ void frames_keep(struct frames *fr, int keep)
 	fr->keys_only = !keep;
 }
 
-/* The zero page's frame, measured once the first frame is noted. */
-static uint64_t zero_frame(struct frames *fr)
-{
-	if (!fr->zero_pfn)
-		fr->zero_pfn = proc_zero_pfn() | FRAME_KEY_ALONE;
-	return fr->zero_pfn & FRAME_PFN_MASK;
-}
-
 void frames_input(struct frames *fr, size_t input_no, int family)
 {
 	fr->input = (uint32_t)input_no;
@@ -68,9 +59,7 @@ uint64_t frames_add(struct frames *fr, uint64_t address, uint64_t word,
 {
 	uint64_t pfn = word & FRAME_PFN_MASK, key;
 
-	if (pfn && pfn == zero_frame(fr))
-		key = FRAME_KEY_ZERO;
-	else if (pfn)
+	if (pfn)
 		key = pfn | (word & FRAME_KSM ? FRAME_KEY_KSM : 0);
 	else if (word & FRAME_EXCLUSIVE)
 		key = FRAME_KEY_ALONE | ++fr->alone;
@@ -143,16 +132,9 @@ static void count_sorted(const struct note *v, size_t n,
 		size_t j = i;
 		int in = 0;
 
-		for (; j < n && v[j].key == v[i].key && v[j].id == v[i].id; j++) {
-			int here = !in_scope || in_scope[v[j].input];
-
-			in |= here;
-			if (here && v[i].key == FRAME_KEY_ZERO && v[i].id < out->n) {
-				out->unvisited[v[i].id]++;
-				out->total_unvisited++;
-			}
-		}
-		if (in && v[i].id < out->n && v[i].key != FRAME_KEY_ZERO) {
+		for (; j < n && v[j].key == v[i].key && v[j].id == v[i].id; j++)
+			in |= !in_scope || in_scope[v[j].input];
+		if (in && v[i].id < out->n) {
 			out->frames[v[i].id]++;
 			out->total++;
 			if (frames_key_ksm(v[i].key))
@@ -188,7 +170,6 @@ int frames_count(struct frames *fr, size_t input_no,
 	out->n = nids;
 	out->frames = xcalloc(nids ? nids : 1, sizeof(*out->frames));
 	out->ksm = xcalloc(nids ? nids : 1, sizeof(*out->ksm));
-	out->unvisited = xcalloc(nids ? nids : 1, sizeof(*out->unvisited));
 	count_sorted(v, n, input_no != SIZE_MAX ? NULL : in_scope, out);
 	return 0;
 }
@@ -253,8 +234,6 @@ size_t frames_held(struct frames *fr, struct frames_held **out)
 		for (j = i + 1; j < fr->n && fr->v[j].key == r->key &&
 		     fr->v[j].id == r->id; j++)
 			;
-		if (r->key == FRAME_KEY_ZERO)
-			continue;	/* no frame ksmd visits */
 		/* notes of one frame come sorted by input: each input once */
 		for (size_t x = i; x < j; x++) {
 			if (x > i && fr->v[x].input == fr->v[x - 1].input)
@@ -266,6 +245,30 @@ size_t frames_held(struct frames *fr, struct frames_held **out)
 					held_add(&v, &n, &cap, r->id, fr->v[x].input,
 						 fr->v[y].input, ksm);
 		}
+	}
+	qsort(v, n, sizeof(*v), held_cmp);
+	*out = v;
+	return held_merge(v, n);
+}
+
+size_t frames_first(struct frames *fr, struct frames_held **out)
+{
+	struct frames_held *v = NULL;
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	if (!fr->n)
+		return 0;
+	sort_all(fr);
+	/* notes of one frame and content come sorted by input: the first */
+	for (size_t i = 0, j; i < fr->n; i = j) {
+		const struct note *r = &fr->v[i];
+
+		for (j = i + 1; j < fr->n && fr->v[j].key == r->key &&
+		     fr->v[j].id == r->id; j++)
+			;
+		held_add(&v, &n, &cap, r->id, r->input, r->input,
+			 frames_key_ksm(r->key));
 	}
 	qsort(v, n, sizeof(*v), held_cmp);
 	*out = v;

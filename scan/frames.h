@@ -22,9 +22,8 @@
  * same address of the same content in the processes of its family (the
  * fork tree of one command, host/process.h's proc_family()).
  *
- * A page that maps the kernel's zero page (memory only read) is no frame
- * KSM could free: ksmd does not visit it (its walk finds no page there),
- * so it is counted apart, as a mapping KSM never tracks.
+ * A page that maps the kernel's zero page (memory only read) is never
+ * noted: the reader leaves it out (dump/proc.c), as ksmd's walk does.
  *
  * Memory: 16 bytes per page read from a process.
  */
@@ -33,7 +32,6 @@
  * it is a KSM page; an estimated one has FRAME_KEY_ALONE (a page its
  * process maps alone: a running number) or FRAME_KEY_FAMILY (family and
  * page number). */
-#define FRAME_KEY_ZERO (UINT64_C(1) << 60)	/* the kernel's zero page */
 #define FRAME_KEY_KSM (UINT64_C(1) << 61)
 #define FRAME_KEY_FAMILY (UINT64_C(1) << 62)
 #define FRAME_KEY_ALONE (UINT64_C(1) << 63)
@@ -123,6 +121,18 @@ struct frames_held {
  * Return: its length; 0 when no page was noted (files).
  */
 size_t frames_held(struct frames *fr, struct frames_held **out);
+
+/**
+ * frames_first() - each input's frames per content, a frame counted in the
+ * first input that maps it only: the frames of an export, in which a frame
+ * that processes share since fork counts once, as the summary counts it.
+ * @fr: the frames, every input read
+ * @out: set to the list (b = a), sorted as frames_held()'s, for
+ *	frames_held_find(); the caller frees it
+ *
+ * Return: its length; 0 when no page was noted (files).
+ */
+size_t frames_first(struct frames *fr, struct frames_held **out);
 
 /**
  * frames_held_find() - an entry of frames_held()'s list.

@@ -667,6 +667,7 @@ static int scan_input(struct scan *s, size_t k)
 	}
 	if (d->failed)
 		status = 1;
+	f->zero_page_mappings = d->zero_page_mappings;
 	memcpy(s->why, d->why, sizeof(s->why));
 	return input_gone(s, k, status) ? INPUT_GONE : status;
 }
@@ -739,6 +740,7 @@ static void scan_total(struct scan *s, size_t k)
 	struct figures *all = &s->fig[s->cfg->ninputs];
 
 	all->pages += s->fig[k].pages;
+	all->zero_page_mappings += s->fig[k].zero_page_mappings;
 	all->hashed_pages += s->fig[k].hashed_pages;
 	for (size_t a = 0; a < s->cfg->nalgos; a++)
 		all->seconds[a] += s->fig[k].seconds[a];
@@ -866,6 +868,7 @@ static void scan_scope_group(struct scan *s, size_t g)
 		const struct figures *in = &s->fig[gr->inputs[i]];
 
 		f.pages += in->pages;
+		f.zero_page_mappings += in->zero_page_mappings;
 		f.hashed_pages += in->hashed_pages;
 		for (size_t a = 0; a < cfg->nalgos; a++)
 			f.seconds[a] += in->seconds[a];

@@ -798,6 +798,21 @@ static void collect_finish(struct collect *c)
 	free(rows);
 }
 
+/*
+ * A snapshot's figures, as its processes are counted one after the other
+ * (@first: its first): the last process's, but for the counts of pages,
+ * which are the sums over them (the row is all of its processes).
+ */
+static void keep_figures(struct figures *snap, const struct figures *f, int first)
+{
+	uint64_t zero = first ? 0 : snap->zero_pages;
+	uint64_t mappings = first ? 0 : snap->zero_page_mappings;
+
+	*snap = *f;
+	snap->zero_pages += zero;
+	snap->zero_page_mappings += mappings;
+}
+
 /* scope(): keep the snapshot's figures; after the last one, replay. */
 static void collect_scope(struct sink *sk, const struct scope *sc)
 {
@@ -806,7 +821,8 @@ static void collect_scope(struct sink *sk, const struct scope *sc)
 	if (!sc->all) {
 		c->hash_seconds += sc->f->seconds[KSM_CHECKSUM];
 		c->hashed += sc->f->hashed_pages;
-		c->figs[sc->input_no / c->nprocs] = *sc->f;
+		keep_figures(&c->figs[sc->input_no / c->nprocs], sc->f,
+			     sc->input_no % c->nprocs == 0);
 		c->last_sc = *sc;
 		if (sc->input_no % c->nprocs == 0)
 			c->mergeable = 0, c->marks_read = 0;

@@ -117,7 +117,6 @@ void frame_counts_free(struct frame_counts *fc)
 {
 	free(fc->frames);
 	free(fc->ksm);
-	free(fc->unvisited);
 	memset(fc, 0, sizeof(*fc));
 }
 
@@ -126,13 +125,6 @@ static inline uint64_t content_frames(const struct frame_counts *fc, size_t id,
 				      uint64_t c)
 {
 	return fc ? (id < fc->n ? fc->frames[id] : 0) : c;
-}
-
-/* Of content @id's @c pages, those ksmd visits: not the zero page's mappings. */
-static inline uint64_t content_visited(const struct frame_counts *fc, size_t id,
-				       uint64_t c)
-{
-	return fc && id < fc->n ? c - fc->unvisited[id] : c;
 }
 
 /*
@@ -168,37 +160,30 @@ static void tally_content(struct figures *f, struct tally_sums *t,
 
 	f->hist_contents[b]++;
 	f->hist_pages[b] += c;
-	/*
-	 * KSM's arithmetic is over the pages ksmd visits; with
-	 * use_zero_pages a page that maps the kernel's zero page
-	 * counts as merged with it, as KSM leaves its own.
-	 */
-	uint64_t v = p->use_zero_pages && index_is_zero(ix, id) ? c :
-		     content_visited(fc, id, c);
-	int merges = content_merges(fc, id, v);
+	int merges = content_merges(fc, id, c);
 
 	if (index_is_zero(ix, id)) {
 		f->zero_pages = c;
-		f->ksm_zero_if_z = v;
-		t->zero_sharing = merges ? ksm_saved_pages(v, 0, p) : 0;
-		t->zero_unlimited = merges ? v - 1 : 0;
+		f->ksm_zero_if_z = c;
+		t->zero_sharing = merges ? ksm_saved_pages(c, 0, p) : 0;
+		t->zero_unlimited = merges ? c - 1 : 0;
 	}
 	if (merges)
-		t->unlimited_sharing += v - 1;
+		t->unlimited_sharing += c - 1;
 	/*
 	 * use_zero_pages: each zero page ksmd visits maps the kernel's
 	 * zero page, one mapping at a time, forked or not.
 	 */
 	if (index_is_zero(ix, id) && p->use_zero_pages) {
-		f->ksm_zero_pages = v;
-		t->freed += content_frames(fc, id, v);
+		f->ksm_zero_pages = c;
+		t->freed += content_frames(fc, id, c);
 	} else if (merges) {
 		uint64_t shared, sharing;
 
-		ksm_content(v, M, &shared, &sharing);
+		ksm_content(c, M, &shared, &sharing);
 		f->pages_shared += shared;
 		f->pages_sharing += sharing;
-		t->freed += ksm_freed_frames(content_frames(fc, id, v), v, M);
+		t->freed += ksm_freed_frames(content_frames(fc, id, c), c, M);
 	}
 }
 
@@ -225,11 +210,8 @@ static void tally_savings(struct figures *f, struct tally_sums *t,
 		t->unlimited_sharing -= t->zero_unlimited;
 	f->saved_bytes_unlimited = (t->unlimited_sharing + f->ksm_zero_pages) * PAGE_BYTES;
 	/* A page merged with the zero page (use_zero_pages) is no longer tracked. */
-	/* ... and KSM tracks no mapping of the kernel's zero page */
 	f->general_profit = ksm_general_profit(f->pages_sharing + f->ksm_zero_pages,
-					       f->pages - f->ksm_zero_pages -
-					       (fc && !p->use_zero_pages ?
-						fc->total_unvisited : 0));
+					       f->pages - f->ksm_zero_pages);
 	f->duplicate_ratio = f->pages ?
 		(double)(f->pages - f->distinct_pages) / (double)f->pages : 0.0;
 	f->saved_percent = ksm_saved_percent(f->pages_sharing + f->ksm_zero_pages,

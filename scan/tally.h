@@ -13,6 +13,8 @@
  * inputs together. */
 struct figures {
 	uint64_t pages;			/* pages read */
+	uint64_t zero_page_mappings;	/* live pages that map the kernel's zero
+					 * page: not read, not in pages */
 	uint64_t zero_pages;		/* pages whose bytes are all zero */
 	uint64_t distinct_pages;	/* distinct contents, byte-exact */
 	uint64_t pages_shared;		/* KSM stable-tree pages */
@@ -51,9 +53,6 @@ struct frame_counts {
 	size_t n;			/* content ids counted */
 	uint32_t *frames;		/* per content id: its distinct frames */
 	unsigned char *ksm;		/* ... 1 if one of them is a KSM page */
-	uint32_t *unvisited;		/* ... its pages that map the kernel's
-					 * zero page: ksmd never visits them */
-	uint64_t total_unvisited;	/* ... of all contents */
 	uint64_t total;			/* frames of the scope */
 	int estimate;			/* some frames were estimated */
 };
@@ -89,8 +88,7 @@ void ksm_tally(struct figures *f, const struct index *ix, int current_input,
  *	inputs) use the one KSM arithmetic.
  * @fc: the frames of each content (live processes), or NULL: every page
  *	is a frame of its own (files). A content on one frame is not merged
- *	unless that frame is a KSM page; on two or more, all its pages are
- *	but those that map the kernel's zero page (ksmd never visits them).
+ *	unless that frame is a KSM page; on two or more, all its pages are.
  * @algos: the selected algorithms, in the index's order
  * @nalgos: how many
  * @p: the KSM settings

@@ -604,6 +604,82 @@ def fleet_totals():
     check(r.rc == 0 and r.out.startswith("hosts"), "a table without --csv", r.out[:200])
 
 
+# A prefork server: the parent writes 112 pages at an address it prints,
+# 8 contents 12 times each (12 frames each) and 16 contents once, then
+# forks two children, which share every frame; the first child then
+# writes one new content over pages 0-15 (16 frames of its own).
+PREFORK = r"""
+import ctypes, mmap, os, sys
+n = 112
+m = mmap.mmap(-1, n * 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+m.madvise(mmap.MADV_NOHUGEPAGE)
+for i in range(n):
+    tag = b"c%d" % (i % 8) if i < 96 else b"u%d" % i
+    m[i * 4096:(i + 1) * 4096] = tag.ljust(4096, b".")
+kids = []
+for k in range(2):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        if k == 0:
+            for i in range(16):
+                m[i * 4096:(i + 1) * 4096] = b"w".ljust(4096, b".")
+        os.write(w, b"x")
+        sys.stdin.read()
+        os._exit(0)
+    os.read(r, 1)
+    kids.append(pid)
+addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+print(addr, addr + n * 4096, os.getpid(), *kids, flush=True)
+sys.stdin.read()
+for pid in kids:
+    os.waitpid(pid, 0)
+"""
+
+
+@test("fleet")
+def fleet_frames_of_forked_processes():
+    # The export of a prefork server counts frames, as the summary does:
+    # ksmfleet's totals are then the '*' row's frames and freed_bytes, and
+    # what the test put there: 128 frames (112 + the child's 16); 25
+    # contents; the 8 of 12 frames each and the child's 16 merge (8 * 11 +
+    # 15 = 103 frames freed); the 16 held once, on one frame the three
+    # processes share, never merge (counting pages, they would: 2 each).
+    p = subprocess.Popen([sys.executable, "-c", PREFORK], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        lo, hi, *pids = (int(x) for x in p.stdout.readline().split())
+        args = ["--range=0x%x-0x%x" % (lo, hi)] + sum((["-p", str(x)] for x in pids), [])
+        star = [x for x in rows(ksmscan("--csv", *args)) if x["input"] == "*"]
+        if not check(star, "ksmscan's '*' row"):
+            return
+        star = star[0]
+        eq((int(star["frames"]), int(star["distinct_pages"]), int(star["freed_bytes"])),
+           (128, 25, 103 * PAGE), "'*': frames, contents, freed_bytes as constructed")
+        r = ksmscan("-r", "contents", "--csv", *args)
+        e = tmp("prefork.contents.csv")
+        with open(e, "w", newline="") as f:
+            f.write(r.out)
+        r = fleet("--workers=1", "--csv", e)
+        if ok(r, "ksmfleet totals of the contents export"):
+            got = {k: int(v) for k, v in rows(r)[0].items()}
+            eq((got["pages"], got["distinct_pages"], got["pages_shared"],
+                got["pages_sharing"], got["saved_bytes"]),
+               (int(star["frames"]), int(star["distinct_pages"]), 9, 103,
+                int(star["freed_bytes"])),
+               "ksmfleet's pages and saving are '*''s frames and freed_bytes")
+        # A sketch (all 25 contents: fewer than --sketch-size) counts the same
+        # frames, in each input's rows and in those of all ('*').
+        sk = rows(ksmscan("-r", "sketch", "--csv", *args))
+        eq((sum(int(x["pages"]) for x in sk if x["input"] != "*"),
+            sum(int(x["pages"]) for x in sk if x["input"] == "*"),
+            sum(1 for x in sk if x["input"] == "*")),
+           (128, 128, 25), "sketch: the frames of the inputs' rows and of '*'")
+    finally:
+        p.stdin.close()
+        p.wait()
+
+
 @test("fleet")
 def fleet_placement():
     paths, data = shared_inputs(random.Random(6))

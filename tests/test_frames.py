@@ -28,6 +28,8 @@ from ksmtest import (PAGE, Skip, check, eq, ksm_group, run, run_suite,  # noqa: 
 BASE = 0x10000000  # sparse files: mem holds pages at their addresses
 PM_PRESENT, PM_EXCLUSIVE = 1 << 63, 1 << 56
 KPF_KSM = 1 << 21
+KPF_THP, KPF_COMPOUND_HEAD, KPF_COMPOUND_TAIL = 1 << 22, 1 << 15, 1 << 16
+KPF_ZERO_PAGE = 1 << 24
 ZERO = bytes(PAGE)
 
 
@@ -38,6 +40,7 @@ class Tree:
         self.root = tmp(name)
         self.procs = {}          # pid -> (ppid, comm, pages)
         self.ksm_pfns = set()
+        self.pfn_flags = {}      # pfn -> other kpageflags bits
 
     def proc(self, pid, ppid, comm, pages, ksm_merging=0):
         self.procs[pid] = (ppid, comm, pages, ksm_merging)
@@ -66,13 +69,15 @@ class Tree:
                     f.seek(a // PAGE * 8)
                     f.write(struct.pack("<Q", PM_PRESENT | (PM_EXCLUSIVE if excl else 0)
                                         | (0 if hide_pfn else pfn)))
-        if self.ksm_pfns and not hide_pfn:
+        if (self.ksm_pfns or self.pfn_flags) and not hide_pfn:
             # kpageflags has a word for every frame of the machine
             top = max(pfn for _, _, pages, _ in self.procs.values()
                       for _, _, pfn, _ in pages) + 1
             flags = bytearray(8 * top)
             for pfn in self.ksm_pfns:
                 struct.pack_into("<Q", flags, 8 * pfn, KPF_KSM)
+            for pfn, bits in self.pfn_flags.items():
+                struct.pack_into("<Q", flags, 8 * pfn, bits)
             with open(os.path.join(self.root, "proc", "kpageflags"), "wb") as f:
                 f.write(bytes(flags))
         return self
@@ -92,18 +97,12 @@ class Tree:
 
 def oracle(pages, m=256, z=False):
     """KSM's steady state of pages [(content, frame, is_ksm)] counted by frame;
-    a frame None maps the kernel's zero page: a page read, which ksmd never
-    visits (no rmap_item, never merged)."""
+    a frame None maps the kernel's zero page: no memory of the process (not
+    in its pages) and no page ksmd visits (no rmap_item, never merged)."""
     by = collections.defaultdict(lambda: [0, set(), False])
-    unvisited = 0
+    mappings = sum(1 for _, frame, _ in pages if frame is None)
+    pages = [p for p in pages if p[1] is not None]
     for content, frame, ksm in pages:
-        if frame is None and z:
-            out_zero = by[content]      # -z: counted with the zero pages
-            out_zero[0] += 1
-            continue
-        if frame is None:
-            unvisited += 1
-            continue
         e = by[content]
         e[0] += 1
         e[1].add(frame)
@@ -122,8 +121,9 @@ def oracle(pages, m=256, z=False):
             out["freed"] += max(f - s - (c % m == 1), 0)
     n = len(pages)
     out["pages"] = n
+    out["zero_page_mappings"] = mappings
     out["general_profit"] = (out["pages_sharing"] + out["ksm_zero_pages"]) * PAGE - \
-        (n - out["ksm_zero_pages"] - unvisited) * 64
+        (n - out["ksm_zero_pages"]) * 64
     return out
 
 
@@ -175,7 +175,8 @@ def rows_of(r):
 
 
 def compare(row, exp, what):
-    for k in ("pages", "pages_shared", "pages_sharing", "ksm_zero_pages", "general_profit"):
+    for k in ("pages", "pages_shared", "pages_sharing", "ksm_zero_pages", "general_profit",
+              "zero_page_mappings"):
         eq(int(row[k]), exp[k], "%s: %s" % (what, k))
     eq(int(row["freed_bytes"]), exp["freed"] * PAGE, "%s: freed_bytes" % what)
 
@@ -443,7 +444,8 @@ def zero_page_mapped():
 
 def zero_pfn():
     """The kernel's zero page's frame: what a private anonymous page only
-    read maps (root)."""
+    read maps (root; on a kernel that maps no zero page there, a frame of
+    its own that no other process maps). test_apps_live.py counts by it."""
     import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mmap.restype = ctypes.c_void_p
@@ -457,10 +459,22 @@ def zero_pfn():
     return e & ((1 << 55) - 1)
 
 
-def live_pages(pid, zero):
+def zero_frames(pfns):
+    """The frames of @pfns that kpageflags marks KPF_ZERO_PAGE (root): the
+    kernel's zero page and huge zero page."""
+    out = set()
+    with open("/proc/kpageflags", "rb") as f:
+        for pfn in pfns:
+            f.seek(pfn * 8)
+            if struct.unpack("<Q", f.read(8))[0] & KPF_ZERO_PAGE:
+                out.add(pfn)
+    return out
+
+
+def live_pages(pid):
     """[(content digest, frame, False)] of a live process's private
     anonymous pages, read here from /proc/PID/maps, pagemap and mem (root);
-    frame None for a mapping of the zero page (frame @zero)."""
+    frame None for a mapping of a zero page (kpageflags)."""
     import xxhash
     out = []
     with open("/proc/%d/maps" % pid) as f:
@@ -484,8 +498,9 @@ def live_pages(pid, zero):
                 data = mem.read(PAGE)
                 pfn = v & ((1 << 55) - 1)
                 key = ZERO if data == ZERO else xxhash.xxh3_128_digest(data)
-                out.append((key, None if pfn == zero else pfn, False))
-    return out
+                out.append((key, pfn, False))
+    zero = zero_frames({pfn for key, pfn, _ in out if key == ZERO})
+    return [(key, None if pfn in zero else pfn, ksm) for key, pfn, ksm in out]
 
 
 @test("live")
@@ -500,16 +515,15 @@ def forked_process_as_root():
                          stdout=subprocess.PIPE, text=True)
     try:
         parent, child = (int(x) for x in p.stdout.readline().split())
-        zpfn = zero_pfn()
         for z in (False, True):
             # The kernel may move an idle process's pages (a huge page
             # split maps zero-filled ones to the zero page): the pages are
             # read before and after ksmscan, and compared when they held.
             for attempt in range(3):
-                mine = {pid: live_pages(pid, zpfn) for pid in (parent, child)}
+                mine = {pid: live_pages(pid) for pid in (parent, child)}
                 r = run(["--csv", "-p", str(parent), "-p", str(child)] +
                         (["-z"] if z else []))
-                if mine == {pid: live_pages(pid, zpfn) for pid in (parent, child)}:
+                if mine == {pid: live_pages(pid) for pid in (parent, child)}:
                     break
             rows = rows_of(r)
             if not check("*" in rows, "ksmscan ran", r.brief()):
@@ -533,6 +547,103 @@ def forked_process_as_root():
     finally:
         p.stdin.close()
         p.wait()
+
+
+@test("zero page")
+def zero_page_mappings_are_not_memory():
+    # Pages that map the kernel's zero page (pfn 7, KPF_ZERO_PAGE) or the
+    # huge zero page (pfns 1024-1535, a compound THP) are no memory: not in
+    # pages, zero_pages or the contents export, counted in
+    # zero_page_mappings; zero-filled pages on frames of their own are.
+    a, b = b"A" * PAGE, b"B" * PAGE
+    t = Tree("zeropage")
+    pages1 = [(a, 10), (a, 11), (b, 12), (ZERO, 20), (ZERO, 21),
+              (ZERO, 7), (ZERO, 7), (ZERO, 7), (ZERO, 1024), (ZERO, 1025),
+              (ZERO, 1535), (a, 13)]
+    pages2 = [(ZERO, 7), (a, 30), (ZERO, 1100), (ZERO, 31)]
+    t.proc(100, 1, "one", [(BASE + i * PAGE, d, f, f >= 10 and f < 1024)
+                           for i, (d, f) in enumerate(pages1)])
+    t.proc(200, 1, "two", [(BASE + i * PAGE, d, f, f >= 10 and f < 1024)
+                           for i, (d, f) in enumerate(pages2)])
+    t.pfn_flags[7] = KPF_ZERO_PAGE
+    t.pfn_flags[1024] = KPF_ZERO_PAGE | KPF_THP | KPF_COMPOUND_HEAD
+    for f in range(1025, 1536):
+        t.pfn_flags[f] = KPF_ZERO_PAGE | KPF_THP | KPF_COMPOUND_TAIL
+    t.write()
+    marked = {pid: [(d, None if f in t.pfn_flags else f, False) for d, f in pages]
+              for pid, pages in ((100, pages1), (200, pages2))}
+    if scan_and_compare(t, marked, [], z=True) is None:
+        return
+    rows = scan_and_compare(t, marked, [])
+    if rows is None:
+        return
+    eq([int(rows[k]["zero_page_mappings"]) for k in ("pid:100", "pid:200", "*")],
+       [6, 2, 8], "zero_page_mappings: 3 + 3 huge, 1 + 1 huge, their sum")
+    eq([int(rows[k]["zero_pages"]) for k in ("pid:100", "pid:200", "*")],
+       [2, 1, 3], "zero_pages: the zero-filled frames only, summed in *")
+    eq([int(rows[k]["pages"]) for k in ("pid:100", "pid:200", "*")], [6, 2, 8], "pages")
+    eq(float(rows["pid:100"]["saved_percent"]), 100.0 * 3 / 6,
+       "saved_percent over the 6 pages of memory (A x3 saves 2, zero x2 saves 1)")
+    r = t.ksmscan(["--csv", "-r", "contents", "-p", "100", "-p", "200"])
+    got = {(x["input"], int(x["zero"])): int(x["pages"])
+           for x in csv.DictReader(io.StringIO(r.out)) if x["zero"] == "1"}
+    eq(got, {("pid:100", 1): 2, ("pid:200", 1): 1}, "contents: zero rows count frames")
+    # Without root pagemap hides the frames: nothing tells a mapping of the
+    # zero page from a zero-filled page, and every zero page is read.
+    t.write(hide_pfn=True)
+    rows = rows_of(t.ksmscan(["--csv", "-p", "100"]))
+    eq((int(rows["pid:100"]["pages"]), int(rows["pid:100"]["zero_page_mappings"])),
+       (12, 0), "no frame numbers: every page read, no mapping told apart")
+
+
+# A process with N pages in a MADV_MERGEABLE area, the first Z zero-filled
+# (written: frames of their own), the rest 7 contents; it prints its pid.
+MERGEABLE = r"""
+import mmap, os, sys
+n, z = int(sys.argv[1]), int(sys.argv[2])
+m = mmap.mmap(-1, n * 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+m.madvise(mmap.MADV_NOHUGEPAGE)
+for i in range(n):
+    m[i * 4096:(i + 1) * 4096] = bytes(4096) if i < z else bytes([i % 7 + 1]) * 4096
+m.madvise(mmap.MADV_MERGEABLE)
+print(os.getpid(), flush=True)
+sys.stdin.read()
+"""
+
+
+@test("series")
+def combined_row_sums_zero_pages():
+    # Two live processes forecast together: the series row is both of them,
+    # its zero_pages the sum of each one's (40 + 70 by construction), as
+    # each forecast alone gives it.
+    import subprocess
+    procs = [subprocess.Popen([sys.executable, "-c", MERGEABLE, str(n), str(z)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+             for n, z in ((300, 40), (200, 70))]
+    try:
+        pids = [int(p.stdout.readline()) for p in procs]
+
+        def summary(ps):
+            r = run(sum((["-p", str(x)] for x in ps), []) +
+                    ["--count=2", "--interval=0.2s", "-o", "json"])
+            if not check(r.rc == 0, "the forecast ran", r.brief()):
+                return None
+            return json.loads(r.out)["summary"][0]
+        both, one, two = summary(pids), summary(pids[:1]), summary(pids[1:])
+        if None in (both, one, two):
+            return
+        # (a KSM running here with use_zero_pages may map some of the zero
+        # pages to the kernel's zero page meanwhile: then mappings, not pages)
+        eq([x["zero_pages"] + x["zero_page_mappings"] for x in (one, two)], [40, 70],
+           "each process's zero pages")
+        eq(both["zero_pages"] + both["zero_page_mappings"],
+           sum(x["zero_pages"] + x["zero_page_mappings"] for x in (one, two)),
+           "the combined row's zero pages: the sum of each process's (110)")
+        eq(both["pages"] + both["zero_page_mappings"], 500, "the combined row's pages")
+    finally:
+        for p in procs:
+            p.stdin.close()
+            p.wait()
 
 
 @test("errors")

@@ -169,15 +169,17 @@ def csv_json_columns_and_status():
     r = ksm(["--csv", good, missing])
     eq(r.returncode, 1, "a missing input: exit status 1")
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
-    eq(list(rows[0]), SUMMARY_COLS + ["freed_bytes"],
-       "summary columns, status, then freed_bytes")
+    eq(list(rows[0]), SUMMARY_COLS + ["freed_bytes", "zero_page_mappings", "frames"],
+       "summary columns, status, then freed_bytes, zero_page_mappings, frames")
     eq([x["status"] for x in rows], ["ok", "failed", "partial"], "status per input and *")
     # A file has no frames: each page is one, so KSM frees what it saves.
     eq([x["freed_bytes"] for x in rows], [x["saved_bytes"] for x in rows],
        "a file's freed_bytes are its saved_bytes")
+    eq([(x["zero_page_mappings"], x["frames"]) for x in rows],
+       [("0", x["pages"]) for x in rows], "a file: no zero-page mapping, a frame a page")
     r = ksm(["--json", "-c", "lz4", "-a", "xxhash,crc32c", good])
     doc = json.loads(r.stdout)
-    eq(list(doc["summary"][0]), SUMMARY_COLS + ["freed_bytes"],
+    eq(list(doc["summary"][0]), SUMMARY_COLS + ["freed_bytes", "zero_page_mappings", "frames"],
        "JSON summary keys are the columns")
     p = doc.get("parameters", {})
     eq((p.get("algorithms"), p.get("max_page_sharing"), p.get("use_zero_pages"),

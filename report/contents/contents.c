@@ -14,6 +14,14 @@
  * place among the others and a host's export is never held in memory twice
  * (the file takes 32 bytes per row in $TMPDIR).
  *
+ * Live processes' pages are counted as the summary counts them, by frame:
+ * a frame is counted in the first input that maps it (a page a prefork
+ * server's children share since fork counts once, in the parent's rows),
+ * and the rows of all inputs ("*") count each content's frames; a row left
+ * with no frame is not written. A page that maps the kernel's zero page is
+ * none (the reader leaves it out). So ksmfleet's pages and saving of one
+ * host's export are the summary's frames and freed_bytes of "*".
+ *
  * Every row ends with the host's name (--host, else gethostname()), so that
  * the fleet tool counts a whole-host export (many pid:N inputs) as one host
  * whatever its pids. A sketch of several inputs adds the sketch of all of
@@ -27,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../scan/frames.h"
 #include "../../util/util.h"
 #include "../report_sink.h"
 #include "../write/cell.h"
@@ -39,6 +48,7 @@ struct content_row {
 	uint32_t zero;
 	uint32_t input;			/* the input's number */
 	uint32_t distinct;		/* the input's distinct contents */
+	uint32_t id;			/* the content */
 };
 
 struct contents {
@@ -54,6 +64,9 @@ struct contents {
 	const char *host_name;		/* --host, or host */
 	struct column cols[5];
 	size_t ncols;
+	struct frames_held *first;	/* live: each input's frames per content,
+					 * a frame in its first input (frames_first()) */
+	size_t nfirst;
 };
 
 /* content_row.input of the rows of all inputs ("*") */
@@ -113,19 +126,30 @@ static void contents_scope(struct sink *sk, const struct scope *sc)
 	struct content_row *rows;
 	int all = sc->all && !sc->group;
 
+	struct frame_counts fc = { 0 };
+
+	if (all && sc->frames)
+		c->nfirst = frames_first(sc->frames, &c->first);
 	/* "*": a sketch of several inputs only (contents would repeat them) */
 	if (sc->all && (!all || c->limit == SIZE_MAX ||
 			c->r.rs->scan->ninputs < 2))
 		return;
+	if (all && sc->frames && frames_count(sc->frames, SIZE_MAX, NULL, size, &fc) < 0)
+		fc.n = 0;
 	rows = xcalloc(size ? size : 1, sizeof(*rows));
 	for (size_t id = 0; id < size && id < c->ndigests; id++) {
 		uint32_t pages = index_count(sc->ix, id, !all);
 
+		if (pages && id < fc.n)
+			pages = fc.frames[id];	/* "*" of live processes */
 		if (pages)
 			rows[n++] = (struct content_row){ c->digests[id], pages,
 				(uint32_t)index_is_zero(sc->ix, id),
-				all ? ALL_INPUTS : (uint32_t)sc->input_no, 0 };
+				all ? ALL_INPUTS : (uint32_t)sc->input_no, 0,
+				(uint32_t)id };
 	}
+	if (fc.n)
+		frame_counts_free(&fc);
 	qsort(rows, n, sizeof(*rows), cmp_row);
 	for (size_t i = 0; i < n; i++)
 		rows[i].distinct = (uint32_t)n;
@@ -137,18 +161,26 @@ static void contents_scope(struct sink *sk, const struct scope *sc)
 	free(rows);
 }
 
-/* One kept row through the writer. */
+/* One kept row through the writer: an input's row of live processes with
+ * its frames (none: no row). */
 static void contents_row(struct contents *c, const struct content_row *r)
 {
 	char hex[40];
+	const struct frames_held *h = c->nfirst && r->input != ALL_INPUTS ?
+		frames_held_find(c->first, c->nfirst, r->id, r->input, r->input) :
+		NULL;
+	uint64_t pages = !c->nfirst || r->input == ALL_INPUTS ? r->pages :
+			 h ? h->frames : 0;
 	struct cell row[5] = {
 		cell_str(r->input == ALL_INPUTS ? "*" :
 			 c->r.rs->scan->inputs[r->input].name), cell_str(hex),
-		cell_uint(r->pages),
+		cell_uint(pages),
 		cell_uint(c->limit == SIZE_MAX ? r->zero : r->distinct),
 		cell_str(c->host_name),
 	};
 
+	if (!pages)
+		return;
 	snprintf(hex, sizeof(hex), "0x%016llx%016llx",
 		 (unsigned long long)r->d.hi, (unsigned long long)r->d.lo);
 	c->r.rs->out->row(c->r.rs->out, row);
@@ -180,6 +212,7 @@ static void contents_free(struct sink *sk)
 	if (c->rows)
 		fclose(c->rows);
 	free(c->digests);
+	free(c->first);
 	free(c);
 }
 

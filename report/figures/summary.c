@@ -62,16 +62,24 @@ static const struct column series_cols[] = {
 
 #define NSERIES (sizeof(series_cols) / sizeof(series_cols[0]))
 
-/* Last: the memory KSM would free, counted by frame. */
-static const struct column freed_col = COL_F("freed_bytes", NP);
+/* Last: the memory KSM would free, counted by frame; the live pages that
+ * map the kernel's zero page (memory only read: not in pages); the frames
+ * of the pages (a page processes share since fork is one frame; files:
+ * the pages), what a contents export of live processes counts. */
+static const struct column last_cols[] = {
+	COL_F("freed_bytes", NP), COL_F("zero_page_mappings", NP),
+	COL_F("frames", NP),
+};
 
-/* And for a series, after it: the zero-filled subpages of huge pages that
+#define NLAST (sizeof(last_cols) / sizeof(last_cols[0]))
+
+/* And for a series, after them: the zero-filled subpages of huge pages that
  * KSM's splits map to the shared zero page (freed, in no KSM counter). */
 static const struct column thp_zero_col = COL_F("thp_zero_freed_pages", NP);
 
-/* Room for a row: the columns, the command, the kernel's, a series', freed
- * and the split's. */
-#define ROW_MAX (NCOLS + 1 + NPROC + NSERIES + 2)
+/* Room for a row: the columns, the command, the kernel's, a series', last,
+ * the split's. */
+#define ROW_MAX (NCOLS + 1 + NPROC + NSERIES + NLAST + 1)
 
 /* Which of the optional columns a run's summary has. */
 struct summary_shape {
@@ -109,7 +117,8 @@ static size_t summary_columns(const struct summary_shape *sh, struct column *col
 		cols[n++] = proc_cols[i];
 	for (size_t i = 0; sh->series && i < NSERIES; i++)
 		cols[n++] = series_cols[i];
-	cols[n++] = freed_col;
+	for (size_t i = 0; i < NLAST; i++)
+		cols[n++] = last_cols[i];
 	if (sh->series)
 		cols[n++] = thp_zero_col;
 	return n;
@@ -160,6 +169,8 @@ static void summary_row(const struct writer *w, const struct scope_copy *in,
 		row[n++] = cell_real(in->cpu_peak, 4);
 	}
 	row[n++] = cell_uint(f->freed_bytes);
+	row[n++] = cell_uint(f->zero_page_mappings);
+	row[n++] = cell_uint(f->frames);
 	if (sh->series)
 		row[n++] = cell_uint(f->thp_zero_freed_pages);
 	w->row(w, row);
