@@ -175,7 +175,7 @@ test: deps ksmscan $(UNITS:%=build/%)
 # suites: tests/test_apps_live.py, tests/test_systemd_boot_live.py). make test skips those tests when the
 # application is missing; here they run alone (KSMSCAN_APPS=1: only them,
 # and a missing application fails).
-APP_SUITES = test_apps_live test_hostile_input test_monitoring test_output test_prometheus_rules \
+APP_SUITES = test_apps_live test_guests_live test_hostile_input test_monitoring test_output test_prometheus_rules \
 	test_systemd_boot_live
 test-apps: deps ksmscan
 	./scripts/install-deps apps

@@ -1,0 +1,394 @@
+#!/usr/bin/python3
+"""The forecast against live KSM on three QEMU guests (KSMSCAN_LIVE_TESTS=1,
+KSM idle; tests/live.py restores every setting and unmerges what it merged).
+
+Three guests from one kernel and one initramfs (tests/guests.py: mem-merge=on,
+384 MiB each, idle after boot).  With KSM stopped, `ksmscan -p PIDS
+--interval=1s --count=8 -o json` at the settings the test then gives KSM
+(pages_to_scan 1000, sleep_millisecs 20, smart_scan 1) writes the forecast;
+then KSM runs until its counters settle (past the forecast's full scans, and
+pages_sharing still for two scans), and the kernel's figures are compared
+with the forecast's:
+
+  - pages_shared, pages_sharing, general_profit (the forecast's last timeline
+    row against /sys/kernel/mm/ksm), each guest's ksm_merging_pages (the
+    forecast's processes against /proc/PID/ksm_stat): within 1%;
+  - time to 90%: the forecast's full scans and seconds_to_90_percent against
+    the end of the first full scan after which the kernel's pages_sharing
+    held 90% of its settled value (full scans and seconds since run=1): the
+    scans equal, the seconds within 20% when the machine is quiet (1-minute
+    load below the CPUs; otherwise ksmd's pace is the load's, and the
+    seconds are printed, not held);
+  - `ksmscan --check=forecast.json --tolerance=1` exits 0.
+
+`thp_off` runs QEMU with THP disabled (guest RAM in 4 KiB pages).  `thp_on`
+is QEMU's default (guest RAM madvised MADV_HUGEPAGE): until the replay models
+what merging a subpage does to a THP (issue 42, item 1), the forecast is
+known to be high there; its figures are measured and printed, and compared
+only when THP_MODELLED is True (or KSMSCAN_GUESTS_THP=1).  Each test prints
+a table of forecast, live and error.
+
+`advice_applied`: `-r advise --target=90%@60s --max-cpu=5 -o sh` on THP-off
+guests, the script run by sh with KSM_SYSFS on the real folder (each knob it
+writes saved by the session first); then 90% of the saving a forecast at the
+advised setting settles at is reached by the target time (+20%), ksmd's
+utime+stime (/proc/PID/stat of the kernel thread) over the wall time stays
+within --max-cpu (+20%), and `--check --tolerance=20` passes at that time.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import guests  # noqa: E402
+import live  # noqa: E402
+from ksmtest import KSMSCAN, Skip, app, check, run_suite, test, tmp  # noqa: E402
+
+# Switch on once the replay models THP splits (issue 42 item 1): then the
+# THP-on case is held to the same bounds as THP off.
+THP_MODELLED = False
+GUESTS = 3
+SETTINGS = {"pages_to_scan": 1000, "sleep_millisecs": 20, "smart_scan": 1}
+COUNTERS = ("pages_shared", "pages_sharing", "general_profit")
+COUNT_TOLERANCE = 1.0      # percent
+TIME_TOLERANCE = 20.0      # percent
+SETTLE_TIMEOUT = 300       # seconds of live KSM at most
+POLL = 0.05
+
+
+def thp_compared(env=None):
+    env = os.environ if env is None else env
+    return THP_MODELLED or env.get("KSMSCAN_GUESTS_THP") == "1"
+
+
+def error_percent(forecast, actual):
+    """(actual - forecast) / forecast, percent: the issue's sign."""
+    if not forecast:
+        return 0.0 if not actual else float("inf")
+    return 100.0 * (actual - forecast) / forecast
+
+
+def forecast(pids):
+    args = KSMSCAN + ["--interval=1s", "--count=8", "--pages-to-scan=%d" %
+                      SETTINGS["pages_to_scan"], "--sleep-ms=%d" %
+                      SETTINGS["sleep_millisecs"], "--smart-scan=%d" %
+                      SETTINGS["smart_scan"], "-o", "json"]
+    for p in pids:
+        args += ["-p", str(p)]
+    t0 = time.time()
+    r = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    if r.returncode:
+        raise RuntimeError("forecast: exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]))
+    return json.loads(r.stdout), r.stdout, time.time() - t0
+
+
+def live_run(ks, scans):
+    """run=1, then sample the counters until settled.  Returns (samples,
+    settled): samples are (seconds since run=1, full_scans, {counter})."""
+    f0 = ks.read("full_scans")
+    t0 = time.time()
+    ks.set("run", 1)
+    samples, ends = [], []           # ends: pages_sharing at each full scan's end
+    while time.time() - t0 < SETTLE_TIMEOUT:
+        f = ks.read("full_scans")
+        c = {n: ks.read(n) for n in COUNTERS}
+        samples.append((time.time() - t0, f, c))
+        if not ends or f != ends[-1][0]:
+            ends.append((f, c["pages_sharing"]))
+        if f >= f0 + scans + 1 and len(ends) >= 3 and \
+                abs(ends[-1][1] - ends[-3][1]) <= max(1, ends[-1][1] // 1000):
+            return samples, True
+        time.sleep(POLL)
+    return samples, False
+
+
+def live_to_90(samples):
+    """(seconds, full scans) since run=1 at the end of the first full scan
+    after which pages_sharing held 90% of its last value: the first sample
+    with a new full_scans count and that much."""
+    final = samples[-1][2]["pages_sharing"]
+    f0 = last_f = samples[0][1]
+    for t, f, c in samples:
+        if f != last_f:
+            last_f = f
+            if c["pages_sharing"] >= 0.9 * final:
+                return t, f - f0
+    return None, None
+
+
+def forecast_scans_to_90(timeline):
+    """The forecast's full scans to 90% of its last pages_sharing."""
+    rows = [r for r in timeline if r.get("input") == "*"] or timeline
+    final = rows[-1]["pages_sharing"]
+    return next((r["scan"] for r in rows if r["pages_sharing"] >= 0.9 * final), None)
+
+
+def scan_seconds(samples):
+    """Live seconds per full scan: from the first full scan's end to the last's."""
+    ends, last_f = [], samples[0][1]
+    for t, f, _ in samples:
+        if f != last_f:
+            ends.append(t)
+            last_f = f
+    return (ends[-1] - ends[0]) / (len(ends) - 1) if len(ends) > 1 else None
+
+
+def quiet(load=None, cpus=None):
+    """Is the machine quiet enough for ksmd's pace to be its own: the load
+    (1 min, with the guests) below the CPUs?  Seconds are held only then."""
+    load = os.getloadavg()[0] if load is None else load
+    return load < (cpus or os.cpu_count() or 1)
+
+
+def combined(rows):
+    """The last row of the combined input ("*") of a report, or its last row."""
+    star = [r for r in rows if r.get("input") == "*"]
+    return (star or rows)[-1]
+
+
+def figures(d, pids, samples):
+    """[(name, forecast, live)] for the table and the comparisons."""
+    last = combined(d["timeline"])
+    rows = [(n, last[n], samples[-1][2][n]) for n in COUNTERS]
+    procs = {p["pid"]: p for p in d.get("processes", [])}
+    for i, pid in enumerate(pids):
+        rows.append(("guest %d ksm_merging_pages" % (i + 1),
+                     procs.get(pid, {}).get("ksm_merging_pages"),
+                     guests.ksm_stat(pid).get("ksm_merging_pages")))
+    summary = combined(d["summary"])
+    seconds, scans = live_to_90(samples)
+    rows.append(("scans_to_90_percent", forecast_scans_to_90(d["timeline"]), scans))
+    rows.append(("seconds_to_90_percent", summary.get("seconds_to_90_percent"),
+                 None if seconds is None else round(seconds, 3)))
+    tl = [r for r in d["timeline"] if r.get("input") == "*"] or d["timeline"]
+    per = (tl[-1]["seconds"] - tl[0]["seconds"]) / (len(tl) - 1) if len(tl) > 1 else None
+    live_per = scan_seconds(samples)
+    rows.append(("seconds per full scan", per and round(per, 3),
+                 live_per and round(live_per, 3)))
+    return rows
+
+
+def run_check(text, tolerance=COUNT_TOLERANCE):
+    path = tmp("forecast.json")
+    with open(path, "w") as f:
+        f.write(text)
+    r = subprocess.run(KSMSCAN + ["--check=" + path, "--tolerance=%g" % tolerance,
+                                  "-o", "csv"], capture_output=True, text=True, timeout=120)
+    return r
+
+
+def print_table(title, rows, g, seconds, load):
+    print("%s (%s, boot %.1f s, forecast %.1f s, load %.1f on %d CPUs):" % (
+        title, g.accel, g.boot_seconds, seconds, load, os.cpu_count()))
+    print("  %-28s %12s %12s %9s" % ("figure", "forecast", "live", "error%"))
+    for n, f, l in rows:
+        e = error_percent(f, l) if f is not None and l is not None else None
+        print("  %-28s %12s %12s %9s" % (n, f, l, "-" if e is None else "%+.2f" % e))
+
+
+def compare(rows, strict, timed):
+    """Each figure within its tolerance (scans to 90%: equal); strict False:
+    measured, not held; timed False: seconds measured, not held."""
+    for n, f, l in rows:
+        if n == "seconds per full scan":
+            continue                      # the why of a time's error, not a claim
+        tol = TIME_TOLERANCE if n.startswith("seconds") else \
+            0 if n.startswith("scans") else COUNT_TOLERANCE
+        ok = f is not None and l is not None and abs(error_percent(f, l)) <= tol
+        if strict and n.startswith("seconds") and not timed:
+            print("  NOT HELD [load %.1f on %d CPUs: not quiet] %s: forecast %r, live %r"
+                  % (os.getloadavg()[0], os.cpu_count(), n, f, l))
+        elif strict:
+            check(ok, "%s within %g%%" % (n, tol), "forecast %r, live %r" % (f, l))
+        elif not ok:
+            print("  KNOWN [THP not modelled yet] %s: forecast %r, live %r" % (n, f, l))
+
+
+def allowed():
+    """A KSM session (KSM idle, checked before QEMU marks guest RAM
+    mergeable), the guests' parts there, or Skip with the first reason."""
+    app([guests.QEMU], "qemu-system-x86")
+    app(["busybox", "/bin/busybox"], "busybox-static")
+    try:
+        session = live.ksm_session()
+        guests.parts()                      # may download the kernel: live runs only
+    except (live.NotAllowed, guests.Missing) as e:
+        raise Skip(str(e))
+    return session
+
+
+def guests_case(thp):
+    t_start = time.time()
+    session = allowed()
+    strict = not thp or thp_compared()
+    with session as ks:
+        for n, v in (("advisor_mode", "none"), ("max_page_sharing", 256),
+                     ("use_zero_pages", 0), ("merge_across_nodes", 1)):
+            ks.set(n, v)
+        for n, v in SETTINGS.items():
+            ks.set(n, v)
+        with guests.Guests(GUESTS, thp=thp) as g:
+            d, text, fsec = forecast(g.pids)
+            load = os.getloadavg()[0]
+            samples, settled = live_run(ks, combined(d["timeline"])["scan"])
+            check(settled, "live KSM settles within %d s" % SETTLE_TIMEOUT,
+                  repr(samples[-1]))
+            rows = figures(d, g.pids, samples)
+            r = run_check(text)
+            ks.set("run", 0)
+            print_table("guests, THP %s" % ("on" if thp else "off"), rows, g, fsec, load)
+            compare(rows, strict, quiet(load))
+            if strict:
+                check(r.returncode == 0, "--check --tolerance=%g passes" % COUNT_TOLERANCE,
+                      r.stdout + r.stderr)
+            else:
+                print("  --check --tolerance=%g: exit %d (not held)" % (COUNT_TOLERANCE,
+                                                                      r.returncode))
+    check(not ks.changed(), "KSM settings restored", repr(ks.changed()))
+    print("  case wall time %.1f s" % (time.time() - t_start))
+
+
+# --- -r advise's script applied to the kernel (issue 41) ---------------------
+
+TARGET_SECONDS = 60
+MAX_CPU = 5.0            # percent of one CPU, --max-cpu
+SAMPLE = ["--interval=1s", "--count=8"]
+SCRIPT_WRITE = re.compile(r"""^(?:printf '%s\\n'|echo) (\S+) > "?\$ksm"?/(\w+)$""")
+
+
+def ksmd_pid(proc="/proc"):
+    """The ksmd kernel thread's pid, or None."""
+    for pid in (p for p in os.listdir(proc) if p.isdigit()):
+        try:
+            with open(os.path.join(proc, pid, "comm")) as f:
+                if f.read().strip() == "ksmd":
+                    return int(pid)
+        except OSError:
+            continue
+    return None
+
+
+def cpu_ticks(pid):
+    """utime + stime of @pid (clock ticks), from /proc/PID/stat."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])   # fields 14 and 15 of stat(5)
+
+
+def script_settings(script):
+    """{name: value} the script's commands write (`printf '%s\\n' V >
+    "$ksm"/NAME`, or `echo V > $ksm/NAME`); commented lines are not commands."""
+    out = {}
+    for line in script.splitlines():
+        m = SCRIPT_WRITE.match(line.strip())
+        if m:
+            out[m.group(2)] = m.group(1).strip("'")
+    return out
+
+
+def advise(pids):
+    args = KSMSCAN + SAMPLE + ["-r", "advise", "--target=90%%@%ds" % TARGET_SECONDS,
+                               "--max-cpu=%g" % MAX_CPU, "-o", "sh"]
+    for p in pids:
+        args += ["-p", str(p)]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    if r.returncode:
+        raise RuntimeError("advise: exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]))
+    return r.stdout
+
+
+def apply_script(ks, script):
+    """Run the script into the real folder, each knob it writes saved first
+    by the session (which puts it back, and unmerges, on leaving)."""
+    settings = script_settings(script)
+    for name in settings:
+        ks.set(name, ks.read(name))        # remembered, unchanged
+    r = subprocess.run(["sh"], input=script, capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, KSM_SYSFS=ks.root))
+    if r.returncode:
+        raise RuntimeError("the script: exit %d: %s" % (r.returncode, r.stderr.strip()))
+    ks.set("run", 1)                       # the script started KSM: the session knows
+    return settings
+
+
+def advice_case():
+    session = allowed()
+    kpid = ksmd_pid()
+    if kpid is None:
+        raise Skip("no ksmd thread")
+    with session as ks:
+        for n, v in (("advisor_mode", "none"), ("max_page_sharing", 256),
+                     ("use_zero_pages", 0), ("merge_across_nodes", 1), ("smart_scan", 1)):
+            ks.set(n, v)
+        with guests.Guests(GUESTS, thp=False) as g:
+            advice_live(ks, g, kpid)
+    check(not ks.changed(), "KSM settings restored", repr(ks.changed()))
+
+
+def advice_live(ks, g, kpid):
+    script = advise(g.pids)
+    want = script_settings(script)
+    check("pages_to_scan" in want and want.get("run") == "1",
+          "the script writes a setting and starts KSM", script[-400:])
+    # The forecast at the advised setting: the saving the target is 90% of.
+    d, text, _ = forecast_at(g.pids, want)
+    final = combined(d["timeline"])["pages_sharing"]
+    hz = os.sysconf("SC_CLK_TCK")
+    c0, t0 = cpu_ticks(kpid), time.time()
+    apply_script(ks, script)
+    reached = None
+    window = TARGET_SECONDS * (1 + TIME_TOLERANCE / 100)
+    while time.time() - t0 < window:
+        if reached is None and ks.read("pages_sharing") >= 0.9 * final:
+            reached = time.time() - t0
+        time.sleep(POLL)
+    cpu = 100.0 * (cpu_ticks(kpid) - c0) / hz / (time.time() - t0)
+    r = run_check(text, TIME_TOLERANCE)
+    said = re.search(r"at ([0-9.]+)% CPU", script.splitlines()[-4] if
+                     len(script.splitlines()) >= 4 else "")
+    print("advice (%s, %d guests): pages_to_scan %s, sleep_millisecs %s, said %s%% CPU" % (
+        g.accel, len(g.pids), want.get("pages_to_scan"), want.get("sleep_millisecs"),
+        said.group(1) if said else "?"))
+    print("  target 90%% of %d pages_sharing by %d s: reached %s; --max-cpu %g%%: "
+          "ksmd measured %.2f%%" % (final, TARGET_SECONDS, "never" if reached is None
+                                    else "at %.1f s" % reached, MAX_CPU, cpu))
+    check(reached is not None and reached <= window,
+          "90%% of the saving by the target time (+%g%%)" % TIME_TOLERANCE,
+          "reached %r" % reached)
+    check(cpu <= MAX_CPU * (1 + TIME_TOLERANCE / 100),
+          "ksmd's CPU within --max-cpu (+%g%%)" % TIME_TOLERANCE, "%.2f%%" % cpu)
+    check(r.returncode == 0, "--check --tolerance=%g at the target time passes" % TIME_TOLERANCE, r.stdout + r.stderr)
+
+
+def forecast_at(pids, settings):
+    args = KSMSCAN + SAMPLE + ["--pages-to-scan=%s" % settings["pages_to_scan"],
+                               "--sleep-ms=%s" % settings.get("sleep_millisecs", 20),
+                               "--smart-scan=1", "-o", "json"]
+    for p in pids:
+        args += ["-p", str(p)]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    if r.returncode:
+        raise RuntimeError("forecast: exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]))
+    return json.loads(r.stdout), r.stdout, None
+
+
+@test("guests", app=True)
+def thp_off():
+    guests_case(False)
+
+
+@test("guests", app=True)
+def thp_on():
+    guests_case(True)
+
+
+@test("advice", app=True)
+def advice_applied():
+    advice_case()
+
+
+if __name__ == "__main__":
+    sys.exit(run_suite("ksmscan-guests-"))
