@@ -48,7 +48,36 @@ struct series {
 	const void *ctx;		/* for bytes() */
 	const double *at;		/* per snapshot: when it was taken, seconds
 					 * after the first; NULL: k x interval */
+	uint32_t sample;		/* --sample=1/N: N, the pages of the
+					 * contents other than zero_id are a
+					 * sample, each standing for N pages
+					 * (in ksmd's pace and in every count);
+					 * 0 or 1: every page is here */
 };
+
+/**
+ * replay_weight() - how many pages one of a content's pages stands for.
+ * @sr: the series
+ * @heavy: the content is in the sample (not the zero page's)
+ *
+ * Return: N for a sampled content of --sample=1/N, else 1.
+ */
+static inline uint64_t replay_weight(const struct series *sr, int heavy)
+{
+	return heavy && sr->sample > 1 ? sr->sample : 1;
+}
+
+/**
+ * replay_heavy() - whether content @id counts at the sample's weight.
+ * @sr: the series
+ * @id: the content, not NO_ID
+ *
+ * Return: 1 unless it is the zero page's (always replayed in full).
+ */
+static inline int replay_heavy(const struct series *sr, uint32_t id)
+{
+	return id != sr->zero_id;
+}
 
 /* ksmd's settings and the series' timing. */
 struct replay_params {
@@ -270,6 +299,46 @@ double replay_wake_period(const struct replay_params *p, double cost);
  */
 size_t replay_run(const struct series *sr, const struct replay_params *p,
 		  struct timeline_row **rows, int *cut);
+
+/*
+ * What a sampled replay's last figures may be off by. Each content but the
+ * zero page's is in the sample with probability 1/N, and a figure is N
+ * times the sum over the sampled contents of what each content gives it
+ * (x_c): the estimate of the sum over all contents is unbiased, with a
+ * variance estimated by (N^2 - N) times the sum of the sampled x_c^2.
+ * These are those sums of squares, in pages^2, at the replay's end.
+ */
+struct replay_spread {
+	double shared;			/* x_c: the content's KSM pages */
+	double sharing;			/* ... the further mappings of them */
+	double unshared;		/* ... its pages in the unstable tree */
+	double saved;			/* ... sharing + ksm_zero_pages */
+	uint64_t contents;		/* sampled contents with a page at the end */
+};
+
+/**
+ * replay_run_sampled() - replay_run(), and the spread of the last figures
+ * over the sampled contents (the error bound of a sampled series).
+ * @sr: the series (sr->sample > 1 for a sample; else @spread is zero)
+ * @p: the settings
+ * @rows: set as replay_run() sets it
+ * @cut: set as replay_run() sets it
+ * @spread: set to the sums of squares at the end
+ *
+ * Return: the number of rows.
+ */
+size_t replay_run_sampled(const struct series *sr, const struct replay_params *p,
+			  struct timeline_row **rows, int *cut,
+			  struct replay_spread *spread);
+
+/**
+ * replay_bound() - two standard errors of a sampled figure.
+ * @sample: N of --sample=1/N (0 or 1: no sample, 0 returned)
+ * @squares: the sum of the sampled contents' x_c^2 (struct replay_spread)
+ *
+ * Return: 2 x sqrt((N^2 - N) x @squares), in pages.
+ */
+double replay_bound(uint32_t sample, double squares);
 
 /* One owner's pages at the end of a replay: a live process, as its
  * /proc/PID/ksm_stat would read. */

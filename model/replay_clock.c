@@ -167,6 +167,13 @@ void replay_wake(struct replay *r)
 		unseen_writes(r, dt);
 	tuner(r);
 	r->clock.budget = r->clock.pts;	/* ksm_do_scan(ksm_thread_pages_to_scan) */
+	if (r->clock.owed) {	/* a sample's visits that stood for more */
+		uint64_t t = r->clock.owed < r->clock.budget ? r->clock.owed :
+			     r->clock.budget;
+
+		r->clock.budget -= t;
+		r->clock.owed -= t;
+	}
 }
 
 void replay_policy_open(struct replay *r)

@@ -270,3 +270,77 @@ int timeline_rows_equal(const struct timeline_row *a, size_t na,
 			return 0;
 	return 1;
 }
+
+static int u64_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* Of the sampled contents: each one's KSM pages and their further
+ * mappings, per node of the stable tree (one node a content), squared and
+ * summed into @out. */
+static void spread_stable(const struct replay *r, struct replay_spread *out)
+{
+	const struct replay_trees *t = &r->tree;
+	size_t nc = t->ccap;
+	double *shared = xcalloc(nc + 1, sizeof(*shared));
+	double *sharing = xcalloc(nc + 1, sizeof(*sharing));
+
+	for (size_t k = 0; k < t->nd; k++)
+		if (t->d[k].alive && t->d[k].len &&
+		    replay_heavy(r->sr, t->c[t->d[k].chain].id)) {
+			shared[t->d[k].chain] += 1;
+			sharing[t->d[k].chain] += t->d[k].len - 1;
+		}
+	for (size_t n = 0; n < nc; n++) {
+		out->shared += shared[n] * shared[n];
+		out->sharing += sharing[n] * sharing[n];
+	}
+	/* the zero page's content is replayed in full: no heavy content has
+	 * ksm_zero_pages, so its saving is its sharing */
+	out->saved = out->sharing;
+	free(shared);
+	free(sharing);
+}
+
+void replay_spread_count(const struct replay *r, struct replay_spread *out)
+{
+	const struct series *sr = r->sr;
+	uint64_t *key = xcalloc(sr->naddr + 1, sizeof(*key));
+	size_t n = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (sr->sample <= 1) {
+		free(key);
+		return;
+	}
+	spread_stable(r, out);
+	/* the pages in the unstable tree, per content: sorted by content */
+	for (size_t i = 0; i < sr->naddr; i++) {
+		const struct rmap *s = &r->tree.s[i];
+
+		if (s->id != NO_ID && replay_heavy(sr, s->id))
+			key[n++] = (uint64_t)s->id << 1 | s->unstable;
+	}
+	qsort(key, n, sizeof(*key), u64_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		double unstable = 0;
+
+		for (j = i; j < n && key[j] >> 1 == key[i] >> 1; j++)
+			unstable += (double)(key[j] & 1);
+		out->unshared += unstable * unstable;
+		out->contents++;
+	}
+	free(key);
+}
+
+double replay_bound(uint32_t sample, double squares)
+{
+	double n = sample;
+
+	if (sample <= 1)
+		return 0;
+	return 2.0 * sqrt((n * n - n) * squares);
+}

@@ -20,6 +20,7 @@
 #include "../host/ksm.h"
 #include "../host/memory.h"
 #include "../host/process.h"
+#include "../hash/hash.h"
 #include "../hash/measure.h"
 #include "../util/util.h"
 #include "forked.h"
@@ -35,6 +36,17 @@
  */
 #define SERIES_PAGE_BYTES 40
 
+/*
+ * --sample=1/N: a content is in the sample when XXH3 of its bytes with this
+ * seed (a digest that has nothing to do with KSM's checksum, so that the
+ * sample does not lean on what ksmd compares) is 0 modulo N. The zero
+ * page's content is always in: it is known without a digest, and it is
+ * often the largest content of all, whose absence or presence would swing
+ * every figure.
+ */
+#define SAMPLE_SEED UINT64_C(0x6b736d7363616e31)
+enum { PICK_UNKNOWN, PICK_IN, PICK_OUT };
+
 /* One snapshot's pages: (address, content id), sorted by address at the end. */
 struct snap {
 	struct page_ref {
@@ -44,6 +56,7 @@ struct snap {
 		uint64_t frame;	/* its frame key (frames.h), 0 for files */
 	} *p;
 	size_t n, cap;
+	uint64_t dropped;	/* --sample: its pages left out */
 };
 
 /*
@@ -184,7 +197,32 @@ struct collect {
 	uint64_t pages, budget;		/* pages collected; the most allowed */
 	struct forked forked;		/* live pages' frames (forked.c) */
 	char stop[200];			/* why the run was stopped */
+	uint8_t *pick;			/* --sample: per content id, PICK_* */
+	size_t npick;
+	uint64_t dropped;		/* --sample: pages read and left out */
+	struct replay_spread spread;	/* --sample: the last figures' spread */
 };
+
+/* --sample: whether the page's content is in the sample (decided once per
+ * content, from its bytes the first time it is read). */
+static int sampled(struct collect *c, const struct page_event *pg)
+{
+	uint32_t n = c->sp->sample;
+
+	if (n <= 1 || pg->zero)
+		return 1;
+	if (pg->id >= c->npick) {
+		size_t was = c->npick;
+
+		c->npick = 2 * (size_t)pg->id + 1024;
+		c->pick = xreallocarray(c->pick, c->npick, 1);
+		memset(c->pick + was, PICK_UNKNOWN, c->npick - was);
+	}
+	if (c->pick[pg->id] == PICK_UNKNOWN)
+		c->pick[pg->id] = xxh3_seeded_page(pg->bytes, SAMPLE_SEED) % n ?
+				  PICK_OUT : PICK_IN;
+	return c->pick[pg->id] == PICK_IN;
+}
 
 /* page(): note the page's address and content, and the content's checksum. */
 static void collect_page(struct sink *sk, const struct page_event *pg)
@@ -193,6 +231,11 @@ static void collect_page(struct sink *sk, const struct page_event *pg)
 	struct snap *s = &c->snaps[pg->input_no / c->nprocs];
 	uint64_t proc = pg->input_no % c->nprocs;
 
+	if (!sampled(c, pg)) {
+		c->dropped++;	/* counted, and dropped before it costs memory */
+		s->dropped++;
+		return;
+	}
 	if (s->n == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 4096;
 		s->p = xreallocarray(s->p, s->cap, sizeof(*s->p));
@@ -313,29 +356,51 @@ static const unsigned char *content_bytes(const void *ctx, uint32_t id)
 	return index_entry(c->ix, id)->bytes;
 }
 
+/* How many pages a page of content @id stands for (--sample). */
+static uint64_t page_weight(const struct series *sr, uint32_t id)
+{
+	return replay_weight(sr, replay_heavy(sr, id));
+}
+
+/* A snapshot's pages, each for the pages it stands for (--sample). */
+static uint64_t snap_pages(const struct series *sr, const struct snapshot *s)
+{
+	uint64_t n = 0;
+
+	if (sr->sample <= 1)
+		return s->n;
+	for (size_t k = 0; k < s->n; k++)
+		n += page_weight(sr, s->id[k]);
+	return n;
+}
+
 /* How snapshot @b differs from snapshot @a; @count is scratch, one zeroed
- * counter per content id. */
-static struct volatility_row differ(const struct snapshot *a,
+ * counter per content id. With --sample each page counts for the pages it
+ * stands for (an estimate with no bound: a change between a sampled and
+ * an unsampled content shows as a page gone or new). */
+static struct volatility_row differ(const struct series *sr,
+				    const struct snapshot *a,
 				    const struct snapshot *b, uint32_t *count)
 {
-	struct volatility_row v = { .pages = b->n };
+	struct volatility_row v = { .pages = snap_pages(sr, b) };
 	size_t i = 0, j = 0;
 
 	for (size_t k = 0; k < a->n; k++)
 		count[a->id[k]]++;
 	while (i < a->n || j < b->n) {
 		if (j == b->n || (i < a->n && a->addr_no[i] < b->addr_no[j])) {
-			v.gone_pages++;
+			v.gone_pages += page_weight(sr, a->id[i]);
 			i++;
 		} else if (i == a->n || b->addr_no[j] < a->addr_no[i]) {
-			v.new_pages++;
+			v.new_pages += page_weight(sr, b->id[j]);
 			j++;
 		} else if (a->id[i] == b->id[j]) {
-			v.unchanged_pages++;
+			v.unchanged_pages += page_weight(sr, b->id[j]);
 			i++, j++;
 		} else {
-			v.changed_pages++;
-			v.merges_broken += count[a->id[i]] >= 2;
+			v.changed_pages += page_weight(sr, b->id[j]);
+			v.merges_broken += count[a->id[i]] >= 2 ?
+					   page_weight(sr, a->id[i]) : 0;
 			i++, j++;
 		}
 	}
@@ -430,7 +495,7 @@ static struct scope last_scope(struct collect *c, const struct timeline_row *t,
 	uint64_t saved = t->pages_sharing + t->ksm_zero_pages;
 
 	if (c->nprocs > 1)	/* the snapshot is all its processes */
-		f->pages = snaps[k].n;
+		f->pages = snaps[k].n + c->snaps[k].dropped;
 	f->pages_shared = t->pages_shared;
 	f->pages_sharing = t->pages_sharing;
 	f->ksm_zero_pages = t->ksm_zero_pages;
@@ -454,6 +519,33 @@ static struct scope last_scope(struct collect *c, const struct timeline_row *t,
 		sc.why = c->why;
 	}
 	return sc;
+}
+
+/*
+ * --sample: say what the figures rest on, once: the pages replayed of
+ * those read, and each last figure's bound (two standard errors of the
+ * estimate from the sampled contents).
+ */
+static void say_sample(const struct collect *c, const struct timeline_row *t)
+{
+	uint32_t n = c->sp->sample;
+	const struct replay_spread *sp = &c->spread;
+
+	if (n <= 1)
+		return;
+	warn("%s: --sample=1/%u: %llu of %llu pages replayed (%llu contents "
+	     "with a page at the end, and every zero page), each standing for %u; "
+	     "the last full scan's figures, within two standard errors: "
+	     "pages_shared %llu +- %.0f, pages_sharing %llu +- %.0f, "
+	     "pages_unshared %llu +- %.0f, saved pages %llu +- %.0f",
+	     series_name(c), n, (unsigned long long)(c->pages),
+	     (unsigned long long)(c->pages + c->dropped),
+	     (unsigned long long)sp->contents, n,
+	     (unsigned long long)t->pages_shared, replay_bound(n, sp->shared),
+	     (unsigned long long)t->pages_sharing, replay_bound(n, sp->sharing),
+	     (unsigned long long)t->pages_unshared, replay_bound(n, sp->unshared),
+	     (unsigned long long)(t->pages_sharing + t->ksm_zero_pages),
+	     replay_bound(n, sp->saved));
 }
 
 /* Say how late the latest live snapshot was, once, at the end. */
@@ -534,7 +626,8 @@ static void series_build(struct collect *c, struct series *sr,
 
 	*sr = (struct series){ n, addr, ns, snaps, NULL, NULL, c->zero_id,
 			       c->zero_sum, content_bytes, c,
-			       c->cfg->inputs[0].path ? NULL : c->at };
+			       c->cfg->inputs[0].path ? NULL : c->at,
+			       c->sp->sample };
 	for (size_t s = ns; s-- > 0;)
 		c->at[s] -= c->at[0];	/* from the first snapshot on */
 	forked_start(&c->forked, c->nsum, n, ns, c->nprocs, &c->cfg->ksm,
@@ -556,6 +649,7 @@ static void series_build(struct collect *c, struct series *sr,
 
 /* How each snapshot differs from the one before (the volatility report). */
 static struct volatility_row *volatility(const struct collect *c,
+					 const struct series *sr,
 					 const struct snapshot *snaps)
 {
 	size_t ns = c->nsnaps;
@@ -563,7 +657,7 @@ static struct volatility_row *volatility(const struct collect *c,
 	uint32_t *count = xcalloc(c->forked.base + c->forked.n + 1, sizeof(*count));
 
 	for (size_t s = 1; s < ns; s++) {
-		vol[s - 1] = differ(&snaps[s - 1], &snaps[s], count);
+		vol[s - 1] = differ(sr, &snaps[s - 1], &snaps[s], count);
 		vol[s - 1].from = s;
 		vol[s - 1].to = s + 1;
 	}
@@ -578,7 +672,9 @@ static size_t replay_first(struct collect *c, const struct series *sr,
 			   struct replay_owner *owners, struct timeline_row **rows)
 {
 	int live = !c->cfg->inputs[0].path, cut;
-	size_t nrows = replay_run_owners(sr, rp, rows, &cut, SERIES_PROC_SHIFT,
+	size_t nrows = sr->sample > 1 ?
+		       replay_run_sampled(sr, rp, rows, &cut, &c->spread) :
+		       replay_run_owners(sr, rp, rows, &cut, SERIES_PROC_SHIFT,
 					 owners, live ? c->nprocs : 0);
 
 	c->cut = cut;
@@ -645,8 +741,9 @@ static void collect_finish(struct collect *c)
 	rp.nlate = nlate;
 	rp.late = nlate ? c->pacer.late : NULL;
 	series_build(c, &sr, snaps);
-	vol = volatility(c, snaps);
+	vol = volatility(c, &sr, snaps);
 	nrows = replay_first(c, &sr, &rp, owners, &rows);
+	say_sample(c, &rows[nrows - 1]);
 	feed_reports(c, &sr, &rp, rows, nrows, vol, owners);
 	for (size_t s = 0; s < ns; s++) {
 		free(snaps[s].addr_no);
@@ -697,6 +794,7 @@ static void collect_free(struct collect *c)
 	free(c->at);
 	free(c->sum);
 	free(c->head);
+	free(c->pick);
 	forked_free(&c->forked);
 	free(c->to);
 }

@@ -29,6 +29,7 @@ struct series_params {
 	double revisit_seconds;		/* ... per KSM page revisited */
 	double merge_seconds;		/* ... more per page merged */
 	double write_rate;		/* unseen writes: share of pages per second */
+	uint32_t sample;		/* --sample=1/N: N (0 or 1: every page) */
 	const struct policy_ops *policy;	/* who sets pages_to_scan */
 	const struct policy_ops *others[POLICIES_MAX];	/* --policy=a,b,...:
 					 * the policies after the first
