@@ -250,6 +250,10 @@ static void cmp_and_merge(struct replay *r, uint32_t i)
 		return;		/* a KSM page already, in its rmap list */
 	r->count.hashed += replay_weight(r->sr, s->heavy);	/* calc_checksum() */
 	leave_trees(r, s);
+	if (s->heavy == SAMPLE_OUT) {	/* a content outside the sample */
+		s->oldsum = sum;
+		return;
+	}
 	if (s->oldsum != sum) {
 		s->oldsum = sum;	/* changed since the last visit */
 		return;
@@ -314,11 +318,27 @@ static void take_budget(struct replay_clock *k, uint64_t w)
 	k->budget = 0;
 }
 
+/* What a visit of @s takes of the batch's budget: a page, or in a sample
+ * the pages it stands for in ksmd's pace (series.pace). */
+static uint64_t pace_of(const struct replay *r, const struct rmap *s)
+{
+	const struct series *sr = r->sr;
+
+	if (sr->sample <= 1)
+		return 1;
+	if (s->heavy == SAMPLE_OUT)
+		return 0;	/* its time is in the sampled pages' */
+	if (s->heavy == SAMPLE_FULL)
+		return REPLAY_PACE_UNIT;
+	return sr->pace ? sr->pace[r->clock.snap] :
+	       (uint64_t)sr->sample * REPLAY_PACE_UNIT;
+}
+
 /* scan_get_next_rmap_item() at address @i, then the visit if it is one. */
 static void step(struct replay *r, uint32_t i)
 {
 	struct rmap *s = &r->tree.s[i];
-	uint64_t w = replay_weight(r->sr, s->heavy), compared;
+	uint64_t w = replay_weight(r->sr, s->heavy), compared, pace;
 	double cost;
 
 	if (s->id == NO_ID || s->zero) {
@@ -339,13 +359,15 @@ static void step(struct replay *r, uint32_t i)
 	}
 	if (should_skip(r, s))
 		return;
-	take_budget(&r->clock, w);
+	pace = pace_of(r, s);
+	take_budget(&r->clock, pace);
 	r->count.visited += w;
 	if (r->log)
 		log_add(r->log, s->map != NO_ID ? RUN_REVISITS : RUN_VISITS);
 	/* a KSM page already costs ksmd a look at its rmap_item, no checksum */
-	cost = (s->map != NO_ID ? r->p->revisit_seconds : r->p->page_seconds) *
-	       (double)w;
+	cost = s->map != NO_ID ? r->p->revisit_seconds : r->p->page_seconds;
+	if (r->sr->sample > 1)	/* the time of the pages it stands for */
+		cost *= (double)pace / REPLAY_PACE_UNIT;
 	r->cpu.all += cost;
 	r->cpu.scan += cost;
 	r->cpu.batch += cost;

@@ -53,30 +53,68 @@ struct series {
 					 * sample, each standing for N pages
 					 * (in ksmd's pace and in every count);
 					 * 0 or 1: every page is here */
+	const uint32_t *pace;		/* a sample, per snapshot: the pages one
+					 * sampled page's visit stands for in
+					 * ksmd's pace, in REPLAY_PACE_UNITs (the
+					 * snapshot's pages but its zero pages
+					 * over those kept: the full scans last
+					 * as long as the whole memory's); NULL:
+					 * sample pages each */
+	uint32_t out_id;		/* a sample: the content id of a page
+					 * whose content is outside the sample,
+					 * at an address that holds a sampled
+					 * content in another snapshot: ksmd
+					 * keeps its rmap_item and ages it as the
+					 * kernel would (smart_scan), merges it
+					 * never and counts it for nothing */
 };
+
+/* A sample's budget of ksmd's batch is counted in pages / this. */
+#define REPLAY_PACE_UNIT 65536
+
+/**
+ * replay_pace_weight() - series.pace of snapshot @k.
+ * @sr: a sampled series (sample > 1)
+ * @k: the snapshot
+ * @dropped: its pages left out of the sample
+ *
+ * Return: (its kept pages other than zero pages, plus @dropped) over the
+ * kept ones, in REPLAY_PACE_UNITs; sample of them if none is kept.
+ */
+uint32_t replay_pace_weight(const struct series *sr, size_t k, uint64_t dropped);
+
+/* What a content is to a sampled series (replay_heavy()). */
+enum { SAMPLE_FULL, SAMPLE_IN, SAMPLE_OUT };
 
 /**
  * replay_weight() - how many pages one of a content's pages stands for.
  * @sr: the series
- * @heavy: the content is in the sample (not the zero page's)
+ * @cls: the content's class (replay_heavy())
  *
- * Return: N for a sampled content of --sample=1/N, else 1.
+ * Return: N for a sampled content of --sample=1/N, 0 for series.out_id
+ * (counted by the sampled contents' weight), else 1.
  */
-static inline uint64_t replay_weight(const struct series *sr, int heavy)
+static inline uint64_t replay_weight(const struct series *sr, int cls)
 {
-	return heavy && sr->sample > 1 ? sr->sample : 1;
+	if (sr->sample <= 1 || cls == SAMPLE_FULL)
+		return 1;
+	return cls == SAMPLE_IN ? sr->sample : 0;
 }
 
 /**
- * replay_heavy() - whether content @id counts at the sample's weight.
+ * replay_heavy() - the class of content @id in a sampled series.
  * @sr: the series
  * @id: the content, not NO_ID
  *
- * Return: 1 unless it is the zero page's (always replayed in full).
+ * Return: SAMPLE_FULL for the zero page's (always replayed in full, and
+ * every content of a series that is not sampled), SAMPLE_OUT for
+ * series.out_id, else SAMPLE_IN.
  */
 static inline int replay_heavy(const struct series *sr, uint32_t id)
 {
-	return id != sr->zero_id;
+	if (sr->sample <= 1 || id == sr->zero_id)
+		return SAMPLE_FULL;
+	return id == sr->out_id ? SAMPLE_OUT : SAMPLE_IN;
 }
 
 /* ksmd's settings and the series' timing. */
@@ -306,15 +344,79 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
  * times the sum over the sampled contents of what each content gives it
  * (x_c): the estimate of the sum over all contents is unbiased, with a
  * variance estimated by (N^2 - N) times the sum of the sampled x_c^2.
- * These are those sums of squares, in pages^2, at the replay's end.
+ *
+ * A few contents of many pages make most of the saving, and a sample that
+ * misses them says nothing of them: so pages_sharing is estimated by its
+ * ratio to what the snapshot's contents would share at most (a_c, from
+ * ksm_content(); the scan knows its total over every content exactly),
+ * with the variance (N^2 - N) sum (x_c - R a_c)^2, R = sum x_c / sum a_c.
+ * These are the sums, in pages and pages^2, at the replay's end.
  */
 struct replay_spread {
-	double shared;			/* x_c: the content's KSM pages */
-	double sharing;			/* ... the further mappings of them */
-	double unshared;		/* ... its pages in the unstable tree */
-	double saved;			/* ... sharing + ksm_zero_pages */
+	double shared;			/* sum x_c^2, x_c: its KSM pages */
+	double sharing;			/* ... x_c: their further mappings */
+	double unshared;		/* ... x_c: its pages in the unstable tree */
+	double sx, sa;			/* sum x_c, sum a_c of pages_sharing */
+	double xa, aa;			/* sum x_c a_c, sum a_c^2 */
 	uint64_t contents;		/* sampled contents with a page at the end */
 };
+
+/* What a snapshot's contents would share at most (ksm_content()): the
+ * sampled contents' (in their own pages, not standing for more), and the
+ * zero page's. */
+struct replay_static {
+	double sampled;			/* pages_sharing of the sampled contents */
+	double zero;			/* ... of the zero page's (none with
+					 * use_zero_pages: ksm_zero_pages) */
+};
+
+/**
+ * replay_static_sharing() - the most snapshot @k's contents would share.
+ * @sr: the series
+ * @k: the snapshot
+ * @ksm: max_page_sharing, use_zero_pages
+ *
+ * Return: the sampled contents' pages_sharing and the zero page's.
+ */
+struct replay_static replay_static_sharing(const struct series *sr, size_t k,
+					   const struct ksm_params *ksm);
+
+/**
+ * replay_sample_rows() - a sampled replay's rows as estimates of the whole
+ * memory's: pages_sharing (and general_profit with it) by its ratio to
+ * what the snapshot's contents would share at most, per snapshot.
+ * @sr: the series (nothing changes unless sr->sample > 1)
+ * @ksm: max_page_sharing, use_zero_pages
+ * @full: per snapshot: pages_sharing at most of every content of it (the
+ *	scan's figure), exact
+ * @rows: the replay's rows, changed
+ * @n: how many
+ */
+void replay_sample_rows(const struct series *sr, const struct ksm_params *ksm,
+			const uint64_t *full, struct timeline_row *rows, size_t n);
+
+/**
+ * replay_swing() - how far a sampled replay's saving moved over the full
+ * scans of the last snapshot: its pace and smart_scan's skips depend on
+ * the sample's mix of pages that merge and pages that do not, so its last
+ * full scan stands for one anywhere in that stretch of the whole memory's.
+ * @rows: the rows, estimates (replay_sample_rows())
+ * @n: how many, at least 1
+ *
+ * Return: the largest less the smallest pages_sharing + ksm_zero_pages of
+ * the rows in the last row's snapshot, in pages.
+ */
+double replay_swing(const struct timeline_row *rows, size_t n);
+
+/**
+ * replay_ratio_bound() - two standard errors of pages_sharing estimated
+ * by its ratio (struct replay_spread).
+ * @sample: N of --sample=1/N
+ * @sp: the sums at the end
+ *
+ * Return: 2 x sqrt((N^2 - N) x sum (x_c - R a_c)^2), in pages.
+ */
+double replay_ratio_bound(uint32_t sample, const struct replay_spread *sp);
 
 /**
  * replay_run_sampled() - replay_run(), and the spread of the last figures

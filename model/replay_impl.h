@@ -194,11 +194,11 @@ struct rmap {
 	uint8_t zero;		/* the zero page is mapped here by KSM */
 	uint8_t age;		/* rmap_item->age (smart_scan) */
 	uint8_t skips;		/* rmap_item->remaining_skips */
-	uint8_t heavy;		/* a sampled series: its rmap_item and its
-				 * unstable node count at the sample's weight
-				 * (its content is not the zero page's; an
-				 * address whose page went keeps the weight
-				 * it had) */
+	uint8_t heavy;		/* a sampled series: the class of its
+				 * content (replay_heavy()), which its
+				 * rmap_item and unstable node count at (an
+				 * address whose page went keeps the one it
+				 * had) */
 };
 
 /* A KSM page (a stable node, or a dup of a chain). */
@@ -309,6 +309,18 @@ struct replay {
 };
 
 /* replay.c: ksmd's core. */
+
+/**
+ * replay_budget() - a batch's budget: pages_to_scan, in a sample's units.
+ * @r: the replay
+ * @pts: pages_to_scan
+ *
+ * Return: @pts, times REPLAY_PACE_UNIT for a sampled series.
+ */
+static inline uint64_t replay_budget(const struct replay *r, uint64_t pts)
+{
+	return r->sr->sample > 1 ? pts * REPLAY_PACE_UNIT : pts;
+}
 
 /**
  * replay_written() - the address was written (or unmapped): copy-on-write

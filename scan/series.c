@@ -57,6 +57,9 @@ struct snap {
 	} *p;
 	size_t n, cap;
 	uint64_t dropped;	/* --sample: its pages left out */
+	struct run { uint64_t lo, hi; } *runs;	/* --sample: the addresses it
+				 * has a page at, as runs [lo, hi) */
+	size_t nruns, rcap;
 };
 
 /*
@@ -200,6 +203,8 @@ struct collect {
 	uint8_t *pick;			/* --sample: per content id, PICK_* */
 	size_t npick;
 	uint64_t dropped;		/* --sample: pages read and left out */
+	uint32_t *pace;			/* --sample: series.pace */
+	uint32_t out_id;		/* --sample: series.out_id */
 	struct replay_spread spread;	/* --sample: the last figures' spread */
 };
 
@@ -224,6 +229,21 @@ static int sampled(struct collect *c, const struct page_event *pg)
 	return c->pick[pg->id] == PICK_IN;
 }
 
+/* --sample: note that the snapshot has a page at @addr (pages come in
+ * address order: a file is a run or a few). */
+static void note_run(struct snap *s, uint64_t addr)
+{
+	if (s->nruns && s->runs[s->nruns - 1].hi == addr) {
+		s->runs[s->nruns - 1].hi = addr + PAGE_BYTES;
+		return;
+	}
+	if (s->nruns == s->rcap) {
+		s->rcap = s->rcap ? 2 * s->rcap : 16;
+		s->runs = xreallocarray(s->runs, s->rcap, sizeof(*s->runs));
+	}
+	s->runs[s->nruns++] = (struct run){ addr, addr + PAGE_BYTES };
+}
+
 /* page(): note the page's address and content, and the content's checksum. */
 static void collect_page(struct sink *sk, const struct page_event *pg)
 {
@@ -234,8 +254,11 @@ static void collect_page(struct sink *sk, const struct page_event *pg)
 	if (!sampled(c, pg)) {
 		c->dropped++;	/* counted, and dropped before it costs memory */
 		s->dropped++;
+		note_run(s, proc << SERIES_PROC_SHIFT | pg->address);
 		return;
 	}
+	if (c->sp->sample > 1)
+		note_run(s, proc << SERIES_PROC_SHIFT | pg->address);
 	if (s->n == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 4096;
 		s->p = xreallocarray(s->p, s->cap, sizeof(*s->p));
@@ -345,12 +368,62 @@ static struct snapshot snap_sparse(struct snap *s, const uint64_t *addr,
 	return out;
 }
 
+static int run_cmp(const void *a, const void *b)
+{
+	const struct run *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/*
+ * --sample: snapshot @sn with a page of content @out at each address of
+ * the series (@addr, @naddr) that has a page of a content outside the
+ * sample in it (in @s's runs, not among its sampled pages): ksmd keeps
+ * that address's rmap_item and its age, as it would. Frees the runs.
+ */
+static void with_outside(struct snapshot *sn, struct snap *s,
+			 const uint64_t *addr, size_t naddr, uint32_t out)
+{
+	uint32_t *no = xcalloc(naddr + 1, sizeof(*no));
+	uint32_t *id = xcalloc(naddr + 1, sizeof(*id));
+	size_t k = 0, n = 0, r = 0;
+
+	if (s->nruns)
+		qsort(s->runs, s->nruns, sizeof(*s->runs), run_cmp);
+	for (size_t j = 0; j < naddr; j++) {
+		if (k < sn->n && sn->addr_no[k] == j) {
+			no[n] = (uint32_t)j;
+			id[n++] = sn->id[k++];
+			continue;
+		}
+		while (r < s->nruns && s->runs[r].hi <= addr[j])
+			r++;
+		if (r < s->nruns && s->runs[r].lo <= addr[j]) {
+			no[n] = (uint32_t)j;
+			id[n++] = out;
+		}
+	}
+	free(sn->addr_no);
+	free(sn->id);
+	*sn = (struct snapshot){ n, no, id };
+	free(s->runs);
+	s->runs = NULL;
+	s->nruns = s->rcap = 0;
+}
+
 /* The bytes of a content, for the replay's trees: the index's, or for a
  * forked mapping's own content (forked.c) its page. */
 static const unsigned char *content_bytes(const void *ctx, uint32_t id)
 {
+	static unsigned char out[PAGE_BYTES];
 	const struct collect *c = ctx;
 
+	if (c->sp->sample > 1 && id == c->out_id) {
+		/* a content outside the sample, met in a tree where a sampled
+		 * page was: any bytes but those of its head's equals */
+		memset(out, 0xff, sizeof(out));
+		return out;
+	}
 	if (id >= c->forked.base)
 		return forked_bytes(&c->forked, id);
 	return index_entry(c->ix, id)->bytes;
@@ -526,26 +599,30 @@ static struct scope last_scope(struct collect *c, const struct timeline_row *t,
  * those read, and each last figure's bound (two standard errors of the
  * estimate from the sampled contents).
  */
-static void say_sample(const struct collect *c, const struct timeline_row *t)
+static void say_sample(const struct collect *c, const struct timeline_row *rows,
+		       size_t nrows)
 {
 	uint32_t n = c->sp->sample;
 	const struct replay_spread *sp = &c->spread;
+	const struct timeline_row *t = &rows[nrows - 1];
+	double saved;
 
 	if (n <= 1)
 		return;
+	saved = replay_ratio_bound(n, sp) + replay_swing(rows, nrows);
 	warn("%s: --sample=1/%u: %llu of %llu pages replayed (%llu contents "
 	     "with a page at the end, and every zero page), each standing for %u; "
 	     "the last full scan's figures, within two standard errors: "
 	     "pages_shared %llu +- %.0f, pages_sharing %llu +- %.0f, "
-	     "pages_unshared %llu +- %.0f, saved pages %llu +- %.0f",
+	     "pages_unshared %llu (no bound: it follows smart_scan's skips), "
+	     "saved pages %llu +- %.0f",
 	     series_name(c), n, (unsigned long long)(c->pages),
 	     (unsigned long long)(c->pages + c->dropped),
 	     (unsigned long long)sp->contents, n,
 	     (unsigned long long)t->pages_shared, replay_bound(n, sp->shared),
-	     (unsigned long long)t->pages_sharing, replay_bound(n, sp->sharing),
-	     (unsigned long long)t->pages_unshared, replay_bound(n, sp->unshared),
-	     (unsigned long long)(t->pages_sharing + t->ksm_zero_pages),
-	     replay_bound(n, sp->saved));
+	     (unsigned long long)t->pages_sharing, saved,
+	     (unsigned long long)t->pages_unshared,
+	     (unsigned long long)(t->pages_sharing + t->ksm_zero_pages), saved);
 }
 
 /* Say how late the latest live snapshot was, once, at the end. */
@@ -627,9 +704,16 @@ static void series_build(struct collect *c, struct series *sr,
 	*sr = (struct series){ n, addr, ns, snaps, NULL, NULL, c->zero_id,
 			       c->zero_sum, content_bytes, c,
 			       c->cfg->inputs[0].path ? NULL : c->at,
-			       c->sp->sample };
+			       c->sp->sample, NULL, NO_ID };
 	for (size_t s = ns; s-- > 0;)
 		c->at[s] -= c->at[0];	/* from the first snapshot on */
+	if (sr->sample > 1) {	/* one more content: those outside the sample */
+		sr->out_id = c->out_id = (uint32_t)c->nsum++;
+		c->sum = xreallocarray(c->sum, c->nsum, sizeof(*c->sum));
+		c->head = xreallocarray(c->head, c->nsum, sizeof(*c->head));
+		c->sum[c->out_id] = 0x5a5a5a5a;
+		c->head[c->out_id] = UINT64_MAX;
+	}
 	forked_start(&c->forked, c->nsum, n, ns, c->nprocs, &c->cfg->ksm,
 		     c->zero_id);
 	for (size_t s = 0; s < ns; s++) {
@@ -639,8 +723,16 @@ static void series_build(struct collect *c, struct series *sr,
 		forked_snapshot(&c->forked, s, &snaps[s], frame, SERIES_PROC_SHIFT,
 				addr);
 		free(frame);
+		if (sr->sample > 1)	/* (no frames: files only) */
+			with_outside(&snaps[s], &c->snaps[s], addr, n, c->out_id);
 		if (c->forked.snaps[s].estimate)
 			frames_say_estimate();
+	}
+	if (sr->sample > 1) {	/* ksmd's pace: the whole memory's */
+		c->pace = xcalloc(ns, sizeof(*c->pace));
+		for (size_t s = 0; s < ns; s++)
+			c->pace[s] = replay_pace_weight(sr, s, c->snaps[s].dropped);
+		sr->pace = c->pace;
 	}
 	forked_contents(&c->forked, &c->sum, &c->head);
 	sr->sum = c->sum;
@@ -678,6 +770,14 @@ static size_t replay_first(struct collect *c, const struct series *sr,
 					 owners, live ? c->nprocs : 0);
 
 	c->cut = cut;
+	if (sr->sample > 1) {	/* pages_sharing by its ratio to the scan's */
+		uint64_t *full = xcalloc(c->nsnaps, sizeof(*full));
+
+		for (size_t k = 0; k < c->nsnaps; k++)
+			full[k] = c->figs[k].pages_sharing;
+		replay_sample_rows(sr, &rp->ksm, full, *rows, nrows);
+		free(full);
+	}
 	if (cut)
 		error("%s: the replay stopped after %zu full scans (%.0f s, in "
 		      "snapshot %zu of %zu), before the series' end: give --scans, "
@@ -743,7 +843,7 @@ static void collect_finish(struct collect *c)
 	series_build(c, &sr, snaps);
 	vol = volatility(c, &sr, snaps);
 	nrows = replay_first(c, &sr, &rp, owners, &rows);
-	say_sample(c, &rows[nrows - 1]);
+	say_sample(c, rows, nrows);
 	feed_reports(c, &sr, &rp, rows, nrows, vol, owners);
 	for (size_t s = 0; s < ns; s++) {
 		free(snaps[s].addr_no);
@@ -787,14 +887,17 @@ static void collect_scope(struct sink *sk, const struct scope *sc)
 
 static void collect_free(struct collect *c)
 {
-	for (size_t s = 0; s < c->nsnaps; s++)
+	for (size_t s = 0; s < c->nsnaps; s++) {
 		free(c->snaps[s].p);
+		free(c->snaps[s].runs);
+	}
 	free(c->snaps);
 	free(c->figs);
 	free(c->at);
 	free(c->sum);
 	free(c->head);
 	free(c->pick);
+	free(c->pace);
 	forked_free(&c->forked);
 	free(c->to);
 }
