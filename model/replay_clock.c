@@ -19,6 +19,12 @@
 #include "../util/util.h"
 #include "replay_impl.h"
 
+/* A batch's budget: pages_to_scan @pts, in REPLAY_PACE_UNITs for a sample. */
+static uint64_t replay_budget(const struct replay *r, uint64_t pts)
+{
+	return r->sr->sample > 1 ? pts * REPLAY_PACE_UNIT : pts;
+}
+
 /* Seconds from a wake-up at a tick to the timer's next, for a batch that
  * ended @ended whole jiffies after that tick. */
 static uint64_t wheel_fires(uint64_t n, uint64_t ended)

@@ -311,18 +311,6 @@ struct replay {
 /* replay.c: ksmd's core. */
 
 /**
- * replay_budget() - a batch's budget: pages_to_scan, in a sample's units.
- * @r: the replay
- * @pts: pages_to_scan
- *
- * Return: @pts, times REPLAY_PACE_UNIT for a sampled series.
- */
-static inline uint64_t replay_budget(const struct replay *r, uint64_t pts)
-{
-	return r->sr->sample > 1 ? pts * REPLAY_PACE_UNIT : pts;
-}
-
-/**
  * replay_written() - the address was written (or unmapped): copy-on-write
  * of what KSM mapped there.
  * @r: the replay

@@ -61,6 +61,7 @@ struct gen {
 	uint32_t *sum;
 	uint64_t *head;
 	size_t ncontents;		/* dense ids given */
+	size_t naddr;			/* addresses of the series */
 	uint64_t pages, kept;		/* pages of all snapshots; kept of them */
 	uint32_t *pace;			/* series.pace */
 	/* original content -> dense id, for the kept ones (open addressing) */
@@ -203,8 +204,9 @@ static void gen_series(struct gen *g, size_t m, size_t s, uint64_t seed,
 	g->addr = xcalloc(m ? m : 1, sizeof(*g->addr));
 	g->snaps = xcalloc(s, sizeof(*g->snaps));
 	g->pace = xcalloc(s, sizeof(*g->pace));
-	for (size_t i = 0; i < m; i++)
-		g->addr[i] = 0x100000000ull + (uint64_t)i * PAGE_BYTES;
+	for (size_t i = 0; i < m; i++)	/* the addresses of the series */
+		if (!tracked || tracked[i / 64] >> (i % 64) & 1)
+			g->addr[g->naddr++] = 0x100000000ull + (uint64_t)i * PAGE_BYTES;
 	gen_dense(g, 0);	/* the zero page is content 0 */
 	if (n > 1) {		/* and 1 those outside the sample */
 		out = (uint32_t)g->ncontents++;
@@ -221,18 +223,21 @@ static void gen_series(struct gen *g, size_t m, size_t s, uint64_t seed,
 			gen_walk_next(&w);
 		sn->addr_no = xcalloc(cap, sizeof(uint32_t));
 		sn->id = xcalloc(cap, sizeof(uint32_t));
-		for (size_t i = 0; i < m; i++) {
+		for (size_t i = 0, a = 0; i < m; i++) {
 			int kept = gen_kept(w.cur[i], n, sample_seed);
+			int in = !tracked || tracked[i / 64] >> (i % 64) & 1;
+			uint32_t no = (uint32_t)a;
 
+			a += in;	/* its index among the series' addresses */
 			dropped += !kept;
-			if (!kept && !(tracked && tracked[i / 64] >> (i % 64) & 1))
+			if (!in)
 				continue;
 			if (sn->n == cap) {
 				cap *= 2;
 				sn->addr_no = xreallocarray(sn->addr_no, cap, 4);
 				sn->id = xreallocarray(sn->id, cap, 4);
 			}
-			sn->addr_no[sn->n] = (uint32_t)i;
+			sn->addr_no[sn->n] = no;
 			sn->id[sn->n++] = kept ? gen_dense(g, w.cur[i]) : out;
 		}
 		g->pages += m;
@@ -245,7 +250,7 @@ static void gen_series(struct gen *g, size_t m, size_t s, uint64_t seed,
 	free(g->val);
 	g->key = NULL;
 	g->val = NULL;
-	g->sr = (struct series){ .naddr = m, .addr = g->addr, .nsnaps = s,
+	g->sr = (struct series){ .naddr = g->naddr, .addr = g->addr, .nsnaps = s,
 				 .snaps = g->snaps, .sum = g->sum, .head = g->head,
 				 .zero_id = 0, .zero_sum = 0x1234,
 				 .bytes = gen_bytes, .sample = n > 1 ? n : 0,
@@ -253,6 +258,48 @@ static void gen_series(struct gen *g, size_t m, size_t s, uint64_t seed,
 	for (size_t k = 0; k < s && n > 1; k++)
 		g->pace[k] = replay_pace_weight(&g->sr, k, g->pace[k]);
 	g->sr.pace = n > 1 ? g->pace : NULL;
+}
+
+/**
+ * gen_full_static() - per snapshot, the most every content of the whole
+ * memory would share (pages_sharing by ksm_content(); the zero page's not
+ * with use_zero_pages): what the scan gives a sampled series. Only the
+ * duplicated contents and the zero page count: a new content is at one
+ * address.
+ * @m: addresses
+ * @s: snapshots
+ * @seed: the memory's seed
+ * @ksm: max_page_sharing, use_zero_pages
+ * @full: set, @s entries
+ */
+static void gen_full_static(size_t m, size_t s, uint64_t seed,
+			    const struct ksm_params *ksm, uint64_t *full)
+{
+	struct gen_walk w;
+	uint32_t *count;
+
+	gen_walk_start(&w, m, seed);
+	count = xcalloc(w.d + 1, sizeof(*count));
+	for (size_t k = 0; k < s; k++) {
+		if (k)
+			gen_walk_next(&w);
+		memset(count, 0, (w.d + 1) * sizeof(*count));
+		for (size_t i = 0; i < m; i++)
+			if (w.cur[i] <= w.d)
+				count[w.cur[i]]++;
+		full[k] = 0;
+		for (size_t c = 0; c <= w.d; c++) {
+			uint64_t shared, sharing;
+
+			if (count[c] < 2 || (!c && ksm->use_zero_pages))
+				continue;
+			ksm_content(count[c], ksm->max_page_sharing, &shared,
+				    &sharing);
+			full[k] += sharing;
+		}
+	}
+	free(count);
+	gen_walk_end(&w);
 }
 
 /* Free a generated series. */

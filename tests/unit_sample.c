@@ -101,6 +101,13 @@ static void within_bounds(size_t m, size_t s, uint32_t n)
 
 		full[k] = (uint64_t)(st.sampled + st.zero);
 	}
+	{	/* the generator's own count, against the replay's */
+		uint64_t own[8];
+
+		gen_full_static(m, s, 7, &p.ksm, own);
+		check(own[0] == full[0] && own[s - 1] == full[s - 1],
+		      "gen_full_static() gives the replay's static figures");
+	}
 	exact = last_row(&g, full, &sp);
 	gen_free(&g);
 	figures(&exact, &sp, 1, fx, sqx);
