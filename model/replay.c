@@ -36,11 +36,12 @@
 
 #include "../util/util.h"
 #include "replay_impl.h"
+#include "sample.h"
 
 /* How many pages a page of KSM page @d's content stands for (a sample). */
 static uint64_t dup_weight(const struct replay *r, const struct dup *d)
 {
-	return replay_weight(r->sr, replay_heavy(r->sr, r->tree.c[d->chain].id));
+	return SERIES_WEIGHT(r->sr, SERIES_CLASS(r->sr, r->tree.c[d->chain].id));
 }
 
 /* remove_rmap_item_from_tree(): the address leaves whichever tree holds it. */
@@ -57,7 +58,7 @@ static void leave_trees(struct replay *r, struct rmap *s)
 		s->dup = NO_ID;
 	}
 	if (s->unstable) {
-		r->count.unshared -= replay_weight(r->sr, s->heavy);
+		r->count.unshared -= SERIES_WEIGHT(r->sr, s->heavy);
 		s->unstable = 0;
 	}
 }
@@ -236,7 +237,7 @@ static uint32_t unstable_search_insert(struct replay *r, uint32_t i)
 	t->udead[cur] = 0;
 	t->s[i].unstable = 1;
 	t->s[i].unode = cur;
-	r->count.unshared += replay_weight(r->sr, t->s[i].heavy);
+	r->count.unshared += SERIES_WEIGHT(r->sr, t->s[i].heavy);
 	return NO_ID;
 }
 
@@ -248,7 +249,7 @@ static void cmp_and_merge(struct replay *r, uint32_t i)
 
 	if (s->map != NO_ID)
 		return;		/* a KSM page already, in its rmap list */
-	r->count.hashed += replay_weight(r->sr, s->heavy);	/* calc_checksum() */
+	r->count.hashed += SERIES_WEIGHT(r->sr, s->heavy);	/* calc_checksum() */
 	leave_trees(r, s);
 	if (s->heavy == SAMPLE_OUT) {	/* a content outside the sample */
 		s->oldsum = sum;
@@ -261,7 +262,7 @@ static void cmp_and_merge(struct replay *r, uint32_t i)
 	if (r->p->ksm.use_zero_pages && sum == r->sr->zero_sum &&
 	    s->id == r->sr->zero_id) {
 		s->zero = 1;	/* try_to_merge_with_zero_page() */
-		r->count.zero += replay_weight(r->sr, s->heavy);
+		r->count.zero += SERIES_WEIGHT(r->sr, s->heavy);
 		return;
 	}
 	if ((k = stable_search(r, s->id)) != NO_ID) {
@@ -299,8 +300,8 @@ static int should_skip(struct replay *r, struct rmap *s)
 		s->skips = (uint8_t)skip_age(age);
 		return 0;
 	}
-	r->count.skipped += replay_weight(r->sr, s->heavy);
-	r->count.skipped_scan += replay_weight(r->sr, s->heavy);
+	r->count.skipped += SERIES_WEIGHT(r->sr, s->heavy);
+	r->count.skipped_scan += SERIES_WEIGHT(r->sr, s->heavy);
 	s->skips--;
 	leave_trees(r, s);
 	return 1;
@@ -338,7 +339,7 @@ static uint64_t pace_of(const struct replay *r, const struct rmap *s)
 static void step(struct replay *r, uint32_t i)
 {
 	struct rmap *s = &r->tree.s[i];
-	uint64_t w = replay_weight(r->sr, s->heavy), compared, pace;
+	uint64_t w = SERIES_WEIGHT(r->sr, s->heavy), compared, pace;
 	double cost;
 
 	if (s->id == NO_ID || s->zero) {

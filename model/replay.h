@@ -83,40 +83,6 @@ struct series {
  */
 uint32_t replay_pace_weight(const struct series *sr, size_t k, uint64_t dropped);
 
-/* What a content is to a sampled series (replay_heavy()). */
-enum { SAMPLE_FULL, SAMPLE_IN, SAMPLE_OUT };
-
-/**
- * replay_weight() - how many pages one of a content's pages stands for.
- * @sr: the series
- * @cls: the content's class (replay_heavy())
- *
- * Return: N for a sampled content of --sample=1/N, 0 for series.out_id
- * (counted by the sampled contents' weight), else 1.
- */
-static inline uint64_t replay_weight(const struct series *sr, int cls)
-{
-	if (sr->sample <= 1 || cls == SAMPLE_FULL)
-		return 1;
-	return cls == SAMPLE_IN ? sr->sample : 0;
-}
-
-/**
- * replay_heavy() - the class of content @id in a sampled series.
- * @sr: the series
- * @id: the content, not NO_ID
- *
- * Return: SAMPLE_FULL for the zero page's (always replayed in full, and
- * every content of a series that is not sampled), SAMPLE_OUT for
- * series.out_id, else SAMPLE_IN.
- */
-static inline int replay_heavy(const struct series *sr, uint32_t id)
-{
-	if (sr->sample <= 1 || id == sr->zero_id)
-		return SAMPLE_FULL;
-	return id == sr->out_id ? SAMPLE_OUT : SAMPLE_IN;
-}
-
 /* ksmd's settings and the series' timing. */
 struct replay_params {
 	struct ksm_params ksm;		/* KSM's settings (sleep_ms at least 1) */

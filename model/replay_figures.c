@@ -12,6 +12,7 @@
 #include "../util/util.h"
 #include "ksm.h"
 #include "replay_impl.h"
+#include "sample.h"
 
 /* Of pages_sharing, the further mappings of zero-filled KSM pages. */
 static uint64_t zero_sharing(const struct replay *r)
@@ -290,7 +291,7 @@ static void spread_stable(const struct replay *r, struct replay_spread *out)
 
 	for (size_t k = 0; k < t->nd; k++)
 		if (t->d[k].alive && t->d[k].len &&
-		    replay_heavy(r->sr, t->c[t->d[k].chain].id) == SAMPLE_IN) {
+		    SERIES_CLASS(r->sr, t->c[t->d[k].chain].id) == SAMPLE_IN) {
 			shared[t->d[k].chain] += 1;
 			sharing[t->d[k].chain] += t->d[k].len - 1;
 		}
@@ -346,7 +347,7 @@ struct replay_static replay_static_sharing(const struct series *sr, size_t k,
 		if (id == sr->zero_id) {
 			if (!ksm->use_zero_pages)
 				st.zero += a;
-		} else if (replay_heavy(sr, id) != SAMPLE_OUT) {
+		} else if (SERIES_CLASS(sr, id) != SAMPLE_OUT) {
 			st.sampled += a;
 		}
 	}
@@ -370,7 +371,7 @@ static void spread_ratio(const struct replay *r, struct replay_spread *out)
 		if (t->d[k].alive && t->d[k].len)
 			x[t->d[k].chain] += t->d[k].len - 1;
 	for (size_t n = 0; n < t->stable.len; n++)	/* (id, x_c), by id */
-		if (x[n] > 0 && replay_heavy(r->sr, t->c[n].id) == SAMPLE_IN)
+		if (x[n] > 0 && SERIES_CLASS(r->sr, t->c[n].id) == SAMPLE_IN)
 			xs[nx++] = (uint64_t)t->c[n].id << 32 | (uint64_t)x[n];
 	qsort(xs, nx, sizeof(*xs), u64_cmp);
 	for (size_t i = 0; i < sn->n; i++)
@@ -382,7 +383,7 @@ static void spread_ratio(const struct replay *r, struct replay_spread *out)
 		double a = 0, xc = 0;
 
 		if (ia <= ix) {
-			if (replay_heavy(r->sr, (uint32_t)ia) == SAMPLE_IN)
+			if (SERIES_CLASS(r->sr, (uint32_t)ia) == SAMPLE_IN)
 				a = most_sharing(ids[i] & UINT32_MAX,
 						 r->p->ksm.max_page_sharing);
 			i++;
@@ -416,7 +417,7 @@ void replay_spread_count(const struct replay *r, struct replay_spread *out)
 	for (size_t i = 0; i < sr->naddr; i++) {
 		const struct rmap *s = &r->tree.s[i];
 
-		if (s->id != NO_ID && replay_heavy(sr, s->id) == SAMPLE_IN)
+		if (s->id != NO_ID && SERIES_CLASS(sr, s->id) == SAMPLE_IN)
 			key[n++] = (uint64_t)s->id << 1 | s->unstable;
 	}
 	qsort(key, n, sizeof(*key), u64_cmp);
@@ -488,7 +489,7 @@ uint32_t replay_pace_weight(const struct series *sr, size_t k, uint64_t dropped)
 	double w;
 
 	for (size_t i = 0; i < sn->n; i++)
-		kept += replay_heavy(sr, sn->id[i]) == SAMPLE_IN;
+		kept += SERIES_CLASS(sr, sn->id[i]) == SAMPLE_IN;
 	if (!kept)
 		return sr->sample * REPLAY_PACE_UNIT;
 	w = (double)(kept + dropped) / (double)kept * REPLAY_PACE_UNIT;

@@ -195,7 +195,7 @@ struct rmap {
 	uint8_t age;		/* rmap_item->age (smart_scan) */
 	uint8_t skips;		/* rmap_item->remaining_skips */
 	uint8_t heavy;		/* a sampled series: the class of its
-				 * content (replay_heavy()), which its
+				 * content (SERIES_CLASS()), which its
 				 * rmap_item and unstable node count at (an
 				 * address whose page went keeps the one it
 				 * had) */

@@ -10,12 +10,13 @@
 #include <stdlib.h>
 
 #include "replay_impl.h"
+#include "sample.h"
 
 /* The last mapping of KSM page @k went: the page is freed, its node stale. */
 static void dup_free(struct replay *r, uint32_t k)
 {
 	struct dup *d = &r->tree.d[k];
-	uint64_t w = replay_weight(r->sr, replay_heavy(r->sr,
+	uint64_t w = SERIES_WEIGHT(r->sr, SERIES_CLASS(r->sr,
 						       r->tree.c[d->chain].id));
 
 	if (d->len) {
@@ -31,8 +32,8 @@ static void dup_free(struct replay *r, uint32_t k)
  * the weight of content @id from now on (a page that went keeps its own). */
 static void reweigh(struct replay *r, struct rmap *s, uint32_t id)
 {
-	int heavy = id != NO_ID ? replay_heavy(r->sr, id) : s->heavy;
-	uint64_t was = replay_weight(r->sr, s->heavy), now = replay_weight(r->sr, heavy);
+	int heavy = id != NO_ID ? SERIES_CLASS(r->sr, id) : s->heavy;
+	uint64_t was = SERIES_WEIGHT(r->sr, s->heavy), now = SERIES_WEIGHT(r->sr, heavy);
 
 	if (s->rmap)
 		r->count.rmap_items = r->count.rmap_items - was + now;
@@ -43,7 +44,7 @@ static void reweigh(struct replay *r, struct rmap *s, uint32_t id)
 
 void replay_written(struct replay *r, struct rmap *s, uint32_t id)
 {
-	uint64_t w = replay_weight(r->sr, s->heavy);
+	uint64_t w = SERIES_WEIGHT(r->sr, s->heavy);
 
 	if (s->map != NO_ID) {
 		r->count.cow += id != NO_ID ? w : 0;	/* a write, not an unmap */

@@ -22,6 +22,7 @@
 #include "../host/process.h"
 #include "../hash/hash.h"
 #include "../hash/measure.h"
+#include "../model/sample.h"
 #include "../util/util.h"
 #include "forked.h"
 #include "frames.h"
@@ -432,7 +433,7 @@ static const unsigned char *content_bytes(const void *ctx, uint32_t id)
 /* How many pages a page of content @id stands for (--sample). */
 static uint64_t page_weight(const struct series *sr, uint32_t id)
 {
-	return replay_weight(sr, replay_heavy(sr, id));
+	return SERIES_WEIGHT(sr, SERIES_CLASS(sr, id));
 }
 
 /* A snapshot's pages, each for the pages it stands for (--sample). */

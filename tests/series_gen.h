@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "../model/replay.h"
+#include "../model/sample.h"
 #include "../util/util.h"
 
 /* splitmix64's finalizer: a bijection of 64-bit numbers, 0 to 0. */
