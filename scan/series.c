@@ -957,17 +957,19 @@ static uint64_t series_budget(void)
 	return budget > UINT32_MAX - 1 ? UINT32_MAX - 1 : budget;
 }
 
-int series_fits(const struct scan_config *cfg)
+int series_fits(const struct scan_config *cfg, uint32_t sample)
 {
 	uint64_t want = 0, budget = series_budget();
 
 	for (size_t k = 0; k < cfg->ninputs; k++)
 		want += expected_pages(&cfg->inputs[k]);
+	if (sample > 1)	/* about; the pages kept are counted as they come */
+		want /= sample;
 	if (want <= budget)
 		return 0;
 	error("the series would need about %llu MiB for %zu snapshots of %llu "
 	      "pages in all (%d bytes a page), more than the %llu MiB available: "
-	      "take fewer snapshots (--count) or give --range",
+	      "take fewer snapshots (--count), give --range or --sample=1/N",
 	      (unsigned long long)(want * SERIES_PAGE_BYTES >> 20), cfg->ninputs,
 	      (unsigned long long)want, SERIES_PAGE_BYTES,
 	      (unsigned long long)(mem_available() >> 20));

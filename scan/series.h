@@ -133,9 +133,11 @@ int series_run(const struct scan_config *cfg, const struct series_params *sp);
  * with the estimate and what lowers it. A series that grows past it while
  * it is read (a small file that decompresses to much more) stops then.
  * @cfg: the run's settings
+ * @sample: --sample=1/N's N (0 or 1: every page kept): about 1/N of the
+ *	pages are
  *
  * Return: 0, or -1 (said).
  */
-int series_fits(const struct scan_config *cfg);
+int series_fits(const struct scan_config *cfg, uint32_t sample);
 
 #endif
