@@ -370,7 +370,8 @@ void replay_sample_rows(const struct series *sr, const struct ksm_params *ksm,
  * @n: how many, at least 1
  *
  * Return: the largest less the smallest pages_sharing + ksm_zero_pages of
- * the rows in the last row's snapshot, in pages.
+ * the full scans that ran in the last row's snapshot alone (the one
+ * before ended in it), and the last, in pages.
  */
 double replay_swing(const struct timeline_row *rows, size_t n);
 

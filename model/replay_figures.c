@@ -501,9 +501,14 @@ double replay_swing(const struct timeline_row *rows, size_t n)
 	size_t k = rows[n - 1].snapshot;
 	double lo = INFINITY, hi = -INFINITY;
 
-	for (size_t i = n; i-- > 0 && rows[i].snapshot == k;) {
-		double v = (double)(rows[i].pages_sharing + rows[i].ksm_zero_pages);
+	/* the full scans that ran under it alone (the one before ended in
+	 * it), and the last */
+	for (size_t i = n; i-- > 0;) {
+		double v;
 
+		if (i + 1 < n && (i ? rows[i - 1].snapshot != k : k != 0))
+			break;
+		v = (double)(rows[i].pages_sharing + rows[i].ksm_zero_pages);
 		lo = v < lo ? v : lo;
 		hi = v > hi ? v : hi;
 	}
