@@ -196,12 +196,18 @@ build/bench/floor: bench/floor.c build/hash/xxh.o build/hash/xxh3_avx2.o \
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -static -o $@ $^
 
-bench: ksmscan build/bench/floor
+# A generated series replayed whole and sampled (tests/series_gen.h).
+build/bench/sample_bench: bench/sample_bench.c tests/series_gen.h build/libksmscan.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -static -o $@ $< build/libksmscan.a -lm
+
+bench: ksmscan build/bench/floor build/bench/sample_bench
 	KSMSCAN=./ksmscan $(PYTHON) bench/compare.py
 	KSMSCAN=./ksmscan KSMSCAN_FLOOR=build/bench/floor $(PYTHON) bench/scan_bench.py
 	KSMSCAN=./ksmscan PYTHONPATH=fleet $(PYTHON) bench/fleet_bench.py
 	PYTHONPATH=fleet $(PYTHON) bench/fleet_refusal_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/series_bench.py
+	KSMSCAN_SAMPLE_BENCH=build/bench/sample_bench $(PYTHON) bench/sample_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/exposure_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/units_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/frames_bench.py

@@ -61,7 +61,7 @@ static int run_scan(struct prefs *p, const struct writer *w)
 	};
 	struct sink *sinks[REPORTS_MAX + 1];	/* and the picture's */
 
-	if (rs.series && series_fits(&p->cfg) < 0)
+	if (rs.series && series_fits(&p->cfg, p->series.sample) < 0)
 		return EXIT_INPUT;
 	params_report(&rs);
 	for (size_t i = 0; i < report_count(); i++)

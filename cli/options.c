@@ -32,6 +32,7 @@
 #define COUNT_MAX 100000
 #define TOLERANCE_PAGES_MAX 1000000000000ULL	/* 4 PiB of 4 KiB pages */
 #define HZ_MAX 10000
+#define SAMPLE_MAX 65536	/* --sample=1/N: N at most */
 /* Limit of --host-memory and --host-used: 4 PiB, all that a 52-bit
  * physical address (x86-64's and arm64's widest) can reach. */
 #define HOST_BYTES_MAX 4503599627370496.0
@@ -210,6 +211,18 @@ static void on_write_rate(struct prefs *p, const struct opt_row *r, const char *
 	p->series.write_rate = share(arg, 1, 1);
 	if (p->series.write_rate < 0)
 		usage_error("--%s wants %s, not '%s'", r->name, r->wants, arg);
+}
+
+/* --sample=1/N (or N): replay the contents whose digest is 0 modulo N. */
+static void on_sample(struct prefs *p, const struct opt_row *r, const char *arg)
+{
+	uint64_t n;
+
+	if (strncmp(arg, "1/", 2) == 0)
+		arg += 2;
+	if (parse_u64(arg, &n) < 0 || n < 1 || n > SAMPLE_MAX)
+		usage_error("--%s wants %s, not '%s'", r->name, r->wants, arg);
+	p->series.sample = (uint32_t)n;
 }
 
 static void on_host_size(struct prefs *p, const struct opt_row *r, const char *arg)
@@ -435,6 +448,11 @@ static const struct opt_row table[] = {
 	     "a dump's host kept it in 2 MiB transparent huge\n"
 	     "pages: always (a QEMU guest on a host with THP\n"
 	     "enabled=madvise or always) or never (default)", KSMD, 1),
+	CALL("sample", 0, "1/N", on_sample, "1/N with N from 1 to 65536, such as 1/64",
+	     "replay the contents whose digest is 0 mod N\n"
+	     "(and every zero page): N times less memory, the\n"
+	     "figures scaled by N with their error stated\n"
+	     "(default 1/1: every page)", KSMD, 1),
 	CALL("policy", 0, "P", on_policy, NULL,
 	     "who sets pages_to_scan: fixed (default),\n"
 	     "advisor (the kernel's advisor_mode=scan-time)\n"

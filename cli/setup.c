@@ -177,6 +177,22 @@ static void advise_needs(const struct prefs *p)
 		usage_error("--target and --max-cpu are for -r advise");
 }
 
+/* --sample replays files: a live series keeps its processes' frames by
+ * page (what the processes report counts), -r advise times one replay
+ * at every pace, a page a visit, and a huge page splits when any of its
+ * subpages merges, which a sample of contents cannot tell. */
+static void sample_rules(const struct prefs *p)
+{
+	if (p->series.sample <= 1)
+		return;
+	if (p->count)
+		usage_error("--sample is for snapshot files, not -p PID --count=N");
+	if (p->series.advise.seconds > 0)
+		usage_error("--sample does not apply to -r advise");
+	if (p->cfg.thp_always)
+		usage_error("--sample does not apply to --thp=always");
+}
+
 /* Whether --policy names a tuner with @flags. */
 static int uses_policy(const struct series_params *sp, unsigned flags)
 {
@@ -296,6 +312,7 @@ static void setup_series(struct prefs *p, const struct host_facts *h)
 	if (p->series.revisit_seconds < 0)
 		p->series.revisit_seconds = p->series.page_seconds * REVISIT_SHARE_DEFAULT;
 	advise_needs(p);
+	sample_rules(p);
 	if (uses_policy(&p->series, TUNER_LOOKS_AT_HOST))
 		tuners_host(p, h);
 	if (p->enable && p->count && p->series.advise.seconds > 0)

@@ -36,6 +36,13 @@
 
 #include "../util/util.h"
 #include "replay_impl.h"
+#include "sample.h"
+
+/* How many pages a page of KSM page @d's content stands for (a sample). */
+static uint64_t dup_weight(const struct replay *r, const struct dup *d)
+{
+	return SERIES_WEIGHT(r->sr, SERIES_CLASS(r->sr, r->tree.c[d->chain].id));
+}
 
 /* remove_rmap_item_from_tree(): the address leaves whichever tree holds it. */
 static void leave_trees(struct replay *r, struct rmap *s)
@@ -45,13 +52,13 @@ static void leave_trees(struct replay *r, struct rmap *s)
 
 		/* A freed KSM page took its rmap list's counts with it. */
 		if (d->alive && --d->len)
-			r->count.sharing--;
+			r->count.sharing -= dup_weight(r, d);
 		else if (d->alive)
-			r->count.shared--;
+			r->count.shared -= dup_weight(r, d);
 		s->dup = NO_ID;
 	}
 	if (s->unstable) {
-		r->count.unshared--;
+		r->count.unshared -= SERIES_WEIGHT(r->sr, s->heavy);
 		s->unstable = 0;
 	}
 }
@@ -180,17 +187,19 @@ static void log_add(struct replay_visits *v, uint32_t kind)
 static void dup_append(struct replay *r, struct rmap *s, uint32_t k)
 {
 	struct dup *d = &r->tree.d[k];
+	uint64_t w = dup_weight(r, d);
+	double cost = r->p->merge_seconds * (double)w;
 
 	/* ksmd's time to merge the page, on top of its visit */
 	if (r->log)
 		log_add(r->log, RUN_MERGES);
-	r->cpu.all += r->p->merge_seconds;
-	r->cpu.scan += r->p->merge_seconds;
-	r->cpu.batch += r->p->merge_seconds;
+	r->cpu.all += cost;
+	r->cpu.scan += cost;
+	r->cpu.batch += cost;
 	if (d->len++)
-		r->count.sharing++;
+		r->count.sharing += w;
 	else
-		r->count.shared++;
+		r->count.shared += w;
 	d->mapped++;
 	s->dup = s->map = k;
 }
@@ -228,7 +237,7 @@ static uint32_t unstable_search_insert(struct replay *r, uint32_t i)
 	t->udead[cur] = 0;
 	t->s[i].unstable = 1;
 	t->s[i].unode = cur;
-	r->count.unshared++;
+	r->count.unshared += SERIES_WEIGHT(r->sr, t->s[i].heavy);
 	return NO_ID;
 }
 
@@ -317,8 +326,12 @@ static void cmp_and_merge(struct replay *r, uint32_t i)
 
 	if (s->map != NO_ID)
 		return;		/* a KSM page already, in its rmap list */
-	r->count.hashed++;	/* calc_checksum() */
+	r->count.hashed += SERIES_WEIGHT(r->sr, s->heavy);	/* calc_checksum() */
 	leave_trees(r, s);
+	if (s->heavy == SAMPLE_OUT) {	/* a content outside the sample */
+		s->oldsum = sum;
+		return;
+	}
 	if (s->oldsum != sum) {
 		s->oldsum = sum;	/* changed since the last visit */
 		return;
@@ -326,7 +339,7 @@ static void cmp_and_merge(struct replay *r, uint32_t i)
 	if (r->p->ksm.use_zero_pages && sum == r->sr->zero_sum &&
 	    s->id == r->sr->zero_id && thp_unwhole(r, i) == 0) {
 		s->zero = ZERO_KSM;	/* try_to_merge_with_zero_page() */
-		r->count.zero++;
+		r->count.zero += SERIES_WEIGHT(r->sr, s->heavy);
 		return;
 	}
 	/* (a page a split has just unmapped is still ksmd's to compare) */
@@ -360,17 +373,46 @@ static int should_skip(struct replay *r, struct rmap *s)
 		s->skips = (uint8_t)skip_age(age);
 		return 0;
 	}
-	r->count.skipped++;
-	r->count.skipped_scan++;
+	r->count.skipped += SERIES_WEIGHT(r->sr, s->heavy);
+	r->count.skipped_scan += SERIES_WEIGHT(r->sr, s->heavy);
 	s->skips--;
 	leave_trees(r, s);
 	return 1;
+}
+
+/* A visit of a page that stands for @w pages takes @w of the batch's
+ * budget; what it takes past the budget is owed by the next batches. */
+static void take_budget(struct replay_clock *k, uint64_t w)
+{
+	if (w <= k->budget) {
+		k->budget -= w;
+		return;
+	}
+	k->owed += w - k->budget;
+	k->budget = 0;
+}
+
+/* What a visit of @s takes of the batch's budget: a page, or in a sample
+ * the pages it stands for in ksmd's pace (series.pace). */
+static uint64_t pace_of(const struct replay *r, const struct rmap *s)
+{
+	const struct series *sr = r->sr;
+
+	if (sr->sample <= 1)
+		return 1;
+	if (s->heavy == SAMPLE_OUT)
+		return 0;	/* its time is in the sampled pages' */
+	if (s->heavy == SAMPLE_FULL)
+		return REPLAY_PACE_UNIT;
+	return sr->pace ? sr->pace[r->clock.snap] :
+	       (uint64_t)sr->sample * REPLAY_PACE_UNIT;
 }
 
 /* scan_get_next_rmap_item() at address @i, then the visit if it is one. */
 static void step(struct replay *r, uint32_t i)
 {
 	struct rmap *s = &r->tree.s[i];
+	uint64_t w = SERIES_WEIGHT(r->sr, s->heavy), compared, pace;
 	double cost;
 
 	if (s->id == NO_ID || s->zero) {
@@ -378,8 +420,8 @@ static void step(struct replay *r, uint32_t i)
 		if (s->rmap) {
 			leave_trees(r, s);
 			*s = (struct rmap){ .id = s->id, .dup = NO_ID, .map = s->map,
-					    .zero = s->zero };
-			r->count.rmap_items--;
+					    .zero = s->zero, .heavy = s->heavy };
+			r->count.rmap_items -= w;
 		}
 		return;
 	}
@@ -387,20 +429,26 @@ static void step(struct replay *r, uint32_t i)
 		s->rmap = 1;	/* a zeroed rmap_item: oldchecksum 0, age 0 */
 		s->oldsum = 0;
 		s->age = s->skips = 0;
-		r->count.rmap_items++;
+		r->count.rmap_items += w;
 	}
 	if (should_skip(r, s))
 		return;
-	r->clock.budget--;
-	r->count.visited++;
+	pace = pace_of(r, s);
+	take_budget(&r->clock, pace);
+	r->count.visited += w;
 	if (r->log)
 		log_add(r->log, s->map != NO_ID ? RUN_REVISITS : RUN_VISITS);
 	/* a KSM page already costs ksmd a look at its rmap_item, no checksum */
 	cost = s->map != NO_ID ? r->p->revisit_seconds : r->p->page_seconds;
+	if (r->sr->sample > 1)	/* the time of the pages it stands for */
+		cost *= (double)pace / REPLAY_PACE_UNIT;
 	r->cpu.all += cost;
 	r->cpu.scan += cost;
 	r->cpu.batch += cost;
+	compared = r->count.memcmp_bytes;
 	cmp_and_merge(r, i);
+	/* its searches stand for the searches of the pages it stands for */
+	r->count.memcmp_bytes = compared + (r->count.memcmp_bytes - compared) * w;
 }
 
 /* One full scan: every address once, in order, then the end of the scan. */
@@ -414,7 +462,8 @@ static struct timeline_row full_scan(struct replay *r, uint64_t scan)
 	r->count.visited = r->count.hashed = r->count.memcmp_bytes = 0;
 	r->cpu.scan = 0;
 	for (size_t i = 0; i < r->sr->naddr && !r->pol.halt; i++) {
-		if (!r->clock.budget)
+		/* (a sample's visit may owe more than a batch's budget) */
+		while (!r->clock.budget && !r->pol.halt)
 			replay_wake(r);
 		if (!r->pol.halt)
 			step(r, (uint32_t)i);
@@ -486,9 +535,11 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
 	return replay_run_owners(sr, p, rows, cut, 0, NULL, 0);
 }
 
-size_t replay_run_owners(const struct series *sr, const struct replay_params *p,
-			 struct timeline_row **rows, int *cut, unsigned shift,
-			 struct replay_owner *owners, size_t nowners)
+/* replay_run_owners(), and with @spread, its sums of squares at the end. */
+static size_t run(const struct series *sr, const struct replay_params *p,
+		  struct timeline_row **rows, int *cut, unsigned shift,
+		  struct replay_owner *owners, size_t nowners,
+		  struct replay_spread *spread)
 {
 	struct replay *r = replay_open(sr, p);
 	size_t n = 0, cap = 16;
@@ -497,8 +548,11 @@ size_t replay_run_owners(const struct series *sr, const struct replay_params *p,
 	/* the shortcut leaves the state a period behind: not for owners */
 	/* and a tuner that looks at the host's memory may stop ksmd at any
 	 * time: what it merges depends on the time */
+	/* and a sample's visits are not one page each (a repeat would be
+	 * timed as if they were) */
 	r->skip.ahead = !replay_policy_looks(r) && !(p->write_rate > 0) &&
-			!nowners && !getenv("KSMSCAN_SLOW_REPLAY");
+			!nowners && sr->sample <= 1 &&
+			!getenv("KSMSCAN_SLOW_REPLAY");
 	replay_policy_start(r);
 	for (;;) {
 		if (r->skip.period) {
@@ -525,7 +579,23 @@ size_t replay_run_owners(const struct series *sr, const struct replay_params *p,
 	}
 	if (nowners)
 		replay_owners_count(r, shift, owners, nowners);
+	if (spread)
+		replay_spread_count(r, spread);
 	*cut = r->cut;
 	replay_close(r);
 	return n;
+}
+
+size_t replay_run_owners(const struct series *sr, const struct replay_params *p,
+			 struct timeline_row **rows, int *cut, unsigned shift,
+			 struct replay_owner *owners, size_t nowners)
+{
+	return run(sr, p, rows, cut, shift, owners, nowners, NULL);
+}
+
+size_t replay_run_sampled(const struct series *sr, const struct replay_params *p,
+			  struct timeline_row **rows, int *cut,
+			  struct replay_spread *spread)
+{
+	return run(sr, p, rows, cut, 0, NULL, 0, spread);
 }

@@ -53,7 +53,40 @@ struct series {
 					 * (below nthp; the addresses of one are
 					 * consecutive), or NO_ID; NULL: none */
 	size_t nthp;			/* how many huge pages */
+	uint32_t sample;		/* --sample=1/N: N, the pages of the
+					 * contents other than zero_id are a
+					 * sample, each standing for N pages
+					 * (in ksmd's pace and in every count);
+					 * 0 or 1: every page is here */
+	const uint32_t *pace;		/* a sample, per snapshot: the pages one
+					 * sampled page's visit stands for in
+					 * ksmd's pace, in REPLAY_PACE_UNITs (the
+					 * snapshot's pages but its zero pages
+					 * over those kept: the full scans last
+					 * as long as the whole memory's); NULL:
+					 * sample pages each */
+	uint32_t out_id;		/* a sample: the content id of a page
+					 * whose content is outside the sample,
+					 * at an address that holds a sampled
+					 * content in another snapshot: ksmd
+					 * keeps its rmap_item and ages it as the
+					 * kernel would (smart_scan), merges it
+					 * never and counts it for nothing */
 };
+
+/* A sample's budget of ksmd's batch is counted in pages / this. */
+#define REPLAY_PACE_UNIT 65536
+
+/**
+ * replay_pace_weight() - series.pace of snapshot @k.
+ * @sr: a sampled series (sample > 1)
+ * @k: the snapshot
+ * @dropped: its pages left out of the sample
+ *
+ * Return: (its kept pages other than zero pages, plus @dropped) over the
+ * kept ones, in REPLAY_PACE_UNITs; sample of them if none is kept.
+ */
+uint32_t replay_pace_weight(const struct series *sr, size_t k, uint64_t dropped);
 
 /* ksmd's settings and the series' timing. */
 struct replay_params {
@@ -280,6 +313,111 @@ double replay_wake_period(const struct replay_params *p, double cost);
  */
 size_t replay_run(const struct series *sr, const struct replay_params *p,
 		  struct timeline_row **rows, int *cut);
+
+/*
+ * What a sampled replay's last figures may be off by. Each content but the
+ * zero page's is in the sample with probability 1/N, and a figure is N
+ * times the sum over the sampled contents of what each content gives it
+ * (x_c): the estimate of the sum over all contents is unbiased, with a
+ * variance estimated by (N^2 - N) times the sum of the sampled x_c^2.
+ *
+ * A few contents of many pages make most of the saving, and a sample that
+ * misses them says nothing of them: so pages_sharing is estimated by its
+ * ratio to what the snapshot's contents would share at most (a_c, from
+ * ksm_content(); the scan knows its total over every content exactly),
+ * with the variance (N^2 - N) sum (x_c - R a_c)^2, R = sum x_c / sum a_c.
+ * These are the sums, in pages and pages^2, at the replay's end.
+ */
+struct replay_spread {
+	double shared;			/* sum x_c^2, x_c: its KSM pages */
+	double sharing;			/* ... x_c: their further mappings */
+	double unshared;		/* ... x_c: its pages in the unstable tree */
+	double sx, sa;			/* sum x_c, sum a_c of pages_sharing */
+	double xa, aa;			/* sum x_c a_c, sum a_c^2 */
+	uint64_t contents;		/* sampled contents with a page at the end */
+};
+
+/* What a snapshot's contents would share at most (ksm_content()): the
+ * sampled contents' (in their own pages, not standing for more), and the
+ * zero page's. */
+struct replay_static {
+	double sampled;			/* pages_sharing of the sampled contents */
+	double zero;			/* ... of the zero page's (none with
+					 * use_zero_pages: ksm_zero_pages) */
+};
+
+/**
+ * replay_static_sharing() - the most snapshot @k's contents would share.
+ * @sr: the series
+ * @k: the snapshot
+ * @ksm: max_page_sharing, use_zero_pages
+ *
+ * Return: the sampled contents' pages_sharing and the zero page's.
+ */
+struct replay_static replay_static_sharing(const struct series *sr, size_t k,
+					   const struct ksm_params *ksm);
+
+/**
+ * replay_sample_rows() - a sampled replay's rows as estimates of the whole
+ * memory's: pages_sharing (and general_profit with it) by its ratio to
+ * what the snapshot's contents would share at most, per snapshot.
+ * @sr: the series (nothing changes unless sr->sample > 1)
+ * @ksm: max_page_sharing, use_zero_pages
+ * @full: per snapshot: pages_sharing at most of every content of it (the
+ *	scan's figure), exact
+ * @rows: the replay's rows, changed
+ * @n: how many
+ */
+void replay_sample_rows(const struct series *sr, const struct ksm_params *ksm,
+			const uint64_t *full, struct timeline_row *rows, size_t n);
+
+/**
+ * replay_swing() - how far a sampled replay's saving moved over the full
+ * scans of the last snapshot: its pace and smart_scan's skips depend on
+ * the sample's mix of pages that merge and pages that do not, so its last
+ * full scan stands for one anywhere in that stretch of the whole memory's.
+ * @rows: the rows, estimates (replay_sample_rows())
+ * @n: how many, at least 1
+ *
+ * Return: the largest less the smallest pages_sharing + ksm_zero_pages of
+ * the full scans that ran in the last row's snapshot alone (the one
+ * before ended in it), and the last, in pages.
+ */
+double replay_swing(const struct timeline_row *rows, size_t n);
+
+/**
+ * replay_ratio_bound() - two standard errors of pages_sharing estimated
+ * by its ratio (struct replay_spread).
+ * @sample: N of --sample=1/N
+ * @sp: the sums at the end
+ *
+ * Return: 2 x sqrt((N^2 - N) x sum (x_c - R a_c)^2), in pages.
+ */
+double replay_ratio_bound(uint32_t sample, const struct replay_spread *sp);
+
+/**
+ * replay_run_sampled() - replay_run(), and the spread of the last figures
+ * over the sampled contents (the error bound of a sampled series).
+ * @sr: the series (sr->sample > 1 for a sample; else @spread is zero)
+ * @p: the settings
+ * @rows: set as replay_run() sets it
+ * @cut: set as replay_run() sets it
+ * @spread: set to the sums of squares at the end
+ *
+ * Return: the number of rows.
+ */
+size_t replay_run_sampled(const struct series *sr, const struct replay_params *p,
+			  struct timeline_row **rows, int *cut,
+			  struct replay_spread *spread);
+
+/**
+ * replay_bound() - two standard errors of a sampled figure.
+ * @sample: N of --sample=1/N (0 or 1: no sample, 0 returned)
+ * @squares: the sum of the sampled contents' x_c^2 (struct replay_spread)
+ *
+ * Return: 2 x sqrt((N^2 - N) x @squares), in pages.
+ */
+double replay_bound(uint32_t sample, double squares);
 
 /* One owner's pages at the end of a replay: a live process, as its
  * /proc/PID/ksm_stat would read. */

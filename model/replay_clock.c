@@ -19,6 +19,12 @@
 #include "../util/util.h"
 #include "replay_impl.h"
 
+/* A batch's budget: pages_to_scan @pts, in REPLAY_PACE_UNITs for a sample. */
+static uint64_t replay_budget(const struct replay *r, uint64_t pts)
+{
+	return r->sr->sample > 1 ? pts * REPLAY_PACE_UNIT : pts;
+}
+
 /* Seconds from a wake-up at a tick to the timer's next, for a batch that
  * ended @ended whole jiffies after that tick. */
 static uint64_t wheel_fires(uint64_t n, uint64_t ended)
@@ -166,7 +172,15 @@ void replay_wake(struct replay *r)
 	if (r->p->write_rate > 0)
 		unseen_writes(r, dt);
 	tuner(r);
-	r->clock.budget = r->clock.pts;	/* ksm_do_scan(ksm_thread_pages_to_scan) */
+	/* ksm_do_scan(ksm_thread_pages_to_scan) */
+	r->clock.budget = replay_budget(r, r->clock.pts);
+	if (r->clock.owed) {	/* a sample's visits that stood for more */
+		uint64_t t = r->clock.owed < r->clock.budget ? r->clock.owed :
+			     r->clock.budget;
+
+		r->clock.budget -= t;
+		r->clock.owed -= t;
+	}
 }
 
 void replay_policy_open(struct replay *r)
@@ -176,7 +190,8 @@ void replay_policy_open(struct replay *r)
 
 	r->pol.ops = ops;
 	r->pol.run = 1;
-	r->clock.budget = r->clock.pts = pts;
+	r->clock.pts = pts;
+	r->clock.budget = replay_budget(r, pts);
 	r->clock.sleep_ms = r->p->ksm.sleep_ms;
 	r->clock.rng = UINT64_C(0x9e3779b97f4a7c15);
 }
@@ -188,7 +203,7 @@ void replay_policy_start(struct replay *r)
 		r->pol.run = 0;
 		r->pol.next_tick = r->pol.ops->first_look(r->p);
 		tuner(r);
-		r->clock.budget = r->clock.pts;
+		r->clock.budget = replay_budget(r, r->clock.pts);
 	}
 }
 

@@ -12,6 +12,7 @@
 #include "../util/util.h"
 #include "ksm.h"
 #include "replay_impl.h"
+#include "sample.h"
 
 /* Of pages_sharing, the further mappings of zero-filled KSM pages. */
 static uint64_t zero_sharing(const struct replay *r)
@@ -273,4 +274,247 @@ int timeline_rows_equal(const struct timeline_row *a, size_t na,
 		    a[i].thp_splits != b[i].thp_splits)
 			return 0;
 	return 1;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* Of the sampled contents: each one's KSM pages and their further
+ * mappings, per node of the stable tree (one node a content), squared and
+ * summed into @out. */
+static void spread_stable(const struct replay *r, struct replay_spread *out)
+{
+	const struct replay_trees *t = &r->tree;
+	size_t nc = t->ccap;
+	double *shared = xcalloc(nc + 1, sizeof(*shared));
+	double *sharing = xcalloc(nc + 1, sizeof(*sharing));
+
+	for (size_t k = 0; k < t->nd; k++)
+		if (t->d[k].alive && t->d[k].len &&
+		    SERIES_CLASS(r->sr, t->c[t->d[k].chain].id) == SAMPLE_IN) {
+			shared[t->d[k].chain] += 1;
+			sharing[t->d[k].chain] += t->d[k].len - 1;
+		}
+	for (size_t n = 0; n < nc; n++) {
+		out->shared += shared[n] * shared[n];
+		out->sharing += sharing[n] * sharing[n];
+	}
+	free(shared);
+	free(sharing);
+}
+
+/* A snapshot's contents, each with its pages: @ids sorted, into (id, pages)
+ * runs in place. Return: how many. */
+static size_t runs_of(uint64_t *ids, size_t n)
+{
+	size_t m = 0;
+
+	qsort(ids, n, sizeof(*ids), u64_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i; j < n && ids[j] == ids[i]; j++)
+			;
+		ids[m++] = ids[i] << 32 | (j - i);
+	}
+	return m;
+}
+
+/* The most a content of @c pages shares (ksm_content()). */
+static double most_sharing(uint64_t c, uint64_t mps)
+{
+	uint64_t shared, sharing;
+
+	if (c < 2)
+		return 0;
+	ksm_content(c, mps, &shared, &sharing);
+	return (double)sharing;
+}
+
+struct replay_static replay_static_sharing(const struct series *sr, size_t k,
+					   const struct ksm_params *ksm)
+{
+	const struct snapshot *sn = &sr->snaps[k];
+	uint64_t *ids = xcalloc(sn->n + 1, sizeof(*ids));
+	struct replay_static st = { 0, 0 };
+	size_t m;
+
+	for (size_t i = 0; i < sn->n; i++)
+		ids[i] = sn->id[i];
+	m = runs_of(ids, sn->n);
+	for (size_t i = 0; i < m; i++) {
+		uint32_t id = (uint32_t)(ids[i] >> 32);
+		double a = most_sharing(ids[i] & UINT32_MAX, ksm->max_page_sharing);
+
+		if (id == sr->zero_id) {
+			if (!ksm->use_zero_pages)
+				st.zero += a;
+		} else if (SERIES_CLASS(sr, id) != SAMPLE_OUT) {
+			st.sampled += a;
+		}
+	}
+	free(ids);
+	return st;
+}
+
+/* The sums of the ratio estimate: each sampled content's pages_sharing now
+ * (x_c, from the stable tree) against the most its pages in the snapshot in
+ * force would share (a_c). */
+static void spread_ratio(const struct replay *r, struct replay_spread *out)
+{
+	const struct replay_trees *t = &r->tree;
+	const struct snapshot *sn = &r->sr->snaps[r->clock.snap];
+	uint64_t *ids = xcalloc(sn->n + 1, sizeof(*ids));
+	double *x = xcalloc(t->ccap + 1, sizeof(*x));
+	uint64_t *xs = xcalloc(t->ccap + 1, sizeof(*xs));
+	size_t m, nx = 0, j = 0;
+
+	for (size_t k = 0; k < t->nd; k++)
+		if (t->d[k].alive && t->d[k].len)
+			x[t->d[k].chain] += t->d[k].len - 1;
+	for (size_t n = 0; n < t->stable.len; n++)	/* (id, x_c), by id */
+		if (x[n] > 0 && SERIES_CLASS(r->sr, t->c[n].id) == SAMPLE_IN)
+			xs[nx++] = (uint64_t)t->c[n].id << 32 | (uint64_t)x[n];
+	qsort(xs, nx, sizeof(*xs), u64_cmp);
+	for (size_t i = 0; i < sn->n; i++)
+		ids[i] = sn->id[i];
+	m = runs_of(ids, sn->n);
+	for (size_t i = 0; i < m || j < nx;) {
+		uint64_t ia = i < m ? ids[i] >> 32 : UINT64_MAX;
+		uint64_t ix = j < nx ? xs[j] >> 32 : UINT64_MAX;
+		double a = 0, xc = 0;
+
+		if (ia <= ix) {
+			if (SERIES_CLASS(r->sr, (uint32_t)ia) == SAMPLE_IN)
+				a = most_sharing(ids[i] & UINT32_MAX,
+						 r->p->ksm.max_page_sharing);
+			i++;
+		}
+		if (ix <= ia)
+			xc = (double)(xs[j++] & UINT32_MAX);
+		out->sx += xc;
+		out->sa += a;
+		out->xa += xc * a;
+		out->aa += a * a;
+	}
+	free(ids);
+	free(x);
+	free(xs);
+}
+
+void replay_spread_count(const struct replay *r, struct replay_spread *out)
+{
+	const struct series *sr = r->sr;
+	uint64_t *key = xcalloc(sr->naddr + 1, sizeof(*key));
+	size_t n = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (sr->sample <= 1) {
+		free(key);
+		return;
+	}
+	spread_stable(r, out);
+	spread_ratio(r, out);
+	/* the pages in the unstable tree, per content: sorted by content */
+	for (size_t i = 0; i < sr->naddr; i++) {
+		const struct rmap *s = &r->tree.s[i];
+
+		if (s->id != NO_ID && SERIES_CLASS(sr, s->id) == SAMPLE_IN)
+			key[n++] = (uint64_t)s->id << 1 | s->unstable;
+	}
+	qsort(key, n, sizeof(*key), u64_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		double unstable = 0;
+
+		for (j = i; j < n && key[j] >> 1 == key[i] >> 1; j++)
+			unstable += (double)(key[j] & 1);
+		out->unshared += unstable * unstable;
+		out->contents++;
+	}
+	free(key);
+}
+
+void replay_sample_rows(const struct series *sr, const struct ksm_params *ksm,
+			const uint64_t *full, struct timeline_row *rows, size_t n)
+{
+	double *f;
+
+	if (sr->sample <= 1)
+		return;
+	f = xcalloc(sr->nsnaps, sizeof(*f));
+	for (size_t k = 0; k < sr->nsnaps; k++)
+		f[k] = -1;	/* not yet worked out */
+	for (size_t i = 0; i < n; i++) {
+		struct timeline_row *t = &rows[i];
+		size_t k = t->snapshot;
+		double heavy = (double)(t->pages_sharing - t->zero_sharing);
+		uint64_t was = t->pages_sharing;
+
+		if (f[k] < 0) {
+			struct replay_static st = replay_static_sharing(sr, k, ksm);
+			double all = (double)full[k] - st.zero;
+
+			f[k] = st.sampled > 0 && all >= 0 ?
+			       all / (st.sampled * sr->sample) : 1;
+		}
+		t->pages_sharing = t->zero_sharing + (uint64_t)llround(heavy * f[k]);
+		t->general_profit += ((int64_t)t->pages_sharing - (int64_t)was) *
+				     PAGE_BYTES;
+	}
+	free(f);
+}
+
+double replay_ratio_bound(uint32_t sample, const struct replay_spread *sp)
+{
+	double rr, e;
+
+	if (!(sp->sa > 0))
+		return replay_bound(sample, sp->sharing);
+	rr = sp->sx / sp->sa;
+	e = sp->sharing - 2 * rr * sp->xa + rr * rr * sp->aa;
+	return replay_bound(sample, e > 0 ? e : 0);
+}
+
+double replay_bound(uint32_t sample, double squares)
+{
+	double n = sample;
+
+	if (sample <= 1)
+		return 0;
+	return 2.0 * sqrt((n * n - n) * squares);
+}
+
+uint32_t replay_pace_weight(const struct series *sr, size_t k, uint64_t dropped)
+{
+	const struct snapshot *sn = &sr->snaps[k];
+	uint64_t kept = 0;
+	double w;
+
+	for (size_t i = 0; i < sn->n; i++)
+		kept += SERIES_CLASS(sr, sn->id[i]) == SAMPLE_IN;
+	if (!kept)
+		return sr->sample * REPLAY_PACE_UNIT;
+	w = (double)(kept + dropped) / (double)kept * REPLAY_PACE_UNIT;
+	return w < UINT32_MAX ? (uint32_t)llround(w) : UINT32_MAX;
+}
+
+double replay_swing(const struct timeline_row *rows, size_t n)
+{
+	size_t k = rows[n - 1].snapshot;
+	double lo = INFINITY, hi = -INFINITY;
+
+	/* the full scans that ran under it alone (the one before ended in
+	 * it), and the last */
+	for (size_t i = n; i-- > 0;) {
+		double v;
+
+		if (i + 1 < n && (i ? rows[i - 1].snapshot != k : k != 0))
+			break;
+		v = (double)(rows[i].pages_sharing + rows[i].ksm_zero_pages);
+		lo = v < lo ? v : lo;
+		hi = v > hi ? v : hi;
+	}
+	return hi - lo;
 }

@@ -197,6 +197,11 @@ struct rmap {
 				 * split of a huge page (in no counter) */
 	uint8_t age;		/* rmap_item->age (smart_scan) */
 	uint8_t skips;		/* rmap_item->remaining_skips */
+	uint8_t heavy;		/* a sampled series: the class of its
+				 * content (SERIES_CLASS()), which its
+				 * rmap_item and unstable node count at (an
+				 * address whose page went keeps the one it
+				 * had) */
 };
 
 /* Who mapped the zero page at an address (struct rmap's zero). */
@@ -257,6 +262,9 @@ struct replay_clock {
 	double now;		/* the time of this wake-up */
 	size_t snap;		/* the snapshot in force */
 	uint64_t batch, budget;	/* ksmd's wake-ups so far, pages left in this one */
+	uint64_t owed;		/* a sampled series: pages a visit stood for
+				 * past its batch's budget, taken from the
+				 * next batches' (ksmd's pace kept) */
 	uint64_t pts;		/* pages_to_scan now */
 	uint64_t sleep_ms;	/* sleep_millisecs now */
 	double writes;		/* write_rate's writes due, not yet made */
@@ -455,6 +463,13 @@ int replay_skip_ahead(struct replay *r, struct timeline_row **rows,
  */
 struct timeline_row replay_counters(const struct replay *r, uint64_t scan,
 				    uint64_t first_batch, double first_time);
+
+/**
+ * replay_spread_count() - the sampled contents' sums of squares now.
+ * @r: the replay, at its end
+ * @out: set
+ */
+void replay_spread_count(const struct replay *r, struct replay_spread *out);
 
 /**
  * replay_owners_count() - each owner's pages now: the rmap_item counters

@@ -10,34 +10,54 @@
 #include <stdlib.h>
 
 #include "replay_impl.h"
+#include "sample.h"
 
 /* The last mapping of KSM page @k went: the page is freed, its node stale. */
 static void dup_free(struct replay *r, uint32_t k)
 {
 	struct dup *d = &r->tree.d[k];
+	uint64_t w = SERIES_WEIGHT(r->sr, SERIES_CLASS(r->sr,
+						       r->tree.c[d->chain].id));
 
 	if (d->len) {
-		r->count.shared--;
-		r->count.sharing -= d->len - 1;
+		r->count.shared -= w;
+		r->count.sharing -= (d->len - 1) * w;
 	}
 	d->alive = 0;
 	d->len = 0;
 	r->tree.c[d->chain].live--;
 }
 
+/* A sampled series: the address's rmap_item and unstable node count at
+ * the weight of content @id from now on (a page that went keeps its own). */
+static void reweigh(struct replay *r, struct rmap *s, uint32_t id)
+{
+	int heavy = id != NO_ID ? SERIES_CLASS(r->sr, id) : s->heavy;
+	uint64_t was = SERIES_WEIGHT(r->sr, s->heavy), now = SERIES_WEIGHT(r->sr, heavy);
+
+	if (s->rmap)
+		r->count.rmap_items = r->count.rmap_items - was + now;
+	if (s->unstable)
+		r->count.unshared = r->count.unshared - was + now;
+	s->heavy = (uint8_t)heavy;
+}
+
 void replay_written(struct replay *r, struct rmap *s, uint32_t id)
 {
+	uint64_t w = SERIES_WEIGHT(r->sr, s->heavy);
+
 	if (s->map != NO_ID) {
-		r->count.cow += id != NO_ID;	/* a write, not an unmap */
+		r->count.cow += id != NO_ID ? w : 0;	/* a write, not an unmap */
 		if (--r->tree.d[s->map].mapped == 0)
 			dup_free(r, s->map);
 		s->map = NO_ID;
 	}
 	if (s->zero == ZERO_KSM)
-		r->count.zero--;
+		r->count.zero -= w;
 	else if (s->zero == ZERO_SPLIT)
-		r->count.thp_zero--;
+		r->count.thp_zero -= w;
 	s->zero = 0;
+	reweigh(r, s, id);
 	s->id = id;
 }
 

@@ -20,7 +20,9 @@
 #include "../host/ksm.h"
 #include "../host/memory.h"
 #include "../host/process.h"
+#include "../hash/hash.h"
 #include "../hash/measure.h"
+#include "../model/sample.h"
 #include "../util/util.h"
 #include "forked.h"
 #include "frames.h"
@@ -36,6 +38,17 @@
  */
 #define SERIES_PAGE_BYTES 40
 
+/*
+ * --sample=1/N: a content is in the sample when XXH3 of its bytes with this
+ * seed (a digest that has nothing to do with KSM's checksum, so that the
+ * sample does not lean on what ksmd compares) is 0 modulo N. The zero
+ * page's content is always in: it is known without a digest, and it is
+ * often the largest content of all, whose absence or presence would swing
+ * every figure.
+ */
+#define SAMPLE_SEED UINT64_C(0x6b736d7363616e31)
+enum { PICK_UNKNOWN, PICK_IN, PICK_OUT };
+
 /* One snapshot's pages: (address, content id), sorted by address at the end. */
 struct snap {
 	struct page_ref {
@@ -45,6 +58,10 @@ struct snap {
 		uint64_t frame;	/* its frame key (frames.h), 0 for files */
 	} *p;
 	size_t n, cap;
+	uint64_t dropped;	/* --sample: its pages left out */
+	struct run { uint64_t lo, hi; } *runs;	/* --sample: the addresses it
+				 * has a page at, as runs [lo, hi) */
+	size_t nruns, rcap;
 };
 
 /*
@@ -197,6 +214,12 @@ struct collect {
 	uint32_t *thp;			/* per address: its huge page as the
 					 * replay begins (series' thp) */
 	size_t nthp;
+	uint8_t *pick;			/* --sample: per content id, PICK_* */
+	size_t npick;
+	uint64_t dropped;		/* --sample: pages read and left out */
+	uint32_t *pace;			/* --sample: series.pace */
+	uint32_t out_id;		/* --sample: series.out_id */
+	struct replay_spread spread;	/* --sample: the last figures' spread */
 };
 
 /* The first snapshot's page @k (in the order read) is part of huge page
@@ -213,6 +236,42 @@ static void keep_thp(struct collect *c, size_t k, uint64_t thp)
 	c->thp0[k] = thp;
 }
 
+/* --sample: whether the page's content is in the sample (decided once per
+ * content, from its bytes the first time it is read). */
+static int sampled(struct collect *c, const struct page_event *pg)
+{
+	uint32_t n = c->sp->sample;
+
+	if (n <= 1 || pg->zero)
+		return 1;
+	if (pg->id >= c->npick) {
+		size_t was = c->npick;
+
+		c->npick = 2 * (size_t)pg->id + 1024;
+		c->pick = xreallocarray(c->pick, c->npick, 1);
+		memset(c->pick + was, PICK_UNKNOWN, c->npick - was);
+	}
+	if (c->pick[pg->id] == PICK_UNKNOWN)
+		c->pick[pg->id] = xxh3_seeded_page(pg->bytes, SAMPLE_SEED) % n ?
+				  PICK_OUT : PICK_IN;
+	return c->pick[pg->id] == PICK_IN;
+}
+
+/* --sample: note that the snapshot has a page at @addr (pages come in
+ * address order: a file is a run or a few). */
+static void note_run(struct snap *s, uint64_t addr)
+{
+	if (s->nruns && s->runs[s->nruns - 1].hi == addr) {
+		s->runs[s->nruns - 1].hi = addr + PAGE_BYTES;
+		return;
+	}
+	if (s->nruns == s->rcap) {
+		s->rcap = s->rcap ? 2 * s->rcap : 16;
+		s->runs = xreallocarray(s->runs, s->rcap, sizeof(*s->runs));
+	}
+	s->runs[s->nruns++] = (struct run){ addr, addr + PAGE_BYTES };
+}
+
 /* page(): note the page's address and content, and the content's checksum. */
 static void collect_page(struct sink *sk, const struct page_event *pg)
 {
@@ -220,6 +279,14 @@ static void collect_page(struct sink *sk, const struct page_event *pg)
 	struct snap *s = &c->snaps[pg->input_no / c->nprocs];
 	uint64_t proc = pg->input_no % c->nprocs;
 
+	if (!sampled(c, pg)) {
+		c->dropped++;	/* counted, and dropped before it costs memory */
+		s->dropped++;
+		note_run(s, proc << SERIES_PROC_SHIFT | pg->address);
+		return;
+	}
+	if (c->sp->sample > 1)
+		note_run(s, proc << SERIES_PROC_SHIFT | pg->address);
 	if (s->n == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 4096;
 		s->p = xreallocarray(s->p, s->cap, sizeof(*s->p));
@@ -331,40 +398,112 @@ static struct snapshot snap_sparse(struct snap *s, const uint64_t *addr,
 	return out;
 }
 
+static int run_cmp(const void *a, const void *b)
+{
+	const struct run *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/*
+ * --sample: snapshot @sn with a page of content @out at each address of
+ * the series (@addr, @naddr) that has a page of a content outside the
+ * sample in it (in @s's runs, not among its sampled pages): ksmd keeps
+ * that address's rmap_item and its age, as it would. Frees the runs.
+ */
+static void with_outside(struct snapshot *sn, struct snap *s,
+			 const uint64_t *addr, size_t naddr, uint32_t out)
+{
+	uint32_t *no = xcalloc(naddr + 1, sizeof(*no));
+	uint32_t *id = xcalloc(naddr + 1, sizeof(*id));
+	size_t k = 0, n = 0, r = 0;
+
+	if (s->nruns)
+		qsort(s->runs, s->nruns, sizeof(*s->runs), run_cmp);
+	for (size_t j = 0; j < naddr; j++) {
+		if (k < sn->n && sn->addr_no[k] == j) {
+			no[n] = (uint32_t)j;
+			id[n++] = sn->id[k++];
+			continue;
+		}
+		while (r < s->nruns && s->runs[r].hi <= addr[j])
+			r++;
+		if (r < s->nruns && s->runs[r].lo <= addr[j]) {
+			no[n] = (uint32_t)j;
+			id[n++] = out;
+		}
+	}
+	free(sn->addr_no);
+	free(sn->id);
+	*sn = (struct snapshot){ n, no, id };
+	free(s->runs);
+	s->runs = NULL;
+	s->nruns = s->rcap = 0;
+}
+
 /* The bytes of a content, for the replay's trees: the index's, or for a
  * forked mapping's own content (forked.c) its page. */
 static const unsigned char *content_bytes(const void *ctx, uint32_t id)
 {
+	static unsigned char out[PAGE_BYTES];
 	const struct collect *c = ctx;
 
+	if (c->sp->sample > 1 && id == c->out_id) {
+		/* a content outside the sample, met in a tree where a sampled
+		 * page was: any bytes but those of its head's equals */
+		memset(out, 0xff, sizeof(out));
+		return out;
+	}
 	if (id >= c->forked.base)
 		return forked_bytes(&c->forked, id);
 	return index_entry(c->ix, id)->bytes;
 }
 
+/* How many pages a page of content @id stands for (--sample). */
+static uint64_t page_weight(const struct series *sr, uint32_t id)
+{
+	return SERIES_WEIGHT(sr, SERIES_CLASS(sr, id));
+}
+
+/* A snapshot's pages, each for the pages it stands for (--sample). */
+static uint64_t snap_pages(const struct series *sr, const struct snapshot *s)
+{
+	uint64_t n = 0;
+
+	if (sr->sample <= 1)
+		return s->n;
+	for (size_t k = 0; k < s->n; k++)
+		n += page_weight(sr, s->id[k]);
+	return n;
+}
+
 /* How snapshot @b differs from snapshot @a; @count is scratch, one zeroed
- * counter per content id. */
-static struct volatility_row differ(const struct snapshot *a,
+ * counter per content id. With --sample each page counts for the pages it
+ * stands for (an estimate with no bound: a change between a sampled and
+ * an unsampled content shows as a page gone or new). */
+static struct volatility_row differ(const struct series *sr,
+				    const struct snapshot *a,
 				    const struct snapshot *b, uint32_t *count)
 {
-	struct volatility_row v = { .pages = b->n };
+	struct volatility_row v = { .pages = snap_pages(sr, b) };
 	size_t i = 0, j = 0;
 
 	for (size_t k = 0; k < a->n; k++)
 		count[a->id[k]]++;
 	while (i < a->n || j < b->n) {
 		if (j == b->n || (i < a->n && a->addr_no[i] < b->addr_no[j])) {
-			v.gone_pages++;
+			v.gone_pages += page_weight(sr, a->id[i]);
 			i++;
 		} else if (i == a->n || b->addr_no[j] < a->addr_no[i]) {
-			v.new_pages++;
+			v.new_pages += page_weight(sr, b->id[j]);
 			j++;
 		} else if (a->id[i] == b->id[j]) {
-			v.unchanged_pages++;
+			v.unchanged_pages += page_weight(sr, b->id[j]);
 			i++, j++;
 		} else {
-			v.changed_pages++;
-			v.merges_broken += count[a->id[i]] >= 2;
+			v.changed_pages += page_weight(sr, b->id[j]);
+			v.merges_broken += count[a->id[i]] >= 2 ?
+					   page_weight(sr, a->id[i]) : 0;
 			i++, j++;
 		}
 	}
@@ -459,7 +598,7 @@ static struct scope last_scope(struct collect *c, const struct timeline_row *t,
 	uint64_t saved = t->pages_sharing + t->ksm_zero_pages;
 
 	if (c->nprocs > 1)	/* the snapshot is all its processes */
-		f->pages = snaps[k].n;
+		f->pages = snaps[k].n + c->snaps[k].dropped;
 	f->pages_shared = t->pages_shared;
 	f->pages_sharing = t->pages_sharing;
 	f->ksm_zero_pages = t->ksm_zero_pages;
@@ -485,6 +624,37 @@ static struct scope last_scope(struct collect *c, const struct timeline_row *t,
 		sc.why = c->why;
 	}
 	return sc;
+}
+
+/*
+ * --sample: say what the figures rest on, once: the pages replayed of
+ * those read, and each last figure's bound (two standard errors of the
+ * estimate from the sampled contents).
+ */
+static void say_sample(const struct collect *c, const struct timeline_row *rows,
+		       size_t nrows)
+{
+	uint32_t n = c->sp->sample;
+	const struct replay_spread *sp = &c->spread;
+	const struct timeline_row *t = &rows[nrows - 1];
+	double saved;
+
+	if (n <= 1)
+		return;
+	saved = replay_ratio_bound(n, sp) + replay_swing(rows, nrows);
+	warn("%s: --sample=1/%u: %llu of %llu pages replayed (%llu contents "
+	     "with a page at the end, and every zero page), each standing for %u; "
+	     "the last full scan's figures, within two standard errors: "
+	     "pages_shared %llu +- %.0f, pages_sharing %llu +- %.0f, "
+	     "pages_unshared %llu (no bound: it follows smart_scan's skips), "
+	     "saved pages %llu +- %.0f",
+	     series_name(c), n, (unsigned long long)(c->pages),
+	     (unsigned long long)(c->pages + c->dropped),
+	     (unsigned long long)sp->contents, n,
+	     (unsigned long long)t->pages_shared, replay_bound(n, sp->shared),
+	     (unsigned long long)t->pages_sharing, saved,
+	     (unsigned long long)t->pages_unshared,
+	     (unsigned long long)(t->pages_sharing + t->ksm_zero_pages), saved);
 }
 
 /* Say how late the latest live snapshot was, once, at the end. */
@@ -667,10 +837,19 @@ static void series_build(struct collect *c, struct series *sr,
 			       .snaps = snaps, .zero_id = c->zero_id,
 			       .zero_sum = c->zero_sum, .bytes = content_bytes,
 			       .ctx = c,
-			       .at = c->cfg->inputs[0].path ? NULL : c->at };
+			       .at = c->cfg->inputs[0].path ? NULL : c->at,
+			       .sample = c->sp->sample, .pace = NULL,
+			       .out_id = NO_ID };
 	thp_build(c, addr, n, sr);
 	for (size_t s = ns; s-- > 0;)
 		c->at[s] -= c->at[0];	/* from the first snapshot on */
+	if (sr->sample > 1) {	/* one more content: those outside the sample */
+		sr->out_id = c->out_id = (uint32_t)c->nsum++;
+		c->sum = xreallocarray(c->sum, c->nsum, sizeof(*c->sum));
+		c->head = xreallocarray(c->head, c->nsum, sizeof(*c->head));
+		c->sum[c->out_id] = 0x5a5a5a5a;
+		c->head[c->out_id] = UINT64_MAX;
+	}
 	forked_start(&c->forked, c->nsum, n, ns, c->nprocs, &c->cfg->ksm,
 		     c->zero_id);
 	for (size_t s = 0; s < ns; s++) {
@@ -680,8 +859,16 @@ static void series_build(struct collect *c, struct series *sr,
 		forked_snapshot(&c->forked, s, &snaps[s], frame, SERIES_PROC_SHIFT,
 				addr);
 		free(frame);
+		if (sr->sample > 1)	/* (no frames: files only) */
+			with_outside(&snaps[s], &c->snaps[s], addr, n, c->out_id);
 		if (c->forked.snaps[s].estimate)
 			frames_say_estimate();
+	}
+	if (sr->sample > 1) {	/* ksmd's pace: the whole memory's */
+		c->pace = xcalloc(ns, sizeof(*c->pace));
+		for (size_t s = 0; s < ns; s++)
+			c->pace[s] = replay_pace_weight(sr, s, c->snaps[s].dropped);
+		sr->pace = c->pace;
 	}
 	forked_contents(&c->forked, &c->sum, &c->head);
 	sr->sum = c->sum;
@@ -690,6 +877,7 @@ static void series_build(struct collect *c, struct series *sr,
 
 /* How each snapshot differs from the one before (the volatility report). */
 static struct volatility_row *volatility(const struct collect *c,
+					 const struct series *sr,
 					 const struct snapshot *snaps)
 {
 	size_t ns = c->nsnaps;
@@ -697,7 +885,7 @@ static struct volatility_row *volatility(const struct collect *c,
 	uint32_t *count = xcalloc(c->forked.base + c->forked.n + 1, sizeof(*count));
 
 	for (size_t s = 1; s < ns; s++) {
-		vol[s - 1] = differ(&snaps[s - 1], &snaps[s], count);
+		vol[s - 1] = differ(sr, &snaps[s - 1], &snaps[s], count);
 		vol[s - 1].from = s;
 		vol[s - 1].to = s + 1;
 	}
@@ -712,10 +900,20 @@ static size_t replay_first(struct collect *c, const struct series *sr,
 			   struct replay_owner *owners, struct timeline_row **rows)
 {
 	int live = !c->cfg->inputs[0].path, cut;
-	size_t nrows = replay_run_owners(sr, rp, rows, &cut, SERIES_PROC_SHIFT,
+	size_t nrows = sr->sample > 1 ?
+		       replay_run_sampled(sr, rp, rows, &cut, &c->spread) :
+		       replay_run_owners(sr, rp, rows, &cut, SERIES_PROC_SHIFT,
 					 owners, live ? c->nprocs : 0);
 
 	c->cut = cut;
+	if (sr->sample > 1) {	/* pages_sharing by its ratio to the scan's */
+		uint64_t *full = xcalloc(c->nsnaps, sizeof(*full));
+
+		for (size_t k = 0; k < c->nsnaps; k++)
+			full[k] = c->figs[k].pages_sharing;
+		replay_sample_rows(sr, &rp->ksm, full, *rows, nrows);
+		free(full);
+	}
 	if (cut)
 		error("%s: the replay stopped after %zu full scans (%.0f s, in "
 		      "snapshot %zu of %zu), before the series' end: give --scans, "
@@ -785,8 +983,9 @@ static void collect_finish(struct collect *c)
 	rp.nlate = nlate;
 	rp.late = nlate ? c->pacer.late : NULL;
 	series_build(c, &sr, snaps);
-	vol = volatility(c, snaps);
+	vol = volatility(c, &sr, snaps);
 	nrows = replay_first(c, &sr, &rp, owners, &rows);
+	say_sample(c, rows, nrows);
 	feed_reports(c, &sr, &rp, rows, nrows, vol, owners);
 	for (size_t s = 0; s < ns; s++) {
 		free(snaps[s].addr_no);
@@ -850,14 +1049,18 @@ static void collect_scope(struct sink *sk, const struct scope *sc)
 
 static void collect_free(struct collect *c)
 {
-	for (size_t s = 0; s < c->nsnaps; s++)
+	for (size_t s = 0; s < c->nsnaps; s++) {
 		free(c->snaps[s].p);
+		free(c->snaps[s].runs);
+	}
 	free(c->snaps);
 	free(c->figs);
 	free(c->keep);
 	free(c->at);
 	free(c->sum);
 	free(c->head);
+	free(c->pick);
+	free(c->pace);
 	forked_free(&c->forked);
 	free(c->to);
 	free(c->thp0);
@@ -918,17 +1121,19 @@ static uint64_t series_budget(void)
 	return budget > UINT32_MAX - 1 ? UINT32_MAX - 1 : budget;
 }
 
-int series_fits(const struct scan_config *cfg)
+int series_fits(const struct scan_config *cfg, uint32_t sample)
 {
 	uint64_t want = 0, budget = series_budget();
 
 	for (size_t k = 0; k < cfg->ninputs; k++)
 		want += expected_pages(&cfg->inputs[k]);
+	if (sample > 1)	/* about; the pages kept are counted as they come */
+		want /= sample;
 	if (want <= budget)
 		return 0;
 	error("the series would need about %llu MiB for %zu snapshots of %llu "
 	      "pages in all (%d bytes a page), more than the %llu MiB available: "
-	      "take fewer snapshots (--count) or give --range",
+	      "take fewer snapshots (--count), give --range or --sample=1/N",
 	      (unsigned long long)(want * SERIES_PAGE_BYTES >> 20), cfg->ninputs,
 	      (unsigned long long)want, SERIES_PAGE_BYTES,
 	      (unsigned long long)(mem_available() >> 20));

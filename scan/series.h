@@ -29,6 +29,7 @@ struct series_params {
 	double revisit_seconds;		/* ... per KSM page revisited */
 	double merge_seconds;		/* ... more per page merged */
 	double write_rate;		/* unseen writes: share of pages per second */
+	uint32_t sample;		/* --sample=1/N: N (0 or 1: every page) */
 	const struct policy_ops *policy;	/* who sets pages_to_scan */
 	const struct policy_ops *others[POLICIES_MAX];	/* --policy=a,b,...:
 					 * the policies after the first
@@ -153,9 +154,11 @@ int series_run(const struct scan_config *cfg, const struct series_params *sp);
  * with the estimate and what lowers it. A series that grows past it while
  * it is read (a small file that decompresses to much more) stops then.
  * @cfg: the run's settings
+ * @sample: --sample=1/N's N (0 or 1: every page kept): about 1/N of the
+ *	pages are
  *
  * Return: 0, or -1 (said).
  */
-int series_fits(const struct scan_config *cfg);
+int series_fits(const struct scan_config *cfg, uint32_t sample);
 
 #endif

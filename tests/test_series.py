@@ -767,5 +767,43 @@ def threads_invariant():
     check(out[0] and out[0] == out[1] == out[2], "-j 1, 2 and 5: the same timeline")
 
 
+
+@test("static")
+def sample_option():
+    """--sample=1/N (docs/over-time.md): 1/1 is the replay without it, row for
+    row; a sample says its figures with their bounds on standard error, and
+    the saving lies within its bound of the whole replay's; its errors."""
+    guest = fixture("guest-b.elf.zst")
+    args = ["--series", guest, guest, "--interval=20s"]
+    whole = csv_rows(args + ["-r", "timeline"], "whole", TIMELINE)
+    one = csv_rows(args + ["--sample=1/1", "-r", "timeline"], "1/1", TIMELINE)
+    # ksmd_cpu_percent is a measurement of this run (threads_invariant())
+    drop = [[{k: v for k, v in r.items() if k != "ksmd_cpu_percent"} for r in rows or []]
+            for rows in (whole, one)]
+    check(whole and drop[0] == drop[1], "--sample=1/1: the timeline without it")
+    ws = csv_rows(args + ["-r", "summary"], "whole summary", ["input"])
+    r = run(["--csv"] + args + ["--sample=1/16", "-r", "summary"])
+    eq(r.rc, 0, "--sample=1/16: exit status 0")
+    said = re.search(r"--sample=1/16: (\d+) of (\d+) pages replayed.*saved pages "
+                     r"(\d+) \+- (\d+)", " ".join(r.err.split()))
+    if check(said and ws, "--sample=1/16: a line says the sample and the bounds", r.err):
+        kept, pages, saved, bound = (int(x) for x in said.groups())
+        exact = as_int(ws[0]["pages_sharing"]) + as_int(ws[0]["ksm_zero_pages"])
+        check(kept < pages, "--sample=1/16: fewer pages replayed than read")
+        check(abs(saved - exact) <= bound, "--sample=1/16: the saving %d within "
+              "%d of the whole replay's %d" % (saved, bound, exact))
+        sm = parse_csv(r, "1/16 summary", ["input"])
+        eq(as_int(sm[0]["pages_sharing"]) + as_int(sm[0]["ksm_zero_pages"]), saved,
+           "--sample=1/16: the summary's saving is the line's")
+    for bad in (["--sample=0"], ["--sample=1/0"], ["--sample=1/70000"],
+                ["--sample=x"], ["-r", "advise", "--target=90%@1h", "--sample=1/4"],
+                ["--thp=always", "--sample=1/4"]):
+        r = run(["--series", guest] + bad)
+        eq(r.rc, 2, "`%s`: usage error" % " ".join(bad))
+        check("--sample" in r.err.splitlines()[0] if r.err else False,
+              "`%s`: the first line names --sample" % " ".join(bad), r.err[:300])
+    r = run(["--sample=1/4", guest])
+    eq(r.rc, 2, "--sample without --series: usage error")
+
 if __name__ == "__main__":
     sys.exit(run_suite("ksmscan-series-"))
