@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 	size_t m, s;
 	uint32_t n;
 	uint64_t seed, full[64], held = 0;
-	struct replay_params p = { 0 };
+	struct replay_params p;
 	struct replay_spread sp;
 	struct timeline_row *rows, *t;
 	struct rusage ru;
@@ -40,15 +40,7 @@ int main(int argc, char **argv)
 	seed = strtoull(argv[4], NULL, 0);
 	if (!m || !s || s > 64)
 		return 2;
-	/* ksmd's defaults, at HZ 250 and the command line's costs */
-	p.ksm = (struct ksm_params){ .max_page_sharing = 256, .pages_to_scan = 100,
-				     .sleep_ms = 20, .smart_scan = 1 };
-	p.interval = 60;
-	p.hz = 250;
-	p.page_seconds = 3e-6;
-	p.revisit_seconds = 0.5e-6;
-	p.merge_seconds = 3e-6;
-	p.policy = policy_at(0);
+	p = gen_params();
 	t0 = now_seconds();
 	if (n > 1)
 		gen_full_static(m, s, 7, &p.ksm, full);

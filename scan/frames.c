@@ -218,6 +218,17 @@ static size_t held_merge(struct frames_held *v, size_t n)
 	return m;
 }
 
+/* The end of the notes of one frame and content that begin at @i (sorted). */
+static size_t same_frame_end(const struct frames *fr, size_t i)
+{
+	size_t j = i + 1;
+
+	while (j < fr->n && fr->v[j].key == fr->v[i].key &&
+	       fr->v[j].id == fr->v[i].id)
+		j++;
+	return j;
+}
+
 size_t frames_held(struct frames *fr, struct frames_held **out)
 {
 	struct frames_held *v = NULL;
@@ -231,9 +242,7 @@ size_t frames_held(struct frames *fr, struct frames_held **out)
 		const struct note *r = &fr->v[i];
 		int ksm = frames_key_ksm(r->key);
 
-		for (j = i + 1; j < fr->n && fr->v[j].key == r->key &&
-		     fr->v[j].id == r->id; j++)
-			;
+		j = same_frame_end(fr, i);
 		/* notes of one frame come sorted by input: each input once */
 		for (size_t x = i; x < j; x++) {
 			if (x > i && fr->v[x].input == fr->v[x - 1].input)
@@ -264,9 +273,7 @@ size_t frames_first(struct frames *fr, struct frames_held **out)
 	for (size_t i = 0, j; i < fr->n; i = j) {
 		const struct note *r = &fr->v[i];
 
-		for (j = i + 1; j < fr->n && fr->v[j].key == r->key &&
-		     fr->v[j].id == r->id; j++)
-			;
+		j = same_frame_end(fr, i);
 		held_add(&v, &n, &cap, r->id, r->input, r->input,
 			 frames_key_ksm(r->key));
 	}

@@ -303,6 +303,23 @@ static void gen_full_static(size_t m, size_t s, uint64_t seed,
 	gen_walk_end(&w);
 }
 
+/* ksmd's defaults at HZ 250 and the command line's default costs: the
+ * settings a generated series is replayed with (unit_sample, the bench). */
+static struct replay_params gen_params(void)
+{
+	struct replay_params p = { 0 };
+
+	p.ksm = (struct ksm_params){ .max_page_sharing = 256, .pages_to_scan = 100,
+				     .sleep_ms = 20, .smart_scan = 1 };
+	p.interval = 60;
+	p.hz = 250;
+	p.page_seconds = 3e-6;
+	p.revisit_seconds = 0.5e-6;
+	p.merge_seconds = 3e-6;
+	p.policy = policy_at(0);	/* fixed */
+	return p;
+}
+
 /* Free a generated series. */
 static void gen_free(struct gen *g)
 {

@@ -20,30 +20,14 @@
 #include "series_gen.h"
 #include "unit.h"
 
-/* ksmd's defaults, at HZ 250 and the command line's costs. */
 static double swing;	/* the last replay's (replay_swing()) */
-
-static struct replay_params params(void)
-{
-	struct replay_params p = { 0 };
-
-	p.ksm = (struct ksm_params){ .max_page_sharing = 256, .pages_to_scan = 100,
-				     .sleep_ms = 20, .smart_scan = 1 };
-	p.interval = 60;
-	p.hz = 250;
-	p.page_seconds = 3e-6;
-	p.revisit_seconds = 0.5e-6;
-	p.merge_seconds = 3e-6;
-	p.policy = policy_at(0);	/* fixed */
-	return p;
-}
 
 /* The last row of a replay of @g, and its spread; a sample's rows are
  * estimates by @full, the most each snapshot's contents share. */
 static struct timeline_row last_row(const struct gen *g, const uint64_t *full,
 				    struct replay_spread *spread)
 {
-	struct replay_params p = params();
+	struct replay_params p = gen_params();
 	struct timeline_row *rows, last;
 	int cut;
 	size_t n = replay_run_sampled(&g->sr, &p, &rows, &cut, spread);
@@ -93,7 +77,7 @@ static void within_bounds(size_t m, size_t s, uint32_t n)
 	char what[200];
 
 	uint64_t full[8];
-	struct replay_params p = params();
+	struct replay_params p = gen_params();
 
 	gen_series(&g, m, s, 7, 0, 0);
 	for (size_t k = 0; k < s && k < 8; k++) {
@@ -152,7 +136,7 @@ static void within_bounds(size_t m, size_t s, uint32_t n)
 static void one_in_one(void)
 {
 	struct gen g, h;
-	struct replay_params p = params();
+	struct replay_params p = gen_params();
 	struct timeline_row *a, *b;
 	struct replay_spread sp;
 	int cut;
