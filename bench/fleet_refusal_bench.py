@@ -18,11 +18,13 @@ Each case is run once (benchmarks are not tests); each line says whether
 the run ended the way tests/test_fleet_hostile.py expects (exit status and
 one line on stderr). make bench runs this with PYTHONPATH=fleet.
 """
-import os, shutil, socket, subprocess, sys, tempfile, time
+import os, shutil, subprocess, sys, tempfile, time
 
 import zstandard
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from ksmtest import free_port  # noqa: E402
 FLEET = [os.path.join(ROOT, "fleet", "bin", "ksmfleet")]
 HEADER = b"input,digest,pages,zero\n"
 ROW = b"h,0x%032x,1,0\n" % 0x9e3779b97f4a7c15
@@ -90,19 +92,10 @@ def bombs(tmp, one):
                                   ended(status, err, 1)), flush=True)
 
 
-def closed_port():
-    """A loopback port nothing listens on (bound, then closed)."""
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def schedulers(path):
     for what, arg, want in (("port 0", "tcp://127.0.0.1:0", 2),
                             ("port -5", "tcp://127.0.0.1:-5", 2),
-                            ("a closed port", "tcp://127.0.0.1:%d" % closed_port(), 1)):
+                            ("a closed port", "tcp://127.0.0.1:%d" % free_port(), 1)):
         status, err, took, _ = timed(["--scheduler=" + arg, path])
         print("fleet --scheduler at %-14s error line after %5.2f s (once: 30 s) (%s)"
               % (what + ":", took, ended(status, err, want)), flush=True)

@@ -477,6 +477,14 @@ def run_without_merge_cost(args, input=None, timeout=300):
     return run(args, input=input, timeout=timeout)
 
 
+def free_port():
+    """A loopback port nothing listens on (bound, then closed)."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def closing_line(passed, failed, skipped=0):
     """Every suite's last line: "N passed, N failed", and ", N skipped" when
     tests were skipped (run_all.py sums all three)."""

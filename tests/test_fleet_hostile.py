@@ -16,7 +16,7 @@ defect on, and the figures computed here in Python integers.
 import csv, io, json, os, re, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import PAGE, check, eq, run_suite, test, tmp  # noqa: E402
+from ksmtest import PAGE, check, eq, free_port, run_suite, test, tmp  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLEET = [os.path.join(ROOT, "fleet", "bin", "ksmfleet")]
@@ -544,16 +544,6 @@ def capacity_as_a_size():
         check(r.returncode == 2 and len(err) == 1 and "--capacity" in err[0]
               and "Traceback" not in r.stderr, "--capacity=%s: one line, exit 2" % bad,
               "exit %d, %r" % (r.returncode, r.stderr[-300:]))
-
-
-def free_port():
-    """A loopback port nothing listens on (bound, then closed)."""
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 @test("fleet-hostile")

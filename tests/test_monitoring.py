@@ -42,14 +42,13 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import KSMSCAN, ROOT, Skip, app, check, eq, run, run_suite, skip, test, tmp  # noqa: E402
+from ksmtest import KSMSCAN, ROOT, Skip, app, check, eq, free_port, run, run_suite, skip, test, tmp  # noqa: E402
 
 EXPORTER = "/usr/bin/prometheus-node-exporter"
 # Figures of a throughput, not of the memory: they differ between two runs.
@@ -207,12 +206,6 @@ def same_samples(got, want, what):
     diff = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
     return check(not diff, what, "%d differ, e.g. %r" % (len(diff), [
         (k, got.get(k), want.get(k)) for k in diff[:3]]))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Exporter:
