@@ -29,10 +29,10 @@ static unsigned char pages[CONTENTS][4096];
 
 /* Content k: its byte k repeated, except the zero page; 6 and 7 differ from
  * 5 only in their last byte (long comparisons). */
-static const unsigned char *bytes(const void *ctx, uint32_t id)
+static int compare(const void *ctx, uint32_t a, uint32_t b, size_t *common)
 {
 	(void)ctx;
-	return pages[id];
+	return page_common(pages[a], pages[b], common);
 }
 
 static void check_row(const struct timeline_row *t, size_t naddr)
@@ -139,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	struct series sr = { naddr, addr, nsnaps, snaps, sum, head, 0, sum[0],
-			     bytes, NULL };
+			     compare, NULL };
 	int cut;
 	size_t n = replay_run(&sr, &p, &rows, &cut);
 

@@ -318,6 +318,13 @@ static const unsigned char *content_bytes(const void *ctx, uint32_t id)
 	return index_entry(c->ix, id)->bytes;
 }
 
+/* compare() of a series read live: memcmp of the contents' bytes. */
+static int content_compare(const void *ctx, uint32_t a, uint32_t b,
+			   size_t *common)
+{
+	return page_common(content_bytes(ctx, a), content_bytes(ctx, b), common);
+}
+
 /* How snapshot @b differs from snapshot @a; @count is scratch, one zeroed
  * counter per content id. */
 static struct volatility_row differ(const struct snapshot *a,
@@ -602,7 +609,7 @@ static void series_build(struct collect *c, struct series *sr,
 	uint64_t *addr = union_addresses(c, &n);
 
 	*sr = (struct series){ n, addr, ns, snaps, NULL, NULL, c->zero_id,
-			       c->zero_sum, content_bytes, c,
+			       c->zero_sum, content_compare, c,
 			       c->cfg->inputs[0].path ? NULL : c->at };
 	for (size_t s = ns; s-- > 0;)
 		c->at[s] -= c->at[0];	/* from the first snapshot on */
