@@ -13,6 +13,7 @@
 
 #include "../report/report.h"
 #include "../report/write/writer.h"
+#include "../scan/record.h"
 #include "../util/util.h"
 #include "cli.h"
 #include "options.h"
@@ -266,6 +267,27 @@ static void series_enable(struct prefs *p, const struct host_facts *h)
 	p->series.enable = g;	/* freed with the run, as cfg.groups */
 }
 
+/* One input that is a record (--record): a series to replay, whose
+ * snapshots it holds; from_record says whether they were live (1) or files
+ * (2). */
+static void from_record(struct prefs *p)
+{
+	int kind = 0;
+
+	for (size_t i = 0; i < p->ninputs; i++)
+		if (p->inputs[i].path && strcmp(p->inputs[i].path, "-") &&
+		    record_is(p->inputs[i].path)) {
+			if (p->ninputs > 1 || p->count)
+				usage_error("%s: a record is a whole series: give it "
+					    "alone", p->inputs[i].name);
+			kind = record_is(p->inputs[i].path);
+		}
+	if (!kind)
+		return;
+	p->series.from_record = kind;
+	p->series_on = 1;
+}
+
 /*
  * --series, or --count: the inputs are snapshots of one memory. ksmd's
  * options and the reports of a series need one; a series takes no group.
@@ -274,7 +296,12 @@ static void setup_series(struct prefs *p, const struct host_facts *h)
 {
 	const char *needs = series_report(p);
 
+	if (p->series.record && p->series.from_record)
+		usage_error("--record takes a series read from files or processes, "
+			    "not a record");
 	if (!p->series_on && !p->count) {
+		if (p->series.record)
+			usage_error("--record needs --series (or -p PID --count=N)");
 		if (p->series_opt || needs)
 			usage_error("%s needs --series (or -p PID --count=N)",
 				    p->series_opt ? p->series_opt : needs);
@@ -296,7 +323,9 @@ static void setup_series(struct prefs *p, const struct host_facts *h)
 	if (p->series.revisit_seconds < 0)
 		p->series.revisit_seconds = p->series.page_seconds * REVISIT_SHARE_DEFAULT;
 	advise_needs(p);
-	if (uses_policy(&p->series, TUNER_LOOKS_AT_HOST))
+	/* a live record holds its host's memory */
+	if (uses_policy(&p->series, TUNER_LOOKS_AT_HOST) &&
+	    p->series.from_record != 1)
 		tuners_host(p, h);
 	if (p->enable && p->count && p->series.advise.seconds > 0)
 		series_enable(p, h);
@@ -356,7 +385,7 @@ static void default_reports(struct prefs *p)
 	else {
 		prefs_report(p, "summary");
 		prefs_report(p, "timeline");
-		if (p->count)
+		if (p->count || p->series.from_record == 1)
 			prefs_report(p, "processes");
 	}
 }
@@ -393,6 +422,7 @@ void options_setup(struct prefs *p, const struct host_facts *h)
 	p->cfg.inputs = p->inputs;
 	p->cfg.ninputs = p->ninputs;
 	check_outputs(p);
+	from_record(p);
 	parse_groups(p, h);
 	if (!p->reports)
 		default_reports(p);
