@@ -325,7 +325,7 @@ static size_t get_count(struct in *i, size_t each, const char *what)
 {
 	uint64_t v = get_var(i);
 
-	if (v > (i->n - i->at) / each) {
+	if (v > (i->n - i->at) / (each ? each : 1)) {
 		fail(i, what);
 		return 0;
 	}
@@ -397,7 +397,11 @@ static void get_host(struct in *i, struct record *r)
 	r->host_total_kb = get_var(i);
 	r->host_used_kb = get_var(i);
 	r->ksm_full_scans = (int64_t)get_var(i) - 1;
+	/* the options' ranges, and what a live host measures */
 	if (r->hz > 100000 || !(r->interval > 0 && r->interval < 1e9) ||
+	    !(r->page_seconds <= 1) || !(r->revisit_seconds <= 1) ||
+	    !(r->merge_seconds <= 1) || !(r->ns_per_page <= 1e9) ||
+	    !(r->ns_per_byte <= 1e6) || !(r->ksmd_cpu <= 1e12) ||
 	    !finite_nonneg(r->page_seconds) || !finite_nonneg(r->revisit_seconds) ||
 	    !finite_nonneg(r->merge_seconds) || !finite_nonneg(r->ns_per_page) ||
 	    !finite_nonneg(r->ns_per_byte) || !finite_nonneg(r->ksmd_cpu) ||
@@ -513,7 +517,7 @@ static void get_pages(struct in *i, struct record *r)
 
 		r->at[s] = get_f64(i);
 		n = get_count(i, 2, "more pages than the file holds");
-		if (!(r->at[s] >= (s ? r->at[s - 1] : 0) && r->at[s] < 1e12) ||
+		if (!(r->at[s] >= (s ? r->at[s - 1] : 0) && r->at[s] < 1e9) ||
 		    (s == 0 && r->at[s] != 0))
 			fail(i, "snapshot times out of order");
 		sn->addr_no = xcalloc(n + 1, sizeof(uint32_t));
@@ -617,9 +621,9 @@ int record_is(const char *path)
 
 	if (f)
 		fclose(f);
-	if (n < sizeof(head) || memcmp(head, RECORD_MAGIC, RECORD_MAGIC_LEN))
+	if (n < RECORD_MAGIC_LEN || memcmp(head, RECORD_MAGIC, RECORD_MAGIC_LEN))
 		return 0;
-	return head[RECORD_MAGIC_LEN + 1] == 1 ? 1 : 2;
+	return n == sizeof(head) && head[RECORD_MAGIC_LEN + 1] == 1 ? 1 : 2;
 }
 
 /* The file's compressed bytes, uncompressed into @out, at most @cap. */
@@ -689,8 +693,10 @@ int record_read(const char *path, struct record *rec, char *why, size_t len)
 	*why = 0;
 	if (!file)
 		return -1;
-	if (n < RECORD_HEADER || memcmp(file, RECORD_MAGIC, RECORD_MAGIC_LEN))
+	if (n < RECORD_MAGIC_LEN || memcmp(file, RECORD_MAGIC, RECORD_MAGIC_LEN))
 		snprintf(why, len, "not a record, at offset 0");
+	else if (n < RECORD_HEADER)
+		snprintf(why, len, "truncated, at offset %zu", n);
 	else if (file[RECORD_MAGIC_LEN] != RECORD_VERSION)
 		snprintf(why, len, "a record of version %u (this ksmscan reads %u), "
 			 "at offset %d", file[RECORD_MAGIC_LEN], RECORD_VERSION,
