@@ -202,6 +202,7 @@ bench: ksmscan build/bench/floor
 	KSMSCAN=./ksmscan PYTHONPATH=fleet $(PYTHON) bench/fleet_bench.py
 	PYTHONPATH=fleet $(PYTHON) bench/fleet_refusal_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/series_bench.py
+	KSMSCAN=./ksmscan $(PYTHON) bench/record_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/exposure_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/units_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/frames_bench.py
