@@ -616,8 +616,16 @@ static void get_record(struct in *i, struct record *r)
 int record_is(const char *path)
 {
 	unsigned char head[RECORD_HEADER];
-	FILE *f = fopen(path, "rb");
-	size_t n = f ? fread(head, 1, sizeof(head), f) : 0;
+	struct stat st;
+	FILE *f;
+	size_t n;
+
+	/* a FIFO or a device is never opened here: it could block, or be read
+	 * once only (detection refuses it later, with its reason) */
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	f = fopen(path, "rb");
+	n = f ? fread(head, 1, sizeof(head), f) : 0;
 
 	if (f)
 		fclose(f);
