@@ -219,6 +219,8 @@ static void put_row(struct out *o, const struct record *r)
 			put_var(o, f->proc_fork_shared[k]);
 		}
 	}
+	for (size_t s = 0; s < r->nsnaps; s++)
+		put_var(o, r->keep ? r->keep[s] : 0);
 }
 
 /* The whole record, uncompressed. */
@@ -577,6 +579,9 @@ static void get_row(struct in *i, struct record *r)
 			f->proc_fork_shared[k] = get_var(i);
 		}
 	}
+	r->keep = xcalloc(r->nsnaps + 1, sizeof(*r->keep));
+	for (size_t s = 0; s < r->nsnaps && !i->bad; s++)
+		r->keep[s] = get_var(i);
 }
 
 /* The whole record from its uncompressed bytes. */
@@ -742,5 +747,6 @@ void record_free(struct record *r)
 	free(r->names), free(r->pids), free(r->addr), free(r->snaps);
 	free(r->at), free(r->sum), free(r->head), free(r->digest);
 	free(r->rank), free(r->lcp), free(r->rmq), free(r->figs), free(r->frames);
+	free(r->keep);
 	memset(r, 0, sizeof(*r));
 }

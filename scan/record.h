@@ -73,6 +73,9 @@ struct record {
 	uint64_t mergeable;
 	int marks_read;
 	struct forked_snap *frames;	/* per snapshot (live), framed 0: none */
+	uint64_t *keep;			/* per snapshot (live): a bit per process
+					 * ksmd scans (marked mergeable, or named
+					 * by --enable), as -r advise took it */
 };
 
 /**

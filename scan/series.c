@@ -808,7 +808,8 @@ static int save_record(struct collect *c, const struct series *sr,
 			      .nsnaps = c->nsnaps, .at = c->at, .figs = c->figs,
 			      .status = c->last_sc.status, .has_proc = !!c->last_sc.proc,
 			      .proc = c->last_proc, .mergeable = c->mergeable,
-			      .marks_read = c->marks_read, .frames = c->forked.snaps };
+			      .marks_read = c->marks_read, .frames = c->forked.snaps,
+			      .keep = c->keep };
 	struct kept k = { c, NULL, NULL };
 	size_t ninputs = c->nprocs * c->nsnaps;
 	int status;
@@ -1062,6 +1063,7 @@ static void record_collect(struct collect *c, struct record *rec,
 	c->snaps = xcalloc(rec->nsnaps, sizeof(*c->snaps));
 	c->at = rec->at, rec->at = NULL;
 	c->figs = rec->figs, rec->figs = NULL;
+	c->keep = rec->keep, rec->keep = NULL;
 	c->sum = rec->sum, rec->sum = NULL;
 	c->head = rec->head, rec->head = NULL;
 	c->nsum = rec->ncontents;

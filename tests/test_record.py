@@ -40,8 +40,8 @@ for i in range(n):      # n / 4 contents, each in 4 pages; some pages zero
 libc = ctypes.CDLL(None, use_errno=True)
 libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 buf = ctypes.c_char.from_buffer(m)
-if libc.madvise(ctypes.addressof(buf), n * 4096, 12):   # MADV_MERGEABLE
-    sys.exit("madvise: errno %d" % ctypes.get_errno())
+if sys.argv[2] == "mergeable" and libc.madvise(ctypes.addressof(buf), n * 4096, 12):
+    sys.exit("madvise: errno %d" % ctypes.get_errno())     # MADV_MERGEABLE
 print("ready", flush=True)
 k = 0
 while not sys.stdin.readline() == "":      # a line: change a page
@@ -107,8 +107,8 @@ def files_series_reproduced():
                  "files")
 
 
-def holder(pages=512):
-    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(pages)], text=True,
+def holder(pages=512, kind="mergeable"):
+    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(pages), kind], text=True,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     p.stdout.readline()
     return p
@@ -130,6 +130,29 @@ def live_series_reproduced():
     eq(row.get("pid"), str(p.pid), "the record keeps the process's pid")
     check(row.get("command", "").startswith("python"),
           "... and its command, read when it ran", repr(row))
+
+
+@test("record")
+def live_marked_and_not():
+    """Two processes, one marked mergeable and one not: -r advise replays
+    the marked one's pages and says what the other would save; from the
+    record the same rows."""
+    a, b = holder(), holder(kind="plain")
+    try:
+        live = ["-p", str(a.pid), "-p", str(b.pid), "--count=2", "--interval=0.5s",
+                "-r", "advise", "--target=50%@2m", "-o", "csv"]
+        r = run(live + ["--record=" + tmp("m.rec")])
+        rec = run([tmp("m.rec"), "-r", "advise", "--target=50%@2m", "-o", "csv"])
+        check(rows(r.out) and rows(rec.out) == rows(r.out),
+              "the advice of marked memory from the record", rec.out[:400])
+        r = run(live[:-5] + ["-r", "advise", "--target=50%@2m", "--record=" + tmp("m.rec")])
+        rec = run([tmp("m.rec"), "-r", "advise", "--target=50%@2m"])
+        check("not scanned by ksm" in r.out.lower() and rec.out == r.out,
+              "... and its sentences (not scanned by KSM now)", rec.out[-600:])
+    finally:
+        for p in (a, b):
+            p.stdin.close()
+            p.wait(timeout=30)
 
 
 @test("record")
