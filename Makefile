@@ -208,6 +208,7 @@ bench: ksmscan build/bench/floor build/bench/sample_bench
 	PYTHONPATH=fleet $(PYTHON) bench/fleet_refusal_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/series_bench.py
 	KSMSCAN_SAMPLE_BENCH=build/bench/sample_bench $(PYTHON) bench/sample_bench.py
+	KSMSCAN=./ksmscan $(PYTHON) bench/record_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/exposure_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/units_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/frames_bench.py
@@ -220,7 +221,7 @@ FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -pthread \
 FUZZ_LIB_SRCS = $(filter-out ksmscan.c,$(SRCS))
 FUZZ_OBJS = $(FUZZ_LIB_SRCS:%.c=build-fuzz/%.o)
 FUZZERS = fuzz_elf fuzz_kdump fuzz_lime fuzz_qemu fuzz_auto fuzz_stream fuzz_maps fuzz_options \
-          fuzz_replay fuzz_forecast
+          fuzz_replay fuzz_forecast fuzz_record
 FUZZ_DUMP_elf = -DFUZZ_FORMAT='"elf"'
 FUZZ_DUMP_kdump = -DFUZZ_FORMAT='"kdump"'
 FUZZ_DUMP_lime = -DFUZZ_FORMAT='"lime"'
@@ -242,6 +243,9 @@ build-fuzz/fuzz_replay: fuzz/fuzz_replay.c $(FUZZ_OBJS)
 	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz $(LAYER_LIBS) -lm
 
 build-fuzz/fuzz_forecast: fuzz/fuzz_forecast.c $(FUZZ_OBJS)
+	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz $(LAYER_LIBS) -lm
+
+build-fuzz/fuzz_record: fuzz/fuzz_record.c $(FUZZ_OBJS)
 	$(CHECK_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lzstd -lz $(LAYER_LIBS) -lm
 
 fuzz-build: $(FUZZERS:%=build-fuzz/%)

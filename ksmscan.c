@@ -29,6 +29,7 @@
 #include "check/compare.h"
 #include "check/forecast.h"
 #include "scan/scan.h"
+#include "scan/series.h"
 #include "util/util.h"
 
 /* Limit of -j's default. */
@@ -61,7 +62,10 @@ static int run_scan(struct prefs *p, const struct writer *w)
 	};
 	struct sink *sinks[REPORTS_MAX + 1];	/* and the picture's */
 
-	if (rs.series && series_fits(&p->cfg, p->series.sample) < 0)
+	if (p->series.from_record && series_record_load(&p->cfg, &p->series) < 0)
+		return EXIT_INPUT;
+	if (rs.series && !p->series.from_record &&
+	    series_fits(&p->cfg, p->series.sample) < 0)
 		return EXIT_INPUT;
 	params_report(&rs);
 	for (size_t i = 0; i < report_count(); i++)

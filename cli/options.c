@@ -415,6 +415,9 @@ static const struct opt_row table[] = {
 	      DURATION_MIN, DURATION_MAX, "a duration from 1ms to 1000h, such as 60s, 0.5s or 2m",
 	      "between snapshots: seconds, or with s, ms, m, h\n(default 60s)",
 	      FORM_SERIES, 1),
+	STRING("record", 0, "FILE", series.record,
+	       "also write the series to FILE (compressed),\n"
+	       "which ksmscan FILE later replays, anywhere", FORM_SERIES | FORM_LIVE),
 	VALUE("count", 0, "N", OK_COUNT, OF_SIZE_T, count, 2, COUNT_MAX, NULL,
 	      "with -p (one or more): take N snapshots,\n"
 	      "--interval apart, of the pages ksmd scans", 0, 1),

@@ -13,6 +13,7 @@
 
 #include "../report/report.h"
 #include "../report/write/writer.h"
+#include "../scan/record.h"
 #include "../util/util.h"
 #include "cli.h"
 #include "options.h"
@@ -179,8 +180,9 @@ static void advise_needs(const struct prefs *p)
 
 /* --sample replays files: a live series keeps its processes' frames by
  * page (what the processes report counts), -r advise times one replay
- * at every pace, a page a visit, and a huge page splits when any of its
- * subpages merges, which a sample of contents cannot tell. */
+ * at every pace, a page a visit, a huge page splits when any of its
+ * subpages merges, which a sample of contents cannot tell, and a record
+ * holds every content but no page's bytes to sample them by. */
 static void sample_rules(const struct prefs *p)
 {
 	if (p->series.sample <= 1)
@@ -191,6 +193,9 @@ static void sample_rules(const struct prefs *p)
 		usage_error("--sample does not apply to -r advise");
 	if (p->cfg.thp_always)
 		usage_error("--sample does not apply to --thp=always");
+	if (p->series.record || p->series.from_record)
+		usage_error("--sample does not apply to a record (it keeps "
+			    "every content, and no page's bytes)");
 }
 
 /* Whether --policy names a tuner with @flags. */
@@ -282,6 +287,27 @@ static void series_enable(struct prefs *p, const struct host_facts *h)
 	p->series.enable = g;	/* freed with the run, as cfg.groups */
 }
 
+/* One input that is a record (--record): a series to replay, whose
+ * snapshots it holds; from_record says whether they were live (1) or files
+ * (2). */
+static void from_record(struct prefs *p)
+{
+	int kind = 0;
+
+	for (size_t i = 0; i < p->ninputs; i++)
+		if (p->inputs[i].path && strcmp(p->inputs[i].path, "-") &&
+		    record_is(p->inputs[i].path)) {
+			if (p->ninputs > 1 || p->count)
+				usage_error("%s: a record is a whole series: give it "
+					    "alone", p->inputs[i].name);
+			kind = record_is(p->inputs[i].path);
+		}
+	if (!kind)
+		return;
+	p->series.from_record = kind;
+	p->series_on = 1;
+}
+
 /*
  * --series, or --count: the inputs are snapshots of one memory. ksmd's
  * options and the reports of a series need one; a series takes no group.
@@ -290,7 +316,12 @@ static void setup_series(struct prefs *p, const struct host_facts *h)
 {
 	const char *needs = series_report(p);
 
+	if (p->series.record && p->series.from_record)
+		usage_error("--record takes a series read from files or processes, "
+			    "not a record");
 	if (!p->series_on && !p->count) {
+		if (p->series.record)
+			usage_error("--record needs --series (or -p PID --count=N)");
 		if (p->series_opt || needs)
 			usage_error("%s needs --series (or -p PID --count=N)",
 				    p->series_opt ? p->series_opt : needs);
@@ -313,7 +344,9 @@ static void setup_series(struct prefs *p, const struct host_facts *h)
 		p->series.revisit_seconds = p->series.page_seconds * REVISIT_SHARE_DEFAULT;
 	advise_needs(p);
 	sample_rules(p);
-	if (uses_policy(&p->series, TUNER_LOOKS_AT_HOST))
+	/* a live record holds its host's memory */
+	if (uses_policy(&p->series, TUNER_LOOKS_AT_HOST) &&
+	    p->series.from_record != 1)
 		tuners_host(p, h);
 	if (p->enable && p->count && p->series.advise.seconds > 0)
 		series_enable(p, h);
@@ -373,7 +406,7 @@ static void default_reports(struct prefs *p)
 	else {
 		prefs_report(p, "summary");
 		prefs_report(p, "timeline");
-		if (p->count)
+		if (p->count || p->series.from_record == 1)
 			prefs_report(p, "processes");
 	}
 }
@@ -410,6 +443,7 @@ void options_setup(struct prefs *p, const struct host_facts *h)
 	p->cfg.inputs = p->inputs;
 	p->cfg.ninputs = p->ninputs;
 	check_outputs(p);
+	from_record(p);
 	parse_groups(p, h);
 	if (!p->reports)
 		default_reports(p);

@@ -47,7 +47,7 @@ _ksmscan()
 		[[ $cur == *,* ]] && head=${cur%,*},
 		COMPREPLY=($(compgen -P "$head" -f -- "${cur##*,}"))
 		return ;;
-	--check)
+	--check|--record)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	-p|--pid)

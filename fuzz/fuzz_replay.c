@@ -29,10 +29,10 @@ static unsigned char pages[CONTENTS][4096];
 
 /* Content k: its byte k repeated, except the zero page; 6 and 7 differ from
  * 5 only in their last byte (long comparisons). */
-static const unsigned char *bytes(const void *ctx, uint32_t id)
+static int compare(const void *ctx, uint32_t a, uint32_t b, size_t *common)
 {
 	(void)ctx;
-	return pages[id];
+	return page_common(pages[a], pages[b], common);
 }
 
 static void check_row(const struct timeline_row *t, size_t naddr)
@@ -140,7 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	struct series sr = { .naddr = naddr, .addr = addr, .nsnaps = nsnaps,
 			     .snaps = snaps, .sum = sum, .head = head,
-			     .zero_id = 0, .zero_sum = sum[0], .bytes = bytes };
+			     .zero_id = 0, .zero_sum = sum[0], .compare = compare };
 	int cut;
 	size_t n = replay_run(&sr, &p, &rows, &cut);
 

@@ -78,7 +78,31 @@ def seeds():
             (i * 7 + s * (i % 3 == 0)) % 9 for s in range(3) for i in range(32))},
         # the JSON a live series of two processes writes, as --check reads it
         "fuzz_forecast": {"forecast.json": forecast()},
+        # a record's uncompressed data (fuzz_record compresses it): a series
+        # of three snapshots of these pages, as ksmscan --record writes it
+        "fuzz_record": record(pages),
     }
+
+
+def record(pages):
+    """{name: the data of a record of three snapshots of @pages, changing},
+    from ./ksmscan (or $KSMSCAN); none without it."""
+    import tempfile
+    exe = os.environ.get("KSMSCAN", os.path.join(here, "..", "ksmscan"))
+    if not os.path.exists(exe):
+        print("make_seeds: no %s: no seed for fuzz_record" % exe)
+        return {}
+    with tempfile.TemporaryDirectory() as d:
+        snaps = []
+        for k in range(3):
+            snaps.append(os.path.join(d, "s%d" % k))
+            with open(snaps[-1], "wb") as f:
+                f.write(b"".join(pages[k:] + pages[:k] + [pages[1]] * 3))
+        subprocess.run([exe, "--series"] + snaps + ["--record=" + d + "/r"],
+                       stdout=subprocess.DEVNULL, check=True)
+        with open(d + "/r", "rb") as f:
+            data = f.read()
+    return {"series.record": zstandard.ZstdDecompressor().decompress(data[16:])}
 
 
 def forecast():

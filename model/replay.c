@@ -71,13 +71,26 @@ static int content_cmp(struct replay *r, uint32_t a, uint32_t b)
 {
 	const struct series *sr = r->sr;
 	uint64_t x = sr->head[a], y = sr->head[b];
+	size_t common;
+	int c;
 
 	if (x != y) {
 		r->count.memcmp_bytes += (uint64_t)__builtin_clzll(x ^ y) / 8 + 1;
 		return x < y ? -1 : 1;
 	}
-	return page_compare(sr->bytes(sr->ctx, a), sr->bytes(sr->ctx, b), 8,
-			    &r->count.memcmp_bytes);
+	c = sr->compare(sr->ctx, a, b, &common);
+	/* memcmp looks up to and including the first difference */
+	r->count.memcmp_bytes += common < PAGE_BYTES ? common + 1 : PAGE_BYTES;
+	return c;
+}
+
+int page_common(const unsigned char *a, const unsigned char *b, size_t *common)
+{
+	uint64_t looked = 0;
+	int c = page_compare(a, b, 8, &looked);
+
+	*common = c ? (size_t)looked - 1 : PAGE_BYTES;
+	return c;
 }
 
 /* memcmp of two contents to route past a dead node: the kernel would not

@@ -12,8 +12,10 @@
 /*
  * The ksmd replay (docs/over-time.md): Linux 6.18's mm/ksm.c scanner run over a
  * series of snapshots of one memory. It knows pages only as content ids (the
- * index's, byte-exact within the run) and reads contents' bytes only to
- * order its trees as KSM does (memcmp).
+ * index's, byte-exact within the run) and asks how two contents compare
+ * (memcmp's sign and their common prefix) only to order its trees as KSM
+ * does: from their bytes in a live run, from a record's order of contents
+ * when it replays a record (scan/record.h).
  *
  * This header is what the rest of ksmscan calls. model/replay_impl.h holds
  * what the replay's own files share (replay.c: ksmd's trees and a page's
@@ -43,9 +45,11 @@ struct series {
 					 * endian (most comparisons end there) */
 	uint32_t zero_id;		/* the all-zero content, or NO_ID */
 	uint32_t zero_sum;		/* KSM's checksum of the zero page */
-	/** bytes() - content @id's 4096 bytes, valid during the replay. */
-	const unsigned char *(*bytes)(const void *ctx, uint32_t id);
-	const void *ctx;		/* for bytes() */
+	/** compare() - memcmp() of contents @a and @b, whose heads are
+	 * equal: its sign, and in @common the bytes of their common prefix
+	 * (PAGE_BYTES for the same content). */
+	int (*compare)(const void *ctx, uint32_t a, uint32_t b, size_t *common);
+	const void *ctx;		/* for compare() */
 	const double *at;		/* per snapshot: when it was taken, seconds
 					 * after the first; NULL: k x interval */
 	const uint32_t *thp;		/* per address: the transparent huge page
@@ -87,6 +91,17 @@ struct series {
  * kept ones, in REPLAY_PACE_UNITs; sample of them if none is kept.
  */
 uint32_t replay_pace_weight(const struct series *sr, size_t k, uint64_t dropped);
+/**
+ * page_common() - memcmp() of two pages whose first 8 bytes are equal, and
+ * the length of their common prefix: what a series' compare() gives from
+ * contents' bytes.
+ * @a: a page
+ * @b: another
+ * @common: set to the bytes they share from the start (PAGE_BYTES if equal)
+ *
+ * Return: <0, 0 or >0 as memcmp().
+ */
+int page_common(const unsigned char *a, const unsigned char *b, size_t *common);
 
 /* ksmd's settings and the series' timing. */
 struct replay_params {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@
 #include "frames.h"
 #include "index.h"
 #include "marked.h"
+#include "record.h"
 #include "series.h"
 
 /*
@@ -220,6 +222,9 @@ struct collect {
 	uint32_t *pace;			/* --sample: series.pace */
 	uint32_t out_id;		/* --sample: series.out_id */
 	struct replay_spread spread;	/* --sample: the last figures' spread */
+	int failed;			/* --record could not be written */
+	double start[SERIES_PROCS_MAX];	/* live: each process's start time */
+	char command[SERIES_PROCS_MAX][64];	/* ... its command */
 };
 
 /* The first snapshot's page @k (in the order read) is part of huge page
@@ -475,6 +480,13 @@ static uint64_t snap_pages(const struct series *sr, const struct snapshot *s)
 	for (size_t k = 0; k < s->n; k++)
 		n += page_weight(sr, s->id[k]);
 	return n;
+}
+
+/* compare() of a series read live: memcmp of the contents' bytes. */
+static int content_compare(const void *ctx, uint32_t a, uint32_t b,
+			   size_t *common)
+{
+	return page_common(content_bytes(ctx, a), content_bytes(ctx, b), common);
 }
 
 /* How snapshot @b differs from snapshot @a; @count is scratch, one zeroed
@@ -835,7 +847,7 @@ static void series_build(struct collect *c, struct series *sr,
 
 	*sr = (struct series){ .naddr = n, .addr = addr, .nsnaps = ns,
 			       .snaps = snaps, .zero_id = c->zero_id,
-			       .zero_sum = c->zero_sum, .bytes = content_bytes,
+			       .zero_sum = c->zero_sum, .compare = content_compare,
 			       .ctx = c,
 			       .at = c->cfg->inputs[0].path ? NULL : c->at,
 			       .sample = c->sp->sample, .pace = NULL,
@@ -948,6 +960,7 @@ static void feed_reports(struct collect *c, const struct series *sr,
 				     last->pages_sharing + last->ksm_zero_pages,
 				     &c->sp->advise,
 				     live ? owners : NULL, live ? c->nprocs : 0,
+				     c->start, c->command,
 				     live && fs ? fs->proc_frames : NULL,
 				     live && fs ? fs->proc_fork_shared : NULL,
 				     0, 0, 0, 0, 0 };
@@ -965,16 +978,153 @@ static void feed_reports(struct collect *c, const struct series *sr,
 		free((void *)runs[k].rows);
 }
 
-/* Replay ksmd over the snapshots and hand the result to the series sinks. */
+/* The contents a record keeps: those of its pages, numbered densely in
+ * the order of their ids (the replay's figures do not depend on ids). */
+struct kept {
+	const struct collect *c;
+	uint32_t *old;			/* per record id: the series' id */
+	uint32_t *new;			/* per series id: the record's, or NO_ID */
+};
+
+static const unsigned char *kept_bytes(const void *ctx, uint32_t id)
+{
+	const struct kept *k = ctx;
+
+	return content_bytes(k->c, k->old[id]);
+}
+
+/* The host's facts and the run's costs, into @rec. */
+static void record_host(const struct collect *c, const struct replay_params *rp,
+			struct record *rec)
+{
+	struct utsname u;
+	uint64_t total = 0, free_kb = 0;
+
+	rec->hz = c->sp->hz;
+	rec->cpus = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+	if (host_meminfo(&total, &free_kb) == 0)
+		rec->mem_kb = total;
+	if (uname(&u) == 0)
+		snprintf(rec->kernel, sizeof(rec->kernel), "%s", u.release);
+	rec->ksm = c->cfg->ksm;
+	rec->interval = c->sp->interval;
+	rec->page_seconds = c->sp->page_seconds;
+	rec->revisit_seconds = c->sp->revisit_seconds;
+	rec->merge_seconds = c->sp->merge_seconds;
+	rec->ns_per_page = rp->ns_per_page;
+	rec->ns_per_byte = rp->ns_per_byte;
+	rec->hash_seconds = c->hash_seconds;
+	rec->hashed = c->hashed;
+	rec->nlate = rp->nlate;
+	if (rp->nlate)
+		memcpy(rec->late, rp->late, rp->nlate * sizeof(*rp->late));
+	rec->ksmd_cpu = c->ksmd_cpu;
+	rec->host_total_kb = c->sp->host.total_kb;
+	rec->host_used_kb = c->sp->host.used_kb;
+	rec->ksm_full_scans = c->sp->ksm_full_scans;
+}
+
+/* The series @sr's contents and pages, renumbered, into @rec. */
+static void record_pages(const struct collect *c, const struct series *sr,
+			 struct record *rec, struct kept *k)
+{
+	size_t n = c->forked.base + c->forked.n, m = 0;
+
+	k->new = xmalloc((n + 1) * sizeof(*k->new));
+	k->old = xcalloc(n + 1, sizeof(*k->old));
+	memset(k->new, 0xff, (n + 1) * sizeof(*k->new));
+	for (size_t s = 0; s < sr->nsnaps; s++)
+		for (size_t i = 0; i < sr->snaps[s].n; i++)
+			k->new[sr->snaps[s].id[i]] = 0;
+	rec->sum = xcalloc(n + 1, sizeof(*rec->sum));
+	rec->head = xcalloc(n + 1, sizeof(*rec->head));
+	for (size_t id = 0; id < n; id++)
+		if (k->new[id] != NO_ID) {
+			k->old[m] = (uint32_t)id;
+			rec->sum[m] = sr->sum[id];
+			rec->head[m] = sr->head[id];
+			k->new[id] = (uint32_t)m++;
+		}
+	rec->ncontents = m;
+	rec->zero_id = sr->zero_id == NO_ID ? NO_ID : k->new[sr->zero_id];
+	rec->zero_sum = sr->zero_sum;
+	rec->naddr = sr->naddr;
+	rec->addr = (uint64_t *)sr->addr;
+	rec->snaps = xcalloc(sr->nsnaps, sizeof(*rec->snaps));
+	for (size_t s = 0; s < sr->nsnaps; s++) {
+		const struct snapshot *from = &sr->snaps[s];
+		struct snapshot *to = &rec->snaps[s];
+
+		*to = (struct snapshot){ from->n, from->addr_no,
+					 xcalloc(from->n + 1, sizeof(uint32_t)) };
+		for (size_t i = 0; i < from->n; i++)
+			to->id[i] = k->new[from->id[i]];
+	}
+}
+
+/* --record: write the series @sr as the replay takes it, with what the
+ * reports read besides (scan/record.h). Return: 0, or -1 (said). */
+static int save_record(struct collect *c, const struct series *sr,
+		       const struct replay_params *rp)
+{
+	struct record rec = { .live = !c->cfg->inputs[0].path, .nprocs = c->nprocs,
+			      .nsnaps = c->nsnaps, .at = c->at, .figs = c->figs,
+			      .status = c->last_sc.status, .has_proc = !!c->last_sc.proc,
+			      .proc = c->last_proc, .mergeable = c->mergeable,
+			      .marks_read = c->marks_read, .frames = c->forked.snaps,
+			      .keep = c->keep, .thp = (uint32_t *)sr->thp,
+			      .nthp = sr->nthp };
+	struct kept k = { c, NULL, NULL };
+	size_t ninputs = c->nprocs * c->nsnaps;
+	int status;
+
+	memcpy(rec.start, c->start, sizeof(rec.start));
+	memcpy(rec.command, c->command, sizeof(rec.command));
+	rec.names = xcalloc(ninputs + 1, sizeof(*rec.names));
+	rec.pids = xcalloc(ninputs + 1, sizeof(*rec.pids));
+	for (size_t i = 0; i < ninputs; i++) {
+		rec.names[i] = (char *)c->cfg->inputs[i].name;
+		rec.pids[i] = rec.live ? (int)c->cfg->inputs[i].pid : 0;
+	}
+	snprintf(rec.format, sizeof(rec.format), "%s",
+		 c->last_sc.format ? c->last_sc.format : "-");
+	snprintf(rec.why, sizeof(rec.why), "%s", c->last_sc.why ? c->last_sc.why : "");
+	record_host(c, rp, &rec);
+	record_pages(c, sr, &rec, &k);
+	record_order(&rec, kept_bytes, &k);
+	status = record_write(&rec, c->sp->record);
+	for (size_t s = 0; s < c->nsnaps; s++)
+		free(rec.snaps[s].id);
+	free(rec.snaps), free(rec.names), free(rec.pids), free(rec.sum);
+	free(rec.head), free(rec.digest), free(rec.rank), free(rec.lcp);
+	free(k.old), free(k.new);
+	return status;
+}
+
+/* Replay ksmd over the series @sr with @rp and hand the result to the
+ * series sinks. */
+static void replay_and_feed(struct collect *c, const struct series *sr,
+			    const struct replay_params *rp)
+{
+	struct replay_owner owners[SERIES_PROCS_MAX];
+	struct timeline_row *rows;
+	struct volatility_row *vol = volatility(c, sr, sr->snaps);
+	size_t nrows = replay_first(c, sr, rp, owners, &rows);
+
+	say_sample(c, rows, nrows);
+	feed_reports(c, sr, rp, rows, nrows, vol, owners);
+	free(vol);
+	free(rows);
+}
+
+/* Replay ksmd over the snapshots and hand the result to the series sinks;
+ * with --record, write the series first. */
 static void collect_finish(struct collect *c)
 {
-	size_t ns = c->nsnaps, nrows, nlate;
+	size_t ns = c->nsnaps, nlate;
 	struct snapshot *snaps = xcalloc(ns, sizeof(*snaps));
 	struct replay_params rp;
 	struct series sr;
-	struct replay_owner owners[SERIES_PROCS_MAX];
-	struct timeline_row *rows;
-	struct volatility_row *vol;
 
 	say_late(c);
 	nlate = pacer_stop(&c->pacer);
@@ -983,18 +1133,21 @@ static void collect_finish(struct collect *c)
 	rp.nlate = nlate;
 	rp.late = nlate ? c->pacer.late : NULL;
 	series_build(c, &sr, snaps);
-	vol = volatility(c, &sr, snaps);
-	nrows = replay_first(c, &sr, &rp, owners, &rows);
-	say_sample(c, rows, nrows);
-	feed_reports(c, &sr, &rp, rows, nrows, vol, owners);
+	for (size_t k = 0; !c->cfg->inputs[0].path && k < c->nprocs; k++) {
+		/* as the series ends: what tells each process from a later one
+		 * with its pid (the processes report, --check) */
+		c->start[k] = proc_start_time(c->cfg->inputs[k].pid);
+		proc_comm(c->cfg->inputs[k].pid, c->command[k], sizeof(c->command[k]));
+	}
+	if (c->sp->record && save_record(c, &sr, &rp) < 0)
+		c->failed = 1;
+	replay_and_feed(c, &sr, &rp);
 	for (size_t s = 0; s < ns; s++) {
 		free(snaps[s].addr_no);
 		free(snaps[s].id);
 	}
 	free(snaps);
 	free((void *)sr.addr);
-	free(vol);
-	free(rows);
 }
 
 /*
@@ -1166,6 +1319,128 @@ static int live_inputs_open(const struct scan_config *cfg, size_t nprocs)
 	return 0;
 }
 
+/* The run's settings as the record has them: its host's facts and costs
+ * (what the figures were made with there), the command line's KSM
+ * settings, tuners and target (what the replay is asked). */
+static void record_params(struct series_params *sp, const struct record *rec)
+{
+	struct series_params rsp = *sp;
+
+	rsp.hz = rec->hz;
+	rsp.interval = rec->interval;
+	rsp.page_seconds = rec->page_seconds;
+	rsp.revisit_seconds = rec->revisit_seconds;
+	rsp.merge_seconds = rec->merge_seconds;
+	rsp.ksm_full_scans = rec->ksm_full_scans;
+	rsp.record = NULL;
+	if (rec->host_total_kb)
+		rsp.host = (struct policy_host){ .total_kb = rec->host_total_kb,
+						 .used_kb = rec->host_used_kb };
+	*sp = rsp;
+}
+
+/* The collector as the recorded run had it at its replay: @ins its inputs
+ * (series_record_load()'s). */
+static void record_collect(struct collect *c, struct record *rec,
+			   const struct input *ins)
+{
+	size_t ninputs = rec->nprocs * rec->nsnaps;
+
+	memcpy(c->start, rec->start, sizeof(c->start));
+	memcpy(c->command, rec->command, sizeof(c->command));
+	c->nprocs = rec->nprocs, c->nsnaps = rec->nsnaps;
+	c->snaps = xcalloc(rec->nsnaps, sizeof(*c->snaps));
+	c->at = rec->at, rec->at = NULL;
+	c->figs = rec->figs, rec->figs = NULL;
+	c->keep = rec->keep, rec->keep = NULL;
+	c->sum = rec->sum, rec->sum = NULL;
+	c->head = rec->head, rec->head = NULL;
+	c->nsum = rec->ncontents;
+	c->zero_id = rec->zero_id, c->zero_sum = rec->zero_sum;
+	c->hash_seconds = rec->hash_seconds, c->hashed = rec->hashed;
+	c->ksmd_cpu = rec->ksmd_cpu;
+	c->mergeable = rec->mergeable, c->marks_read = rec->marks_read;
+	c->last_proc = rec->proc;
+	c->last_sc = (struct scope){ .name = ins[ninputs - 1].name,
+				     .format = rec->format,
+				     .input_no = ninputs - 1,
+				     .status = (enum scope_status)rec->status,
+				     .why = rec->why[0] ? rec->why : NULL,
+				     .proc = rec->has_proc ? &c->last_proc : NULL };
+	c->forked = (struct forked){ .base = (uint32_t)rec->ncontents,
+				     .snaps = rec->frames, .nsnaps = rec->nsnaps,
+				     .nprocs = rec->nprocs };
+	rec->frames = NULL;
+}
+
+/* The record replayed: the reports print its names after the driver has
+ * returned (one series a run), so it is freed at exit. */
+static struct record rec;
+static struct input *rec_inputs;	/* its inputs, as the reports see them */
+
+static void rec_free(void)
+{
+	record_free(&rec);
+	free(rec_inputs);
+	rec_inputs = NULL;
+}
+
+int series_record_load(struct scan_config *cfg, struct series_params *sp)
+{
+	char why[300];
+	size_t n;
+
+	rec_free();
+	atexit(rec_free);
+	if (record_read(cfg->inputs[0].path, &rec, why, sizeof(why)) < 0) {
+		error("%s: %s", cfg->inputs[0].name, why);
+		record_free(&rec);
+		return -1;
+	}
+	n = rec.nprocs * rec.nsnaps;
+	rec_inputs = xcalloc(n, sizeof(*rec_inputs));
+	for (size_t i = 0; i < n; i++)	/* live ones without a path */
+		rec_inputs[i] = (struct input){ .name = rec.names[i],
+						.path = rec.live ? NULL :
+							cfg->inputs[0].path,
+						.pid = rec.pids[i] };
+	cfg->inputs = rec_inputs;
+	cfg->ninputs = n;
+	record_params(sp, &rec);
+	return 0;
+}
+
+/* The input is a record, loaded (series_record_load()): replay it as the
+ * run that wrote it did, and hand the result to the reports. Return: the
+ * exit status. */
+static int series_from_record(const struct scan_config *cfg,
+			      const struct series_params *sp)
+{
+	struct scan_config sub = *cfg;
+	struct collect c = { .cfg = &sub, .sp = sp,
+			     .to = xcalloc(cfg->nsinks + 1, sizeof(*c.to)) };
+	struct replay_params rp;
+	struct series sr;
+
+	record_collect(&c, &rec, cfg->inputs);
+	for (size_t i = 0; i < cfg->nsinks; i++)
+		if (cfg->sinks[i]->ops->series)
+			c.to[c.nto++] = cfg->sinks[i];
+	rp = replay_params(&c);
+	rp.ns_per_byte = rec.ns_per_byte;	/* memcmp's cost there */
+	rp.nlate = rec.nlate;
+	rp.late = rec.nlate ? rec.late : NULL;
+	sr = (struct series){ .naddr = rec.naddr, .addr = rec.addr,
+			      .nsnaps = rec.nsnaps, .snaps = rec.snaps,
+			      .sum = c.sum, .head = c.head, .zero_id = c.zero_id,
+			      .zero_sum = c.zero_sum, .compare = record_compare,
+			      .ctx = &rec, .at = rec.live ? c.at : NULL,
+			      .thp = rec.thp, .nthp = rec.nthp, .out_id = NO_ID };
+	replay_and_feed(&c, &sr, &rp);
+	collect_free(&c);
+	return (c.last_sc.status != SCOPE_OK) | c.cut;
+}
+
 int series_run(const struct scan_config *cfg, const struct series_params *sp)
 {
 	size_t nprocs = sp->nprocs ? sp->nprocs : 1;
@@ -1185,6 +1460,10 @@ int series_run(const struct scan_config *cfg, const struct series_params *sp)
 
 	for (size_t i = 0; sp->enable && i < sp->enable->ninputs; i++)
 		c.enabled |= UINT64_C(1) << (sp->enable->inputs[i] % nprocs);
+	if (sp->from_record) {
+		collect_free(&c);
+		return series_from_record(cfg, sp);
+	}
 	if (live_inputs_open(cfg, nprocs) < 0) {
 		collect_free(&c);
 		return 1;	/* EXIT_INPUT */
@@ -1210,7 +1489,7 @@ int series_run(const struct scan_config *cfg, const struct series_params *sp)
 	if (cfg->ninputs && !cfg->inputs[0].path)
 		pacer_start(&c.pacer, sp, &cfg->ksm);
 	c.budget = series_budget();
-	status = scan_run(&sub) | c.cut;
+	status = scan_run(&sub) | c.cut | c.failed;
 	pacer_stop(&c.pacer);	/* if the replay did not run */
 	collect_free(&c);
 	free(sinks);

@@ -42,6 +42,9 @@ struct series_params {
 					 * looks at it */
 	struct advise_params advise;	/* -r advise's target; seconds 0: no
 					 * search */
+	const char *record;		/* --record=FILE: write the series there
+					 * (scan/record.h), or NULL */
+	int from_record;		/* the input is a record: replay it */
 	int64_t ksm_full_scans;		/* a live series: the kernel's
 					 * full_scans as it began (what a check
 					 * of the forecast counts from); -1:
@@ -111,6 +114,11 @@ struct series_result {
 					 * order) at the first policy's last
 					 * full scan; NULL for files */
 	size_t nowners;
+	const double *owner_start;	/* per owner: its start time
+					 * (/proc/PID/stat, clock ticks; NaN
+					 * when gone), read as the series
+					 * ended or kept in its record */
+	const char (*owner_command)[64];	/* ... its command */
 	const uint64_t *owner_frames;	/* per owner: the distinct frames of
 					 * its pages in the row's snapshot, or
 					 * NULL */
@@ -146,6 +154,20 @@ struct series_result {
  * Return: the exit status, as scan_run().
  */
 int series_run(const struct scan_config *cfg, const struct series_params *sp);
+
+/**
+ * series_record_load() - read the record that is the run's one input
+ * (sp->from_record), before the reports are made: its inputs (names, pids)
+ * replace @cfg's, as the reports name them; its host's facts and
+ * costs (HZ, the interval, the page costs, the host's memory, KSM's
+ * full_scans) replace those in @sp, as the run that wrote it had them;
+ * series_run() then replays it. A bad record is said in one line.
+ * @cfg: the run's settings
+ * @sp: the series' settings, updated
+ *
+ * Return: 0, or -1 (said).
+ */
+int series_record_load(struct scan_config *cfg, struct series_params *sp);
 
 /**
  * series_fits() - whether a series of these inputs fits in the memory the

@@ -797,7 +797,7 @@ def sample_option():
            "--sample=1/16: the summary's saving is the line's")
     for bad in (["--sample=0"], ["--sample=1/0"], ["--sample=1/70000"],
                 ["--sample=x"], ["-r", "advise", "--target=90%@1h", "--sample=1/4"],
-                ["--thp=always", "--sample=1/4"]):
+                ["--thp=always", "--sample=1/4"], ["--record=" + tmp("s.rec"), "--sample=1/4"]):
         r = run(["--series", guest] + bad)
         eq(r.rc, 2, "`%s`: usage error" % " ".join(bad))
         check("--sample" in r.err.splitlines()[0] if r.err else False,

@@ -36,10 +36,11 @@ static unsigned char pages[NCONT][4096];
 static uint32_t sums[NCONT];
 static uint64_t heads[NCONT];
 
-static const unsigned char *content_bytes(const void *ctx, uint32_t id)
+static int content_compare(const void *ctx, uint32_t a, uint32_t b,
+			   size_t *common)
 {
 	(void)ctx;
-	return pages[id];
+	return page_common(pages[a], pages[b], common);
 }
 
 static void contents_init(void)
@@ -93,7 +94,7 @@ static void fix_build(struct fix *f, size_t naddr, size_t nsnaps,
 	f->sr = (struct series){ .naddr = naddr, .addr = f->addr,
 				 .nsnaps = nsnaps, .snaps = f->snaps,
 				 .sum = sums, .head = heads, .zero_id = 0,
-				 .zero_sum = sums[0], .bytes = content_bytes };
+				 .zero_sum = sums[0], .compare = content_compare };
 }
 
 /* The fixed policy at HZ 0: a batch of @pts pages every @sleep_ms. */

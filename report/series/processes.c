@@ -68,8 +68,8 @@ static void processes_series(struct sink *sk, const struct series_result *r)
 		struct process_row *p = &v->rows[i];
 
 		p->in = &in[i];
-		p->start = proc_start_time(in[i].pid);
-		proc_comm(in[i].pid, p->command, sizeof(p->command));
+		p->start = r->owner_start[i];
+		snprintf(p->command, sizeof(p->command), "%s", r->owner_command[i]);
 		p->o = r->owners[i];
 		p->framed = r->owner_frames != NULL;
 		if (p->framed) {

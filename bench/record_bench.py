@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""make bench: --record, its size and the time to advise from it.
+
+Real memory: the repository's fixture guest (tests/fixtures/guest-b.elf.zst,
+a QEMU guest of 36896 pages) as a series of one snapshot, and a live
+process (a Python interpreter with the standard library's modules loaded,
+its heap changing a little) as a series of 4 snapshots 1 s apart. For
+each: the record's bytes, its bytes per page and snapshot (pages of all
+snapshots), and then the time of `-r advise --target=90%@10m` from the
+record against from the files (best of three; from the live process the
+series takes its sampling time, so only the record's is given). The
+figures of the advice are checked equal on the way. Benchmarks are not
+tests.
+"""
+import os, subprocess, sys, tempfile, time
+
+KSMSCAN = os.path.abspath(os.environ.get("KSMSCAN", "./ksmscan"))
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+ADVISE = ["-r", "advise", "--target=90%@10m", "-o", "csv"]
+CHILD = r"""
+import sys, json, email, http.server, xml.dom.minidom, decimal, sqlite3, unittest
+data = [dict(k=i, v=str(i) * 10) for i in range(100000)]
+print("ready", flush=True)
+i = 0
+while sys.stdin.readline():
+    data[i % len(data)]["v"] = "x" * (i % 50)
+    i += 1
+"""
+
+
+def best(cmd, rounds=3):
+    t_best, out = float("inf"), None
+    for _ in range(rounds):
+        t = time.perf_counter()
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        t_best = min(t_best, time.perf_counter() - t)
+        out = r.stdout
+    return t_best, out
+
+
+def report(what, rec, pages, snaps):
+    size = os.path.getsize(rec)
+    print("%-36s %9d bytes  %6d pages x %d snapshots  %.2f bytes/page/snapshot"
+          % (what, size, pages // snaps if snaps else pages, snaps,
+             size / max(1, pages)))
+
+
+def fixture(tmp):
+    guest = os.path.join(ROOT, "tests", "fixtures", "guest-b.elf.zst")
+    if not os.path.exists(guest):
+        print("record: no fixture guest-b.elf.zst, skipped")
+        return
+    rec = os.path.join(tmp, "guest.rec")
+    subprocess.run([KSMSCAN, "--series", guest, "--record=" + rec, "-o", "csv"],
+                   capture_output=True, check=True)
+    report("fixture guest, 1 snapshot", rec, 36896, 1)
+    t_files, a = best([KSMSCAN, "--series", guest] + ADVISE)
+    t_rec, b = best([KSMSCAN, rec] + ADVISE)
+    print("%-36s from files %.3f s, from the record %.3f s (%.1fx)%s"
+          % ("  -r advise", t_files, t_rec, t_files / t_rec,
+             "" if a == b else "  (ADVICE DIFFERS)"))
+
+
+def live(tmp):
+    p = subprocess.Popen([sys.executable, "-c", CHILD], text=True,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    p.stdout.readline()
+    rec = os.path.join(tmp, "live.rec")
+    try:
+        t = time.perf_counter()
+        r = subprocess.run([KSMSCAN, "-p", str(p.pid), "--count=4", "--interval=1s",
+                            "--record=" + rec] + ADVISE, capture_output=True, text=True)
+        t_live = time.perf_counter() - t
+    finally:
+        p.stdin.close()
+        p.wait()
+    v = subprocess.run([KSMSCAN, rec, "-r", "volatility", "-o", "csv"],
+                       capture_output=True, text=True).stdout.splitlines()
+    head = v[0].split(",")
+    rows = [l.split(",") for l in v[1:]]
+    first = int(rows[0][head.index("pages")]) - int(rows[0][head.index("new_pages")]) + \
+        int(rows[0][head.index("gone_pages")])
+    pages = first + sum(int(x[head.index("pages")]) for x in rows)
+    report("live Python process, 4 snapshots", rec, pages, len(rows) + 1)
+    t_rec, b = best([KSMSCAN, rec] + ADVISE)
+    print("%-36s live (4 samples 1 s apart) %.3f s, from the record %.3f s%s"
+          % ("  -r advise", t_live, t_rec, "" if r.stdout == b else
+             "  (ADVICE DIFFERS)"))
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="ksmscan-record-bench-") as tmp:
+        fixture(tmp)
+        live(tmp)
+
+
+if __name__ == "__main__":
+    main()
