@@ -20,7 +20,8 @@ AnonHugePages says so), then MADV_MERGEABLE:
 With KSM stopped, `ksmscan -p PID --interval=1s --count=3 -o json`
 forecasts; then KSM runs at the same settings until its counters settle.
 The kernel's pages_shared, pages_sharing, general_profit, ksm_zero_pages
-and the child's ksm_merging_pages must equal the forecast's; the
+and the child's ksm_merging_pages and ksm_rmap_items must equal the
+forecast's; the
 forecast's thp_zero_freed_pages must be the child's subpages that map the
 kernel's zero page afterwards (pagemap and kpageflags, read here); the
 full scan at which the saving is complete must be the forecast's; and the
@@ -159,8 +160,11 @@ def compare(d, live_rows, pid, start):
         eq(last[n], final[n], "%s: the forecast is the kernel's" % n)
     procs = {p["pid"]: p for p in d.get("processes", [])}
     st = kl.ksm_stat(pid)
-    eq(procs.get(pid, {}).get("ksm_merging_pages"), st.get("ksm_merging_pages"),
-       "the child's ksm_merging_pages: the forecast is the kernel's")
+    for n in ("ksm_merging_pages", "ksm_rmap_items"):
+        info("the child's %s: forecast %s, kernel %s" %
+             (n, procs.get(pid, {}).get(n), st.get(n)))
+        eq(procs.get(pid, {}).get(n), st.get(n),
+           "the child's %s: the forecast is the kernel's" % n)
     zero, huge = page_kinds(pid, start, (REGIONS + 1 + ZEROS) * SUB)
     info("zero-page mappings per region after KSM: %r, in huge pages %r" %
          (zero, huge))
