@@ -37,20 +37,22 @@ guests, the script run by sh with KSM_SYSFS on the real folder (each knob it
 writes saved by the session first); then 90% of the saving a forecast at the
 advised setting settles at is reached by the target time (+20%), ksmd's
 utime+stime (/proc/PID/stat of the kernel thread) over the wall time stays
-within --max-cpu (+20%), and `--check --tolerance=20` passes at that time.
+within --max-cpu (+20%), and `--check --tolerance=20` passes at that time
+(tests/advice_live.py, shared with test_apps_live.py's Redis case).
 """
 import csv
 import io
 import json
 import os
-import re
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import advice_live  # noqa: E402
 import guests  # noqa: E402
 import live  # noqa: E402
+from advice_live import combined  # noqa: E402
 from ksmtest import KSMSCAN, Skip, app, check, run_suite, test, tmp  # noqa: E402
 
 GUESTS = 3
@@ -139,12 +141,6 @@ def quiet(load=None, cpus=None):
     (1 min, with the guests) below the CPUs?  Seconds are held only then."""
     load = os.getloadavg()[0] if load is None else load
     return load < (cpus or os.cpu_count() or 1)
-
-
-def combined(rows):
-    """The last row of the combined input ("*") of a report, or its last row."""
-    star = [r for r in rows if r.get("input") == "*"]
-    return (star or rows)[-1]
 
 
 def figures(d, pids, samples):
@@ -259,72 +255,12 @@ def guests_case(thp):
     print("  case wall time %.1f s" % (time.time() - t_start))
 
 
-# --- -r advise's script applied to the kernel (issue 41) ---------------------
-
-TARGET_SECONDS = 60
-MAX_CPU = 5.0            # percent of one CPU, --max-cpu
-SAMPLE = ["--interval=1s", "--count=8"]
-SCRIPT_WRITE = re.compile(r"""^(?:printf '%s\\n'|echo) (\S+) > "?\$ksm"?/(\w+)$""")
-
-
-def ksmd_pid(proc="/proc"):
-    """The ksmd kernel thread's pid, or None."""
-    for pid in (p for p in os.listdir(proc) if p.isdigit()):
-        try:
-            with open(os.path.join(proc, pid, "comm")) as f:
-                if f.read().strip() == "ksmd":
-                    return int(pid)
-        except OSError:
-            continue
-    return None
-
-
-def cpu_ticks(pid):
-    """utime + stime of @pid (clock ticks), from /proc/PID/stat."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])   # fields 14 and 15 of stat(5)
-
-
-def script_settings(script):
-    """{name: value} the script's commands write (`printf '%s\\n' V >
-    "$ksm"/NAME`, or `echo V > $ksm/NAME`); commented lines are not commands."""
-    out = {}
-    for line in script.splitlines():
-        m = SCRIPT_WRITE.match(line.strip())
-        if m:
-            out[m.group(2)] = m.group(1).strip("'")
-    return out
-
-
-def advise(pids):
-    args = KSMSCAN + SAMPLE + ["-r", "advise", "--target=90%%@%ds" % TARGET_SECONDS,
-                               "--max-cpu=%g" % MAX_CPU, "-o", "sh"]
-    for p in pids:
-        args += ["-p", str(p)]
-    r = subprocess.run(args, capture_output=True, text=True, timeout=600)
-    if r.returncode:
-        raise RuntimeError("advise: exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]))
-    return r.stdout
-
-
-def apply_script(ks, script):
-    """Run the script into the real folder, each knob it writes saved first
-    by the session (which puts it back, and unmerges, on leaving)."""
-    settings = script_settings(script)
-    for name in settings:
-        ks.set(name, ks.read(name))        # remembered, unchanged
-    r = subprocess.run(["sh"], input=script, capture_output=True, text=True, timeout=60,
-                       env=dict(os.environ, KSM_SYSFS=ks.root))
-    if r.returncode:
-        raise RuntimeError("the script: exit %d: %s" % (r.returncode, r.stderr.strip()))
-    ks.set("run", 1)                       # the script started KSM: the session knows
-    return settings
+# --- -r advise's script applied to the kernel (issue 41): tests/advice_live.py
 
 
 def advice_case():
     session = allowed()
-    kpid = ksmd_pid()
+    kpid = advice_live.ksmd_pid()
     if kpid is None:
         raise Skip("no ksmd thread")
     with session as ks:
@@ -332,55 +268,9 @@ def advice_case():
                      ("use_zero_pages", 0), ("merge_across_nodes", 1), ("smart_scan", 1)):
             ks.set(n, v)
         with guests.Guests(GUESTS, thp=False) as g:
-            advice_live(ks, g, kpid)
+            res = advice_live.applied(ks, KSMSCAN, g.pids, kpid, tmp(""))
+            advice_live.held(res, check, "%d guests, %s" % (len(g.pids), g.accel))
     check(not ks.changed(), "KSM settings restored", repr(ks.changed()))
-
-
-def advice_live(ks, g, kpid):
-    script = advise(g.pids)
-    want = script_settings(script)
-    check("pages_to_scan" in want and want.get("run") == "1",
-          "the script writes a setting and starts KSM", script[-400:])
-    # The forecast at the advised setting: the saving the target is 90% of.
-    d, text, _ = forecast_at(g.pids, want)
-    final = combined(d["timeline"])["pages_sharing"]
-    hz = os.sysconf("SC_CLK_TCK")
-    c0, t0 = cpu_ticks(kpid), time.time()
-    apply_script(ks, script)
-    reached = None
-    window = TARGET_SECONDS * (1 + TIME_TOLERANCE / 100)
-    while time.time() - t0 < window:
-        if reached is None and ks.read("pages_sharing") >= 0.9 * final:
-            reached = time.time() - t0
-        time.sleep(POLL)
-    cpu = 100.0 * (cpu_ticks(kpid) - c0) / hz / (time.time() - t0)
-    r = run_check(text, TIME_TOLERANCE)
-    said = re.search(r"at ([0-9.]+)% CPU", script.splitlines()[-4] if
-                     len(script.splitlines()) >= 4 else "")
-    print("advice (%s, %d guests): pages_to_scan %s, sleep_millisecs %s, said %s%% CPU" % (
-        g.accel, len(g.pids), want.get("pages_to_scan"), want.get("sleep_millisecs"),
-        said.group(1) if said else "?"))
-    print("  target 90%% of %d pages_sharing by %d s: reached %s; --max-cpu %g%%: "
-          "ksmd measured %.2f%%" % (final, TARGET_SECONDS, "never" if reached is None
-                                    else "at %.1f s" % reached, MAX_CPU, cpu))
-    check(reached is not None and reached <= window,
-          "90%% of the saving by the target time (+%g%%)" % TIME_TOLERANCE,
-          "reached %r" % reached)
-    check(cpu <= MAX_CPU * (1 + TIME_TOLERANCE / 100),
-          "ksmd's CPU within --max-cpu (+%g%%)" % TIME_TOLERANCE, "%.2f%%" % cpu)
-    check(r.returncode == 0, "--check --tolerance=%g at the target time passes" % TIME_TOLERANCE, r.stdout + r.stderr)
-
-
-def forecast_at(pids, settings):
-    args = KSMSCAN + SAMPLE + ["--pages-to-scan=%s" % settings["pages_to_scan"],
-                               "--sleep-ms=%s" % settings.get("sleep_millisecs", 20),
-                               "--smart-scan=1", "-o", "json"]
-    for p in pids:
-        args += ["-p", str(p)]
-    r = subprocess.run(args, capture_output=True, text=True, timeout=600)
-    if r.returncode:
-        raise RuntimeError("forecast: exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]))
-    return json.loads(r.stdout), r.stdout, None
 
 
 @test("guests", app=True)
