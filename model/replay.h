@@ -34,12 +34,19 @@ struct snapshot {
 };
 
 /* The memory over time: what each address held in each snapshot. Memory is
- * linear in the pages of all snapshots. */
+ * linear in the pages of all snapshots, or with delta in the pages that
+ * changed. */
 struct series {
 	size_t naddr;			/* addresses present in any snapshot */
 	const uint64_t *addr;		/* naddr addresses, ascending */
 	size_t nsnaps;			/* snapshots, oldest first */
 	const struct snapshot *snaps;
+	int delta;			/* each snapshot holds only its pages
+					 * against the one before (the first:
+					 * against none), as a record stores
+					 * them: the addresses whose content
+					 * changed, came or went (id NO_ID);
+					 * snapshot_delta() makes one */
 	const uint32_t *sum;		/* per content id: KSM's checksum of it */
 	const uint64_t *head;		/* per content id: its first 8 bytes, big
 					 * endian (most comparisons end there) */
@@ -77,6 +84,19 @@ struct series {
 					 * kernel would (smart_scan), merges it
 					 * never and counts it for nothing */
 };
+
+/**
+ * snapshot_delta() - a snapshot as its pages against the one before
+ * (series.delta): only the addresses whose content changed, came or went.
+ * @sn: the snapshot in full, replaced by its delta (arrays reallocated)
+ * @last: per address of the series, its content in the snapshot before
+ *	(NO_ID: none; all NO_ID before the first), set to this one's
+ * @naddr: addresses of the series
+ *
+ * Most pages do not change between snapshots: a delta holds 8 bytes a
+ * page that changed, where the snapshot held 8 a page.
+ */
+void snapshot_delta(struct snapshot *sn, uint32_t *last, size_t naddr);
 
 /* A sample's budget of ksmd's batch is counted in pages / this. */
 #define REPLAY_PACE_UNIT 65536
