@@ -41,12 +41,6 @@ struct series {
 	const uint64_t *addr;		/* naddr addresses, ascending */
 	size_t nsnaps;			/* snapshots, oldest first */
 	const struct snapshot *snaps;
-	int delta;			/* each snapshot holds only its pages
-					 * against the one before (the first:
-					 * against none), as a record stores
-					 * them: the addresses whose content
-					 * changed, came or went (id NO_ID);
-					 * snapshot_delta() makes one */
 	const uint32_t *sum;		/* per content id: KSM's checksum of it */
 	const uint64_t *head;		/* per content id: its first 8 bytes, big
 					 * endian (most comparisons end there) */
@@ -83,6 +77,12 @@ struct series {
 					 * keeps its rmap_item and ages it as the
 					 * kernel would (smart_scan), merges it
 					 * never and counts it for nothing */
+	int delta;			/* each snapshot holds only its pages
+					 * against the one before (the first:
+					 * against none), as a record stores
+					 * them: the addresses whose content
+					 * changed, came or went (id NO_ID);
+					 * snapshot_delta() makes one */
 };
 
 /**
