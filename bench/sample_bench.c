@@ -2,8 +2,9 @@
 /*
  * make bench: one replay of a generated series (tests/series_gen.h), whole
  * or sampled, in a process of its own so that its maximum RSS is its own.
- *   sample_bench PAGES SNAPSHOTS N SEED
- * N 0 or 1: the whole memory; else a sample of 1/N with the sample's SEED.
+ *   sample_bench PAGES SNAPSHOTS N SEED [DELTA]
+ * N 0 or 1: the whole memory; else a sample of 1/N with the sample's SEED;
+ * DELTA 1: each snapshot held as its pages against the one before.
  * Prints one line of key=value: the series' pages, the pages it holds
  * and its bytes a page of the memory (snapshots, contents, ksmd's rmap
  * state), the seconds to make it and to replay it, the maximum RSS, and
@@ -29,11 +30,12 @@ int main(int argc, char **argv)
 	struct rusage ru;
 	struct gen g;
 	double t0, t1, t2, bytes;
-	int cut;
+	int cut, delta;
 	size_t nrows;
 
-	if (argc != 5)
+	if (argc != 5 && argc != 6)
 		return 2;
+	delta = argc == 6 && atoi(argv[5]);
 	m = strtoull(argv[1], NULL, 0);
 	s = strtoull(argv[2], NULL, 0);
 	n = (uint32_t)strtoul(argv[3], NULL, 0);
@@ -44,7 +46,7 @@ int main(int argc, char **argv)
 	t0 = now_seconds();
 	if (n > 1)
 		gen_full_static(m, s, 7, &p.ksm, full);
-	gen_series(&g, m, s, 7, n, seed);
+	gen_series_delta(&g, m, s, 7, n, seed, delta);
 	t1 = now_seconds();
 	nrows = replay_run_sampled(&g.sr, &p, &rows, &cut, &sp);
 	replay_sample_rows(&g.sr, &p.ksm, full, rows, nrows);
@@ -52,15 +54,16 @@ int main(int argc, char **argv)
 	t = &rows[nrows - 1];
 	for (size_t k = 0; k < s; k++)
 		held += g.snaps[k].n;
-	/* what the replay holds: 8 bytes a page held, 12 a content, the
-	 * address and its rmap (8 + 28) an address of the series */
+	/* what the replay holds: 8 bytes a page held (a delta's: a page that
+	 * changed), 12 a content, the address and its rmap (8 + 28) an
+	 * address of the series */
 	bytes = (double)held * 8 + (double)g.ncontents * 12 +
 		(double)g.naddr * (8 + sizeof(struct rmap));
 	getrusage(RUSAGE_SELF, &ru);
-	printf("pages=%zu snapshots=%zu sample=%u held=%" PRIu64
+	printf("pages=%zu snapshots=%zu sample=%u delta=%d held=%" PRIu64
 	       " bytes_per_page=%.2f make_s=%.2f replay_s=%.2f maxrss_kb=%ld"
 	       " scans=%zu cut=%d shared=%" PRIu64 " shared_bound=%.0f sharing=%"
-	       PRIu64 " sharing_bound=%.0f\n", m, s, n, held,
+	       PRIu64 " sharing_bound=%.0f\n", m, s, n, delta, held,
 	       bytes / (double)m, t1 - t0, t2 - t1, ru.ru_maxrss, nrows, cut,
 	       t->pages_shared, replay_bound(n, sp.shared), t->pages_sharing,
 	       n > 1 ? replay_ratio_bound(n, &sp) + replay_swing(rows, nrows) : 0);

@@ -9,7 +9,10 @@ pages rewritten between snapshots) is replayed by build/bench/sample_bench
 replay: seconds to make the series and to replay it, the maximum RSS, the
 bytes the replay holds a page of the memory, and the sampled last
 pages_shared and pages_sharing against the whole replay's: their error and
-whether it is within the bound the sample states.
+whether it is within the bound the sample states. Then memory against
+snapshots: the whole replay of 2 and 8 snapshots, held in full and as
+deltas (each snapshot's pages against the one before), and the maximum
+RSS's growth a snapshot in bytes a page.
 By default 1 GiB x 8 snapshots (a few minutes at most); with
 KSMSCAN_BENCH_FULL=1, 16 GiB x 8 whole and sampled, then 256 GiB x 8 at
 1/64 (no whole replay to compare: its time and memory).
@@ -21,8 +24,8 @@ BENCH = os.environ.get("KSMSCAN_SAMPLE_BENCH", "build/bench/sample_bench")
 GIB = 262144  # pages
 
 
-def run(pages, snaps, n, seed):
-    out = subprocess.run([BENCH, str(pages), str(snaps), str(n), str(seed)],
+def run(pages, snaps, n, seed, delta=0):
+    out = subprocess.run([BENCH, str(pages), str(snaps), str(n), str(seed), str(delta)],
                          capture_output=True, text=True, check=True).stdout
     return {k: v for k, v in (w.split("=") for w in out.split())}
 
@@ -59,12 +62,33 @@ def sizes(gib, snaps, samples, seeds=(1, 2, 3), whole=True):
         print("within the stated bound: %d of %d figures" % (sum(inside), len(inside)))
 
 
+def growth(gib, few=2, many=8):
+    """Memory against snapshots: the whole replay of @few and @many
+    snapshots, each held in full and as deltas (its pages against the one
+    before); the maximum RSS's growth per snapshot, in bytes a page, and
+    whether both give the same last figures."""
+    pages = gib * GIB
+    print("\n%d GiB, %d and %d snapshots: memory a snapshot more" % (gib, few, many))
+    for delta, name in ((0, "full"), (1, "delta")):
+        a, b = run(pages, few, 0, 0, delta), run(pages, many, 0, 0, delta)
+        per = (int(b["maxrss_kb"]) - int(a["maxrss_kb"])) * 1024.0 / (many - few) / pages
+        print("%-6s max RSS %5.0f / %5.0f MB, %5.2f B/page a snapshot, %s B/page held at %d"
+              % (name, int(a["maxrss_kb"]) / 1024, int(b["maxrss_kb"]) / 1024, per,
+                 b["bytes_per_page"], many), flush=True)
+        if delta:
+            same = all(b[k] == full[k] for k in ("scans", "shared", "sharing"))
+            print("deltas give the full snapshots' figures: %s" % ("yes" if same else "NO"))
+        full = b
+
+
 def main():
     if not os.path.exists(BENCH):
         sys.exit("%s: missing (make build/bench/sample_bench)" % BENCH)
     print("the replay of generated series, whole and sampled (--sample=1/N)")
     sizes(1, 8, (16, 64, 256))
+    growth(1)
     if os.environ.get("KSMSCAN_BENCH_FULL"):
+        growth(4)
         sizes(16, 8, (16, 64), seeds=(1,))
         sizes(256, 8, (64,), seeds=(1,), whole=False)
 

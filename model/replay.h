@@ -34,7 +34,8 @@ struct snapshot {
 };
 
 /* The memory over time: what each address held in each snapshot. Memory is
- * linear in the pages of all snapshots. */
+ * linear in the pages of all snapshots, or with delta in the pages that
+ * changed. */
 struct series {
 	size_t naddr;			/* addresses present in any snapshot */
 	const uint64_t *addr;		/* naddr addresses, ascending */
@@ -76,7 +77,26 @@ struct series {
 					 * keeps its rmap_item and ages it as the
 					 * kernel would (smart_scan), merges it
 					 * never and counts it for nothing */
+	int delta;			/* each snapshot holds only its pages
+					 * against the one before (the first:
+					 * against none), as a record stores
+					 * them: the addresses whose content
+					 * changed, came or went (id NO_ID);
+					 * snapshot_delta() makes one */
 };
+
+/**
+ * snapshot_delta() - a snapshot as its pages against the one before
+ * (series.delta): only the addresses whose content changed, came or went.
+ * @sn: the snapshot in full, replaced by its delta (arrays reallocated)
+ * @last: per address of the series, its content in the snapshot before
+ *	(NO_ID: none; all NO_ID before the first), set to this one's
+ * @naddr: addresses of the series
+ *
+ * Most pages do not change between snapshots: a delta holds 8 bytes a
+ * page that changed, where the snapshot held 8 a page.
+ */
+void snapshot_delta(struct snapshot *sn, uint32_t *last, size_t naddr);
 
 /* A sample's budget of ksmd's batch is counted in pages / this. */
 #define REPLAY_PACE_UNIT 65536

@@ -122,7 +122,7 @@ static void look(struct replay *r)
 	const struct policy_host *h = &r->p->host;
 	uint64_t saved_kb = (r->count.sharing + r->count.zero) *
 			    (PAGE_BYTES / 1024);
-	uint64_t committed = r->sr->snaps[r->clock.snap].n * (PAGE_BYTES / 1024);
+	uint64_t committed = r->clock.present * (PAGE_BYTES / 1024);
 	int was = r->pol.run;
 
 	r->pol.run = r->pol.ops->look(&r->pol.ps, r->p,

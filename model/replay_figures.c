@@ -333,17 +333,43 @@ static double most_sharing(uint64_t c, uint64_t mps)
 	return (double)sharing;
 }
 
+/* Snapshot @k's content ids, one a page (@n of them; free() them): a
+ * delta's made from the ones before it. */
+static uint64_t *snap_ids(const struct series *sr, size_t k, size_t *n)
+{
+	const struct snapshot *sn = &sr->snaps[k];
+	uint64_t *ids;
+	uint32_t *cur;
+
+	*n = 0;
+	if (!sr->delta) {
+		ids = xcalloc(sn->n + 1, sizeof(*ids));
+		for (size_t i = 0; i < sn->n; i++)
+			ids[(*n)++] = sn->id[i];
+		return ids;
+	}
+	cur = xcalloc(sr->naddr + 1, sizeof(*cur));
+	for (size_t a = 0; a < sr->naddr; a++)
+		cur[a] = NO_ID;
+	for (size_t j = 0; j <= k; j++)
+		for (size_t i = 0; i < sr->snaps[j].n; i++)
+			cur[sr->snaps[j].addr_no[i]] = sr->snaps[j].id[i];
+	ids = xcalloc(sr->naddr + 1, sizeof(*ids));
+	for (size_t a = 0; a < sr->naddr; a++)
+		if (cur[a] != NO_ID)
+			ids[(*n)++] = cur[a];
+	free(cur);
+	return ids;
+}
+
 struct replay_static replay_static_sharing(const struct series *sr, size_t k,
 					   const struct ksm_params *ksm)
 {
-	const struct snapshot *sn = &sr->snaps[k];
-	uint64_t *ids = xcalloc(sn->n + 1, sizeof(*ids));
+	size_t n;
+	uint64_t *ids = snap_ids(sr, k, &n);
 	struct replay_static st = { 0, 0 };
-	size_t m;
+	size_t m = runs_of(ids, n);
 
-	for (size_t i = 0; i < sn->n; i++)
-		ids[i] = sn->id[i];
-	m = runs_of(ids, sn->n);
 	for (size_t i = 0; i < m; i++) {
 		uint32_t id = (uint32_t)(ids[i] >> 32);
 		double a = most_sharing(ids[i] & UINT32_MAX, ksm->max_page_sharing);
@@ -365,8 +391,8 @@ struct replay_static replay_static_sharing(const struct series *sr, size_t k,
 static void spread_ratio(const struct replay *r, struct replay_spread *out)
 {
 	const struct replay_trees *t = &r->tree;
-	const struct snapshot *sn = &r->sr->snaps[r->clock.snap];
-	uint64_t *ids = xcalloc(sn->n + 1, sizeof(*ids));
+	size_t n;
+	uint64_t *ids = snap_ids(r->sr, r->clock.snap, &n);
 	double *x = xcalloc(t->ccap + 1, sizeof(*x));
 	uint64_t *xs = xcalloc(t->ccap + 1, sizeof(*xs));
 	size_t m, nx = 0, j = 0;
@@ -378,9 +404,7 @@ static void spread_ratio(const struct replay *r, struct replay_spread *out)
 		if (x[n] > 0 && SERIES_CLASS(r->sr, t->c[n].id) == SAMPLE_IN)
 			xs[nx++] = (uint64_t)t->c[n].id << 32 | (uint64_t)x[n];
 	qsort(xs, nx, sizeof(*xs), u64_cmp);
-	for (size_t i = 0; i < sn->n; i++)
-		ids[i] = sn->id[i];
-	m = runs_of(ids, sn->n);
+	m = runs_of(ids, n);
 	for (size_t i = 0; i < m || j < nx;) {
 		uint64_t ia = i < m ? ids[i] >> 32 : UINT64_MAX;
 		uint64_t ix = j < nx ? xs[j] >> 32 : UINT64_MAX;
@@ -488,12 +512,13 @@ double replay_bound(uint32_t sample, double squares)
 
 uint32_t replay_pace_weight(const struct series *sr, size_t k, uint64_t dropped)
 {
-	const struct snapshot *sn = &sr->snaps[k];
-	uint64_t kept = 0;
+	size_t n;
+	uint64_t *ids = snap_ids(sr, k, &n), kept = 0;
 	double w;
 
-	for (size_t i = 0; i < sn->n; i++)
-		kept += SERIES_CLASS(sr, sn->id[i]) == SAMPLE_IN;
+	for (size_t i = 0; i < n; i++)
+		kept += SERIES_CLASS(sr, (uint32_t)ids[i]) == SAMPLE_IN;
+	free(ids);
 	if (!kept)
 		return sr->sample * REPLAY_PACE_UNIT;
 	w = (double)(kept + dropped) / (double)kept * REPLAY_PACE_UNIT;

@@ -261,6 +261,7 @@ struct replay_counts {
 struct replay_clock {
 	double now;		/* the time of this wake-up */
 	size_t snap;		/* the snapshot in force */
+	uint64_t present;	/* its pages (a delta does not count them) */
 	uint64_t batch, budget;	/* ksmd's wake-ups so far, pages left in this one */
 	uint64_t owed;		/* a sampled series: pages a visit stood for
 				 * past its batch's budget, taken from the

@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 
+#include "../util/util.h"
 #include "replay_impl.h"
 #include "sample.h"
 
@@ -61,27 +62,68 @@ void replay_written(struct replay *r, struct rmap *s, uint32_t id)
 	s->id = id;
 }
 
+/* The change at one address: @id from now on (NO_ID: gone). */
+static void snap_set(struct replay *r, struct rmap *s, uint32_t id)
+{
+	if (s->id == id)
+		return;
+	r->clock.present += (id != NO_ID) - (s->id != NO_ID);
+	replay_written(r, s, id);
+}
+
 void replay_snap_apply(struct replay *r, size_t k)
 {
 	static const struct snapshot none = { 0, NULL, NULL };
-	const struct snapshot *a = k ? &r->sr->snaps[k - 1] : &none;
+	const struct snapshot *a = k && !r->sr->delta ? &r->sr->snaps[k - 1] : &none;
 	const struct snapshot *b = &r->sr->snaps[k];
 	struct rmap *s = r->tree.s;
 	size_t i = 0, j = 0;
 
+	/* a delta's pages are its changes, gone ones too: none before it */
 	while (i < a->n || j < b->n) {
 		if (j == b->n || (i < a->n && a->addr_no[i] < b->addr_no[j])) {
-			replay_written(r, &s[a->addr_no[i++]], NO_ID);	/* gone */
+			snap_set(r, &s[a->addr_no[i++]], NO_ID);	/* gone */
 			continue;
 		}
 		if (i < a->n && a->addr_no[i] == b->addr_no[j])
 			i++;
-		if (s[b->addr_no[j]].id != b->id[j])
-			replay_written(r, &s[b->addr_no[j]], b->id[j]);
+		snap_set(r, &s[b->addr_no[j]], b->id[j]);
 		j++;
 	}
 	r->clock.snap = k;
 	replay_forget_mark(r);	/* what repeated before need not now */
+}
+
+/* Address @a's content in snapshot @sn, whose pages before @j are below
+ * @a (NO_ID: no page there), moving @j past it. */
+static uint32_t snap_at(const struct snapshot *sn, size_t *j, uint32_t a)
+{
+	if (*j < sn->n && sn->addr_no[*j] == a)
+		return sn->id[(*j)++];
+	return NO_ID;
+}
+
+void snapshot_delta(struct snapshot *sn, uint32_t *last, size_t naddr)
+{
+	size_t n = 0, j = 0;
+	uint32_t *no, *id;
+
+	for (uint32_t a = 0; a < naddr; a++)	/* count, then fill */
+		n += snap_at(sn, &j, a) != last[a];
+	no = xcalloc(n + 1, sizeof(*no));
+	id = xcalloc(n + 1, sizeof(*id));
+	n = 0, j = 0;
+	for (uint32_t a = 0; a < naddr; a++) {
+		uint32_t now = snap_at(sn, &j, a);
+
+		if (now == last[a])
+			continue;
+		no[n] = a;
+		id[n++] = last[a] = now;
+	}
+	free(sn->addr_no);
+	free(sn->id);
+	*sn = (struct snapshot){ n, no, id };
 }
 
 void replay_mark_free(struct replay_mark *m)

@@ -180,18 +180,21 @@ static uint64_t *gen_tracked(size_t m, size_t s, uint64_t seed, uint32_t n,
 }
 
 /**
- * gen_series() - make a series.
+ * gen_series_delta() - make a series, whose snapshots are held in full or
+ * as deltas (series.delta: each one's pages against the one before).
  * @g: set (gen_free() it)
  * @m: addresses (pages a snapshot)
  * @s: snapshots
  * @seed: the memory's seed (the same memory for the same seed)
  * @n: the sample, 1/@n (0 or 1: every page)
  * @sample_seed: the sample's seed
+ * @delta: 1 for deltas (one snapshot in full at a time while made)
  */
-static void gen_series(struct gen *g, size_t m, size_t s, uint64_t seed,
-		       uint32_t n, uint64_t sample_seed)
+static void gen_series_delta(struct gen *g, size_t m, size_t s, uint64_t seed,
+			     uint32_t n, uint64_t sample_seed, int delta)
 {
 	uint64_t *tracked = n > 1 ? gen_tracked(m, s, seed, n, sample_seed) : NULL;
+	uint32_t *last = NULL;
 	struct gen_walk w;
 	size_t est = (m / 16 + m + m / 20 * s) / (n > 1 ? n : 1) * 2 + 1024;
 	uint32_t out = NO_ID;
@@ -214,6 +217,10 @@ static void gen_series(struct gen *g, size_t m, size_t s, uint64_t seed,
 		out = (uint32_t)g->ncontents++;
 		g->sum[out] = 0x5a5a5a5a;
 		g->head[out] = UINT64_MAX;
+	}
+	if (delta) {
+		last = xcalloc(g->naddr + 1, sizeof(*last));
+		memset(last, 0xff, (g->naddr + 1) * sizeof(*last));	/* NO_ID */
 	}
 	gen_walk_start(&w, m, seed);
 	for (size_t k = 0; k < s; k++) {
@@ -245,8 +252,11 @@ static void gen_series(struct gen *g, size_t m, size_t s, uint64_t seed,
 		g->pages += m;
 		g->kept += sn->n;
 		g->pace[k] = (uint32_t)dropped;	/* worked out below */
+		if (delta)
+			snapshot_delta(sn, last, g->naddr);
 	}
 	gen_walk_end(&w);
+	free(last);
 	free(tracked);
 	free(g->key);
 	free(g->val);
@@ -254,12 +264,19 @@ static void gen_series(struct gen *g, size_t m, size_t s, uint64_t seed,
 	g->val = NULL;
 	g->sr = (struct series){ .naddr = g->naddr, .addr = g->addr, .nsnaps = s,
 				 .snaps = g->snaps, .sum = g->sum, .head = g->head,
-				 .zero_id = 0, .zero_sum = 0x1234,
+				 .delta = delta, .zero_id = 0, .zero_sum = 0x1234,
 				 .compare = gen_compare, .sample = n > 1 ? n : 0,
 				 .out_id = out };
 	for (size_t k = 0; k < s && n > 1; k++)
 		g->pace[k] = replay_pace_weight(&g->sr, k, g->pace[k]);
 	g->sr.pace = n > 1 ? g->pace : NULL;
+}
+
+/* gen_series_delta() with each snapshot in full. */
+static inline void gen_series(struct gen *g, size_t m, size_t s, uint64_t seed,
+		       uint32_t n, uint64_t sample_seed)
+{
+	gen_series_delta(g, m, s, seed, n, sample_seed, 0);
 }
 
 /**
@@ -274,7 +291,7 @@ static void gen_series(struct gen *g, size_t m, size_t s, uint64_t seed,
  * @ksm: max_page_sharing, use_zero_pages
  * @full: set, @s entries
  */
-static void gen_full_static(size_t m, size_t s, uint64_t seed,
+static inline void gen_full_static(size_t m, size_t s, uint64_t seed,
 			    const struct ksm_params *ksm, uint64_t *full)
 {
 	struct gen_walk w;
