@@ -53,9 +53,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		record_free(&rec);
 		return 0;
 	}
-	struct series sr = { rec.naddr, rec.addr, rec.nsnaps, rec.snaps, rec.sum,
-			     rec.head, rec.zero_id, rec.zero_sum, record_compare,
-			     &rec, rec.at };
+	struct series sr = { .naddr = rec.naddr, .addr = rec.addr,
+			     .nsnaps = rec.nsnaps, .snaps = rec.snaps,
+			     .sum = rec.sum, .head = rec.head,
+			     .zero_id = rec.zero_id, .zero_sum = rec.zero_sum,
+			     .compare = record_compare, .ctx = &rec, .at = rec.at,
+			     .thp = rec.thp, .nthp = rec.nthp, .out_id = NO_ID };
 	struct replay_params p = { .ksm = rec.ksm, .scans = 3, .interval = 1,
 				   .policy = policy_lookup("fixed", 5) };
 
