@@ -604,18 +604,22 @@ def fleet_totals():
     check(r.rc == 0 and r.out.startswith("hosts"), "a table without --csv", r.out[:200])
 
 
-# A prefork server: the parent writes 112 pages at an address it prints,
-# 8 contents 12 times each (12 frames each) and 16 contents once, then
-# forks two children, which share every frame; the first child then
-# writes one new content over pages 0-15 (16 frames of its own).
+# A prefork server: the parent writes n pages at an address it prints
+# (2 MiB-aligned in MADV_HUGEPAGE memory with huge=1), the first dup of 8
+# contents (dup/8 times each, dup/8 frames each) and the rest once, then
+# forks two children, which share every frame; the first child then writes
+# one new content over pages 0-15 (16 frames of its own).
 PREFORK = r"""
 import ctypes, mmap, os, sys
-n = 112
-m = mmap.mmap(-1, n * 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-m.madvise(mmap.MADV_NOHUGEPAGE)
+n, dup, huge = (int(x) for x in sys.argv[1:4])
+H = 2 << 20
+m = mmap.mmap(-1, n * 4096 + H * huge, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+base = ctypes.addressof(ctypes.c_char.from_buffer(m))
+off = -base % H if huge else 0
+m.madvise(mmap.MADV_HUGEPAGE if huge else mmap.MADV_NOHUGEPAGE, off, n * 4096)
 for i in range(n):
-    tag = b"c%d" % (i % 8) if i < 96 else b"u%d" % i
-    m[i * 4096:(i + 1) * 4096] = tag.ljust(4096, b".")
+    tag = b"c%d" % (i % 8) if i < dup else b"u%d" % i
+    m[off + i * 4096:off + (i + 1) * 4096] = tag.ljust(4096, b".")
 kids = []
 for k in range(2):
     r, w = os.pipe()
@@ -623,61 +627,123 @@ for k in range(2):
     if pid == 0:
         if k == 0:
             for i in range(16):
-                m[i * 4096:(i + 1) * 4096] = b"w".ljust(4096, b".")
+                m[off + i * 4096:off + (i + 1) * 4096] = b"w".ljust(4096, b".")
         os.write(w, b"x")
         sys.stdin.read()
         os._exit(0)
     os.read(r, 1)
     kids.append(pid)
-addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
-print(addr, addr + n * 4096, os.getpid(), *kids, flush=True)
+print(base + off, base + off + n * 4096, os.getpid(), *kids, flush=True)
 sys.stdin.read()
 for pid in kids:
     os.waitpid(pid, 0)
 """
 
+FIGURES = ("pages", "distinct_pages", "pages_shared", "pages_sharing", "saved_bytes",
+           "frames", "freed_bytes")
 
-@test("fleet")
-def fleet_frames_of_forked_processes():
-    # The export of a prefork server counts frames, as the summary does:
-    # ksmfleet's totals are then the '*' row's frames and freed_bytes, and
-    # what the test put there: 128 frames (112 + the child's 16); 25
-    # contents; the 8 of 12 frames each and the child's 16 merge (8 * 11 +
-    # 15 = 103 frames freed); the 16 held once, on one frame the three
-    # processes share, never merge (counting pages, they would: 2 each).
-    p = subprocess.Popen([sys.executable, "-c", PREFORK], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True)
+
+def prefork_figures(n, dup):
+    """What PREFORK built, by hand: 3n mappings on n + 16 frames; each of
+    the 8 contents 3 dup/8 - 2 mappings (the writing child lost 2 of each)
+    on dup/8 frames, the child's content 16 on 16: all 9 merge (sharing:
+    every mapping but one, fork-shared ones too; freed: every frame but
+    one); the n - dup held once, on one frame the three processes map,
+    never merge (mm/ksm.c never merges a page with itself)."""
+    sharing = 8 * (3 * dup // 8 - 2 - 1) + 15
+    return {"pages": 3 * n, "distinct_pages": 8 + (n - dup) + 1, "pages_shared": 9,
+            "pages_sharing": sharing, "saved_bytes": sharing * PAGE, "frames": n + 16,
+            "freed_bytes": (8 * (dup // 8 - 1) + 15) * PAGE}
+
+
+def prefork_through_fleet(n, dup, huge, what):
+    """PREFORK's '*' row and ksmfleet's totals of its contents export, each
+    against prefork_figures(); the export, or None."""
+    p = subprocess.Popen([sys.executable, "-c", PREFORK, str(n), str(dup), str(huge)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         lo, hi, *pids = (int(x) for x in p.stdout.readline().split())
+        if huge and not smaps_area(pids[0], lo, "AnonHugePages"):
+            raise Skip("the kernel gave the prefork parent no huge page")
         args = ["--range=0x%x-0x%x" % (lo, hi)] + sum((["-p", str(x)] for x in pids), [])
         star = [x for x in rows(ksmscan("--csv", *args)) if x["input"] == "*"]
-        if not check(star, "ksmscan's '*' row"):
-            return
-        star = star[0]
-        eq((int(star["frames"]), int(star["distinct_pages"]), int(star["freed_bytes"])),
-           (128, 25, 103 * PAGE), "'*': frames, contents, freed_bytes as constructed")
+        if not check(star, "%s: ksmscan's '*' row" % what):
+            return None
+        want = prefork_figures(n, dup)
+        eq({k: int(star[0][k]) for k in FIGURES}, want, "%s: '*' as constructed" % what)
         r = ksmscan("-r", "contents", "--csv", *args)
-        e = tmp("prefork.contents.csv")
+        e = tmp("prefork%d.contents.csv" % huge)
         with open(e, "w", newline="") as f:
             f.write(r.out)
         r = fleet("--workers=1", "--csv", e)
-        if ok(r, "ksmfleet totals of the contents export"):
-            got = {k: int(v) for k, v in rows(r)[0].items()}
-            eq((got["pages"], got["distinct_pages"], got["pages_shared"],
-                got["pages_sharing"], got["saved_bytes"]),
-               (int(star["frames"]), int(star["distinct_pages"]), 9, 103,
-                int(star["freed_bytes"])),
-               "ksmfleet's pages and saving are '*''s frames and freed_bytes")
-        # A sketch (all 25 contents: fewer than --sketch-size) counts the same
-        # frames, in each input's rows and in those of all ('*').
+        if ok(r, "%s: ksmfleet totals of the contents export" % what):
+            eq({k: int(rows(r)[0][k]) for k in FIGURES}, {k: int(star[0][k]) for k in FIGURES},
+               "%s: ksmfleet's totals are the '*' row's" % what)
         sk = rows(ksmscan("-r", "sketch", "--csv", *args))
-        eq((sum(int(x["pages"]) for x in sk if x["input"] != "*"),
-            sum(int(x["pages"]) for x in sk if x["input"] == "*"),
-            sum(1 for x in sk if x["input"] == "*")),
-           (128, 128, 25), "sketch: the frames of the inputs' rows and of '*'")
+        eq([sum(int(x[c]) for x in sk if (x["input"] == "*") == s)
+            for s in (False, True) for c in ("pages", "frames")] +
+           [sum(1 for x in sk if x["input"] == "*")],
+           [3 * n, n + 16] * 2 + [want["distinct_pages"]],
+           "%s: the sketch's mappings and frames, in the inputs' rows and '*'" % what)
+        return e
     finally:
         p.stdin.close()
         p.wait()
+
+
+@test("fleet")
+def fleet_frames_of_forked_processes():
+    # The export of a prefork server gives each content's mappings (pages)
+    # and frames: ksmfleet counts as the kernel does, and its totals are
+    # the '*' row's, every column. Constructed: 336 mappings on 128 frames,
+    # 25 contents; 9 merge, 279 mappings sharing, 103 frames freed; the 16
+    # held once merge nothing (counting mappings alone, 2 each would).
+    e = prefork_through_fleet(112, 96, 0, "prefork")
+    if e is None:
+        return
+    # What ksmscan wrote before the frames column (pages were frames, a row
+    # with none left out) still reads as it did: its frames are its pages.
+    with open(e, newline="") as f:
+        new = list(csv.DictReader(f))
+    old = tmp("prefork.old.csv")
+    with open(old, "w", newline="") as f:
+        f.write("input,digest,pages,zero,host\r\n" + "".join(
+            "%s,%s,%s,%s,%s\r\n" % (x["input"], x["digest"], x["frames"], x["zero"], x["host"])
+            for x in new if x["frames"] != "0"))
+    r = fleet("--workers=1", "--csv", old)
+    if ok(r, "an export without frames"):
+        eq({k: int(rows(r)[0][k]) for k in FIGURES},
+           {"pages": 128, "distinct_pages": 25, "pages_shared": 9, "pages_sharing": 103,
+            "saved_bytes": 103 * PAGE, "frames": 128, "freed_bytes": 103 * PAGE},
+           "an export without frames: a frame a page, as before")
+    # A stored line of an export of a file: 3 pages of one content.
+    one = tmp("stored.csv")
+    with open(one, "w") as f:
+        f.write("input,digest,pages,zero,host\n"
+                "a.raw,0x0123456789abcdef0123456789abcdef,3,0,h\n")
+    r = fleet("--workers=1", "--csv", one)
+    if ok(r, "a stored export of a file"):
+        eq({k: int(rows(r)[0][k]) for k in FIGURES},
+           {"pages": 3, "distinct_pages": 1, "pages_shared": 1, "pages_sharing": 2,
+            "saved_bytes": 2 * PAGE, "frames": 3, "freed_bytes": 2 * PAGE},
+           "a stored export of a file: frames are its pages")
+
+
+@test("fleet")
+def fleet_frames_of_forked_huge_pages():
+    # The same in MADV_HUGEPAGE memory: 512 pages, one huge page of the
+    # parent's that the first child shares (and splits where it writes).
+    if os.geteuid() != 0:
+        raise Skip("huge pages' frames are read from kpageflags: root")
+    thp = "/sys/kernel/mm/transparent_hugepage/enabled"
+    try:
+        with open(thp) as f:
+            mode = re.search(r"\[(\w+)\]", f.read()).group(1)
+    except (OSError, AttributeError):
+        raise Skip("no transparent huge pages in this kernel (%s)" % thp)
+    if mode == "never":
+        raise Skip("THP is disabled here (%s: never)" % thp)
+    prefork_through_fleet(512, 480, 1, "prefork in a huge page")
 
 
 @test("fleet")
