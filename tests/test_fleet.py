@@ -15,9 +15,8 @@ import collections, csv, ctypes, io, itertools, os, random, re, signal, \
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import KSMSCAN, PAGE, ZERO, Run, Skip, check, eq, fixture, ksm_group, live_session, \
-    proc_comm, proc_stat_fields, run_suite, skip, test, tmp  # noqa: E402
+    proc_comm, proc_stat_fields, run_suite, skip, test, tmp, zero_page_mapped  # noqa: E402
 import live  # noqa: E402
-from test_frames import zero_page_mapped  # noqa: E402
 import xxhash  # noqa: E402
 import zstandard  # noqa: E402
 

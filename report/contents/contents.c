@@ -261,7 +261,7 @@ static struct sink *contents_new(const struct report_setup *rs, int sketch)
 	}
 	/* for people, the one host's name can give way to fit 80 columns */
 	c->cols[4] = (struct column){ "host", 4, COL_DROP, { 0 } };
-	c->cols[5] = (struct column){ "frames", 10, 0, { 0 } };
+	c->cols[5] = (struct column){ "frames", 10, COL_DROP, { 0 } };
 	c->ncols = 5;
 	fd = tmpfile_fd();
 	c->rows = fd < 0 ? NULL : fdopen(fd, "w+");
