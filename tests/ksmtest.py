@@ -477,6 +477,25 @@ def run_without_merge_cost(args, input=None, timeout=300):
     return run(args, input=input, timeout=timeout)
 
 
+def zero_page_mapped():
+    """Whether this kernel maps its shared zero page where a private
+    anonymous page is only read: two such pages then share one frame
+    (some kernels, such as s390's for KVM guests, give each its own)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]
+    addr = libc.mmap(None, 2 * PAGE, 1, 0x02 | 0x20, -1, 0)
+    ctypes.string_at(addr, 1)
+    ctypes.string_at(addr + PAGE, 1)
+    with open("/proc/self/pagemap", "rb") as f:
+        f.seek(addr // PAGE * 8)
+        a, b = struct.unpack("<QQ", f.read(16))
+    mask = (1 << 55) - 1
+    return (a & mask) != 0 and (a & mask) == (b & mask)
+
+
 def free_port():
     """A loopback port nothing listens on (bound, then closed)."""
     import socket

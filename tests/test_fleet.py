@@ -15,7 +15,7 @@ import collections, csv, ctypes, io, itertools, os, random, re, signal, \
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import KSMSCAN, PAGE, ZERO, Run, Skip, check, eq, fixture, ksm_group, live_session, \
-    proc_comm, proc_stat_fields, run_suite, skip, test, tmp  # noqa: E402
+    proc_comm, proc_stat_fields, run_suite, skip, test, tmp, zero_page_mapped  # noqa: E402
 import live  # noqa: E402
 import xxhash  # noqa: E402
 import zstandard  # noqa: E402
@@ -578,7 +578,9 @@ def fleet_totals():
         alone = sum(figures(counts(data[p]), m, z)["saved_bytes"] for p in paths)
         exp = {k: f[k] for k in ("pages", "distinct_pages", "pages_shared",
                                  "pages_sharing", "saved_bytes")}
-        exp.update(hosts=len(paths), saved_bytes_hosts_alone=alone)
+        # files: each page its own frame, so KSM frees what it saves
+        exp.update(hosts=len(paths), saved_bytes_hosts_alone=alone, frames=f["pages"],
+                   freed_bytes=f["saved_bytes"])
         eq(got, exp, "totals %s: the Python oracle's" % opts)
         star = [x for x in rows(ksmscan("--csv", *opts, *paths)) if x["input"] == "*"][0]
         eq({k: got[k] for k in ("pages", "distinct_pages", "pages_shared", "pages_sharing",
@@ -604,18 +606,25 @@ def fleet_totals():
     check(r.rc == 0 and r.out.startswith("hosts"), "a table without --csv", r.out[:200])
 
 
-# A prefork server: the parent writes 112 pages at an address it prints,
-# 8 contents 12 times each (12 frames each) and 16 contents once, then
-# forks two children, which share every frame; the first child then
-# writes one new content over pages 0-15 (16 frames of its own).
+# A prefork server: the parent writes n pages at an address it prints
+# (2 MiB-aligned in MADV_HUGEPAGE memory with huge=1), the first dup of 8
+# contents (dup/8 times each, dup/8 frames each) and the rest once, and
+# reads the next `reads` pages without writing them (each maps the kernel's
+# zero page), then forks two children, which share every frame; the first
+# child then writes one new content over pages 0-15 (16 frames of its own).
 PREFORK = r"""
 import ctypes, mmap, os, sys
-n = 112
-m = mmap.mmap(-1, n * 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-m.madvise(mmap.MADV_NOHUGEPAGE)
+n, dup, huge, reads = (int(x) for x in sys.argv[1:5])
+H = 2 << 20
+m = mmap.mmap(-1, (n + reads) * 4096 + H * huge,
+              flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+base = ctypes.addressof(ctypes.c_char.from_buffer(m))
+off = -base % H if huge else 0
+m.madvise(mmap.MADV_HUGEPAGE if huge else mmap.MADV_NOHUGEPAGE, off, (n + reads) * 4096)
 for i in range(n):
-    tag = b"c%d" % (i % 8) if i < 96 else b"u%d" % i
-    m[i * 4096:(i + 1) * 4096] = tag.ljust(4096, b".")
+    tag = b"c%d" % (i % 8) if i < dup else b"u%d" % i
+    m[off + i * 4096:off + (i + 1) * 4096] = tag.ljust(4096, b".")
+assert all(m[off + i * 4096] == 0 for i in range(n, n + reads))
 kids = []
 for k in range(2):
     r, w = os.pipe()
@@ -623,61 +632,137 @@ for k in range(2):
     if pid == 0:
         if k == 0:
             for i in range(16):
-                m[i * 4096:(i + 1) * 4096] = b"w".ljust(4096, b".")
+                m[off + i * 4096:off + (i + 1) * 4096] = b"w".ljust(4096, b".")
         os.write(w, b"x")
         sys.stdin.read()
         os._exit(0)
     os.read(r, 1)
     kids.append(pid)
-addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
-print(addr, addr + n * 4096, os.getpid(), *kids, flush=True)
+print(base + off, base + off + (n + reads) * 4096, os.getpid(), *kids, flush=True)
 sys.stdin.read()
 for pid in kids:
     os.waitpid(pid, 0)
 """
 
+FIGURES = ("pages", "distinct_pages", "pages_shared", "pages_sharing", "saved_bytes",
+           "frames", "freed_bytes")
 
-@test("fleet")
-def fleet_frames_of_forked_processes():
-    # The export of a prefork server counts frames, as the summary does:
-    # ksmfleet's totals are then the '*' row's frames and freed_bytes, and
-    # what the test put there: 128 frames (112 + the child's 16); 25
-    # contents; the 8 of 12 frames each and the child's 16 merge (8 * 11 +
-    # 15 = 103 frames freed); the 16 held once, on one frame the three
-    # processes share, never merge (counting pages, they would: 2 each).
-    p = subprocess.Popen([sys.executable, "-c", PREFORK], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True)
+
+def prefork_figures(n, dup, reads):
+    """What PREFORK built, by hand: 3n mappings on n + 16 frames; each of
+    the 8 contents 3 dup/8 - 2 mappings (the writing child lost 2 of each)
+    on dup/8 frames, the child's content 16 on 16: all 9 merge (sharing:
+    every mapping but one, fork-shared ones too; freed: every frame but
+    one); the n - dup held once, on one frame the three processes map,
+    never merge (mm/ksm.c never merges a page with itself). The pages only
+    read map the zero page, 3 reads mappings that are neither pages nor
+    frames; on a kernel that gives each a frame of its own (this test's
+    VM, s390's KVM guests), they are one more content, zero-filled: 3 reads
+    mappings on reads frames, which merge."""
+    sharing, freed = 8 * (3 * dup // 8 - 2 - 1) + 15, 8 * (dup // 8 - 1) + 15
+    f = {"pages": 3 * n, "distinct_pages": 8 + (n - dup) + 1, "pages_shared": 9,
+         "frames": n + 16, "zero_page_mappings": 3 * reads}
+    if reads and not zero_page_mapped():
+        sharing, freed = sharing + 3 * reads - 1, freed + reads - 1
+        f.update(pages=f["pages"] + 3 * reads, distinct_pages=f["distinct_pages"] + 1,
+                 pages_shared=10, frames=f["frames"] + reads, zero_page_mappings=0)
+    return dict(f, pages_sharing=sharing, saved_bytes=sharing * PAGE, freed_bytes=freed * PAGE)
+
+
+def prefork_through_fleet(n, dup, huge, reads, what):
+    """PREFORK's '*' row and ksmfleet's totals of its contents export, each
+    against prefork_figures(); the export, or None."""
+    p = subprocess.Popen([sys.executable, "-c", PREFORK, str(n), str(dup), str(huge),
+                          str(reads)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         lo, hi, *pids = (int(x) for x in p.stdout.readline().split())
+        if huge and not smaps_area(pids[0], lo, "AnonHugePages"):
+            raise Skip("the kernel gave the prefork parent no huge page")
         args = ["--range=0x%x-0x%x" % (lo, hi)] + sum((["-p", str(x)] for x in pids), [])
         star = [x for x in rows(ksmscan("--csv", *args)) if x["input"] == "*"]
-        if not check(star, "ksmscan's '*' row"):
-            return
-        star = star[0]
-        eq((int(star["frames"]), int(star["distinct_pages"]), int(star["freed_bytes"])),
-           (128, 25, 103 * PAGE), "'*': frames, contents, freed_bytes as constructed")
+        if not check(star, "%s: ksmscan's '*' row" % what):
+            return None
+        want = prefork_figures(n, dup, reads)
+        eq({k: int(star[0][k]) for k in want}, want, "%s: '*' as constructed" % what)
         r = ksmscan("-r", "contents", "--csv", *args)
-        e = tmp("prefork.contents.csv")
+        e = tmp("prefork%d.contents.csv" % huge)
         with open(e, "w", newline="") as f:
             f.write(r.out)
         r = fleet("--workers=1", "--csv", e)
-        if ok(r, "ksmfleet totals of the contents export"):
-            got = {k: int(v) for k, v in rows(r)[0].items()}
-            eq((got["pages"], got["distinct_pages"], got["pages_shared"],
-                got["pages_sharing"], got["saved_bytes"]),
-               (int(star["frames"]), int(star["distinct_pages"]), 9, 103,
-                int(star["freed_bytes"])),
-               "ksmfleet's pages and saving are '*''s frames and freed_bytes")
-        # A sketch (all 25 contents: fewer than --sketch-size) counts the same
-        # frames, in each input's rows and in those of all ('*').
+        if ok(r, "%s: ksmfleet totals of the contents export" % what):
+            eq({k: int(rows(r)[0][k]) for k in FIGURES}, {k: int(star[0][k]) for k in FIGURES},
+               "%s: ksmfleet's totals are the '*' row's" % what)
         sk = rows(ksmscan("-r", "sketch", "--csv", *args))
-        eq((sum(int(x["pages"]) for x in sk if x["input"] != "*"),
-            sum(int(x["pages"]) for x in sk if x["input"] == "*"),
-            sum(1 for x in sk if x["input"] == "*")),
-           (128, 128, 25), "sketch: the frames of the inputs' rows and of '*'")
+        eq([sum(int(x[c]) for x in sk if (x["input"] == "*") == s)
+            for s in (False, True) for c in ("pages", "frames")] +
+           [sum(1 for x in sk if x["input"] == "*")],
+           [want["pages"], want["frames"]] * 2 + [want["distinct_pages"]],
+           "%s: the sketch's mappings and frames, in the inputs' rows and '*'" % what)
+        return e
     finally:
         p.stdin.close()
         p.wait()
+
+
+@test("fleet")
+def fleet_frames_of_forked_processes():
+    # The export of a prefork server gives each content's mappings (pages)
+    # and frames: ksmfleet counts as the kernel does, and its totals are
+    # the '*' row's, every column. Constructed: 336 mappings on 128 frames,
+    # 25 contents; 9 merge, 279 mappings sharing, 103 frames freed; the 16
+    # held once merge nothing (counting mappings alone, 2 each would); the
+    # 24 mappings of the zero page are neither pages nor frames (or, on a
+    # kernel that maps none there, 24 mappings on 8 frames that merge).
+    e = prefork_through_fleet(112, 96, 0, 8, "prefork")
+    if e is None:
+        return
+    # What ksmscan wrote before the frames column (pages were frames, a row
+    # with none left out) still reads as it did: its frames are its pages.
+    with open(e, newline="") as f:
+        new = list(csv.DictReader(f))
+    old = tmp("prefork.old.csv")
+    with open(old, "w", newline="") as f:
+        f.write("input,digest,pages,zero,host\r\n" + "".join(
+            "%s,%s,%s,%s,%s\r\n" % (x["input"], x["digest"], x["frames"], x["zero"], x["host"])
+            for x in new if x["frames"] != "0"))
+    r = fleet("--workers=1", "--csv", old)
+    want = prefork_figures(112, 96, 8)
+    if ok(r, "an export without frames"):
+        eq({k: int(rows(r)[0][k]) for k in FIGURES},
+           {"pages": want["frames"], "distinct_pages": want["distinct_pages"],
+            "pages_shared": want["pages_shared"], "pages_sharing": want["freed_bytes"] // PAGE,
+            "saved_bytes": want["freed_bytes"], "frames": want["frames"],
+            "freed_bytes": want["freed_bytes"]},
+           "an export without frames: a frame a page, as before")
+    # A stored line of an export of a file: 3 pages of one content.
+    one = tmp("stored.csv")
+    with open(one, "w") as f:
+        f.write("input,digest,pages,zero,host\n"
+                "a.raw,0x0123456789abcdef0123456789abcdef,3,0,h\n")
+    r = fleet("--workers=1", "--csv", one)
+    if ok(r, "a stored export of a file"):
+        eq({k: int(rows(r)[0][k]) for k in FIGURES},
+           {"pages": 3, "distinct_pages": 1, "pages_shared": 1, "pages_sharing": 2,
+            "saved_bytes": 2 * PAGE, "frames": 3, "freed_bytes": 2 * PAGE},
+           "a stored export of a file: frames are its pages")
+
+
+@test("fleet")
+def fleet_frames_of_forked_huge_pages():
+    # The same in MADV_HUGEPAGE memory: 512 pages, one huge page of the
+    # parent's that the first child shares (and splits where it writes).
+    if os.geteuid() != 0:
+        raise Skip("huge pages' frames are read from kpageflags: root")
+    thp = "/sys/kernel/mm/transparent_hugepage/enabled"
+    try:
+        with open(thp) as f:
+            mode = re.search(r"\[(\w+)\]", f.read()).group(1)
+    except (OSError, AttributeError):
+        raise Skip("no transparent huge pages in this kernel (%s)" % thp)
+    if mode == "never":
+        raise Skip("THP is disabled here (%s: never)" % thp)
+    prefork_through_fleet(512, 480, 1, 0, "prefork in a huge page")
 
 
 @test("fleet")

@@ -86,6 +86,29 @@ def counts_that_are_not():
 
 
 @test("fleet-hostile")
+def frames_that_are_not():
+    """The frames column (exports of live processes) is a count from 0 to
+    its row's pages: anything else is one line naming the file and line;
+    frames 0 (mappings of frames another input holds) and frames equal to
+    pages read."""
+    head = HEADER + ",host,frames"
+    for bad in ("inf", "nan", "-1", "1.5", "1e3", "", " 3", "3", "18446744073709551621"):
+        path = export("frames.csv", [head, "p,%s,2,0,h,1" % digest(0),
+                                     "p,%s,2,0,h,%s" % (digest(1), bad)])
+        one_line_error(fleet("--workers=1", path), path, 3, "frames %r" % bad)
+    path = export("frames-ok.csv", [head, "p,%s,2,0,h,0" % digest(0),
+                                    "q,%s,3,0,h,2" % digest(0), "q,%s,2,0,h,2" % digest(1)])
+    r = fleet("--workers=1", "--csv", path)
+    got = list(csv.DictReader(io.StringIO(r.stdout, newline="")))
+    if check(r.returncode == 0 and got, "frames 0 and frames = pages: exit 0", r.stderr[-300:]):
+        # digest 0: 5 mappings on 2 frames (1 shared, 4 sharing, 1 freed);
+        # digest 1: 2 on 2 (1, 1, 1)
+        eq([int(got[0][k]) for k in ("pages", "pages_shared", "pages_sharing", "frames",
+                                      "freed_bytes")],
+           [7, 2, 5, 4, 2 * PAGE], "frames 0 and frames = pages: the figures")
+
+
+@test("fleet-hostile")
 def long_lines():
     name = "h" * (MAX_LINE + 1)
     path = export("long.csv", [HEADER, "h,%s,1,0" % digest(0), "%s,%s,1,0" % (name, digest(1))])

@@ -23,7 +23,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import (PAGE, Skip, check, eq, ksm_group, run, run_suite,  # noqa: E402
-                     test, tmp)
+                     test, tmp, zero_page_mapped)
 
 BASE = 0x10000000  # sparse files: mem holds pages at their addresses
 PM_PRESENT, PM_EXCLUSIVE = 1 << 63, 1 << 56
@@ -421,25 +421,6 @@ print(os.getpid(), pid, flush=True)
 sys.stdin.read()
 os.waitpid(pid, 0)
 """
-
-
-def zero_page_mapped():
-    """Whether this kernel maps its shared zero page where a private
-    anonymous page is only read: two such pages then share one frame
-    (some kernels, such as s390's for KVM guests, give each its own)."""
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mmap.restype = ctypes.c_void_p
-    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                          ctypes.c_int, ctypes.c_long]
-    addr = libc.mmap(None, 2 * PAGE, 1, 0x02 | 0x20, -1, 0)
-    ctypes.string_at(addr, 1)
-    ctypes.string_at(addr + PAGE, 1)
-    with open("/proc/self/pagemap", "rb") as f:
-        f.seek(addr // PAGE * 8)
-        a, b = struct.unpack("<QQ", f.read(16))
-    mask = (1 << 55) - 1
-    return (a & mask) != 0 and (a & mask) == (b & mask)
 
 
 def zero_pfn():

@@ -126,6 +126,8 @@ def run(a, out):
     if kind == "sketch" and a.report not in SKETCH_REPORTS:
         raise Failure("--report=%s needs contents exports; from sketches "
                       "ksmfleet estimates pairs and partners only" % a.report, 2)
+    if a.report in ("pairs", "partners", "placement"):
+        f = reports.by_frames(f)
     REPORTS[a.report](f, kind, hosts, a, out)
 
 

@@ -27,21 +27,23 @@ from .errors import BadRow, Failure
 
 
 def export_kind(path):
-    """('contents' or 'sketch', whether it is zstd, whether it names its
-    hosts), from the header."""
+    """('contents' or 'sketch', whether it is zstd, its columns after the
+    four (read.columns(): 0, 1 the host, 2 the host and frames)), from the
+    header."""
     line, zstd = read.header(path)
     cols = line.split(",")
     for kind, want in read.COLUMNS.items():
-        if cols in (want, want + [read.HOST]):
-            return kind, zstd, len(cols) == 5
+        if cols in (want, want + [read.HOST], want + [read.HOST, read.FRAMES]):
+            return kind, zstd, len(cols) - 4
         if cols[:4] == want:
-            raise BadRow(path, "a header of %d columns: a %s export has %s and maybe %s" % (
-                len(cols), kind, ", ".join(want), read.HOST), 0, 1)
+            raise BadRow(path, "a header of %d columns: a %s export has %s and maybe %s "
+                         "and %s" % (len(cols), kind, ", ".join(want), read.HOST,
+                                     read.FRAMES), 0, 1)
     raise BadRow(path, "not a ksmscan contents or sketch export (header %r)"
                  % line[:80], 0, 1)
 
 
-def star_of(df, has_host):
+def star_of(df, tail):
     """Per row: is it of a sketch of all of a host's inputs?"""
     col = df["input"]
     if isinstance(col.dtype, pd.CategoricalDtype):       # its codes: no string compared
@@ -50,10 +52,10 @@ def star_of(df, has_host):
                 if read.ALL_INPUTS in cats else np.zeros(len(col), dtype=bool))
     else:
         star = (col.astype(object) == read.ALL_INPUTS).to_numpy()
-    return star & has_host[df["file"].to_numpy()]
+    return star & (tail[df["file"].to_numpy()] > 0)
 
 
-def summary(df, has_host):
+def summary(df, tail):
     """Per export, host and kind of row (its own or `*`), in order of
     appearance: [file, host, star, rows, pages, min and max distinct,
     first distinct, first input, inputs]."""
@@ -61,7 +63,7 @@ def summary(df, has_host):
         return []
     host, inp = df["host"].array, df["input"].array     # names as codes: fast to group
     d = pd.DataFrame({"file": df["file"].to_numpy(), "host": host.codes,
-                      "star": star_of(df, has_host), "pages": df["pages"].to_numpy(),
+                      "star": star_of(df, tail), "pages": df["pages"].to_numpy(),
                       "input": inp.codes,
                       "distinct": df["distinct"].to_numpy() if "distinct" in df else 0})
     g = d.groupby(["file", "host", "star"], sort=False)
@@ -75,7 +77,7 @@ def summary(df, has_host):
                  t["first_input"], t["inputs"])]
 
 
-def find_row(df, fileno, host, star, has_host, test):
+def find_row(df, fileno, host, star, tail, test):
     """The row (from 0, among the export's rows in this partition) of
     @host's first row (of the kind @star) that passes @test: ("any",),
     ("distinct_not", v), ("input_not", name), ("nth", k) or ("room", pages)
@@ -84,7 +86,7 @@ def find_row(df, fileno, host, star, has_host, test):
     g = df[mine]
     if test[0] == "room":
         return int(np.searchsorted(np.cumsum(g["pages"].to_numpy()), test[1], side="right"))
-    sel = (g["host"].astype(object) == host).to_numpy() & (star_of(g, has_host) == star)
+    sel = (g["host"].astype(object) == host).to_numpy() & (star_of(g, tail) == star)
     if test[0] == "distinct_not":
         sel &= g["distinct"].to_numpy() != test[1]
     elif test[0] == "input_not":
@@ -96,8 +98,8 @@ def find_row(df, fileno, host, star, has_host, test):
 class Tally:
     """What the summaries say of the fleet, partition after partition."""
 
-    def __init__(self, parts, paths, has_host):
-        self.parts, self.paths, self.has_host = parts, paths, has_host
+    def __init__(self, parts, paths, tail):
+        self.parts, self.paths, self.tail = parts, paths, tail
         self.where = {}            # host -> its export
         self.recs = {}             # (host, star) -> [(partition, summary row)]
         self.rows_in = {}          # (partition, export) -> its rows before
@@ -107,7 +109,7 @@ class Tally:
     def fail(self, n, f, host, star, test, what):
         import dask
         r = dask.compute(dask.delayed(find_row)(self.parts[n], f, host, star,
-                                                self.has_host, test))[0]
+                                                self.tail, test))[0]
         raise BadRow(self.paths[f], what, 0, self.rows_in[(n, f)] + r + 2)
 
     def add(self, n, per):
@@ -165,13 +167,13 @@ class Tally:
             done += r[3]
 
 
-def numbered(df, code, starred, has_host):
+def numbered(df, code, starred, tail):
     """The rows with h, the host's number, in place of its names and export;
     of a host with a sketch of all its inputs, only that sketch's rows."""
     names = df["host"].cat.categories
     to = np.array([code[str(c)] for c in names], dtype=np.int64)
     h = to[df["host"].cat.codes.to_numpy()] if len(names) else np.zeros(0, np.int64)
-    keep = star_of(df, has_host) == starred[h]
+    keep = star_of(df, tail) == starred[h]
     cols = [c for c in df.columns if c not in ("host", "input", "file")]
     if keep.all():                    # one copy of the columns, not three
         return pd.DataFrame({**{c: df[c].to_numpy() for c in cols}, "h": h}, index=df.index)
@@ -180,27 +182,29 @@ def numbered(df, code, starred, has_host):
 
 
 def merged(df):
-    """A host's contents of several inputs: pages summed per digest."""
+    """A host's contents of several inputs: pages and frames summed per
+    digest."""
     return df.groupby(["h", "key", "lo"], as_index=False, sort=False).agg(
-        {"pages": "sum", "zero": "max"})
+        {"pages": "sum", "frames": "sum", "zero": "max"})
 
 
 def load(paths):
     """The exports as one Dask frame on the workers (h, key, lo, pages,
-    zero, and distinct for sketches); their kind; the hosts in order."""
+    frames, zero, and distinct for sketches); their kind; the hosts in
+    order."""
     import dask
     import dask.dataframe as dd
     heads = [export_kind(p) for p in paths]
     if len({k for k, _, _ in heads}) > 1:
         raise Failure("contents and sketch exports cannot be mixed", 2)
     kind = heads[0][0]
-    has_host = np.array([h for _, _, h in heads], dtype=bool)
+    tail = np.array([t for _, _, t in heads], dtype=np.int64)
     sized = [(p, z, os.path.getsize(p)) for p, (_, z, _) in zip(paths, heads)]
-    parts = [dask.delayed(read.read_partition)(items, kind, has_host)
+    parts = [dask.delayed(read.read_partition)(items, kind, tail)
              for items in read.partitions(sized, read.piece_size())]
     raw = dd.from_delayed(parts, meta=read.meta(kind), verify_meta=False).persist()
-    tally = Tally(raw.to_delayed(), paths, has_host)
-    sums = dask.compute(*[dask.delayed(summary)(p, has_host) for p in tally.parts])
+    tally = Tally(raw.to_delayed(), paths, tail)
+    sums = dask.compute(*[dask.delayed(summary)(p, tail) for p in tally.parts])
     for n, per in enumerate(sums):
         tally.add(n, per)
     hosts = tally.hosts()
@@ -209,8 +213,8 @@ def load(paths):
             tally.check_sketch(h)
     code = dask.delayed({h: i for i, h in enumerate(hosts)}, pure=True)
     starred = dask.delayed(np.array([tally.starred(h) for h in hosts] or [False]), pure=True)
-    meta = numbered(read.meta(kind), {}, np.zeros(1, bool), has_host)
-    frame = raw.map_partitions(numbered, code, starred, has_host, meta=meta)
+    meta = numbered(read.meta(kind), {}, np.zeros(1, bool), tail)
+    frame = raw.map_partitions(numbered, code, starred, tail, meta=meta)
     if kind == "contents" and any(tally.several_inputs(h) for h in hosts):
         frame = frame.map_partitions(merged, meta=merged(meta)).shuffle(
             "key", npartitions=frame.npartitions).map_partitions(merged, meta=merged(meta))

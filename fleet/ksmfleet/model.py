@@ -10,6 +10,13 @@ test; ceil(c/M) KSM pages would differ only in pages_shared).
 With use_zero_pages every zero page is merged with the kernel's zero page:
 it counts in ksm_zero_pages, never in shared or sharing.
 
+A content's c pages are mappings of its f distinct frames (f = c but for
+live processes, whose pages a fork shares: ksmscan's `frames` column).
+KSM merges every mapping of a content on two frames or more, fork-shared
+ones too, and nothing of one on a single frame (mm/ksm.c never merges a
+page with itself); it frees the frames but its KSM pages (tally_content()
+and ksm_freed_frames() in ksmscan).
+
 Functions take numbers or numpy arrays alike.
 """
 import numpy as np
@@ -27,26 +34,41 @@ def group(c, m):
     return shared, sharing
 
 
-def saved_pages(c, zero, m, use_zero_pages):
-    """Pages KSM frees of contents with c pages: their pages_sharing, or
-    every page of the zero content with use_zero_pages."""
+def merged(c, frames, m):
+    """(pages_shared, pages_sharing, frames freed) of contents with c pages
+    on @frames frames each (None: a frame a page)."""
+    c = np.asarray(c, dtype=np.int64)
+    f = c if frames is None else np.asarray(frames, dtype=np.int64)
+    shared, sharing = group(c, m)
+    on = f >= 2
+    kept = shared + (c % m == 1)
+    return (np.where(on, shared, 0), np.where(on, sharing, 0),
+            np.where(on, np.maximum(f - kept, 0), 0))
+
+
+def saved_pages(c, zero, m, use_zero_pages, frames=None):
+    """Pages KSM saves of contents with c pages (on @frames frames each):
+    their pages_sharing, or every page of the zero content with
+    use_zero_pages."""
     c = np.asarray(c, dtype=np.int64)
     zero = np.asarray(zero, dtype=bool)
-    _, sharing = group(c, m)
+    _, sharing, _ = merged(c, frames, m)
     if use_zero_pages:
         return np.where(zero, c, sharing)
     return sharing
 
 
-def figures(c, zero, m, use_zero_pages):
-    """(pages_shared, pages_sharing, ksm_zero_pages) summed over contents."""
+def figures(c, zero, m, use_zero_pages, frames=None):
+    """(pages_shared, pages_sharing, ksm_zero_pages, frames freed) summed
+    over contents with c pages on @frames frames each."""
     c = np.asarray(c, dtype=np.int64)
     zero = np.asarray(zero, dtype=bool)
-    shared, sharing = group(c, m)
+    f = c if frames is None else np.asarray(frames, dtype=np.int64)
+    shared, sharing, freed = merged(c, f, m)
     if use_zero_pages:
         return (int(shared[~zero].sum()), int(sharing[~zero].sum()),
-                int(c[zero].sum()))
-    return int(shared.sum()), int(sharing.sum()), 0
+                int(c[zero].sum()), int(freed[~zero].sum() + f[zero].sum()))
+    return int(shared.sum()), int(sharing.sum()), 0, int(freed.sum())
 
 
 def together(ca, cb, zero, m, use_zero_pages):

@@ -68,12 +68,16 @@ COLUMNS = {
     "sketch": ["input", "digest", "pages", "distinct_pages"],
 }
 HOST = "host"           # the column after those, in exports that name their host
+# The column after the host in exports of live processes: the content's
+# distinct frames (pages counts its mappings); in others each page is a frame.
+FRAMES = "frames"
 ALL_INPUTS = "*"        # a sketch's rows of all the host's inputs
 
 
-def columns(kind, has_host):
-    """The columns an export of @kind holds."""
-    return COLUMNS[kind] + ([HOST] if has_host else [])
+def columns(kind, tail):
+    """The columns an export of @kind holds, with @tail (0 to 2) of those
+    after the four: the host, then the frames."""
+    return COLUMNS[kind] + [HOST, FRAMES][:tail]
 
 
 def open_text(path, zstd):
@@ -264,6 +268,10 @@ def first_defect(df, kind):
         found.append((df[HOST] == "", lambda r: "a row without host"))
         found.append((host_bytes(df[HOST]) > HOST_MAX, lambda r: "a host name longer "
                       "than %d bytes" % HOST_MAX))
+    if FRAMES in df.columns:
+        frames, bad = counts(df[FRAMES], 0, MAX_COUNT)
+        found.append((bad | (frames > pages), lambda r: "frames %r is not a count "
+                      "from 0 to the row's pages" % df[FRAMES].iat[r][:40]))
     best = None
     for mask, what in found:
         rows = np.flatnonzero(mask.to_numpy())
@@ -313,19 +321,24 @@ def whole_numbers(col, low, high):
     return v.astype(np.int64)
 
 
-def typed(df, kind, fileno, has_host):
+def typed(df, kind, fileno, tail):
     """The rows as numbers, or None if a row is defective (first_defect
     then says which and why)."""
     words = digest_words(df["digest"])
     pages = whole_numbers(df["pages"], 1, MAX_COUNT)
     fourth = whole_numbers(df[COLUMNS[kind][3]], 0, 1 if kind == "contents" else MAX_COUNT)
-    name = df[HOST] if has_host else df["input"]
-    if (words is None or pages is None or fourth is None or (df["input"] == "").any()
-            or (name == "").any() or (has_host and (host_bytes(name) > HOST_MAX).any())):
+    name = df[HOST] if tail else df["input"]
+    frames = whole_numbers(df[FRAMES], 0, MAX_COUNT) if tail > 1 else pages
+    if frames is not None and pages is not None and (frames > pages).any():
+        frames = None
+    if (words is None or pages is None or fourth is None or frames is None
+            or (df["input"] == "").any()
+            or (name == "").any() or (tail and (host_bytes(name) > HOST_MAX).any())):
         return None
     out = pd.DataFrame({"file": np.full(len(df), fileno, dtype=np.int32),
                         "host": name.to_numpy(), "input": df["input"].to_numpy(),
-                        "key": words[:, 0], "lo": words[:, 1], "pages": pages})
+                        "key": words[:, 0], "lo": words[:, 1], "pages": pages,
+                        "frames": frames})
     if kind == "sketch":
         out["zero"] = (out["key"] == ZERO_KEY).astype(np.int64)
         out["distinct"] = fourth
@@ -383,16 +396,16 @@ def piece_bytes(piece):
         return piece_text(*piece)
 
 
-def read_piece(fileno, piece, kind, has_host, text=None):
+def read_piece(fileno, piece, kind, tail, text=None):
     """The rows of one piece (@text: its piece_bytes(), if read already)."""
     path, zstd, start, end = piece
     data, off = text or piece_bytes(piece)
-    out = fast_typed(data, kind, fileno, has_host, start == 0)
+    out = fast_typed(data, kind, fileno, tail, start == 0)
     if out is not None:
         return out
     check_lines(data, path, off)     # the slow path: it names the defect
-    df = parse(data, path, columns(kind, has_host), off, start == 0)
-    out = typed(df, kind, fileno, has_host)
+    df = parse(data, path, columns(kind, tail), off, start == 0)
+    out = typed(df, kind, fileno, tail)
     if out is None:   # the row by row check, to name the first defect
         bad = first_defect(df, kind) or (0, "a defective row")
         raise BadRow(path, bad[1], off, bad[0] + (2 if start == 0 else 1))
@@ -486,14 +499,14 @@ def body(data, cols, has_header):
     return data if not data or data.endswith(b"\n") else data + b"\n"
 
 
-def fast_rows(data, kind, has_host):
+def fast_rows(data, kind, tail):
     """The rows of @data (lines ending in a newline, no header) as
     typed() makes them but for the file column, when every line is as
     ksmscan writes it: no quote, NUL or lone CR, within MAX_LINE, its
     columns' commas, a digest of 0x and 32 lower-case hex digits, counts
     of digits in range, names not empty. Anything else is None: the slow
     way reads it as pandas does and names the first defect."""
-    k = len(columns(kind, has_host)) - 1
+    k = len(columns(kind, tail)) - 1
     if not data or b'"' in data or b"\0" in data:
         return None
     buf = np.frombuffer(data, dtype=np.uint8)
@@ -516,18 +529,21 @@ def fast_rows(data, kind, has_host):
     w8 = words8(data)
     dig = digests(w8, d0 + 2)
     pages = decimal(w8, c[:, 1] + 1, c[:, 2], 1, MAX_COUNT)
-    fourth = decimal(w8, c[:, 2] + 1, c[:, 3] if has_host else ends,
+    fourth = decimal(w8, c[:, 2] + 1, c[:, 3] if tail else ends,
                      0, 1 if kind == "contents" else MAX_COUNT)
-    if dig is None or pages is None or fourth is None:
+    host_end = c[:, 4] if tail > 1 else ends
+    frames = decimal(w8, c[:, 4] + 1, ends, 0, MAX_COUNT) if tail > 1 else pages
+    if dig is None or pages is None or fourth is None or frames is None:
         return None
-    if has_host and (ends - c[:, 3] - 1).max() > HOST_MAX:
+    if (frames > pages).any() or (tail and (host_end - c[:, 3] - 1).max() > HOST_MAX):
         return None
     inputs = names(data, buf, starts, c[:, 0])
-    host = names(data, buf, c[:, 3] + 1, ends) if has_host else inputs
+    host = names(data, buf, c[:, 3] + 1, host_end) if tail else inputs
     if inputs is None or host is None:
         return None
     key, lo = dig
-    out = pd.DataFrame({"host": host, "input": inputs, "key": key, "lo": lo, "pages": pages})
+    out = pd.DataFrame({"host": host, "input": inputs, "key": key, "lo": lo, "pages": pages,
+                        "frames": frames})
     if kind == "sketch":
         out["zero"] = (key == ZERO_KEY).astype(np.int64)
         out["distinct"] = fourth
@@ -536,21 +552,21 @@ def fast_rows(data, kind, has_host):
     return out
 
 
-def fast_typed(data, kind, fileno, has_host, has_header):
+def fast_typed(data, kind, fileno, tail, has_header):
     """typed() of a piece read straight from its bytes, or None."""
-    rows = body(data, columns(kind, has_host), has_header)
-    out = fast_rows(rows, kind, has_host) if rows else None
+    rows = body(data, columns(kind, tail), has_header)
+    out = fast_rows(rows, kind, tail) if rows else None
     if out is None:
         return None
     out.insert(0, "file", np.full(len(out), fileno, dtype=np.int32))
     return out
 
 
-def fast_partition(items, texts, kind, has_host):
+def fast_partition(items, texts, kind, tail):
     """The rows of a partition's pieces read as one text, or None."""
-    if len({bool(has_host[i]) for i, _ in items}) != 1:
+    if len({int(tail[i]) for i, _ in items}) != 1:
         return None
-    hh = bool(has_host[items[0][0]])
+    hh = int(tail[items[0][0]])
     cols = columns(kind, hh)
     parts, files, rows = [], [], []
     for (i, piece), (data, _) in zip(items, texts):
@@ -570,7 +586,7 @@ def meta(kind):
     """The columns of a partition: the host's and input's names as
     categories, the digest as two words, the counts."""
     cols = {"file": np.int32, "host": object, "input": object, "key": np.uint64,
-            "lo": np.uint64, "pages": np.int64, "zero": np.int64}
+            "lo": np.uint64, "pages": np.int64, "frames": np.int64, "zero": np.int64}
     if kind == "sketch":
         cols["distinct"] = np.int64
     m = pd.DataFrame({c: pd.Series(dtype=t) for c, t in cols.items()})
@@ -581,16 +597,16 @@ def categories(col):
     return col.array if isinstance(col.dtype, pd.CategoricalDtype) else pd.Categorical(col)
 
 
-def read_partition(items, kind, has_host):
+def read_partition(items, kind, tail):
     """One partition: the rows of its pieces (@items: (file number, piece)),
     names as categories. Its pieces are read as one text when all are as
     ksmscan writes them; else piece by piece, the slow way where needed."""
     if not items:
         return meta(kind)
     texts = [piece_bytes(piece) for _, piece in items]
-    out = fast_partition(items, texts, kind, has_host)
+    out = fast_partition(items, texts, kind, tail)
     if out is None:
-        frames = [read_piece(i, piece, kind, has_host[i], t)
+        frames = [read_piece(i, piece, kind, tail[i], t)
                   for (i, piece), t in zip(items, texts)]
         from pandas.api.types import union_categoricals
         names = {c: union_categoricals([categories(f[c]) for f in frames],

@@ -17,38 +17,48 @@ SKETCH_NOTE = "\n".join(textwrap.wrap(
 
 
 def content_figures(df, m, z):
-    """One row of totals for a partition of (digest -> pages, zero)."""
-    shared, sharing, kzero = model.figures(df["pages"].to_numpy(),
-                                           df["zero"].to_numpy() > 0, m, z)
+    """One row of totals for a partition of (digest -> pages, frames, zero)."""
+    shared, sharing, kzero, freed = model.figures(
+        df["pages"].to_numpy(), df["zero"].to_numpy() > 0, m, z, df["frames"].to_numpy())
     return pd.DataFrame({"distinct_pages": [len(df)], "pages_shared": [shared],
-                         "pages_sharing": [sharing], "ksm_zero_pages": [kzero]})
+                         "pages_sharing": [sharing], "ksm_zero_pages": [kzero],
+                         "freed": [freed]})
 
 
 def with_saved(df, m, z):
     """Each host's own saving per row: a host's rows are its contents."""
-    return df.assign(saved=model.saved_pages(df["pages"].to_numpy(),
-                                             df["zero"].to_numpy() > 0, m, z))
+    return df.assign(saved=model.saved_pages(df["pages"].to_numpy(), df["zero"].to_numpy() > 0,
+                                             m, z, df["frames"].to_numpy()))
 
 
 def by_content(f):
-    """The fleet's contents: pages summed over the hosts, zero or not."""
-    return f.groupby(["key", "lo"]).agg({"pages": "sum", "zero": "max"},
+    """The fleet's contents: pages and frames summed over the hosts, zero
+    or not."""
+    return f.groupby(["key", "lo"]).agg({"pages": "sum", "frames": "sum", "zero": "max"},
                                         split_out=max(1, f.npartitions))
+
+
+def by_frames(f):
+    """@f with each content's frames for its pages: pairs, partners and
+    placement count the memory of hosts, a frame that processes share since
+    fork once."""
+    return f.assign(pages=f["frames"])
 
 
 def totals(f, kind, hosts, a, out):
     import dask
     m, z = a.max_page_sharing, a.use_zero_pages
     figs = by_content(f).map_partitions(content_figures, m, z, meta=content_figures(
-        pd.DataFrame({"pages": [], "zero": []}), m, z))
+        pd.DataFrame({"pages": [], "frames": [], "zero": []}), m, z))
     alone = f.map_partitions(with_saved, m, z)["saved"].sum()
-    figs, pages, alone = dask.compute(figs, f["pages"].sum(), alone)
+    figs, pages, frames, alone = dask.compute(figs, f["pages"].sum(), f["frames"].sum(), alone)
     t = figs.sum()
     saved = (int(t["pages_sharing"]) + int(t["ksm_zero_pages"])) * model.PAGE
     one_row(["hosts", "pages", "distinct_pages", "pages_shared", "pages_sharing",
-             "saved_bytes", "saved_bytes_hosts_alone"],
+             "saved_bytes", "saved_bytes_hosts_alone", "frames", "freed_bytes"],
             [len(hosts), int(pages), int(t["distinct_pages"]), int(t["pages_shared"]),
-             int(t["pages_sharing"]), saved, int(alone) * model.PAGE], out)
+             int(t["pages_sharing"]), saved, int(alone) * model.PAGE, int(frames),
+             int(t["freed"]) * model.PAGE], out)
 
 
 def host_table(f, a):

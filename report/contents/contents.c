@@ -8,19 +8,25 @@
  *
  * The digest is computed in the hashing threads, once per content new to an
  * input (prepare()), and kept per content id: 16 bytes per distinct content
- * of the run. When an input ends, its rows (32 bytes per content of that
+ * of the run. When an input ends, its rows (40 bytes per content of that
  * input) are sorted once and written to an unlinked temporary file, then
  * freed; print() streams them from there, so that the report keeps its
  * place among the others and a host's export is never held in memory twice
- * (the file takes 32 bytes per row in $TMPDIR).
+ * (the file takes 40 bytes per row in $TMPDIR).
  *
- * Live processes' pages are counted as the summary counts them, by frame:
- * a frame is counted in the first input that maps it (a page a prefork
- * server's children share since fork counts once, in the parent's rows),
- * and the rows of all inputs ("*") count each content's frames; a row left
- * with no frame is not written. A page that maps the kernel's zero page is
- * none (the reader leaves it out). So ksmfleet's pages and saving of one
- * host's export are the summary's frames and freed_bytes of "*".
+ * Live processes' rows have a column more, after the host: frames. pages
+ * counts mappings, as the summary's pages do, and frames the content's
+ * distinct frames, as the summary's frames do: a frame is counted in the
+ * first input that maps it (a page a prefork server's children share since
+ * fork is a frame once, in the parent's rows, and a mapping in each child's),
+ * and the rows of all inputs ("*") count each content's frames. KSM merges
+ * a content on two frames or more, every mapping of it, fork-shared ones
+ * too, and none of a content on one frame (mm/ksm.c never merges a page
+ * with itself): ksmfleet needs both numbers to count as the kernel does. A
+ * page that maps the kernel's zero page is neither (the reader leaves it
+ * out). So ksmfleet's totals of one host's export are the summary's "*":
+ * pages, pages_shared, pages_sharing, saved_bytes, frames and freed_bytes.
+ * Exports of files keep their five columns (each page its own frame).
  *
  * Every row ends with the host's name (--host, else gethostname()), so that
  * the fleet tool counts a whole-host export (many pid:N inputs) as one host
@@ -44,7 +50,8 @@
 /* One row, in memory while an input's rows are sorted, then in the file. */
 struct content_row {
 	struct digest d;
-	uint32_t pages;
+	uint32_t pages;			/* mappings */
+	uint32_t frames;		/* of "*"; an input's are frames_first()'s */
 	uint32_t zero;
 	uint32_t input;			/* the input's number */
 	uint32_t distinct;		/* the input's distinct contents */
@@ -62,7 +69,7 @@ struct contents {
 	int failed;			/* writing them failed (said once) */
 	char host[256];			/* the host column: --host or gethostname() */
 	const char *host_name;		/* --host, or host */
-	struct column cols[5];
+	struct column cols[6];
 	size_t ncols;
 	struct frames_held *first;	/* live: each input's frames per content,
 					 * a frame in its first input (frames_first()) */
@@ -139,12 +146,12 @@ static void contents_scope(struct sink *sk, const struct scope *sc)
 	rows = xcalloc(size ? size : 1, sizeof(*rows));
 	for (size_t id = 0; id < size && id < c->ndigests; id++) {
 		uint32_t pages = index_count(sc->ix, id, !all);
+		/* "*" of live processes: its frames; files: a frame a page */
+		uint32_t frames = fc.n ? (id < fc.n ? fc.frames[id] : 0) : pages;
 
-		if (pages && id < fc.n)
-			pages = fc.frames[id];	/* "*" of live processes */
 		if (pages)
 			rows[n++] = (struct content_row){ c->digests[id], pages,
-				(uint32_t)index_is_zero(sc->ix, id),
+				frames, (uint32_t)index_is_zero(sc->ix, id),
 				all ? ALL_INPUTS : (uint32_t)sc->input_no, 0,
 				(uint32_t)id };
 	}
@@ -161,26 +168,24 @@ static void contents_scope(struct sink *sk, const struct scope *sc)
 	free(rows);
 }
 
-/* One kept row through the writer: an input's row of live processes with
- * its frames (none: no row). */
+/* One kept row through the writer: of live processes with its frames (an
+ * input's: those it maps first, maybe none; its mappings count still). */
 static void contents_row(struct contents *c, const struct content_row *r)
 {
 	char hex[40];
 	const struct frames_held *h = c->nfirst && r->input != ALL_INPUTS ?
 		frames_held_find(c->first, c->nfirst, r->id, r->input, r->input) :
 		NULL;
-	uint64_t pages = !c->nfirst || r->input == ALL_INPUTS ? r->pages :
-			 h ? h->frames : 0;
-	struct cell row[5] = {
+	uint64_t frames = !c->nfirst || r->input == ALL_INPUTS ? r->frames :
+			  h ? h->frames : 0;
+	struct cell row[6] = {
 		cell_str(r->input == ALL_INPUTS ? "*" :
 			 c->r.rs->scan->inputs[r->input].name), cell_str(hex),
-		cell_uint(pages),
+		cell_uint(r->pages),
 		cell_uint(c->limit == SIZE_MAX ? r->zero : r->distinct),
-		cell_str(c->host_name),
+		cell_str(c->host_name), cell_uint(frames),
 	};
 
-	if (!pages)
-		return;
 	snprintf(hex, sizeof(hex), "0x%016llx%016llx",
 		 (unsigned long long)r->d.hi, (unsigned long long)r->d.lo);
 	c->r.rs->out->row(c->r.rs->out, row);
@@ -192,6 +197,8 @@ static void contents_print(struct sink *sk)
 	struct content_row r[256];
 	size_t n;
 
+	/* live processes: their frames, after the columns of files' exports */
+	c->ncols = c->nfirst ? 6 : 5;
 	c->r.rs->out->begin(c->r.rs->out, c->limit == SIZE_MAX ? "contents" : "sketch",
 			  c->cols, c->ncols, 1);
 	if (c->rows) {
@@ -254,6 +261,7 @@ static struct sink *contents_new(const struct report_setup *rs, int sketch)
 	}
 	/* for people, the one host's name can give way to fit 80 columns */
 	c->cols[4] = (struct column){ "host", 4, COL_DROP, { 0 } };
+	c->cols[5] = (struct column){ "frames", 10, COL_DROP, { 0 } };
 	c->ncols = 5;
 	fd = tmpfile_fd();
 	c->rows = fd < 0 ? NULL : fdopen(fd, "w+");
