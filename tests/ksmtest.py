@@ -496,6 +496,20 @@ def zero_page_mapped():
     return (a & mask) != 0 and (a & mask) == (b & mask)
 
 
+THP_ENABLED = "/sys/kernel/mm/transparent_hugepage/enabled"
+
+
+def thp_mode():
+    """The kernel's transparent huge page mode (always, madvise, never);
+    never when the kernel has none."""
+    try:
+        with open(THP_ENABLED) as f:
+            m = re.search(r"\[(\w+)\]", f.read())
+    except OSError:
+        return "never"
+    return m.group(1) if m else "never"
+
+
 def free_port():
     """A loopback port nothing listens on (bound, then closed)."""
     import socket

@@ -40,6 +40,11 @@ KSM_STAT_NUMBERS = ("ksm_rmap_items", "ksm_merging_pages", "ksm_zero_pages")
 KSM_STAT_FLAGS = ("ksm_mergeable", "ksm_merge_any")
 
 
+# The settings the forecasts' defaults stand for (KsmSession.plain()).
+PLAIN = {"advisor_mode": "none", "max_page_sharing": 256, "use_zero_pages": 0,
+         "merge_across_nodes": 1, "smart_scan": 1}
+
+
 class NotAllowed(Exception):
     """The session may not change the kernel here; str() says why."""
 
@@ -254,6 +259,13 @@ class KsmSession(Session):
 
     def counters(self):
         return {k: self.read(k) for k in KSM_COUNTERS if self.has(k)}
+
+    def plain(self, **more):
+        """KSM as the forecasts model it by default: no advisor, the
+        default max_page_sharing, no zero pages, across NUMA nodes,
+        smart_scan; then @more."""
+        for n, v in dict(PLAIN, **more).items():
+            self.set(n, v)
 
     def unmerge(self, timeout=30):
         """run=2, only once this session has started KSM; then wait until

@@ -202,13 +202,7 @@ def main():
         skip(str(e))
         return
     with session as ks:
-        ks.set("advisor_mode", "none")
-        ks.set("max_page_sharing", 256)
-        ks.set("use_zero_pages", 0)
-        ks.set("merge_across_nodes", 1)
-        ks.set("smart_scan", 1)
-        for n, v in SETTINGS.items():
-            ks.set(n, v)
+        ks.plain(**SETTINGS)
         with_children(ks, *layouts(random.Random(25)))
     check(not ks.changed(), "KSM settings restored", repr(ks.changed()))
 

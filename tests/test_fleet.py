@@ -15,7 +15,8 @@ import collections, csv, ctypes, io, itertools, os, random, re, signal, \
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import KSMSCAN, PAGE, ZERO, Run, Skip, check, eq, fixture, ksm_group, live_session, \
-    proc_comm, proc_stat_fields, run_suite, skip, test, tmp, zero_page_mapped  # noqa: E402
+    THP_ENABLED, proc_comm, proc_stat_fields, run_suite, skip, test, thp_mode, tmp, \
+    zero_page_mapped  # noqa: E402
 import live  # noqa: E402
 import xxhash  # noqa: E402
 import zstandard  # noqa: E402
@@ -486,19 +487,13 @@ def process_unreadable():
 
 @test("processes")
 def process_thp():
-    thp = "/sys/kernel/mm/transparent_hugepage/enabled"
-    try:
-        with open(thp) as f:
-            mode = re.search(r"\[(\w+)\]", f.read()).group(1)
-    except (OSError, AttributeError):
-        raise Skip("no transparent huge pages in this kernel (%s)" % thp)
-    if mode == "never":
-        raise Skip("THP is disabled here (%s: never)" % thp)
+    if thp_mode() == "never":
+        raise Skip("no transparent huge pages here (%s: never, or missing)" % THP_ENABLED)
     kid = start_child("kfh%d" % os.getpid(), 4, huge=2)
     try:
         made = (smaps_area(kid.pid, kid.addrs[1], "AnonHugePages") or 0) // 4
         if not made:
-            raise Skip("THP enabled (%s) but the kernel gave the test no huge page" % mode)
+            raise Skip("THP enabled (%s) but the kernel gave the test no huge page" % thp_mode())
         with open("/proc/%d/smaps" % kid.pid) as f:
             total = sum(int(l.split()[1]) for l in f if l.startswith("AnonHugePages:")) // 4
         r = ksmscan("-p", str(kid.pid), "--csv")
@@ -754,14 +749,8 @@ def fleet_frames_of_forked_huge_pages():
     # parent's that the first child shares (and splits where it writes).
     if os.geteuid() != 0:
         raise Skip("huge pages' frames are read from kpageflags: root")
-    thp = "/sys/kernel/mm/transparent_hugepage/enabled"
-    try:
-        with open(thp) as f:
-            mode = re.search(r"\[(\w+)\]", f.read()).group(1)
-    except (OSError, AttributeError):
-        raise Skip("no transparent huge pages in this kernel (%s)" % thp)
-    if mode == "never":
-        raise Skip("THP is disabled here (%s: never)" % thp)
+    if thp_mode() == "never":
+        raise Skip("no transparent huge pages here (%s: never, or missing)" % THP_ENABLED)
     prefork_through_fleet(512, 480, 1, 0, "prefork in a huge page")
 
 

@@ -234,11 +234,7 @@ def guests_case(thp):
     t_start = time.time()
     session = allowed()
     with session as ks:
-        for n, v in (("advisor_mode", "none"), ("max_page_sharing", 256),
-                     ("use_zero_pages", 0), ("merge_across_nodes", 1)):
-            ks.set(n, v)
-        for n, v in SETTINGS.items():
-            ks.set(n, v)
+        ks.plain(**SETTINGS)
         with guests.Guests(GUESTS, thp=thp) as g:
             d, text, fsec = forecast(g.pids)
             load = os.getloadavg()[0]
@@ -264,9 +260,7 @@ def advice_case():
     if kpid is None:
         raise Skip("no ksmd thread")
     with session as ks:
-        for n, v in (("advisor_mode", "none"), ("max_page_sharing", 256),
-                     ("use_zero_pages", 0), ("merge_across_nodes", 1), ("smart_scan", 1)):
-            ks.set(n, v)
+        ks.plain()
         with guests.Guests(GUESTS, thp=False) as g:
             res = advice_live.applied(ks, KSMSCAN, g.pids, kpid, tmp(""))
             advice_live.held(res, check, "%d guests, %s" % (len(g.pids), g.accel))

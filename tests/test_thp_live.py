@@ -36,7 +36,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import live  # noqa: E402
 import test_ksm_live as kl  # noqa: E402
-from ksmtest import KSMSCAN  # noqa: E402
+from ksmtest import KSMSCAN, thp_mode  # noqa: E402
 from test_ksm_live import check, eq, finish, info, skip  # noqa: E402
 
 PAGE = 4096
@@ -204,14 +204,6 @@ def with_child(ks):
         kl.stop_child(child)
 
 
-def thp_mode():
-    try:
-        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
-            return live.read_value(f.name)
-    except OSError:
-        return "never"
-
-
 def main():
     session = kl.session_or_skip()
     if session is None:
@@ -220,13 +212,7 @@ def main():
         skip("transparent huge pages are off (enabled=never)")
         return
     with session as ks:
-        ks.set("advisor_mode", "none")
-        ks.set("max_page_sharing", 256)
-        ks.set("use_zero_pages", 0)
-        ks.set("merge_across_nodes", 1)
-        ks.set("smart_scan", 1)
-        for n, v in SETTINGS.items():
-            ks.set(n, v)
+        ks.plain(**SETTINGS)
         with_child(ks)
     check(not ks.changed(), "KSM settings restored", repr(ks.changed()))
 
