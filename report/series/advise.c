@@ -114,7 +114,8 @@ static void advise_series(struct sink *sk, const struct series_result *r)
 	v->nothing_mergeable = r->nothing_mergeable;
 	v->name = xstrdup(r->name);
 	v->n = r->nadvice < ADVISE_ROWS_MAX ? r->nadvice : ADVISE_ROWS_MAX;
-	memcpy(v->rows, r->advice, v->n * sizeof(v->rows[0]));
+	if (v->n)	/* no advice: r->advice may be NULL */
+		memcpy(v->rows, r->advice, v->n * sizeof(v->rows[0]));
 	v->target = *r->target;
 	v->reference = r->reference;
 	for (size_t i = 1; i < v->n; i++)	/* insertion sort */
