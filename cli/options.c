@@ -590,6 +590,10 @@ void prefs_free(struct prefs *p)
 	for (size_t g = 0; g < p->cfg.ngroups; g++)
 		group_free((struct group *)&p->cfg.groups[g]);
 	free((void *)p->cfg.groups);
+	if (p->series.enable) {	/* -r advise --enable's one group */
+		group_free((struct group *)p->series.enable);
+		free((void *)p->series.enable);
+	}
 	free(p->groups);
 	for (size_t i = 0; i < p->nknown; i++)
 		free((void *)p->known[i]);

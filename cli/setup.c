@@ -284,7 +284,7 @@ static void series_enable(struct prefs *p, const struct host_facts *h)
 	if (units_groups(0, p->enable, h->unit, p->inputs, p->series.nprocs, &g,
 			 &n, why, sizeof(why)) < 0)
 		usage_error("%s", why);
-	p->series.enable = g;	/* freed with the run, as cfg.groups */
+	p->series.enable = g;	/* one group, freed by prefs_free() */
 }
 
 /* One input that is a record (--record): a series to replay, whose
