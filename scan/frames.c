@@ -229,7 +229,13 @@ static size_t same_frame_end(const struct frames *fr, size_t i)
 	return j;
 }
 
-size_t frames_held(struct frames *fr, struct frames_held **out)
+/*
+ * The (content, input, input) triples of the sorted notes: with @pairs,
+ * each input that maps a frame of the content with itself and with each
+ * later input mapping that frame; without, the first input mapping each
+ * frame only. Return: how many, merged (held_merge()).
+ */
+static size_t frames_walk(struct frames *fr, struct frames_held **out, int pairs)
 {
 	struct frames_held *v = NULL;
 	size_t n = 0, cap = 0;
@@ -238,18 +244,18 @@ size_t frames_held(struct frames *fr, struct frames_held **out)
 	if (!fr->n)
 		return 0;
 	sort_all(fr);
+	/* notes of one frame and content come sorted by input */
 	for (size_t i = 0, j; i < fr->n; i = j) {
 		const struct note *r = &fr->v[i];
 		int ksm = frames_key_ksm(r->key);
 
 		j = same_frame_end(fr, i);
-		/* notes of one frame come sorted by input: each input once */
-		for (size_t x = i; x < j; x++) {
+		for (size_t x = i; x < (pairs ? j : i + 1); x++) {
 			if (x > i && fr->v[x].input == fr->v[x - 1].input)
 				continue;
 			held_add(&v, &n, &cap, r->id, fr->v[x].input,
 				 fr->v[x].input, ksm);
-			for (size_t y = x + 1; y < j; y++)
+			for (size_t y = x + 1; pairs && y < j; y++)
 				if (fr->v[y].input != fr->v[y - 1].input)
 					held_add(&v, &n, &cap, r->id, fr->v[x].input,
 						 fr->v[y].input, ksm);
@@ -260,26 +266,14 @@ size_t frames_held(struct frames *fr, struct frames_held **out)
 	return held_merge(v, n);
 }
 
+size_t frames_held(struct frames *fr, struct frames_held **out)
+{
+	return frames_walk(fr, out, 1);
+}
+
 size_t frames_first(struct frames *fr, struct frames_held **out)
 {
-	struct frames_held *v = NULL;
-	size_t n = 0, cap = 0;
-
-	*out = NULL;
-	if (!fr->n)
-		return 0;
-	sort_all(fr);
-	/* notes of one frame and content come sorted by input: the first */
-	for (size_t i = 0, j; i < fr->n; i = j) {
-		const struct note *r = &fr->v[i];
-
-		j = same_frame_end(fr, i);
-		held_add(&v, &n, &cap, r->id, r->input, r->input,
-			 frames_key_ksm(r->key));
-	}
-	qsort(v, n, sizeof(*v), held_cmp);
-	*out = v;
-	return held_merge(v, n);
+	return frames_walk(fr, out, 0);
 }
 
 const struct frames_held *frames_held_find(const struct frames_held *v, size_t n,

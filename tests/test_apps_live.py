@@ -56,7 +56,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import advice_live  # noqa: E402
 import test_ksm_live as kl  # noqa: E402
 from test_frames import zero_pfn  # noqa: E402
-from test_ksm_live import check, eq, finish, skip  # noqa: E402
+from test_ksm_live import check, eq, skip  # noqa: E402
 from ksmtest import APPS_ENV  # noqa: E402
 import xxhash  # noqa: E402
 
@@ -476,8 +476,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (OSError, RuntimeError, ValueError, subprocess.SubprocessError) as e:
-        check(False, "test ran to the end", "%s: %s" % (type(e).__name__, e))
-    finish()
+    kl.run_main(main, (OSError, RuntimeError, ValueError, subprocess.SubprocessError))

@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import live  # noqa: E402
 import test_ksm_live as kl  # noqa: E402
 from ksmtest import KSMSCAN, tmp  # noqa: E402,F401
-from test_ksm_live import check, eq, finish, skip  # noqa: E402
+from test_ksm_live import check, eq, skip  # noqa: E402
 
 PAGE = 4096
 TOLERANCE = 5           # percent, the tolerance the test states
@@ -208,8 +208,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (OSError, RuntimeError, ValueError) as e:
-        check(False, "test ran to the end", "%s: %s" % (type(e).__name__, e))
-    finish()
+    kl.run_main(main)

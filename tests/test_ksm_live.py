@@ -105,6 +105,16 @@ def finish():
     sys.exit(1 if STATE["failed"] else 0)
 
 
+def run_main(main, errors=(OSError, RuntimeError, ValueError)):
+    """A live suite's main(): an error the suite expects (@errors) is one
+    failure, not a traceback; then the closing line and exit status."""
+    try:
+        main()
+    except errors as e:
+        check(False, "test ran to the end", "%s: %s" % (type(e).__name__, e))
+    finish()
+
+
 class Skip(Exception):
     pass
 

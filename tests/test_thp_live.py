@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import live  # noqa: E402
 import test_ksm_live as kl  # noqa: E402
 from ksmtest import KSMSCAN, thp_mode  # noqa: E402
-from test_ksm_live import check, eq, finish, info, skip  # noqa: E402
+from test_ksm_live import check, eq, info, skip  # noqa: E402
 
 PAGE = 4096
 HUGE = 2 << 20
@@ -218,8 +218,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (OSError, RuntimeError, ValueError) as e:
-        check(False, "test ran to the end", "%s: %s" % (type(e).__name__, e))
-    finish()
+    kl.run_main(main)

@@ -39,7 +39,7 @@ sys.path.insert(0, HERE)
 import live  # noqa: E402
 import test_ksm_live as kl  # noqa: E402
 from ksmtest import KSMSCAN  # noqa: E402
-from test_ksm_live import check, eq, finish, skip  # noqa: E402
+from test_ksm_live import check, eq, skip  # noqa: E402
 
 M = 256
 
@@ -262,8 +262,4 @@ def main():
     check(not ks.changed(), "KSM settings restored", repr(ks.changed()))
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (OSError, RuntimeError) as e:
-        check(False, "test ran to the end", "%s: %s" % (type(e).__name__, e))
-    finish()
+    kl.run_main(main, (OSError, RuntimeError))
