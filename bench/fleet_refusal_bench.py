@@ -20,11 +20,10 @@ one line on stderr). make bench runs this with PYTHONPATH=fleet.
 """
 import os, shutil, subprocess, sys, tempfile, time
 
-import zstandard
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from ksmtest import free_port  # noqa: E402
+from ksmtest import free_port, zstd_stream  # noqa: E402
 FLEET = [os.path.join(ROOT, "fleet", "bin", "ksmfleet")]
 HEADER = b"input,digest,pages,zero\n"
 ROW = b"h,0x%032x,1,0\n" % 0x9e3779b97f4a7c15
@@ -34,13 +33,7 @@ LIMIT = 300
 
 def zstd_file(path, chunk, times):
     """HEADER then @chunk @times times, one zstd frame; its size in bytes."""
-    with open(path, "wb") as f:
-        w = zstandard.ZstdCompressor(level=19).stream_writer(f)
-        w.write(HEADER)
-        for _ in range(times):
-            w.write(chunk)
-        w.flush(zstandard.FLUSH_FRAME)
-    return os.path.getsize(path)
+    return os.path.getsize(zstd_stream(path, HEADER, chunk, times))
 
 
 def timed(args):

@@ -510,6 +510,19 @@ def thp_mode():
     return m.group(1) if m else "never"
 
 
+def zstd_stream(path, head, chunk, times):
+    """Write @head, then @chunk @times times, as one zstd frame compressed as
+    a stream (a small file for a large export); return @path."""
+    import zstandard
+    with open(path, "wb") as f:
+        w = zstandard.ZstdCompressor(level=19).stream_writer(f)
+        w.write(head)
+        for _ in range(times):
+            w.write(chunk)
+        w.flush(zstandard.FLUSH_FRAME)
+    return path
+
+
 def free_port():
     """A loopback port nothing listens on (bound, then closed)."""
     import socket

@@ -16,7 +16,7 @@ defect on, and the figures computed here in Python integers.
 import csv, io, json, os, re, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import PAGE, check, eq, free_port, run_suite, test, tmp  # noqa: E402
+from ksmtest import PAGE, check, eq, free_port, run_suite, test, tmp, zstd_stream  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLEET = [os.path.join(ROOT, "fleet", "bin", "ksmfleet")]
@@ -381,15 +381,7 @@ def bounded_run(args, env=None, seconds=240):
 
 def zstd_file(name, head, chunk, times):
     """A zstd export: @head, then @chunk @times times, compressed as a stream."""
-    import zstandard
-    path = tmp(name)
-    with open(path, "wb") as f:
-        w = zstandard.ZstdCompressor(level=19).stream_writer(f)
-        w.write(head)
-        for _ in range(times):
-            w.write(chunk)
-        w.flush(zstandard.FLUSH_FRAME)
-    return path
+    return zstd_stream(tmp(name), head, chunk, times)
 
 
 @test("fleet-hostile")
