@@ -23,7 +23,6 @@
 #include "../util/util.h"
 #include "record.h"
 
-#define RECORD_VERSION 1
 #define RECORD_HEADER (RECORD_MAGIC_LEN + 4)
 #define RECORD_LEVEL 9		/* zstd's: small files, a second a GiB */
 
@@ -111,14 +110,8 @@ void record_order(struct record *rec,
 	qsort(ids, n, sizeof(*ids), by_bytes);
 	rec->rank = xcalloc(n + 1, sizeof(*rec->rank));
 	rec->lcp = xcalloc(n + 1, sizeof(*rec->lcp));
-	rec->digest = xcalloc(2 * n + 1, sizeof(*rec->digest));
 	for (size_t i = 0; i < n; i++) {
-		struct digest h;
-
-		xxh128_page(bytes(ctx, ids[i]), &h);
 		rec->rank[ids[i]] = (uint32_t)i;
-		rec->digest[2 * ids[i]] = h.hi;
-		rec->digest[2 * ids[i] + 1] = h.lo;
 		rec->lcp[i] = i + 1 < n ? prefix(rec, ids[i], ids[i + 1]) : 0;
 	}
 	free(ids);
@@ -150,43 +143,116 @@ static void put_host(struct out *o, const struct record *r)
 	put_var(o, (uint64_t)(r->ksm_full_scans + 1));
 }
 
-/* The contents, a table per field (zstd finds more in columns). */
-static void put_contents(struct out *o, const struct record *r)
+/* Each content's id by its place (record_order()'s rank inverted). */
+static uint32_t *by_place(const struct record *r)
 {
-	put_var(o, r->ncontents);
-	for (size_t i = 0; i < r->ncontents; i++)
-		put(o, &r->sum[i], 4);
-	for (size_t i = 0; i < r->ncontents; i++)
-		put(o, &r->head[i], 8);
-	for (size_t i = 0; i < r->ncontents; i++)
-		put(o, &r->digest[2 * i], 16);
-	for (size_t i = 0; i < r->ncontents; i++)
-		put_var(o, r->rank[i]);
-	for (size_t i = 0; i < r->ncontents; i++)
-		put_var(o, r->lcp[i]);
-	put_var(o, r->zero_id == NO_ID ? 0 : (uint64_t)r->zero_id + 1);
-	put(o, &r->zero_sum, 4);
+	uint32_t *at = xcalloc(r->ncontents + 1, sizeof(*at));
+
+	for (size_t id = 0; id < r->ncontents; id++)
+		at[r->rank[id]] = (uint32_t)id;
+	return at;
 }
 
-/* The addresses, then each snapshot's pages against the one before. */
+struct sum_at {
+	uint32_t sum, place;
+};
+
+static int by_sum(const void *a, const void *b)
+{
+	const struct sum_at *x = a, *y = b;
+
+	if (x->sum != y->sum)
+		return x->sum < y->sum ? -1 : 1;
+	return x->place < y->place ? -1 : x->place > y->place;
+}
+
+/*
+ * KSM's checksums as the replay reads them, equal or not (to each other
+ * and to 0, which a page's last checksum starts at): per place 0 for a
+ * checksum of its own, 1 for 0, else 1 + how many places back the last
+ * content of the same checksum is. Nearly all are 0, which costs nothing.
+ */
+static void put_sums(struct out *o, const struct record *r, const uint32_t *at)
+{
+	size_t n = r->ncontents;
+	struct sum_at *s = xcalloc(n + 1, sizeof(*s));
+	uint32_t *ref = xcalloc(n + 1, sizeof(*ref));
+
+	for (size_t k = 0; k < n; k++)
+		s[k] = (struct sum_at){ r->sum[at[k]], (uint32_t)k };
+	qsort(s, n, sizeof(*s), by_sum);
+	for (size_t k = 0; k < n; k++)
+		if (!s[k].sum)
+			ref[s[k].place] = 1;
+		else if (k && s[k].sum == s[k - 1].sum)
+			ref[s[k].place] = s[k].place - s[k - 1].place + 1;
+	for (size_t k = 0; k < n; k++)
+		put_var(o, ref[k]);
+	free(s);
+	free(ref);
+}
+
+/* Byte @j (0 first) of a head, whose order is memcmp's. */
+static unsigned head_byte(uint64_t h, unsigned j)
+{
+	return (unsigned)(h >> (56 - 8 * j)) & 0xff;
+}
+
+/*
+ * The contents in memcmp order, their place their id: the common prefixes
+ * with the next, then each head's bytes past the prefix it shares with the
+ * one before (none when 8 or more), then the checksums.
+ */
+static void put_contents(struct out *o, const struct record *r, const uint32_t *at)
+{
+	size_t n = r->ncontents;
+
+	put_var(o, n);
+	for (size_t k = 0; k < n; k++)
+		put_var(o, r->lcp[k]);
+	for (size_t k = 0; k < n; k++) {
+		unsigned p = k && r->lcp[k - 1] < 8 ? r->lcp[k - 1] : k ? 8 : 0;
+
+		for (unsigned j = p; j < 8; j++) {
+			unsigned char c = (unsigned char)head_byte(r->head[at[k]], j);
+
+			put(o, &c, 1);
+		}
+	}
+	put_sums(o, r, at);
+	put_var(o, r->zero_id == NO_ID ? 0 : (uint64_t)r->rank[r->zero_id] + 1);
+}
+
+/*
+ * The addresses as gaps in pages (most are 0: the next page), then per
+ * snapshot its pages' address numbers as gaps, then their contents: 0 for
+ * the one the address had in the snapshot before, else its place + 1.
+ */
 static void put_pages(struct out *o, const struct record *r)
 {
 	uint32_t *last = xcalloc(r->naddr + 1, sizeof(*last));
+	unsigned shift = 12;
 
+	for (size_t i = 0; i < r->naddr; i++)
+		if (r->addr[i] & (PAGE_BYTES - 1))
+			shift = 0;	/* (files: any offset) */
+	put_var(o, shift);
 	put_var(o, r->naddr);
 	for (size_t i = 0; i < r->naddr; i++)
-		put_var(o, r->addr[i] - (i ? r->addr[i - 1] : 0));
+		put_var(o, i ? ((r->addr[i] - r->addr[i - 1]) >> shift) - 1
+			     : r->addr[0] >> shift);
 	for (size_t s = 0; s < r->nsnaps; s++) {
 		const struct snapshot *sn = &r->snaps[s];
 
 		put_f64(o, r->at[s]);
 		put_var(o, sn->n);
+		for (size_t i = 0; i < sn->n; i++)
+			put_var(o, sn->addr_no[i] - (i ? sn->addr_no[i - 1] + 1 : 0));
 		for (size_t i = 0; i < sn->n; i++) {
-			uint32_t a = sn->addr_no[i];
+			uint32_t a = sn->addr_no[i], place = r->rank[sn->id[i]] + 1;
 
-			put_var(o, a - (i ? sn->addr_no[i - 1] + 1 : 0));
-			put_var(o, last[a] == sn->id[i] + 1 ? 0 : (uint64_t)sn->id[i] + 1);
-			last[a] = sn->id[i] + 1;
+			put_var(o, last[a] == place ? 0 : place);
+			last[a] = place;
 		}
 	}
 	free(last);
@@ -234,6 +300,8 @@ static void put_thp(struct out *o, const struct record *r)
 /* The whole record, uncompressed. */
 static void put_record(struct out *o, const struct record *r)
 {
+	uint32_t *at = by_place(r);
+
 	put_var(o, r->nprocs);
 	put_var(o, r->nsnaps);
 	for (size_t i = 0; i < r->nprocs * r->nsnaps; i++) {
@@ -245,10 +313,11 @@ static void put_record(struct out *o, const struct record *r)
 		put_str(o, r->command[k]);
 	}
 	put_host(o, r);
-	put_contents(o, r);
+	put_contents(o, r, at);
 	put_pages(o, r);
 	put_row(o, r);
 	put_thp(o, r);
+	free(at);
 }
 
 int record_write(const struct record *rec, const char *path)
@@ -421,60 +490,66 @@ static void get_host(struct in *i, struct record *r)
 		fail(i, "a host fact out of range");
 }
 
-/* Per content: each field's table; the order is checked by check_order(). */
+/* The checksums' equalities (put_sums()): a checksum of its own is its
+ * place + 1, which no other has and is never 0. */
+static void get_sums(struct in *i, struct record *r)
+{
+	for (size_t k = 0; k < r->ncontents && !i->bad; k++) {
+		uint64_t v = get_var(i);
+
+		if (v > k + 1)
+			fail(i, "a checksum's content out of range");
+		else
+			r->sum[k] = !v ? (uint32_t)k + 1 : v == 1 ? 0 :
+				    r->sum[k - (v - 1)];
+	}
+}
+
+/* The contents in memcmp order (put_contents()): each head is the one
+ * before's up to their common prefix, then greater (or equal from 8 bytes
+ * on), so the order is a total one, as memcmp's is. */
 static void get_contents(struct in *i, struct record *r)
 {
-	size_t n = r->ncontents = get_count(i, 30, "more contents than the file holds");
+	size_t n = r->ncontents = get_count(i, 2, "more contents than the file holds");
 
+	if (n >= NO_ID)
+		fail(i, "more contents than ids");
+	n = i->bad ? 0 : n;
 	r->sum = xcalloc(n + 1, sizeof(*r->sum));
 	r->head = xcalloc(n + 1, sizeof(*r->head));
-	r->digest = xcalloc(2 * n + 1, sizeof(*r->digest));
-	r->rank = xcalloc(n + 1, sizeof(*r->rank));
 	r->lcp = xcalloc(n + 1, sizeof(*r->lcp));
 	for (size_t k = 0; k < n; k++)
-		get(i, &r->sum[k], 4);
-	for (size_t k = 0; k < n; k++)
-		get(i, &r->head[k], 8);
-	for (size_t k = 0; k < n; k++)
-		get(i, &r->digest[2 * k], 16);
-	for (size_t k = 0; k < n; k++)
-		if ((r->rank[k] = (uint32_t)get_var(i)) >= n)
-			fail(i, "a content's place out of range");
-	for (size_t k = 0; k < n; k++)
-		if ((r->lcp[k] = (uint16_t)get_var(i)) >= PAGE_BYTES)
+		if ((r->lcp[k] = (uint16_t)get_var(i)) >= PAGE_BYTES ||
+		    (k + 1 == n && r->lcp[k]))
 			fail(i, "a common prefix out of range");
+	for (size_t k = 0; k < n && !i->bad; k++) {
+		unsigned p = k && r->lcp[k - 1] < 8 ? r->lcp[k - 1] : k ? 8 : 0;
+		uint64_t h = p ? r->head[k - 1] & ~0ULL << (64 - 8 * p) : 0;
+
+		for (unsigned j = p; j < 8; j++) {
+			unsigned char c;
+
+			get(i, &c, 1);
+			h |= (uint64_t)c << (56 - 8 * j);
+		}
+		if (k && p < 8 && head_byte(h, p) <= head_byte(r->head[k - 1], p))
+			fail(i, "contents out of order");
+		r->head[k] = h;
+	}
+	get_sums(i, r);
 	r->zero_id = (uint32_t)get_var(i) - 1;
 	if (r->zero_id != NO_ID && r->zero_id >= n)
 		fail(i, "the zero page's content out of range");
-	get(i, &r->zero_sum, 4);
+	r->zero_sum = r->zero_id == NO_ID || i->bad ? 0 : r->sum[r->zero_id];
 }
 
-/* The places are a permutation, in the order of the heads, and the common
- * prefixes agree with the heads: then compare() is a total order, as
- * memcmp's is. The minima over 2^k places follow. */
-static void check_order(struct in *i, struct record *r)
+/* The least common prefix over 2^k places, for record_compare(). */
+static void build_rmq(struct record *r)
 {
 	size_t n = r->ncontents;
-	uint32_t *at = xmalloc((n + 1) * sizeof(*at));
 
-	memset(at, 0xff, (n + 1) * sizeof(*at));
-	for (size_t k = 0; k < n && !i->bad; k++)
-		if (at[r->rank[k]] != NO_ID)
-			fail(i, "two contents in one place");
-		else
-			at[r->rank[k]] = (uint32_t)k;
-	for (size_t k = 0; k + 1 < n && !i->bad; k++) {
-		uint64_t x = r->head[at[k]], y = r->head[at[k + 1]];
-
-		if (x > y || (x == y && r->lcp[k] < 8) ||
-		    (x != y && r->lcp[k] != __builtin_clzll(x ^ y) / 8))
-			fail(i, "contents out of order");
-	}
-	free(at);
 	for (r->levels = 1; ((size_t)1 << r->levels) < n; r->levels++)
 		;
-	if (i->bad)
-		return;
 	r->rmq = xcalloc((size_t)r->levels * (n + 1), sizeof(*r->rmq));
 	memcpy(r->rmq, r->lcp, n * sizeof(*r->lcp));
 	for (unsigned l = 1; l < r->levels; l++)
@@ -489,7 +564,7 @@ static void check_order(struct in *i, struct record *r)
 int record_compare(const void *ctx, uint32_t a, uint32_t b, size_t *common)
 {
 	const struct record *r = ctx;
-	uint32_t x = r->rank[a], y = r->rank[b];
+	uint32_t x = a, y = b;		/* a read record's ids are places */
 	size_t lo = x < y ? x : y, hi = x < y ? y : x, n = r->ncontents + 1;
 	unsigned l = 0;
 	uint16_t m, m2;
@@ -507,48 +582,71 @@ int record_compare(const void *ctx, uint32_t a, uint32_t b, size_t *common)
 	return x < y ? -1 : 1;
 }
 
-/* Each snapshot's pages: address indexes ascending, ids in the table. */
+/* The addresses (put_pages()), ascending. */
+static void get_addresses(struct in *i, struct record *r)
+{
+	unsigned shift = (unsigned)get_var(i);
+
+	if (shift != 0 && shift != 12)
+		fail(i, "an address unit out of range");
+	r->naddr = get_count(i, 1, "more addresses than the file holds");
+	if (r->naddr >= NO_ID)
+		fail(i, "more addresses than numbers");
+	r->addr = xcalloc(i->bad ? 1 : r->naddr + 1, sizeof(*r->addr));
+	for (size_t k = 0; k < r->naddr && !i->bad; k++) {
+		uint64_t d = get_var(i) + (k ? 1 : 0), prev = k ? r->addr[k - 1] : 0;
+
+		if (d > (UINT64_MAX - prev) >> shift || (k && !d))
+			fail(i, "addresses out of order");
+		r->addr[k] = prev + (d << shift);
+	}
+}
+
+/* Snapshot @s's pages: address numbers ascending, contents in the table. */
+static void get_snapshot(struct in *i, struct record *r, size_t s, uint32_t *last)
+{
+	struct snapshot *sn = &r->snaps[s];
+	size_t n, a = 0;
+
+	r->at[s] = get_f64(i);
+	n = get_count(i, 2, "more pages than the file holds");
+	if (!(r->at[s] >= (s ? r->at[s - 1] : 0) && r->at[s] < 1e9) ||
+	    (s == 0 && r->at[s] != 0))
+		fail(i, "snapshot times out of order");
+	n = i->bad ? 0 : n;
+	sn->addr_no = xcalloc(n + 1, sizeof(uint32_t));
+	sn->id = xcalloc(n + 1, sizeof(uint32_t));
+	for (size_t k = 0; k < n && !i->bad; k++) {
+		uint64_t d = get_var(i);
+
+		a += (size_t)(d > r->naddr ? r->naddr : d);
+		if (a >= r->naddr)
+			fail(i, "a page's address out of range");
+		sn->addr_no[k] = (uint32_t)a++;
+	}
+	for (size_t k = 0; k < n && !i->bad; k++) {
+		uint64_t id = get_var(i);
+		uint32_t at = sn->addr_no[k];
+
+		if (id > r->ncontents || (!id && !last[at]))
+			fail(i, "a page's content out of range");
+		else {
+			last[at] = id ? (uint32_t)id : last[at];
+			sn->id[k] = last[at] - 1;
+			sn->n = k + 1;
+		}
+	}
+}
+
+/* The addresses, then each snapshot's pages. */
 static void get_pages(struct in *i, struct record *r)
 {
 	uint32_t *last;
 
-	r->naddr = get_count(i, 1, "more addresses than the file holds");
-	r->addr = xcalloc(r->naddr + 1, sizeof(*r->addr));
-	for (size_t k = 0; k < r->naddr && !i->bad; k++) {
-		uint64_t d = get_var(i), prev = k ? r->addr[k - 1] : 0;
-
-		if ((k && !d) || d > UINT64_MAX - prev)
-			fail(i, "addresses out of order");
-		r->addr[k] = prev + d;
-	}
+	get_addresses(i, r);
 	last = xcalloc(r->naddr + 1, sizeof(*last));
-	for (size_t s = 0; s < r->nsnaps && !i->bad; s++) {
-		struct snapshot *sn = &r->snaps[s];
-		size_t n, a = 0;
-
-		r->at[s] = get_f64(i);
-		n = get_count(i, 2, "more pages than the file holds");
-		if (!(r->at[s] >= (s ? r->at[s - 1] : 0) && r->at[s] < 1e9) ||
-		    (s == 0 && r->at[s] != 0))
-			fail(i, "snapshot times out of order");
-		sn->addr_no = xcalloc(n + 1, sizeof(uint32_t));
-		sn->id = xcalloc(n + 1, sizeof(uint32_t));
-		for (size_t k = 0; k < n && !i->bad; k++) {
-			uint64_t d = get_var(i), id = get_var(i);
-
-			a += (size_t)(d > r->naddr ? r->naddr : d);
-			if (a >= r->naddr)
-				fail(i, "a page's address out of range");
-			else if (id > r->ncontents || (!id && !last[a]))
-				fail(i, "a page's content out of range");
-			else {
-				last[a] = id ? (uint32_t)id : last[a];
-				sn->addr_no[k] = (uint32_t)a++;
-				sn->id[k] = last[a - 1] - 1;
-				sn->n = k + 1;
-			}
-		}
-	}
+	for (size_t s = 0; s < r->nsnaps && !i->bad; s++)
+		get_snapshot(i, r, s, last);
 	free(last);
 }
 
@@ -643,7 +741,8 @@ static void get_record(struct in *i, struct record *r)
 	}
 	get_host(i, r);
 	get_contents(i, r);
-	check_order(i, r);
+	if (!i->bad)
+		build_rmq(r);
 	r->snaps = xcalloc(r->nsnaps + 1, sizeof(*r->snaps));
 	r->at = xcalloc(r->nsnaps + 1, sizeof(*r->at));
 	get_pages(i, r);

@@ -25,6 +25,9 @@
 /* The first bytes of a record. */
 #define RECORD_MAGIC "KSMSCANREC\n\032"
 #define RECORD_MAGIC_LEN 12
+/* The format's version, the byte after the magic: a record of another
+ * version is refused, naming both (docs/over-time.md, "A record"). */
+#define RECORD_VERSION 2
 
 /* A recorded series, as written and as read back. */
 struct record {
@@ -56,8 +59,12 @@ struct record {
 	size_t ncontents;
 	uint32_t *sum;
 	uint64_t *head;
-	uint64_t *digest;		/* 2 per content: XXH3_128, high first */
-	uint32_t *rank;			/* per content: its place in memcmp order */
+	uint64_t *digest;		/* not kept (version 1 had XXH3_128s,
+					 * which no report of a record read);
+					 * NULL */
+	uint32_t *rank;			/* per content: its place in memcmp order
+					 * (as written; read back, ids are
+					 * places and this is NULL) */
 	uint16_t *lcp;			/* per place: the common prefix with the
 					 * next one's content */
 	uint16_t *rmq;			/* lcp's minima over 2^k places */
