@@ -27,7 +27,7 @@ static int write_record(const uint8_t *data, size_t size, char *path)
 	int fd = mkstemp(path);
 
 	memcpy(z, RECORD_MAGIC, RECORD_MAGIC_LEN);
-	memcpy(z + RECORD_MAGIC_LEN, "\001\002\0\0", 4);
+	memcpy(z + RECORD_MAGIC_LEN, (unsigned char[]){ RECORD_VERSION, 2, 0, 0 }, 4);
 	n = ZSTD_compress(z + 16, bound, data, size, 1);
 	if (fd < 0 || ZSTD_isError(n) || write(fd, z, n + 16) != (ssize_t)(n + 16))
 		abort();

@@ -198,10 +198,17 @@ static unsigned head_byte(uint64_t h, unsigned j)
 	return (unsigned)(h >> (56 - 8 * j)) & 0xff;
 }
 
+/* How many of a head's bytes place @k shares with the one before. */
+static unsigned shared(const uint16_t *lcp, size_t k)
+{
+	return !k ? 0 : lcp[k - 1] < 8 ? lcp[k - 1] : 8;
+}
+
 /*
  * The contents in memcmp order, their place their id: the common prefixes
- * with the next, then each head's bytes past the prefix it shares with the
- * one before (none when 8 or more), then the checksums.
+ * with the next; then of each head that differs from the one before, how
+ * much its first differing byte is above that one's, less one; then the
+ * heads' bytes after that one (all 8 of the first); then the checksums.
  */
 static void put_contents(struct out *o, const struct record *r, const uint32_t *at)
 {
@@ -210,23 +217,69 @@ static void put_contents(struct out *o, const struct record *r, const uint32_t *
 	put_var(o, n);
 	for (size_t k = 0; k < n; k++)
 		put_var(o, r->lcp[k]);
-	for (size_t k = 0; k < n; k++) {
-		unsigned p = k && r->lcp[k - 1] < 8 ? r->lcp[k - 1] : k ? 8 : 0;
+	for (size_t k = 1; k < n; k++) {
+		unsigned p = shared(r->lcp, k);
+		unsigned char c = (unsigned char)(head_byte(r->head[at[k]], p) -
+						  head_byte(r->head[at[k - 1]], p) - 1);
 
-		for (unsigned j = p; j < 8; j++) {
+		if (p < 8)
+			put(o, &c, 1);
+	}
+	for (size_t k = 0; k < n; k++)
+		for (unsigned j = k ? shared(r->lcp, k) + 1 : 0; j < 8; j++) {
 			unsigned char c = (unsigned char)head_byte(r->head[at[k]], j);
 
 			put(o, &c, 1);
 		}
-	}
 	put_sums(o, r, at);
 	put_var(o, r->zero_id == NO_ID ? 0 : (uint64_t)r->rank[r->zero_id] + 1);
 }
 
+/* The bytes a page's content takes in the pages' tables (a byte plane
+ * each): 0 and zigzagged steps of up to +-ncontents, plus one. */
+static unsigned id_width(size_t ncontents)
+{
+	unsigned w = 1;
+
+	while (w < 5 && ((uint64_t)2 * ncontents + 2) >> (8 * w))
+		w++;
+	return w;
+}
+
+/*
+ * A snapshot's contents, a byte plane at a time (the low bytes of all,
+ * then the next): 0 for the one the address had in the snapshot before,
+ * else 1 + the step from the page before's place, zigzagged (neighbouring
+ * pages often hold neighbouring contents).
+ */
+static void put_ids(struct out *o, const struct record *r, const struct snapshot *sn,
+		    uint32_t *last)
+{
+	unsigned w = id_width(r->ncontents);
+	uint64_t *v = xcalloc(sn->n + 1, sizeof(*v));
+	int64_t before = 0;
+
+	for (size_t i = 0; i < sn->n; i++) {
+		uint32_t a = sn->addr_no[i], place = r->rank[sn->id[i]];
+		int64_t step = (int64_t)place - before;
+
+		v[i] = last[a] == place + 1 ? 0 :
+		       1 + (step < 0 ? 2 * (uint64_t)-step - 1 : 2 * (uint64_t)step);
+		last[a] = place + 1;
+		before = place;
+	}
+	for (unsigned j = 0; j < w; j++)
+		for (size_t i = 0; i < sn->n; i++) {
+			unsigned char c = (unsigned char)(v[i] >> (8 * j));
+
+			put(o, &c, 1);
+		}
+	free(v);
+}
+
 /*
  * The addresses as gaps in pages (most are 0: the next page), then per
- * snapshot its pages' address numbers as gaps, then their contents: 0 for
- * the one the address had in the snapshot before, else its place + 1.
+ * snapshot its pages' address numbers as gaps, then their contents.
  */
 static void put_pages(struct out *o, const struct record *r)
 {
@@ -248,12 +301,7 @@ static void put_pages(struct out *o, const struct record *r)
 		put_var(o, sn->n);
 		for (size_t i = 0; i < sn->n; i++)
 			put_var(o, sn->addr_no[i] - (i ? sn->addr_no[i - 1] + 1 : 0));
-		for (size_t i = 0; i < sn->n; i++) {
-			uint32_t a = sn->addr_no[i], place = r->rank[sn->id[i]] + 1;
-
-			put_var(o, last[a] == place ? 0 : place);
-			last[a] = place;
-		}
+		put_ids(o, r, sn, last);
 	}
 	free(last);
 }
@@ -505,16 +553,45 @@ static void get_sums(struct in *i, struct record *r)
 	}
 }
 
-/* The contents in memcmp order (put_contents()): each head is the one
- * before's up to their common prefix, then greater (or equal from 8 bytes
- * on), so the order is a total one, as memcmp's is. */
+/* The heads (put_contents()): each the one before's up to their common
+ * prefix, then greater (or equal from 8 bytes on), so that the order is a
+ * total one, as memcmp's is. */
+static void get_heads(struct in *i, struct record *r)
+{
+	size_t n = r->ncontents;
+	unsigned char *up = xcalloc(n + 1, 1);
+
+	for (size_t k = 1; k < n && !i->bad; k++)
+		if (shared(r->lcp, k) < 8)
+			get(i, &up[k], 1);
+	for (size_t k = 0; k < n && !i->bad; k++) {
+		unsigned p = shared(r->lcp, k), c;
+		uint64_t h = p ? r->head[k - 1] & ~0ULL << (64 - 8 * p) : 0;
+
+		if (k && p < 8) {
+			if ((c = head_byte(r->head[k - 1], p) + 1 + up[k]) > 0xff)
+				fail(i, "contents out of order");
+			h |= (uint64_t)(c & 0xff) << (56 - 8 * p);
+		}
+		for (unsigned j = k ? p + 1 : 0; j < 8; j++) {
+			unsigned char b;
+
+			get(i, &b, 1);
+			h |= (uint64_t)b << (56 - 8 * j);
+		}
+		r->head[k] = h;
+	}
+	free(up);
+}
+
+/* The contents (put_contents()), their ids their places. */
 static void get_contents(struct in *i, struct record *r)
 {
 	size_t n = r->ncontents = get_count(i, 2, "more contents than the file holds");
 
 	if (n >= NO_ID)
 		fail(i, "more contents than ids");
-	n = i->bad ? 0 : n;
+	n = r->ncontents = i->bad ? 0 : n;
 	r->sum = xcalloc(n + 1, sizeof(*r->sum));
 	r->head = xcalloc(n + 1, sizeof(*r->head));
 	r->lcp = xcalloc(n + 1, sizeof(*r->lcp));
@@ -522,20 +599,7 @@ static void get_contents(struct in *i, struct record *r)
 		if ((r->lcp[k] = (uint16_t)get_var(i)) >= PAGE_BYTES ||
 		    (k + 1 == n && r->lcp[k]))
 			fail(i, "a common prefix out of range");
-	for (size_t k = 0; k < n && !i->bad; k++) {
-		unsigned p = k && r->lcp[k - 1] < 8 ? r->lcp[k - 1] : k ? 8 : 0;
-		uint64_t h = p ? r->head[k - 1] & ~0ULL << (64 - 8 * p) : 0;
-
-		for (unsigned j = p; j < 8; j++) {
-			unsigned char c;
-
-			get(i, &c, 1);
-			h |= (uint64_t)c << (56 - 8 * j);
-		}
-		if (k && p < 8 && head_byte(h, p) <= head_byte(r->head[k - 1], p))
-			fail(i, "contents out of order");
-		r->head[k] = h;
-	}
+	get_heads(i, r);
 	get_sums(i, r);
 	r->zero_id = (uint32_t)get_var(i) - 1;
 	if (r->zero_id != NO_ID && r->zero_id >= n)
@@ -602,6 +666,38 @@ static void get_addresses(struct in *i, struct record *r)
 	}
 }
 
+/* Snapshot @sn's @n contents (put_ids()), each in the table. */
+static void get_ids(struct in *i, struct record *r, struct snapshot *sn, size_t n,
+		    uint32_t *last)
+{
+	unsigned w = id_width(r->ncontents);
+	unsigned char *b = xcalloc(i->bad || n > (i->n - i->at) / w ? 1 : n * w, 1);
+	int64_t before = 0;
+
+	if (n > (i->n - i->at) / w)
+		fail(i, "more pages than the file holds");
+	get(i, b, i->bad ? 0 : n * w);
+	for (size_t k = 0; k < n && !i->bad; k++) {
+		uint64_t v = 0;
+		uint32_t at = sn->addr_no[k];
+		int64_t place;
+
+		for (unsigned j = 0; j < w; j++)
+			v |= (uint64_t)b[j * n + k] << (8 * j);
+		place = !v ? (int64_t)last[at] - 1 :
+			before + (v & 1 ? (int64_t)((v - 1) / 2) : -(int64_t)(v / 2));
+		if (place < 0 || place >= (int64_t)r->ncontents)
+			fail(i, "a page's content out of range");
+		else {
+			last[at] = (uint32_t)place + 1;
+			sn->id[k] = (uint32_t)place;
+			sn->n = k + 1;
+			before = place;
+		}
+	}
+	free(b);
+}
+
 /* Snapshot @s's pages: address numbers ascending, contents in the table. */
 static void get_snapshot(struct in *i, struct record *r, size_t s, uint32_t *last)
 {
@@ -624,18 +720,7 @@ static void get_snapshot(struct in *i, struct record *r, size_t s, uint32_t *las
 			fail(i, "a page's address out of range");
 		sn->addr_no[k] = (uint32_t)a++;
 	}
-	for (size_t k = 0; k < n && !i->bad; k++) {
-		uint64_t id = get_var(i);
-		uint32_t at = sn->addr_no[k];
-
-		if (id > r->ncontents || (!id && !last[at]))
-			fail(i, "a page's content out of range");
-		else {
-			last[at] = id ? (uint32_t)id : last[at];
-			sn->id[k] = last[at] - 1;
-			sn->n = k + 1;
-		}
-	}
+	get_ids(i, r, sn, n, last);
 }
 
 /* The addresses, then each snapshot's pages. */

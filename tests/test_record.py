@@ -262,10 +262,13 @@ def contents_of(b):
     r.raw(8), r.var(), r.var(), r.var()
     n = r.var()
     lcps = [r.var() for _ in range(n)]
+    shared = [0] + [min(x, 8) for x in lcps[:-1]]   # with the one before
+    up = [r.raw(1)[0] if k and shared[k] < 8 else 0 for k in range(n)]
     heads = []
-    for k in range(n):      # the bytes past the prefix shared with the one before
-        p = 0 if not k else min(lcps[k - 1], 8)
-        heads.append((heads[-1][:p] if k else b"") + r.raw(8 - p))
+    for k in range(n):      # its first differing byte: that one's + 1 + up
+        p = shared[k]
+        first = bytes([heads[-1][p] + 1 + up[k]]) if k and p < 8 else b""
+        heads.append((heads[-1][:p] if k else b"") + first + r.raw(8 - p - len(first)))
     refs = [r.var() for _ in range(n)]
     return heads, lcps, refs, r.var()
 
