@@ -2,9 +2,11 @@
 """make bench: --record, its size and the time to advise from it.
 
 Real memory: the repository's fixture guest (tests/fixtures/guest-b.elf.zst,
-a QEMU guest of 36896 pages) as a series of one snapshot, and a live
-process (a Python interpreter with the standard library's modules loaded,
-its heap changing a little) as a series of 4 snapshots 1 s apart. For
+a QEMU guest of 36896 pages) as a series of one snapshot, and live
+processes as series of 4 snapshots 1 s apart: a Python interpreter with
+the standard library's modules loaded, its heap changing a little, and a
+Redis server (when redis-server is installed) holding 100000 JSON-like
+values of random numbers, written to all the while. For
 each: the record's bytes, its bytes per page and snapshot (pages of all
 snapshots), and then the time of `-r advise --target=90%@10m` from the
 record against from the files (best of three; from the live process the
@@ -12,7 +14,7 @@ series takes its sampling time, so only the record's is given). The
 figures of the advice are checked equal on the way. Benchmarks are not
 tests.
 """
-import os, subprocess, sys, tempfile, time
+import os, random, shutil, subprocess, sys, tempfile, time
 
 KSMSCAN = os.path.abspath(os.environ.get("KSMSCAN", "./ksmscan"))
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -61,19 +63,19 @@ def fixture(tmp):
              "" if a == b else "  (ADVICE DIFFERS)"))
 
 
-def live(tmp):
-    p = subprocess.Popen([sys.executable, "-c", CHILD], text=True,
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    p.stdout.readline()
+def live_series(tmp, what, pid, poke=None):
+    """Record 4 snapshots of @pid 1 s apart (@poke changes its memory in
+    between), then advise from the record."""
     rec = os.path.join(tmp, "live.rec")
-    try:
-        t = time.perf_counter()
-        r = subprocess.run([KSMSCAN, "-p", str(p.pid), "--count=4", "--interval=1s",
-                            "--record=" + rec] + ADVISE, capture_output=True, text=True)
-        t_live = time.perf_counter() - t
-    finally:
-        p.stdin.close()
-        p.wait()
+    t = time.perf_counter()
+    run = subprocess.Popen([KSMSCAN, "-p", str(pid), "--count=4", "--interval=1s",
+                            "--record=" + rec] + ADVISE, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    while poke and run.poll() is None:
+        poke()
+        time.sleep(0.05)
+    out = run.communicate()[0]
+    t_live = time.perf_counter() - t
     v = subprocess.run([KSMSCAN, rec, "-r", "volatility", "-o", "csv"],
                        capture_output=True, text=True).stdout.splitlines()
     head = v[0].split(",")
@@ -81,17 +83,69 @@ def live(tmp):
     first = int(rows[0][head.index("pages")]) - int(rows[0][head.index("new_pages")]) + \
         int(rows[0][head.index("gone_pages")])
     pages = first + sum(int(x[head.index("pages")]) for x in rows)
-    report("live Python process, 4 snapshots", rec, pages, len(rows) + 1)
+    report(what + ", 4 snapshots", rec, pages, len(rows) + 1)
     t_rec, b = best([KSMSCAN, rec] + ADVISE)
     print("%-36s live (4 samples 1 s apart) %.3f s, from the record %.3f s%s"
-          % ("  -r advise", t_live, t_rec, "" if r.stdout == b else
+          % ("  -r advise", t_live, t_rec, "" if out == b else
              "  (ADVICE DIFFERS)"))
+
+
+def live(tmp):
+    p = subprocess.Popen([sys.executable, "-c", CHILD], text=True,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    p.stdout.readline()
+    try:
+        live_series(tmp, "live Python process", p.pid)
+    finally:
+        p.stdin.close()
+        p.wait()
+
+
+def redis(tmp):
+    """A Redis server on a socket of its own, 100000 values set through
+    redis-cli --pipe, some rewritten while it is recorded."""
+    if not shutil.which("redis-server") or not shutil.which("redis-cli"):
+        print("record: no redis-server, the Redis server skipped")
+        return
+    sock = os.path.join(tmp, "redis.sock")
+    srv = subprocess.Popen(["redis-server", "--port", "0", "--unixsocket", sock,
+                            "--save", "", "--appendonly", "no"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rnd = random.Random(1)
+
+    def cmd(*args):
+        return "*%d\r\n" % len(args) + "".join(
+            "$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+    def value(i):
+        return '{"id":%d,"user":"user-%d","score":%d,"ts":%d,"tags":["a%d","b%d"]}' % (
+            i, rnd.randrange(10 ** 6), rnd.randrange(10 ** 9), 1700000000 +
+            rnd.randrange(10 ** 7), rnd.randrange(100), rnd.randrange(1000))
+    try:
+        for _ in range(100):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.05)
+        data = "".join(cmd("SET", "key:%d" % i, value(i)) for i in range(100000))
+        subprocess.run(["redis-cli", "-s", sock, "--pipe"], input=data, text=True,
+                       capture_output=True, check=True)
+        k = [0]
+
+        def poke():
+            k[0] += 1
+            subprocess.run(["redis-cli", "-s", sock, "SET", "key:%d" % (k[0] * 7919 % 100000),
+                            value(k[0])], capture_output=True)
+        live_series(tmp, "live Redis server", srv.pid, poke)
+    finally:
+        srv.terminate()
+        srv.wait()
 
 
 def main():
     with tempfile.TemporaryDirectory(prefix="ksmscan-record-bench-") as tmp:
         fixture(tmp)
         live(tmp)
+        redis(tmp)
 
 
 if __name__ == "__main__":

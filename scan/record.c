@@ -2,9 +2,13 @@
 /*
  * --record=FILE (record.h): the file is the magic, a version and a zstd
  * frame holding the record's fields in a fixed order, as little-endian
- * numbers and LEB128 varints. Pages are written as address deltas and, per
- * address, 0 for the content it had in the snapshot before or the id plus
- * one, so that a memory that changes little costs little after zstd.
+ * numbers and LEB128 varints, each field a table of its own (zstd finds
+ * more in columns). Contents are written in memcmp order, so that a
+ * content's place is its id, its head costs the bytes past the prefix it
+ * shares with the one before, and a page's content is a step from the page
+ * before's; a page whose content did not change since the snapshot before
+ * is a 0: a few bytes a page, under a tenth of one a page unchanged
+ * (docs/over-time.md, "A record").
  *
  * Reading trusts nothing: every count is checked against the bytes left
  * before anything is allocated for it, every id and address index against

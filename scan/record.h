@@ -13,10 +13,11 @@
 /*
  * --record=FILE: a series as the replay and its reports take it, in one
  * zstd-compressed file that any user reads back on any machine (README,
- * "Recording a series"). Contents are ids: each has a 128-bit digest
- * (XXH3_128) that stands for its bytes, KSM's checksum, its first 8 bytes
- * and its place in memcmp order with the common prefix it shares with the
- * next, which is all the replay's trees ask of bytes (compare()). Pages
+ * "Recording a series"). Contents are ids: each has KSM's checksum (as
+ * read back, a stand-in equal where the checksums are, which is all
+ * ksmd's test of a changed page asks), its first 8 bytes and its place in
+ * memcmp order with the common prefix it shares with the next, which is
+ * all the replay's trees ask of bytes (compare()). Pages
  * are (address, content id) per snapshot; the host's facts the replay
  * uses (HZ, the checksum's and memcmp's cost here, ksmd's lateness, its
  * CPU so far, memory) are kept, so the figures do not move.
