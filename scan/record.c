@@ -223,11 +223,13 @@ static void put_contents(struct out *o, const struct record *r, const uint32_t *
 		put_var(o, r->lcp[k]);
 	for (size_t k = 1; k < n; k++) {
 		unsigned p = shared(r->lcp, k);
-		unsigned char c = (unsigned char)(head_byte(r->head[at[k]], p) -
-						  head_byte(r->head[at[k - 1]], p) - 1);
+		unsigned char c;
 
-		if (p < 8)
-			put(o, &c, 1);
+		if (p == 8)
+			continue;	/* the same head */
+		c = (unsigned char)(head_byte(r->head[at[k]], p) -
+				    head_byte(r->head[at[k - 1]], p) - 1);
+		put(o, &c, 1);
 	}
 	for (size_t k = 0; k < n; k++)
 		for (unsigned j = k ? shared(r->lcp, k) + 1 : 0; j < 8; j++) {
