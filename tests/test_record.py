@@ -20,7 +20,7 @@ the input, which must give the reports of the run that wrote it.
 Run from the repository root with Debian's Python: /usr/bin/python3
 tests/test_record.py [names].
 """
-import csv, io, os, random, shutil, struct, subprocess, sys
+import csv, io, os, random, shutil, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ksmtest import KSMSCAN, PAGE, Skip, check, eq, run, run_suite, test, tmp  # noqa: E402
@@ -398,9 +398,13 @@ def truncated_and_corrupt():
         with open(bad, "wb") as f:
             f.write(head + zstandard.ZstdCompressor().compress(forged))
         one_line(run([bad], timeout=60), bad, what)
-    with open(bad, "wb") as f:
-        f.write(MAGIC + b"\x07\x02\x00\x00" + data[16:])
-    one_line(run([bad]), bad, "another version")
+    for version in (1, 7):  # 1: the format before this one
+        with open(bad, "wb") as f:
+            f.write(MAGIC + bytes([version]) + b"\x02\x00\x00" + data[16:])
+        r = run([bad])
+        one_line(r, bad, "another version (%d)" % version)
+        check("a record of version %d (this ksmscan reads %d)" % (version, data[12])
+              in r.err, "... named, with the one this ksmscan reads", r.err)
 
 
 @test("usage")
