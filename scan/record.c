@@ -22,7 +22,6 @@
 #include <sys/stat.h>
 #include <zstd.h>
 
-#include "../hash/hash.h"
 #include "../host/memory.h"
 #include "../util/util.h"
 #include "record.h"
