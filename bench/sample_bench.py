@@ -20,9 +20,10 @@ is written (half its values of 64 common ones, half random); its
 figures' error against the whole replay and the bound the sample states.
 By default 1 GiB x 8 snapshots and 20000 keys of redis (a few minutes at
 most); with KSMSCAN_BENCH_FULL=1, 16 GiB x 8 whole and sampled, then 256
-GiB x 8 at 1/64 (no whole replay to compare: its time and memory, and
-its figures against the generator's whole memory at 1/16), and 100000
-keys of redis.
+GiB x 8 at 1/64 (no whole replay: too big here; its figures against a
+prediction of it, the most its last snapshot's contents would share,
+exact from the generator, times the whole replay's share of that at 16
+GiB), and 100000 keys of redis.
 Benchmarks are not tests.
 """
 import os, random, re, shutil, socket, subprocess, sys, tempfile, time
@@ -56,7 +57,12 @@ def row(label, r, exact=None):
     return inside
 
 
-def sizes(gib, snaps, samples, seeds=(1, 2, 3), whole=True):
+def sizes(gib, snaps, samples, seeds=(1, 2, 3), whole=True, like=None):
+    """Replays of @gib GiB x @snaps, whole (@whole) and sampled. Without the
+    whole replay, the sample is compared with a prediction of it: the most
+    the last snapshot's contents would share (exact, from the generator)
+    times the whole replay's share of that at the size @like (its return).
+    Return: the whole replay's figures."""
     pages = gib * GIB
     print("\n%d GiB x %d snapshots (%d pages a snapshot)" % (gib, snaps, pages))
     print("%-16s %9s %9s %11s %13s" % ("replay", "make", "replay", "max RSS", "held"))
@@ -66,9 +72,18 @@ def sizes(gib, snaps, samples, seeds=(1, 2, 3), whole=True):
     inside = []
     for n in samples:
         for seed in seeds:
-            inside += row("1/%d seed %d" % (n, seed), run(pages, snaps, n, seed), exact)
+            r = run(pages, snaps, n, seed)
+            if not exact and like:
+                exact = {k: int(round(int(r["most_" + k]) * int(like[k]) /
+                                      int(like["most_" + k]))) for k in ("shared", "sharing")}
+                print("%-16s predicted by %d GiB's whole replay: shared %d, sharing %d"
+                      % ("whole", like["gib"], exact["shared"], exact["sharing"]))
+            inside += row("1/%d seed %d" % (n, seed), r, exact)
     if inside:
         print("within the stated bound: %d of %d figures" % (sum(inside), len(inside)))
+    if exact:
+        exact["gib"] = gib
+    return exact
 
 
 def growth(gib, few=2, many=8):
@@ -186,8 +201,8 @@ def main():
     real(100000 if full else 20000)
     if full:
         growth(4)
-        sizes(16, 8, (16, 64), seeds=(1,))
-        sizes(256, 8, (64,), seeds=(1,), whole=False)
+        like = sizes(16, 8, (16, 64), seeds=(1,))
+        sizes(256, 8, (64,), seeds=(1,), whole=False, like=like)
 
 
 if __name__ == "__main__":
