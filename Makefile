@@ -207,7 +207,7 @@ bench: ksmscan build/bench/floor build/bench/sample_bench
 	KSMSCAN=./ksmscan PYTHONPATH=fleet $(PYTHON) bench/fleet_bench.py
 	PYTHONPATH=fleet $(PYTHON) bench/fleet_refusal_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/series_bench.py
-	KSMSCAN_SAMPLE_BENCH=build/bench/sample_bench $(PYTHON) bench/sample_bench.py
+	KSMSCAN=./ksmscan KSMSCAN_SAMPLE_BENCH=build/bench/sample_bench $(PYTHON) bench/sample_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/record_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/exposure_bench.py
 	KSMSCAN=./ksmscan $(PYTHON) bench/units_bench.py

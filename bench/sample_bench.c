@@ -9,7 +9,10 @@
  * and its bytes a page of the memory (snapshots, contents, ksmd's rmap
  * state), the seconds to make it and to replay it, the maximum RSS, and
  * the last full scan's pages_shared and pages_sharing with their bounds
- * (bench/sample_bench.py compares them with the whole replay's).
+ * (bench/sample_bench.py compares them with the whole replay's), and
+ * the most the last snapshot's contents would share (ksm_content() of
+ * every content of the whole memory: what a replay that merged them all
+ * would count).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,7 +26,7 @@ int main(int argc, char **argv)
 {
 	size_t m, s;
 	uint32_t n;
-	uint64_t seed, full[64], held = 0;
+	uint64_t seed, full[64], most_shared[64], held = 0;
 	struct replay_params p;
 	struct replay_spread sp;
 	struct timeline_row *rows, *t;
@@ -44,8 +47,7 @@ int main(int argc, char **argv)
 		return 2;
 	p = gen_params();
 	t0 = now_seconds();
-	if (n > 1)
-		gen_full_static(m, s, 7, &p.ksm, full);
+	gen_full_static(m, s, 7, &p.ksm, full, most_shared);
 	gen_series_delta(&g, m, s, 7, n, seed, delta);
 	t1 = now_seconds();
 	nrows = replay_run_sampled(&g.sr, &p, &rows, &cut, &sp);
@@ -63,10 +65,12 @@ int main(int argc, char **argv)
 	printf("pages=%zu snapshots=%zu sample=%u delta=%d held=%" PRIu64
 	       " bytes_per_page=%.2f make_s=%.2f replay_s=%.2f maxrss_kb=%ld"
 	       " scans=%zu cut=%d shared=%" PRIu64 " shared_bound=%.0f sharing=%"
-	       PRIu64 " sharing_bound=%.0f\n", m, s, n, delta, held,
+	       PRIu64 " sharing_bound=%.0f most_shared=%" PRIu64 " most_sharing=%"
+	       PRIu64 "\n", m, s, n, delta, held,
 	       bytes / (double)m, t1 - t0, t2 - t1, ru.ru_maxrss, nrows, cut,
-	       t->pages_shared, replay_bound(n, sp.shared), t->pages_sharing,
-	       n > 1 ? replay_ratio_bound(n, &sp) + replay_swing(rows, nrows) : 0);
+	       t->pages_shared, replay_shared_bound(n, &sp, rows, nrows), t->pages_sharing,
+	       n > 1 ? replay_ratio_bound(n, &sp) + replay_swing(rows, nrows) : 0,
+	       most_shared[s - 1], full[s - 1]);
 	free(rows);
 	gen_free(&g);
 	return 0;

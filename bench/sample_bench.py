@@ -13,18 +13,28 @@ whether it is within the bound the sample states. Then memory against
 snapshots: the whole replay of 2 and 8 snapshots, held in full and as
 deltas (each snapshot's pages against the one before), and the maximum
 RSS's growth a snapshot in bytes a page.
-By default 1 GiB x 8 snapshots (a few minutes at most); with
-KSMSCAN_BENCH_FULL=1, 16 GiB x 8 whole and sampled, then 256 GiB x 8 at
-1/64 (no whole replay to compare: its time and memory).
+Then real memory, with ksmscan (--series, whole and --sample=1/16 to
+1/256): the QEMU guest of the fixtures (tests/fixtures/guest-b.elf.zst,
+twice), and a redis-server's 4 snapshots by gcore(1), 1 s apart, as it
+is written (half its values of 64 common ones, half random); its
+figures' error against the whole replay and the bound the sample states.
+By default 1 GiB x 8 snapshots and 20000 keys of redis (a few minutes at
+most); with KSMSCAN_BENCH_FULL=1, 16 GiB x 8 whole and sampled, then 256
+GiB x 8 at 1/64 (no whole replay: too big here; its figures against a
+prediction of it, the most its last snapshot's contents would share,
+exact from the generator, times the whole replay's share of that at 16
+GiB), and 100000 keys of redis.
 Benchmarks are not tests.
 """
-import os, subprocess, sys
+import os, random, re, shutil, socket, subprocess, sys, tempfile, time
 
 BENCH = os.environ.get("KSMSCAN_SAMPLE_BENCH", "build/bench/sample_bench")
+KSMSCAN = os.environ.get("KSMSCAN", "./ksmscan")
+HERE = os.path.dirname(os.path.abspath(__file__))
 GIB = 262144  # pages
 
 
-def run(pages, snaps, n, seed, delta=0):
+def run(pages, snaps, n, seed, delta=1):
     out = subprocess.run([BENCH, str(pages), str(snaps), str(n), str(seed), str(delta)],
                          capture_output=True, text=True, check=True).stdout
     return {k: v for k, v in (w.split("=") for w in out.split())}
@@ -47,7 +57,12 @@ def row(label, r, exact=None):
     return inside
 
 
-def sizes(gib, snaps, samples, seeds=(1, 2, 3), whole=True):
+def sizes(gib, snaps, samples, seeds=(1, 2, 3), whole=True, like=None):
+    """Replays of @gib GiB x @snaps, whole (@whole) and sampled. Without the
+    whole replay, the sample is compared with a prediction of it: the most
+    the last snapshot's contents would share (exact, from the generator)
+    times the whole replay's share of that at the size @like (its return).
+    Return: the whole replay's figures."""
     pages = gib * GIB
     print("\n%d GiB x %d snapshots (%d pages a snapshot)" % (gib, snaps, pages))
     print("%-16s %9s %9s %11s %13s" % ("replay", "make", "replay", "max RSS", "held"))
@@ -57,9 +72,18 @@ def sizes(gib, snaps, samples, seeds=(1, 2, 3), whole=True):
     inside = []
     for n in samples:
         for seed in seeds:
-            inside += row("1/%d seed %d" % (n, seed), run(pages, snaps, n, seed), exact)
+            r = run(pages, snaps, n, seed)
+            if not exact and like:
+                exact = {k: int(round(int(r["most_" + k]) * int(like[k]) /
+                                      int(like["most_" + k]))) for k in ("shared", "sharing")}
+                print("%-16s predicted by %d GiB's whole replay: shared %d, sharing %d"
+                      % ("whole", like["gib"], exact["shared"], exact["sharing"]))
+            inside += row("1/%d seed %d" % (n, seed), r, exact)
     if inside:
         print("within the stated bound: %d of %d figures" % (sum(inside), len(inside)))
+    if exact:
+        exact["gib"] = gib
+    return exact
 
 
 def growth(gib, few=2, many=8):
@@ -81,16 +105,104 @@ def growth(gib, few=2, many=8):
         full = b
 
 
+def ksmscan(files, interval, n):
+    """A --series run's last pages_shared and pages_sharing, and with a
+    sample their bounds from the line on standard error."""
+    args = [KSMSCAN, "--csv", "--series"] + files + ["--interval=" + interval, "-r", "summary"]
+    if n > 1:
+        args.append("--sample=1/%d" % n)
+    t0 = time.time()
+    r = subprocess.run(args, capture_output=True, text=True, check=True)
+    head, row = r.stdout.splitlines()[:2]
+    got = dict(zip(head.split(","), row.split(",")))
+    out = {"shared": int(got["pages_shared"]), "sharing": int(got["pages_sharing"]),
+           "s": time.time() - t0}
+    said = re.search(r"pages_shared \d+ \+- (\d+), pages_sharing \d+ \+- (\d+)",
+                     " ".join(r.stderr.split()))
+    if n > 1:
+        out["shared_bound"], out["sharing_bound"] = said.groups()
+    return out
+
+
+def redis_series(d, keys):
+    """4 gcore snapshots of a redis-server written between them, in @d."""
+    sock = os.path.join(d, "r.sock")
+    srv = subprocess.Popen(["redis-server", "--port", "0", "--unixsocket", sock,
+                            "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.05)
+        c = socket.socket(socket.AF_UNIX)
+        c.connect(sock)
+        rng = random.Random(5)
+        blobs = [rng.randbytes(4096) for _ in range(64)]
+
+        def fill(lo, hi):
+            for i in range(lo, hi):
+                v = blobs[rng.randrange(64)] if rng.random() < 0.5 else rng.randbytes(4096)
+                c.sendall(b"*3\r\n$3\r\nSET\r\n$%d\r\nk%d\r\n$%d\r\n%s\r\n"
+                          % (len(b"k%d" % i), i, len(v), v))
+            got = b""
+            while got.count(b"\r\n") < hi - lo:
+                got += c.recv(1 << 20)
+        fill(0, keys)
+        files = []
+        for k in range(4):
+            base = os.path.join(d, "snap%d" % k)
+            subprocess.run(["gcore", "-o", base, str(srv.pid)], capture_output=True, check=True)
+            files.append("%s.%d" % (base, srv.pid))
+            fill(rng.randrange(keys), 0)
+            fill(keys + k * keys // 20, keys + (k + 1) * keys // 20)  # 5% more keys
+            time.sleep(1)
+        return files
+    finally:
+        srv.terminate()
+        srv.wait()
+
+
+def real(keys):
+    """Error of the sample on real memory: exact and 1/16 to 1/256."""
+    print("\nreal memory: --series whole and sampled (error against the whole replay)")
+    print("%-28s %6s %9s %9s  %s" % ("input", "sample", "shared", "sharing", "error (bound)"))
+    inputs = [("guest-b (QEMU, 2 x 36896 p)",
+               [os.path.join(HERE, "..", "tests", "fixtures", "guest-b.elf.zst")] * 2, "20s")]
+    d = tempfile.mkdtemp(prefix="ksmscan-sample-")
+    try:
+        if shutil.which("redis-server") and shutil.which("gcore"):
+            inputs.append(("redis-server %d keys, 4 x" % keys, redis_series(d, keys), "1s"))
+        else:
+            print("SKIP redis-server: redis-server or gcore missing")
+        for name, files, interval in inputs:
+            exact = ksmscan(files, interval, 0)
+            print("%-28s %6s %9d %9d  %.1f s" % (name, "whole", exact["shared"],
+                                                exact["sharing"], exact["s"]), flush=True)
+            for n in (16, 64, 256):
+                r = ksmscan(files, interval, n)
+                line = "%-28s %6s %9d %9d " % ("", "1/%d" % n, r["shared"], r["sharing"])
+                for k in ("shared", "sharing"):
+                    err, bound = r[k] - exact[k], float(r[k + "_bound"])
+                    line += " %s %+.1f%% (%.1f%%)%s" % (
+                        k, 100.0 * err / max(1, exact[k]), 100.0 * bound / max(1, exact[k]),
+                        "" if abs(err) <= bound else " OUTSIDE")
+                print(line, flush=True)
+    finally:
+        shutil.rmtree(d)
+
+
 def main():
     if not os.path.exists(BENCH):
         sys.exit("%s: missing (make build/bench/sample_bench)" % BENCH)
     print("the replay of generated series, whole and sampled (--sample=1/N)")
+    full = os.environ.get("KSMSCAN_BENCH_FULL")
     sizes(1, 8, (16, 64, 256))
     growth(1)
-    if os.environ.get("KSMSCAN_BENCH_FULL"):
+    real(100000 if full else 20000)
+    if full:
         growth(4)
-        sizes(16, 8, (16, 64), seeds=(1,))
-        sizes(256, 8, (64,), seeds=(1,), whole=False)
+        like = sizes(16, 8, (16, 64), seeds=(1,))
+        sizes(256, 8, (64,), seeds=(1,), whole=False, like=like)
 
 
 if __name__ == "__main__":

@@ -365,6 +365,7 @@ size_t replay_run(const struct series *sr, const struct replay_params *p,
  */
 struct replay_spread {
 	double shared;			/* sum x_c^2, x_c: its KSM pages */
+	double shared_sum;		/* sum x_c of the same */
 	double sharing;			/* ... x_c: their further mappings */
 	double unshared;		/* ... x_c: its pages in the unstable tree */
 	double sx, sa;			/* sum x_c, sum a_c of pages_sharing */
@@ -429,6 +430,28 @@ double replay_swing(const struct timeline_row *rows, size_t n);
  * Return: 2 x sqrt((N^2 - N) x sum (x_c - R a_c)^2), in pages.
  */
 double replay_ratio_bound(uint32_t sample, const struct replay_spread *sp);
+
+/**
+ * replay_shared_bound() - the bound of a sampled pages_shared: two
+ * standard errors at the largest count the sample leaves within them, and
+ * how far pages_shared moved over the last snapshot's full scans.
+ * @sample: N of --sample=1/N (0 or 1: 0 returned)
+ * @sp: the sums at the end
+ * @rows: the rows (replay_sample_rows())
+ * @n: how many, at least 1
+ *
+ * pages_shared counts contents of two pages or more, mostly one KSM page
+ * each: a sample's count of them is binomial, its variance proportional
+ * to the count, so a sample that drew few of them would state too narrow
+ * a bound from its own count (replay_bound()). With V = (N^2 - N) sum
+ * x_c^2 and m = (N - 1) sum x_c^2 / sum x_c, the total T that lies two
+ * standard errors, 2 sqrt(m T), from the estimate E is E + b, b = 2 m +
+ * sqrt(4 m^2 + 4 V).
+ *
+ * Return: b plus the swing, in pages.
+ */
+double replay_shared_bound(uint32_t sample, const struct replay_spread *sp,
+			   const struct timeline_row *rows, size_t n);
 
 /**
  * replay_run_sampled() - replay_run(), and the spread of the last figures

@@ -301,6 +301,7 @@ static void spread_stable(const struct replay *r, struct replay_spread *out)
 		}
 	for (size_t n = 0; n < nc; n++) {
 		out->shared += shared[n] * shared[n];
+		out->shared_sum += shared[n];
 		out->sharing += sharing[n] * sharing[n];
 	}
 	free(shared);
@@ -492,13 +493,22 @@ void replay_sample_rows(const struct series *sr, const struct ksm_params *ksm,
 
 double replay_ratio_bound(uint32_t sample, const struct replay_spread *sp)
 {
-	double rr, e;
+	double rr, e, v, d, dd, m;
 
+	if (sample <= 1)
+		return 0;
 	if (!(sp->sa > 0))
 		return replay_bound(sample, sp->sharing);
 	rr = sp->sx / sp->sa;
 	e = sp->sharing - 2 * rr * sp->xa + rr * rr * sp->aa;
-	return replay_bound(sample, e > 0 ? e : 0);
+	v = (double)sample * (sample - 1.0) * (e > 0 ? e : 0);
+	/* the pages of the sampled contents not merged (a_c - x_c): a
+	 * count, of a page at least per content, that a sample which drew
+	 * few of them would take for none (replay_shared_bound()) */
+	d = sp->sa - sp->sx;
+	dd = sp->sharing - 2 * sp->xa + sp->aa;
+	m = (sample - 1.0) * (d > 1 && dd > d ? dd / d : 1);
+	return 2 * m + sqrt(4 * m * m + 4 * v);
 }
 
 double replay_bound(uint32_t sample, double squares)
@@ -525,7 +535,10 @@ uint32_t replay_pace_weight(const struct series *sr, size_t k, uint64_t dropped)
 	return w < UINT32_MAX ? (uint32_t)llround(w) : UINT32_MAX;
 }
 
-double replay_swing(const struct timeline_row *rows, size_t n)
+/* The largest less the smallest of a figure over the full scans that ran
+ * in the last row's snapshot alone (the one before ended in it), and the
+ * last: @shared 1 for pages_shared, 0 for the saving. */
+static double swing_of(const struct timeline_row *rows, size_t n, int shared)
 {
 	size_t k = rows[n - 1].snapshot;
 	double lo = INFINITY, hi = -INFINITY;
@@ -537,9 +550,26 @@ double replay_swing(const struct timeline_row *rows, size_t n)
 
 		if (i + 1 < n && (i ? rows[i - 1].snapshot != k : k != 0))
 			break;
-		v = (double)(rows[i].pages_sharing + rows[i].ksm_zero_pages);
+		v = shared ? (double)rows[i].pages_shared :
+			     (double)(rows[i].pages_sharing + rows[i].ksm_zero_pages);
 		lo = v < lo ? v : lo;
 		hi = v > hi ? v : hi;
 	}
 	return hi - lo;
+}
+
+double replay_swing(const struct timeline_row *rows, size_t n)
+{
+	return swing_of(rows, n, 0);
+}
+
+double replay_shared_bound(uint32_t sample, const struct replay_spread *sp,
+			   const struct timeline_row *rows, size_t n)
+{
+	double v = (double)sample * (sample - 1.0) * sp->shared, m;
+
+	if (sample <= 1)
+		return 0;
+	m = sp->shared_sum > 0 ? (sample - 1.0) * sp->shared / sp->shared_sum : 0;
+	return 2 * m + sqrt(4 * m * m + 4 * v) + swing_of(rows, n, 1);
 }

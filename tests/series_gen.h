@@ -290,9 +290,11 @@ static inline void gen_series(struct gen *g, size_t m, size_t s, uint64_t seed,
  * @seed: the memory's seed
  * @ksm: max_page_sharing, use_zero_pages
  * @full: set, @s entries
+ * @shared: NULL, or set to pages_shared likewise (its KSM pages), @s entries
  */
 static inline void gen_full_static(size_t m, size_t s, uint64_t seed,
-			    const struct ksm_params *ksm, uint64_t *full)
+			    const struct ksm_params *ksm, uint64_t *full,
+			    uint64_t *shared)
 {
 	struct gen_walk w;
 	uint32_t *count;
@@ -307,14 +309,18 @@ static inline void gen_full_static(size_t m, size_t s, uint64_t seed,
 			if (w.cur[i] <= w.d)
 				count[w.cur[i]]++;
 		full[k] = 0;
+		if (shared)
+			shared[k] = 0;
 		for (size_t c = 0; c <= w.d; c++) {
-			uint64_t shared, sharing;
+			uint64_t ksm_pages, sharing;
 
 			if (count[c] < 2 || (!c && ksm->use_zero_pages))
 				continue;
-			ksm_content(count[c], ksm->max_page_sharing, &shared,
+			ksm_content(count[c], ksm->max_page_sharing, &ksm_pages,
 				    &sharing);
 			full[k] += sharing;
+			if (shared)
+				shared[k] += ksm_pages;
 		}
 	}
 	free(count);

@@ -3,7 +3,8 @@
  * Unit test of the sampled replay (--sample=1/N) on generated series
  * (tests/series_gen.h): the same memory replayed in full and as a sample of
  * its contents, over 20 seeds of the sample. Each sampled last figure
- * with a stated bound (pages_shared: replay_bound(), two standard errors;
+ * with a stated bound (pages_shared: replay_shared_bound(), two standard
+ * errors at the largest count the sample leaves within them;
  * pages_sharing and the saving: replay_ratio_bound() plus replay_swing())
  * must lie within it of the full replay's in at least 18 of the 20
  * (pages_unshared, which has none, is printed); a sample of 1/1 must give the full
@@ -21,6 +22,7 @@
 #include "unit.h"
 
 static double swing;	/* the last replay's (replay_swing()) */
+static double shared_bound;	/* ... pages_shared's (replay_shared_bound()) */
 
 /* The last row of a replay of @g, and its spread; a sample's rows are
  * estimates by @full, the most each snapshot's contents share. */
@@ -35,6 +37,7 @@ static struct timeline_row last_row(const struct gen *g, const uint64_t *full,
 	replay_sample_rows(&g->sr, &p.ksm, full, rows, n);
 	last = rows[n - 1];
 	swing = replay_swing(rows, n);
+	shared_bound = replay_shared_bound(g->sr.sample, spread, rows, n);
 	free(rows);
 	return last;
 }
@@ -47,19 +50,25 @@ static void figures(const struct timeline_row *t, const struct replay_spread *s,
 	fig[1] = (double)t->pages_sharing;
 	fig[2] = (double)t->pages_unshared;
 	fig[3] = (double)(t->pages_sharing + t->ksm_zero_pages);
-	sq[0] = replay_bound(n, s->shared);
+	sq[0] = shared_bound;
 	sq[1] = sq[3] = replay_ratio_bound(n, s) + swing;
 	sq[2] = replay_bound(n, s->unshared);
 }
 
-/* The pages @g holds but the zero pages. */
-static uint64_t held(const struct gen *g)
+/* The pages @g holds of sampled contents (but the zero page's, all
+ * kept), and in @out those of contents outside the sample. */
+static uint64_t held(const struct gen *g, uint64_t *out)
 {
 	uint64_t n = 0;
 
+	*out = 0;
 	for (size_t k = 0; k < g->sr.nsnaps; k++)
-		for (size_t i = 0; i < g->snaps[k].n; i++)
-			n += g->snaps[k].id[i] != g->sr.zero_id;
+		for (size_t i = 0; i < g->snaps[k].n; i++) {
+			uint32_t id = g->snaps[k].id[i];
+
+			n += id != g->sr.zero_id && id != g->sr.out_id;
+			*out += id == g->sr.out_id;
+		}
 	return n;
 }
 
@@ -73,7 +82,7 @@ static void within_bounds(size_t m, size_t s, uint32_t n)
 	struct timeline_row exact;
 	double fx[4], sqx[4];
 	unsigned inside[4] = { 0 };
-	double mean = 0;
+	double mean = 0, outside = 0;
 	char what[200];
 
 	uint64_t full[8];
@@ -88,7 +97,7 @@ static void within_bounds(size_t m, size_t s, uint32_t n)
 	{	/* the generator's own count, against the replay's */
 		uint64_t own[8];
 
-		gen_full_static(m, s, 7, &p.ksm, own);
+		gen_full_static(m, s, 7, &p.ksm, own, NULL);
 		check(own[0] == full[0] && own[s - 1] == full[s - 1],
 		      "gen_full_static() gives the replay's static figures");
 	}
@@ -99,9 +108,13 @@ static void within_bounds(size_t m, size_t s, uint32_t n)
 		struct timeline_row t;
 		double f[4], sq[4];
 
+		uint64_t out, in;
+
 		gen_series(&g, m, s, 7, n, seed);
-		mean += (double)held(&g) / 20;
-		check(held(&g) > 0, "a sample holds pages");
+		in = held(&g, &out);
+		mean += (double)in / 20;
+		outside += (double)out / 20;
+		check(in > 0, "a sample holds pages");
 		t = last_row(&g, full, &sp);
 		gen_free(&g);
 		figures(&t, &sp, n, f, sq);
@@ -114,13 +127,14 @@ static void within_bounds(size_t m, size_t s, uint32_t n)
 			       fabs(f[k] - fx[k]) <= bound ? "" : "  outside");
 		}
 	}
-	/* memory: the pages held but the zero pages (all kept) about 1/n
-	 * of the others on average (a sample that takes a content of many
-	 * pages holds more), with the addresses that hold a sampled content
-	 * in some snapshot kept in every one */
+	/* memory: the pages of sampled contents but the zero page's (all
+	 * kept) about 1/n of the others on average (a sample that takes a
+	 * content of many pages holds more); besides, a page "outside the
+	 * sample" at each address that holds a sampled content or the zero
+	 * page in another snapshot (printed: it does not fall with n) */
 	snprintf(what, sizeof(what), "1/%u: %.0f of %zu other pages held on "
-		 "average (%.1f / n)", n, mean, m * s * 3 / 4,
-		 mean * n / (double)(m * s * 3 / 4));
+		 "average (%.1f / n), and %.0f outside the sample", n, mean,
+		 m * s * 3 / 4, mean * n / (double)(m * s * 3 / 4), outside);
 	check(mean < 4.0 / n * (double)(m * s * 3 / 4), what);
 	printf("  %s\n", what);
 	for (int k = 0; k < 4; k++) {
@@ -162,5 +176,6 @@ int main(void)
 	one_in_one();
 	within_bounds(40000, 4, 16);
 	within_bounds(40000, 4, 64);
+	within_bounds(40000, 4, 256);
 	return unit_done();
 }
