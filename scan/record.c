@@ -168,10 +168,33 @@ static void put_contents(struct out *o, const struct record *r)
 	put(o, &r->zero_sum, 4);
 }
 
+/* A delta @sn (record.delta) written as the snapshot in full: @now per
+ * address its content + 1 (0: none), @last the last one written. */
+static void put_delta(struct out *o, const struct snapshot *sn, uint32_t *now,
+		      uint32_t *last, size_t naddr)
+{
+	size_t n = 0, prev = 0;
+
+	for (size_t i = 0; i < sn->n; i++)
+		now[sn->addr_no[i]] = sn->id[i] == NO_ID ? 0 : sn->id[i] + 1;
+	for (size_t a = 0; a < naddr; a++)
+		n += now[a] != 0;
+	put_var(o, n);
+	for (size_t a = 0, i = 0; a < naddr; a++) {
+		if (!now[a])
+			continue;
+		put_var(o, a - (i++ ? prev + 1 : 0));
+		put_var(o, last[a] == now[a] ? 0 : now[a]);
+		last[a] = now[a];
+		prev = a;
+	}
+}
+
 /* The addresses, then each snapshot's pages against the one before. */
 static void put_pages(struct out *o, const struct record *r)
 {
 	uint32_t *last = xcalloc(r->naddr + 1, sizeof(*last));
+	uint32_t *now = r->delta ? xcalloc(r->naddr + 1, sizeof(*now)) : NULL;
 
 	put_var(o, r->naddr);
 	for (size_t i = 0; i < r->naddr; i++)
@@ -180,6 +203,10 @@ static void put_pages(struct out *o, const struct record *r)
 		const struct snapshot *sn = &r->snaps[s];
 
 		put_f64(o, r->at[s]);
+		if (now) {
+			put_delta(o, sn, now, last, r->naddr);
+			continue;
+		}
 		put_var(o, sn->n);
 		for (size_t i = 0; i < sn->n; i++) {
 			uint32_t a = sn->addr_no[i];
@@ -190,6 +217,7 @@ static void put_pages(struct out *o, const struct record *r)
 		}
 	}
 	free(last);
+	free(now);
 }
 
 /* The series row's figures and each snapshot's frames. */

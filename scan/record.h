@@ -52,6 +52,8 @@ struct record {
 	size_t naddr;
 	uint64_t *addr;
 	struct snapshot *snaps;		/* nsnaps */
+	int delta;			/* writing: snaps are deltas
+					 * (series.delta), written in full */
 	double *at;			/* per snapshot, from the first */
 	size_t ncontents;
 	uint32_t *sum;
