@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * --series: the inputs are snapshots of one memory. The engine reads them as
- * usual; a collecting sink keeps, per snapshot, each page's address and
- * content id (the index's: byte-exact across the whole run, so no digest
- * stands for bytes), then replays ksmd over them (replay.c) and hands the
- * timeline and the snapshots' differences to the reports' series() hooks.
+ * usual; a collecting sink notes each page's address and content id (the
+ * index's: byte-exact across the whole run, so no digest stands for
+ * bytes) and, as each snapshot is read, keeps only what changed against
+ * the one before, so that what it holds does not grow with the number of
+ * snapshots; then it replays ksmd over them (replay.c, taking snapshots as
+ * deltas) and hands the timeline and the snapshots' differences to the
+ * reports' series() hooks.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -238,7 +241,8 @@ struct collect {
 	double ksmd_cpu;		/* live: ksmd's CPU seconds as the replay
 					 * begins, for the tuners that count it */
 	char why[200];			/* what the series row lacks */
-	uint64_t pages, budget;		/* pages collected; the most allowed */
+	uint64_t pages, budget;		/* pages collected; the most bytes a
+					 * series may hold (series_over()) */
 	struct forked forked;		/* live pages' frames (forked.c) */
 	char stop[200];			/* why the run was stopped */
 	uint64_t *thp0;			/* the first snapshot's pages, in the

@@ -15,6 +15,8 @@ against oracles written here, not taken from ksmscan.
   count, and so does it for the fixture guest and a copy with 10% of its
   pages changed.
 - A series of identical snapshots ends with the static summary's figures.
+- Memory: 2 and 8 snapshots of one memory hold about the same (what a
+  series holds grows with the pages that change, not with snapshots).
 - The command line: defaults, errors (exit 2), a missing snapshot (exit 1).
 """
 import collections
