@@ -65,7 +65,7 @@ static int run_scan(struct prefs *p, const struct writer *w)
 	if (p->series.from_record && series_record_load(&p->cfg, &p->series) < 0)
 		return EXIT_INPUT;
 	if (rs.series && !p->series.from_record &&
-	    series_fits(&p->cfg, p->series.sample) < 0)
+	    series_fits(&p->cfg, &p->series) < 0)
 		return EXIT_INPUT;
 	params_report(&rs);
 	for (size_t i = 0; i < report_count(); i++)

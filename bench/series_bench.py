@@ -11,6 +11,7 @@ with ksmd set to one wake-up per full scan and one scan per snapshot
 (--pages-to-scan=M --sleep-ms=100 --interval=0.1s), so that the replay
 visits about N x M pages. The replay's cost is the difference; its pages per
 second per snapshot should stay flat as N and M grow (O(N x M)). Then the
+memory of 2 and 8 snapshots (it grows with what changes, not with N). Then the
 replay at ksmd's real pace (jiffies and the batch's cost) and with
 --write-rate, at ksmd's default settings; then --policy=advisor; then a
 comparison of policies over 24 h (-r policies) and the searches of -r advise
@@ -74,7 +75,55 @@ def main():
             m, n, plain, series, replay, m * n / replay / 1e6))
     print("(snapshot pages replayed per second, N x M / replay s: flat down the "
           "column when the replay is linear in N and M)")
+    memory()
     pace()
+
+
+def peak(cmd):
+    """A command's maximum RSS (wait4's ru_maxrss) and peak anonymous RSS
+    (RssAnon, polled every 5 ms: without the file pages of the inputs it
+    maps), in bytes."""
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    anon = 0
+    while True:
+        try:
+            with open("/proc/%d/status" % p.pid) as f:
+                for line in f:
+                    if line.startswith("RssAnon:"):
+                        anon = max(anon, int(line.split()[1]) * 1024)
+        except OSError:
+            pass
+        pid, _, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            return ru.ru_maxrss * 1024, anon
+        time.sleep(0.005)
+
+
+def memory():
+    """What --series holds as snapshots are added: 2 and 8 snapshots of M
+    pages (each with 5% of the one before's pages rewritten;
+    KSMSCAN_BENCH_SERIES_PAGES sets M, 65536 by default), -r summary: the
+    maximum RSS and the peak anonymous RSS, and the growth from 2 to 8 in
+    bytes a page a snapshot (it was about 30 when every snapshot was kept
+    in full; now only the changes, 5% of the pages at 16 bytes)."""
+    m = int(os.environ.get("KSMSCAN_BENCH_SERIES_PAGES", "65536"))
+    paths = snapshots(m, 8)
+    print("series memory: 2 and 8 snapshots of %d pages (%d MiB), 5%% rewritten "
+          "between them, -r summary" % (m, m * PAGE >> 20))
+    print("%4s %12s %12s" % ("N", "max RSS MB", "anon MB"))
+    got = {}
+    # a first run reads the files just written into the page cache (the
+    # maximum RSS of a run over pages still being written back is not the
+    # series')
+    subprocess.run([KSMSCAN, "--series", "--scans=2", "--csv", "-r", "summary"]
+                   + paths, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for n in (2, 8):
+        got[n] = peak([KSMSCAN, "--series", "--scans=2", "--csv", "-r", "summary"]
+                      + paths[:n])
+        print("%4d %12.1f %12.1f" % (n, got[n][0] / 1e6, got[n][1] / 1e6))
+    print("growth from 2 to 8: %.1f bytes a page a snapshot of maximum RSS, %.1f "
+          "of anonymous memory" % tuple((got[8][i] - got[2][i]) / (6.0 * m)
+                                        for i in (0, 1)))
 
 
 def pace():

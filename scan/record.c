@@ -283,12 +283,36 @@ static void put_ids(struct out *o, const struct record *r, const struct snapshot
 }
 
 /*
+ * A delta @sn (record.delta) as the snapshot in full, in @full: @now per
+ * address its content + 1 (0: none), kept from one snapshot to the next.
+ */
+static const struct snapshot *undelta(const struct snapshot *sn, uint32_t *now,
+				      size_t naddr, struct snapshot *full)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sn->n; i++)
+		now[sn->addr_no[i]] = sn->id[i] == NO_ID ? 0 : sn->id[i] + 1;
+	full->addr_no = xreallocarray(full->addr_no, naddr + 1, sizeof(uint32_t));
+	full->id = xreallocarray(full->id, naddr + 1, sizeof(uint32_t));
+	for (size_t a = 0; a < naddr; a++)
+		if (now[a]) {
+			full->addr_no[n] = (uint32_t)a;
+			full->id[n++] = now[a] - 1;
+		}
+	full->n = n;
+	return full;
+}
+
+/*
  * The addresses as gaps in pages (most are 0: the next page), then per
  * snapshot its pages' address numbers as gaps, then their contents.
  */
 static void put_pages(struct out *o, const struct record *r)
 {
 	uint32_t *last = xcalloc(r->naddr + 1, sizeof(*last));
+	uint32_t *now = r->delta ? xcalloc(r->naddr + 1, sizeof(*now)) : NULL;
+	struct snapshot full = { 0 };
 	unsigned shift = 12;
 
 	for (size_t i = 0; i < r->naddr; i++)
@@ -302,6 +326,8 @@ static void put_pages(struct out *o, const struct record *r)
 	for (size_t s = 0; s < r->nsnaps; s++) {
 		const struct snapshot *sn = &r->snaps[s];
 
+		if (now)
+			sn = undelta(sn, now, r->naddr, &full);
 		put_f64(o, r->at[s]);
 		put_var(o, sn->n);
 		for (size_t i = 0; i < sn->n; i++)
@@ -309,6 +335,9 @@ static void put_pages(struct out *o, const struct record *r)
 		put_ids(o, r, sn, last);
 	}
 	free(last);
+	free(now);
+	free(full.addr_no);
+	free(full.id);
 }
 
 /* The series row's figures and each snapshot's frames. */
@@ -969,7 +998,7 @@ void record_free(struct record *r)
 		free(r->frames[s].proc_fork_shared);
 	}
 	free(r->names), free(r->pids), free(r->addr), free(r->snaps);
-	free(r->at), free(r->sum), free(r->head), free(r->digest);
+	free(r->at), free(r->sum), free(r->head);
 	free(r->rank), free(r->lcp), free(r->rmq), free(r->figs), free(r->frames);
 	free(r->keep), free(r->thp);
 	memset(r, 0, sizeof(*r));

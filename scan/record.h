@@ -56,13 +56,12 @@ struct record {
 	size_t naddr;
 	uint64_t *addr;
 	struct snapshot *snaps;		/* nsnaps */
+	int delta;			/* writing: snaps are deltas
+					 * (series.delta), written in full */
 	double *at;			/* per snapshot, from the first */
 	size_t ncontents;
 	uint32_t *sum;
 	uint64_t *head;
-	uint64_t *digest;		/* not kept (version 1 had XXH3_128s,
-					 * which no report of a record read);
-					 * NULL */
 	uint32_t *rank;			/* per content: its place in memcmp order
 					 * (as written; read back, ids are
 					 * places and this is NULL) */

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * --series: the inputs are snapshots of one memory. The engine reads them as
- * usual; a collecting sink keeps, per snapshot, each page's address and
- * content id (the index's: byte-exact across the whole run, so no digest
- * stands for bytes), then replays ksmd over them (replay.c) and hands the
- * timeline and the snapshots' differences to the reports' series() hooks.
+ * usual; a collecting sink notes each page's address and content id (the
+ * index's: byte-exact across the whole run, so no digest stands for
+ * bytes) and, as each snapshot is read, keeps only what changed against
+ * the one before, so that what it holds does not grow with the number of
+ * snapshots; then it replays ksmd over them (replay.c, taking snapshots as
+ * deltas) and hands the timeline and the snapshots' differences to the
+ * reports' series() hooks.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -33,12 +36,20 @@
 #include "series.h"
 
 /*
- * What a series keeps per page of every snapshot at its peak: the page's
- * (address, id, place, frame) while it is read, then (address index, id),
- * and the addresses' union. A series stops before it needs more than the
- * memory the machine has available.
+ * What a series holds at its peak, per page of its largest snapshot: the
+ * snapshot being read (address, id, place, frame: 24 bytes, its array
+ * grown by doubling), the one before it (address, id; frame when live),
+ * the first one's pages (its changes); then the addresses' union, each
+ * address's content and two snapshots in full while the deltas are made,
+ * and the replay's state per address; with the index's share, 96 bytes a
+ * page measured (anonymous memory, every content distinct). Per page that
+ * changes between two snapshots: its change as read (address, id; frame
+ * when live), then as the replay takes it (address index, id): 16 bytes
+ * measured. Nothing else grows with the number of snapshots. A series
+ * stops before it needs more than the memory the machine has available.
  */
-#define SERIES_PAGE_BYTES 40
+#define SERIES_PAGE_BYTES 96
+#define SERIES_CHANGE_BYTES 16
 
 /*
  * --sample=1/N: a content is in the sample when XXH3 of its bytes with this
@@ -51,7 +62,11 @@
 #define SAMPLE_SEED UINT64_C(0x6b736d7363616e31)
 enum { PICK_UNKNOWN, PICK_IN, PICK_OUT };
 
-/* One snapshot's pages: (address, content id), sorted by address at the end. */
+/*
+ * One snapshot: its pages (address, content id) while it is read; once
+ * read (snap_settle()), only what changed against the snapshot before
+ * (the first: all of its pages), by address, the page list freed.
+ */
 struct snap {
 	struct page_ref {
 		uint64_t addr;
@@ -60,6 +75,15 @@ struct snap {
 		uint64_t frame;	/* its frame key (frames.h), 0 for files */
 	} *p;
 	size_t n, cap;
+	uint64_t *caddr;	/* the addresses whose content (or frame) changed,
+				 * came or went, ascending */
+	uint32_t *cid;		/* ... the content now (NO_ID: gone) */
+	uint64_t *cframe;	/* ... the frame now (live; NULL for files) */
+	size_t nc;
+	size_t npages;		/* its pages as the replay takes it (each
+				 * address once) */
+	uint64_t marked_in, marked_out;	/* live: its pages ksmd scans, and not */
+	uint64_t out_procs;	/* ... a bit per process left out */
 	uint64_t dropped;	/* --sample: its pages left out */
 	struct run { uint64_t lo, hi; } *runs;	/* --sample: the addresses it
 				 * has a page at, as runs [lo, hi) */
@@ -181,7 +205,19 @@ struct collect {
 	struct pacer pacer;		/* ksmd's lateness here (live) */
 	struct sink **to;		/* the sinks with a series() hook */
 	size_t nto;
-	struct snap *snaps;		/* one per input */
+	struct snap *snaps;		/* one per snapshot */
+	size_t settled;			/* snapshots read and settled */
+	uint64_t *paddr;		/* the last one settled: its addresses */
+	uint32_t *pid;			/* ... their contents */
+	uint64_t *pframe;		/* ... their frames (live), or NULL */
+	size_t np;
+	uint64_t *thpkey;		/* the first snapshot's huge page keys,
+					 * one per change (its pages), or NULL */
+	uint64_t changed;		/* changes held, after the first snapshot */
+	uint64_t most;			/* the most pages a snapshot had */
+	struct volatility_row *vol;	/* per pair of snapshots */
+	int some_out;			/* live: some snapshot has pages ksmd
+					 * does not scan */
 	uint32_t *sum;			/* per content id: KSM's checksum */
 	uint64_t *head;			/* per content id: first 8 bytes, big endian */
 	size_t nsum;
@@ -205,7 +241,8 @@ struct collect {
 	double ksmd_cpu;		/* live: ksmd's CPU seconds as the replay
 					 * begins, for the tuners that count it */
 	char why[200];			/* what the series row lacks */
-	uint64_t pages, budget;		/* pages collected; the most allowed */
+	uint64_t pages, budget;		/* pages collected; the most bytes a
+					 * series may hold (series_over()) */
 	struct forked forked;		/* live pages' frames (forked.c) */
 	char stop[200];			/* why the run was stopped */
 	uint64_t *thp0;			/* the first snapshot's pages, in the
@@ -277,13 +314,156 @@ static void note_run(struct snap *s, uint64_t addr)
 	s->runs[s->nruns++] = (struct run){ addr, addr + PAGE_BYTES };
 }
 
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct page_ref *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/*
+ * Whether the series holds more than the memory allowed with @n pages in
+ * the snapshot being read: a page of its largest snapshot costs
+ * SERIES_PAGE_BYTES, a change held SERIES_CHANGE_BYTES; and addresses are
+ * 32-bit indexes.
+ */
+static int series_over(const struct collect *c, uint64_t n)
+{
+	uint64_t most = n > c->most ? n : c->most;
+
+	return most * SERIES_PAGE_BYTES + c->changed * SERIES_CHANGE_BYTES >=
+	       c->budget || most + c->changed >= UINT32_MAX - 1;
+}
+
+/*
+ * Snapshot @k's page list sorted by address, each address once (the first
+ * read of equal ones counts); for the first snapshot, each page's huge
+ * page key in c->thpkey (the first one known of equal addresses).
+ * Return: its pages.
+ */
+static size_t snap_dedupe(struct collect *c, struct snap *s, size_t k)
+{
+	uint64_t *key = NULL;
+	size_t n = 0;
+
+	if (!s->n)	/* an unread snapshot has no page list at all */
+		return 0;
+	qsort(s->p, s->n, sizeof(*s->p), ref_cmp);
+	if (k == 0 && c->thp0)
+		key = xcalloc(s->n, sizeof(*key));
+	for (size_t i = 0; i < s->n; i++) {
+		uint64_t t = key && s->p[i].pos < c->thp0_cap ?
+			     c->thp0[s->p[i].pos] : 0;
+
+		if (n && s->p[i].addr == s->p[n - 1].addr) {
+			if (key && !key[n - 1])
+				key[n - 1] = t;
+			continue;
+		}
+		if (key)
+			key[n] = t;
+		s->p[n++] = s->p[i];
+	}
+	if (key) {
+		c->thpkey = key;
+		free(c->thp0);
+		c->thp0 = NULL;
+		c->thp0_cap = 0;
+	}
+	return n;
+}
+
+/* The changes from the last snapshot settled to @s's @n pages (sorted,
+ * each address once): counted, and with @fill written to s->c*. */
+static size_t changes_walk(const struct collect *c, struct snap *s, size_t n,
+			   int fill)
+{
+	size_t i = 0, j = 0, m = 0;
+
+	while (i < c->np || j < n) {
+		uint64_t addr, frame = 0;
+		uint32_t id = NO_ID;
+
+		if (j == n || (i < c->np && c->paddr[i] < s->p[j].addr)) {
+			addr = c->paddr[i++];	/* gone */
+		} else {
+			const struct page_ref *r = &s->p[j++];
+			int same = i < c->np && c->paddr[i] == r->addr;
+
+			if (same && c->pid[i] == r->id &&
+			    (!c->pframe || c->pframe[i] == r->frame)) {
+				i++;
+				continue;
+			}
+			i += same;
+			addr = r->addr, id = r->id, frame = r->frame;
+		}
+		if (fill) {
+			s->caddr[m] = addr;
+			s->cid[m] = id;
+			if (s->cframe)
+				s->cframe[m] = frame;
+		}
+		m++;
+	}
+	return m;
+}
+
+/*
+ * Snapshot @k is read: keep only its changes against the one before, and
+ * its (address, content, frame) for the next one's; its page list freed.
+ * What a series holds thus grows with what changes, not with snapshots.
+ */
+static void snap_settle(struct collect *c, size_t k)
+{
+	struct snap *s = &c->snaps[k];
+	size_t n = snap_dedupe(c, s, k);
+	int live = !c->cfg->inputs[0].path;
+
+	s->nc = changes_walk(c, s, n, 0);
+	s->caddr = xcalloc(s->nc + 1, sizeof(*s->caddr));
+	s->cid = xcalloc(s->nc + 1, sizeof(*s->cid));
+	s->cframe = live ? xcalloc(s->nc + 1, sizeof(*s->cframe)) : NULL;
+	changes_walk(c, s, n, 1);
+	free(c->paddr), free(c->pid), free(c->pframe);
+	c->paddr = xcalloc(n + 1, sizeof(*c->paddr));
+	c->pid = xcalloc(n + 1, sizeof(*c->pid));
+	c->pframe = live ? xcalloc(n + 1, sizeof(*c->pframe)) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		c->paddr[i] = s->p[i].addr;
+		c->pid[i] = s->p[i].id;
+		if (live)
+			c->pframe[i] = s->p[i].frame;
+	}
+	c->np = n;
+	free(s->p);
+	s->p = NULL;
+	s->n = s->cap = 0;
+	if (n > c->most)
+		c->most = n;
+	if (k)
+		c->changed += s->nc;
+}
+
+/* Settle the snapshots before @k that are not yet (they are read). */
+static void snaps_settle(struct collect *c, size_t k)
+{
+	for (; c->settled < k && c->settled < c->nsnaps; c->settled++)
+		snap_settle(c, c->settled);
+}
+
 /* page(): note the page's address and content, and the content's checksum. */
 static void collect_page(struct sink *sk, const struct page_event *pg)
 {
 	struct collect *c = (struct collect *)sk;
-	struct snap *s = &c->snaps[pg->input_no / c->nprocs];
+	size_t k = pg->input_no / c->nprocs;
+	struct snap *s = &c->snaps[k];
 	uint64_t proc = pg->input_no % c->nprocs;
 
+	if (k > c->settled)	/* the ones before are read: settle them */
+		snaps_settle(c, k);
 	if (!sampled(c, pg)) {
 		c->dropped++;	/* counted, and dropped before it costs memory */
 		s->dropped++;
@@ -301,14 +481,16 @@ static void collect_page(struct sink *sk, const struct page_event *pg)
 	if (pg->thp && pg->input_no < c->nprocs)
 		keep_thp(c, s->n, pg->thp);
 	s->n++;
-	if (++c->pages >= c->budget && !c->sink.stop) {
+	c->pages++;
+	if (!c->sink.stop && series_over(c, s->n)) {
 		/* Stopped now, as it grows: a small file may decompress to
 		 * far more pages than its size suggests. */
 		snprintf(c->stop, sizeof(c->stop), "the series' snapshots would "
 			 "need more than the %llu MiB of memory there are (%d bytes "
-			 "a page): take fewer snapshots or give --range",
-			 (unsigned long long)(c->budget * SERIES_PAGE_BYTES >> 20),
-			 SERIES_PAGE_BYTES);
+			 "a page of a snapshot, %d a page that changes between "
+			 "snapshots): take fewer snapshots or give --range",
+			 (unsigned long long)(c->budget >> 20), SERIES_PAGE_BYTES,
+			 SERIES_CHANGE_BYTES);
 		c->sink.stop = c->stop;
 	}
 	if (pg->id >= c->nsum) {
@@ -334,15 +516,6 @@ static void collect_page(struct sink *sk, const struct page_event *pg)
 	}
 }
 
-static int ref_cmp(const void *a, const void *b)
-{
-	const struct page_ref *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
 static int addr_cmp(const void *a, const void *b)
 {
 	const uint64_t *x = a, *y = b;
@@ -350,56 +523,76 @@ static int addr_cmp(const void *a, const void *b)
 	return *x < *y ? -1 : *x > *y;
 }
 
-/* The addresses of every snapshot, ascending, each once. */
+/* The addresses of every snapshot, ascending, each once: the first's, and
+ * those the changes of the others come to. */
 static uint64_t *union_addresses(const struct collect *c, size_t *n)
 {
-	size_t total = 0, k = 0;
-	uint64_t *a;
+	uint64_t *a = xcalloc(1, sizeof(*a));
+	size_t na = 0;
 
-	for (size_t s = 0; s < c->nsnaps; s++)
-		total += c->snaps[s].n;
-	/* Address indexes are 32-bit: series_budget() keeps below this. */
-	if (total >= UINT32_MAX) {
-		error("a series of more than %u pages", UINT32_MAX - 1);
+	for (size_t s = 0; s < c->nsnaps; s++) {
+		const struct snap *sn = &c->snaps[s];
+		uint64_t *m = xcalloc(na + sn->nc + 1, sizeof(*m));
+		size_t i = 0, j = 0, k = 0;
+
+		while (i < na || j < sn->nc) {
+			if (j == sn->nc || (i < na && a[i] < sn->caddr[j]))
+				m[k++] = a[i++];
+			else if (i == na || sn->caddr[j] < a[i])
+				m[k++] = sn->caddr[j++];
+			else
+				m[k++] = a[i++], j++;
+		}
+		free(a);
+		a = m, na = k;
+	}
+	/* Address indexes are 32-bit: series_over() keeps below this. */
+	if (na >= UINT32_MAX) {
+		error("a series of more than %u addresses", UINT32_MAX - 1);
 		exit(1);
 	}
-	a = xcalloc(total ? total : 1, sizeof(*a));
-	for (size_t s = 0; s < c->nsnaps; s++)
-		for (size_t i = 0; i < c->snaps[s].n; i++)
-			a[k++] = c->snaps[s].p[i].addr;
-	qsort(a, total, sizeof(*a), addr_cmp);
-	*n = 0;
-	for (size_t i = 0; i < total; i++)
-		if (!*n || a[*n - 1] != a[i])
-			a[(*n)++] = a[i];
+	*n = na;
 	return a;
 }
 
-/* Snapshot @s as (address index in @addr, content id) pairs, ascending; of
- * pages at one address, the first read counts; @frame set to their frame
- * keys (0: files). Frees the page list. */
-static struct snapshot snap_sparse(struct snap *s, const uint64_t *addr,
-				   uint64_t **frame)
+/* Snapshot @s's changes applied to @cur (per address of @addr, its
+ * content, NO_ID: none) and @curf (its frame, or NULL); they are freed. */
+static void snap_apply(struct snap *s, const uint64_t *addr, uint32_t *cur,
+		       uint64_t *curf)
 {
-	struct snapshot out = { 0, xcalloc(s->n + 1, sizeof(uint32_t)),
-				xcalloc(s->n + 1, sizeof(uint32_t)) };
 	size_t j = 0;
 
-	*frame = xcalloc(s->n + 1, sizeof(**frame));
-	if (s->n)	/* an unread snapshot has no page list at all */
-		qsort(s->p, s->n, sizeof(*s->p), ref_cmp);
-	for (size_t i = 0; i < s->n; i++) {
-		if (i && s->p[i].addr == s->p[i - 1].addr)
-			continue;
-		while (addr[j] < s->p[i].addr)
+	for (size_t i = 0; i < s->nc; i++) {
+		while (addr[j] < s->caddr[i])
 			j++;
-		out.addr_no[out.n] = (uint32_t)j;
-		(*frame)[out.n] = s->p[i].frame;
-		out.id[out.n++] = s->p[i].id;
+		cur[j] = s->cid[i];
+		if (curf)
+			curf[j] = s->cframe ? s->cframe[i] : 0;
 	}
-	free(s->p);
-	s->p = NULL;
-	s->n = 0;
+	free(s->caddr), free(s->cid), free(s->cframe);
+	s->caddr = NULL, s->cid = NULL, s->cframe = NULL;
+	s->nc = 0;
+}
+
+/* The snapshot @cur (snap_apply()) as (address index, content id) pairs,
+ * ascending; @frame set to their frame keys (0: files). */
+static struct snapshot snap_full(const uint32_t *cur, const uint64_t *curf,
+				 size_t naddr, uint64_t **frame)
+{
+	struct snapshot out = { 0, NULL, NULL };
+	size_t m = 0;
+
+	for (size_t a = 0; a < naddr; a++)
+		m += cur[a] != NO_ID;
+	out.addr_no = xcalloc(m + 1, sizeof(uint32_t));
+	out.id = xcalloc(m + 1, sizeof(uint32_t));
+	*frame = xcalloc(m + 1, sizeof(**frame));
+	for (size_t a = 0; a < naddr; a++)
+		if (cur[a] != NO_ID) {
+			out.addr_no[out.n] = (uint32_t)a;
+			(*frame)[out.n] = curf ? curf[a] : 0;
+			out.id[out.n++] = cur[a];
+		}
 	return out;
 }
 
@@ -601,8 +794,7 @@ static const char *series_name(const struct collect *c)
  * scan; named by that snapshot (by the series' name with several
  * processes). A replay cut short by a bound makes the row partial.
  */
-static struct scope last_scope(struct collect *c, const struct timeline_row *t,
-			       const struct snapshot *snaps)
+static struct scope last_scope(struct collect *c, const struct timeline_row *t)
 {
 	size_t k = t->snapshot, n = c->nsnaps;
 	struct figures *f = &c->figs[k];
@@ -610,7 +802,7 @@ static struct scope last_scope(struct collect *c, const struct timeline_row *t,
 	uint64_t saved = t->pages_sharing + t->ksm_zero_pages;
 
 	if (c->nprocs > 1)	/* the snapshot is all its processes */
-		f->pages = snaps[k].n + c->snaps[k].dropped;
+		f->pages = c->snaps[k].npages + c->snaps[k].dropped;
 	f->pages_shared = t->pages_shared;
 	f->pages_sharing = t->pages_sharing;
 	f->ksm_zero_pages = t->ksm_zero_pages;
@@ -731,29 +923,16 @@ static size_t advise(const struct collect *c, const struct series *sr,
 }
 
 /* The row's snapshot's pages ksmd scans and the others (@res), and
- * whether some snapshot has pages ksmd does not scan. */
-static int count_marked(const struct collect *c, const struct series *sr,
-			size_t row, struct series_result *res)
+ * whether some snapshot has pages ksmd does not scan (snap_summary()). */
+static int count_marked(const struct collect *c, size_t row,
+			struct series_result *res)
 {
-	int some_out = 0;
+	const struct snap *st = &c->snaps[row];
 
-	for (size_t s = 0; s < sr->nsnaps; s++)
-		for (size_t i = 0; i < sr->snaps[s].n; i++) {
-			uint64_t k = sr->addr[sr->snaps[s].addr_no[i]] >>
-				     SERIES_PROC_SHIFT;
-			int in = c->keep[s] >> k & 1;
-
-			some_out |= !in;
-			if (s != row)
-				continue;
-			if (in)
-				res->mergeable_pages++;
-			else {
-				res->not_mergeable_pages++;
-				res->not_mergeable_procs |= UINT64_C(1) << k;
-			}
-		}
-	return some_out;
+	res->mergeable_pages += st->marked_in;
+	res->not_mergeable_pages += st->marked_out;
+	res->not_mergeable_procs |= st->out_procs;
+	return c->some_out;
 }
 
 /*
@@ -777,10 +956,10 @@ static size_t advise_marked(const struct collect *c, const struct series *sr,
 	if (!(c->sp->advise.seconds > 0))
 		return 0;
 	if (c->cfg->inputs[0].path) {
-		res->mergeable_pages = sr->snaps[last->snapshot].n;
+		res->mergeable_pages = c->snaps[last->snapshot].npages;
 		return advise(c, sr, rp, res->reference, out);
 	}
-	if (!count_marked(c, sr, last->snapshot, res))
+	if (!count_marked(c, last->snapshot, res))
 		return advise(c, sr, rp, res->reference, out);
 	res->not_mergeable_saved = res->reference;
 	if (!res->mergeable_pages)
@@ -807,19 +986,21 @@ static size_t advise_marked(const struct collect *c, const struct series *sr,
 static void thp_build(struct collect *c, const uint64_t *addr, size_t n,
 		      struct series *sr)
 {
-	const struct snap *s = &c->snaps[0];
+	const struct snap *s = &c->snaps[0];	/* its changes: its pages */
 	uint64_t *key;
 
-	if (!c->thp0 || !c->nsnaps)
+	if (!c->thpkey || !c->nsnaps)
 		return;
 	key = xcalloc(n ? n : 1, sizeof(*key));
-	for (size_t i = 0; i < s->n; i++) {
-		const uint64_t *at = bsearch(&s->p[i].addr, addr, n, sizeof(*addr),
+	for (size_t i = 0; i < s->nc; i++) {
+		const uint64_t *at = bsearch(&s->caddr[i], addr, n, sizeof(*addr),
 					     addr_cmp);
 
-		if (at && s->p[i].pos < c->thp0_cap && !key[at - addr])
-			key[at - addr] = c->thp0[s->p[i].pos];
+		if (at && !key[at - addr])
+			key[at - addr] = c->thpkey[i];
 	}
+	free(c->thpkey);
+	c->thpkey = NULL;
 	c->thp = xcalloc(n ? n : 1, sizeof(*c->thp));
 	for (size_t j = 0; j < n; j++) {
 		if (!key[j]) {
@@ -836,23 +1017,130 @@ static void thp_build(struct collect *c, const uint64_t *addr, size_t n,
 }
 
 /*
- * The snapshots as the replay takes them (@sr, its snapshots in @snaps):
- * the union of their addresses, each one's pages by address, and each
- * content's checksum and head; the snapshots' times from the first one.
+ * What the reports read of snapshot @s (@sn, in full): its pages, and
+ * (live) those of the processes ksmd scans and the others.
+ */
+static void snap_summary(struct collect *c, size_t s, const struct snapshot *sn,
+			 const uint64_t *addr)
+{
+	struct snap *st = &c->snaps[s];
+
+	st->npages = sn->n;
+	for (size_t i = 0; i < sn->n; i++) {
+		uint64_t k = addr[sn->addr_no[i]] >> SERIES_PROC_SHIFT;
+
+		if (c->keep[s] >> k & 1) {
+			st->marked_in++;
+			continue;
+		}
+		c->some_out = 1;
+		st->marked_out++;
+		st->out_procs |= UINT64_C(1) << k;
+	}
+}
+
+/* How snapshot @b differs from @a, the one before it (@s its number from
+ * 0); @count scratch, grown to the content ids given out so far. */
+static void snap_vol(struct collect *c, const struct series *sr, size_t s,
+		     const struct snapshot *a, const struct snapshot *b,
+		     uint32_t **count, size_t *ncount)
+{
+	size_t need = (size_t)c->forked.base + c->forked.n + 1;
+
+	if (need > *ncount) {
+		*count = xreallocarray(*count, need, sizeof(**count));
+		memset(*count + *ncount, 0, (need - *ncount) * sizeof(**count));
+		*ncount = need;
+	}
+	c->vol[s - 1] = differ(sr, a, b, *count);
+	c->vol[s - 1].from = s;
+	c->vol[s - 1].to = s + 1;
+}
+
+/*
+ * Snapshot @s in full (@sn, its frames @frame) as the replay takes it:
+ * the frame rule, --sample's pages outside the sample, ksmd's pace then;
+ * and what the reports read of it.
+ */
+static void snap_finish(struct collect *c, struct series *sr, size_t s,
+			struct snapshot *sn, const uint64_t *frame)
+{
+	forked_snapshot(&c->forked, s, sn, frame, SERIES_PROC_SHIFT, sr->addr);
+	if (sr->sample > 1)	/* (no frames: files only) */
+		with_outside(sn, &c->snaps[s], sr->addr, sr->naddr, c->out_id);
+	if (c->forked.snaps[s].estimate)
+		frames_say_estimate();
+	if (sr->sample > 1) {	/* ksmd's pace: the whole memory's */
+		struct series one = *sr;
+
+		one.delta = 0, one.snaps = sn, one.nsnaps = 1;
+		c->pace[s] = replay_pace_weight(&one, 0, c->snaps[s].dropped);
+	}
+	snap_summary(c, s, sn, sr->addr);
+}
+
+/*
+ * The snapshots one after the other: each made whole from its changes,
+ * finished (snap_finish()), compared with the one before, and kept as a
+ * delta in @sr->snaps (series.delta): at most two in full at a time.
+ */
+static void snaps_build(struct collect *c, struct series *sr,
+			struct snapshot *snaps)
+{
+	size_t n = sr->naddr, ncount = 0;
+	uint32_t *cur = xmalloc((n + 1) * sizeof(*cur)), *count = NULL;
+	uint32_t *last = xmalloc((n + 1) * sizeof(*last));
+	uint64_t *curf = c->cfg->inputs[0].path ? NULL : xcalloc(n + 1, sizeof(*curf));
+	struct snapshot prev = { 0, NULL, NULL };
+
+	memset(cur, 0xff, (n + 1) * sizeof(*cur));
+	memset(last, 0xff, (n + 1) * sizeof(*last));
+	for (size_t s = 0; s < c->nsnaps; s++) {
+		struct snapshot full;
+		uint64_t *frame;
+
+		snap_apply(&c->snaps[s], sr->addr, cur, curf);
+		full = snap_full(cur, curf, n, &frame);
+		snap_finish(c, sr, s, &full, frame);
+		free(frame);
+		if (s)
+			snap_vol(c, sr, s, &prev, &full, &count, &ncount);
+		free(prev.addr_no), free(prev.id);
+		prev = full;
+		snaps[s] = (struct snapshot){ full.n,
+			xcalloc(full.n + 1, sizeof(uint32_t)),
+			xcalloc(full.n + 1, sizeof(uint32_t)) };
+		memcpy(snaps[s].addr_no, full.addr_no, full.n * sizeof(uint32_t));
+		memcpy(snaps[s].id, full.id, full.n * sizeof(uint32_t));
+		snapshot_delta(&snaps[s], last, n);
+	}
+	free(prev.addr_no), free(prev.id);
+	free(cur), free(curf), free(last), free(count);
+}
+
+/*
+ * The snapshots as the replay takes them (@sr, its snapshots in @snaps,
+ * deltas): the union of their addresses, each one's changes by address,
+ * and each content's checksum and head; the snapshots' times from the
+ * first one.
  */
 static void series_build(struct collect *c, struct series *sr,
 			 struct snapshot *snaps)
 {
 	size_t n, ns = c->nsnaps;
-	uint64_t *addr = union_addresses(c, &n);
+	uint64_t *addr;
 
+	snaps_settle(c, ns);
+	free(c->paddr), free(c->pid), free(c->pframe);
+	c->paddr = NULL, c->pid = NULL, c->pframe = NULL, c->np = 0;
+	addr = union_addresses(c, &n);
 	*sr = (struct series){ .naddr = n, .addr = addr, .nsnaps = ns,
 			       .snaps = snaps, .zero_id = c->zero_id,
 			       .zero_sum = c->zero_sum, .compare = content_compare,
 			       .ctx = c,
 			       .at = c->cfg->inputs[0].path ? NULL : c->at,
 			       .sample = c->sp->sample, .pace = NULL,
-			       .out_id = NO_ID };
+			       .out_id = NO_ID, .delta = 1 };
 	thp_build(c, addr, n, sr);
 	for (size_t s = ns; s-- > 0;)
 		c->at[s] -= c->at[0];	/* from the first snapshot on */
@@ -862,48 +1150,33 @@ static void series_build(struct collect *c, struct series *sr,
 		c->head = xreallocarray(c->head, c->nsum, sizeof(*c->head));
 		c->sum[c->out_id] = 0x5a5a5a5a;
 		c->head[c->out_id] = UINT64_MAX;
+		c->pace = xcalloc(ns ? ns : 1, sizeof(*c->pace));
+		sr->pace = c->pace;
 	}
 	forked_start(&c->forked, c->nsum, n, ns, c->nprocs, &c->cfg->ksm,
 		     c->zero_id);
-	for (size_t s = 0; s < ns; s++) {
-		uint64_t *frame;
-
-		snaps[s] = snap_sparse(&c->snaps[s], addr, &frame);
-		forked_snapshot(&c->forked, s, &snaps[s], frame, SERIES_PROC_SHIFT,
-				addr);
-		free(frame);
-		if (sr->sample > 1)	/* (no frames: files only) */
-			with_outside(&snaps[s], &c->snaps[s], addr, n, c->out_id);
-		if (c->forked.snaps[s].estimate)
-			frames_say_estimate();
-	}
-	if (sr->sample > 1) {	/* ksmd's pace: the whole memory's */
-		c->pace = xcalloc(ns, sizeof(*c->pace));
-		for (size_t s = 0; s < ns; s++)
-			c->pace[s] = replay_pace_weight(sr, s, c->snaps[s].dropped);
-		sr->pace = c->pace;
-	}
+	c->vol = xcalloc(ns ? ns : 1, sizeof(*c->vol));
+	snaps_build(c, sr, snaps);
 	forked_contents(&c->forked, &c->sum, &c->head);
 	sr->sum = c->sum;
 	sr->head = c->head;
 }
 
-/* How each snapshot differs from the one before (the volatility report). */
-static struct volatility_row *volatility(const struct collect *c,
-					 const struct series *sr,
-					 const struct snapshot *snaps)
+/* A series of full snapshots (a record's): what the reports read of each,
+ * and how each differs from the one before (the volatility report). */
+static void snaps_summarize(struct collect *c, const struct series *sr)
 {
-	size_t ns = c->nsnaps;
-	struct volatility_row *vol = xcalloc(ns, sizeof(*vol));
-	uint32_t *count = xcalloc(c->forked.base + c->forked.n + 1, sizeof(*count));
+	size_t ncount = 0;
+	uint32_t *count = NULL;
 
-	for (size_t s = 1; s < ns; s++) {
-		vol[s - 1] = differ(sr, &snaps[s - 1], &snaps[s], count);
-		vol[s - 1].from = s;
-		vol[s - 1].to = s + 1;
+	c->vol = xcalloc(c->nsnaps ? c->nsnaps : 1, sizeof(*c->vol));
+	for (size_t s = 0; s < c->nsnaps; s++) {
+		snap_summary(c, s, &sr->snaps[s], sr->addr);
+		if (s)
+			snap_vol(c, sr, s, &sr->snaps[s - 1], &sr->snaps[s],
+				 &count, &ncount);
 	}
 	free(count);
-	return vol;
 }
 
 /* The first policy's replay, with each live process's pages at its end in
@@ -947,7 +1220,7 @@ static void feed_reports(struct collect *c, const struct series *sr,
 	size_t ns = c->nsnaps;
 	int live = !c->cfg->inputs[0].path;
 	const struct timeline_row *last = &rows[nrows - 1];
-	struct scope sc = last_scope(c, last, sr->snaps);
+	struct scope sc = last_scope(c, last);
 	const struct forked_snap *fs = forked_at(&c->forked, last->snapshot);
 	struct policy_run runs[POLICIES_MAX + 1] = {
 		{ rp->policy, rows, nrows, settled(rp, c->cut), rp },
@@ -1034,9 +1307,10 @@ static void record_pages(const struct collect *c, const struct series *sr,
 	k->new = xmalloc((n + 1) * sizeof(*k->new));
 	k->old = xcalloc(n + 1, sizeof(*k->old));
 	memset(k->new, 0xff, (n + 1) * sizeof(*k->new));
-	for (size_t s = 0; s < sr->nsnaps; s++)
+	for (size_t s = 0; s < sr->nsnaps; s++)	/* (deltas: NO_ID for gone) */
 		for (size_t i = 0; i < sr->snaps[s].n; i++)
-			k->new[sr->snaps[s].id[i]] = 0;
+			if (sr->snaps[s].id[i] != NO_ID)
+				k->new[sr->snaps[s].id[i]] = 0;
 	rec->sum = xcalloc(n + 1, sizeof(*rec->sum));
 	rec->head = xcalloc(n + 1, sizeof(*rec->head));
 	for (size_t id = 0; id < n; id++)
@@ -1059,7 +1333,8 @@ static void record_pages(const struct collect *c, const struct series *sr,
 		*to = (struct snapshot){ from->n, from->addr_no,
 					 xcalloc(from->n + 1, sizeof(uint32_t)) };
 		for (size_t i = 0; i < from->n; i++)
-			to->id[i] = k->new[from->id[i]];
+			to->id[i] = from->id[i] == NO_ID ? NO_ID :
+				    k->new[from->id[i]];
 	}
 }
 
@@ -1074,7 +1349,7 @@ static int save_record(struct collect *c, const struct series *sr,
 			      .proc = c->last_proc, .mergeable = c->mergeable,
 			      .marks_read = c->marks_read, .frames = c->forked.snaps,
 			      .keep = c->keep, .thp = (uint32_t *)sr->thp,
-			      .nthp = sr->nthp };
+			      .nthp = sr->nthp, .delta = sr->delta };
 	struct kept k = { c, NULL, NULL };
 	size_t ninputs = c->nprocs * c->nsnaps;
 	int status;
@@ -1097,7 +1372,7 @@ static int save_record(struct collect *c, const struct series *sr,
 	for (size_t s = 0; s < c->nsnaps; s++)
 		free(rec.snaps[s].id);
 	free(rec.snaps), free(rec.names), free(rec.pids), free(rec.sum);
-	free(rec.head), free(rec.digest), free(rec.rank), free(rec.lcp);
+	free(rec.head), free(rec.rank), free(rec.lcp);
 	free(k.old), free(k.new);
 	return status;
 }
@@ -1109,12 +1384,10 @@ static void replay_and_feed(struct collect *c, const struct series *sr,
 {
 	struct replay_owner owners[SERIES_PROCS_MAX];
 	struct timeline_row *rows;
-	struct volatility_row *vol = volatility(c, sr, sr->snaps);
 	size_t nrows = replay_first(c, sr, rp, owners, &rows);
 
 	say_sample(c, rows, nrows);
-	feed_reports(c, sr, rp, rows, nrows, vol, owners);
-	free(vol);
+	feed_reports(c, sr, rp, rows, nrows, c->vol, owners);
 	free(rows);
 }
 
@@ -1192,6 +1465,8 @@ static void collect_scope(struct sink *sk, const struct scope *sc)
 			c->last_sc.proc = &c->last_proc;
 		}
 		c->ix = sc->ix;
+		if (sc->input_no % c->nprocs == c->nprocs - 1)
+			snaps_settle(c, sc->input_no / c->nprocs + 1);
 	}
 	if (sc->all || c->cfg->ninputs == 1) {
 		/* The series row is as complete as the worst snapshot. */
@@ -1206,7 +1481,13 @@ static void collect_free(struct collect *c)
 	for (size_t s = 0; s < c->nsnaps; s++) {
 		free(c->snaps[s].p);
 		free(c->snaps[s].runs);
+		free(c->snaps[s].caddr);
+		free(c->snaps[s].cid);
+		free(c->snaps[s].cframe);
 	}
+	free(c->paddr), free(c->pid), free(c->pframe);
+	free(c->thpkey);
+	free(c->vol);
 	free(c->snaps);
 	free(c->figs);
 	free(c->keep);
@@ -1266,31 +1547,36 @@ static uint64_t expected_pages(const struct input *in)
 	return (uint64_t)st.st_size / PAGE_BYTES;
 }
 
-/* The most pages a series may collect: those that fit in the memory
- * available, and fewer than 2^32 (addresses are 32-bit indexes). */
+/* The most bytes a series may hold (series_over()): the memory available. */
 static uint64_t series_budget(void)
 {
-	uint64_t budget = mem_available() / SERIES_PAGE_BYTES;
-
-	return budget > UINT32_MAX - 1 ? UINT32_MAX - 1 : budget;
+	return mem_available();
 }
 
-int series_fits(const struct scan_config *cfg, uint32_t sample)
+int series_fits(const struct scan_config *cfg, const struct series_params *sp)
 {
+	size_t nprocs = sp->nprocs ? sp->nprocs : 1;
 	uint64_t want = 0, budget = series_budget();
 
-	for (size_t k = 0; k < cfg->ninputs; k++)
-		want += expected_pages(&cfg->inputs[k]);
-	if (sample > 1)	/* about; the pages kept are counted as they come */
-		want /= sample;
-	if (want <= budget)
+	/* its largest snapshot: what changes later is counted as it comes */
+	for (size_t k = 0; k < cfg->ninputs; k += nprocs) {
+		uint64_t pages = 0;
+
+		for (size_t i = k; i < k + nprocs && i < cfg->ninputs; i++)
+			pages += expected_pages(&cfg->inputs[i]);
+		want = pages > want ? pages : want;
+	}
+	if (sp->sample > 1)	/* about; the pages kept are counted as they come */
+		want /= sp->sample;
+	if (want * SERIES_PAGE_BYTES < budget && want < UINT32_MAX - 1)
 		return 0;
-	error("the series would need about %llu MiB for %zu snapshots of %llu "
-	      "pages in all (%d bytes a page), more than the %llu MiB available: "
-	      "take fewer snapshots (--count), give --range or --sample=1/N",
-	      (unsigned long long)(want * SERIES_PAGE_BYTES >> 20), cfg->ninputs,
-	      (unsigned long long)want, SERIES_PAGE_BYTES,
-	      (unsigned long long)(mem_available() >> 20));
+	error("the series would need about %llu MiB for its largest snapshot of "
+	      "%llu pages (%d bytes a page of a snapshot, and %d a page that "
+	      "changes between snapshots, counted as they come), more than the "
+	      "%llu MiB available: give --range or --sample=1/N",
+	      (unsigned long long)(want * SERIES_PAGE_BYTES >> 20),
+	      (unsigned long long)want, SERIES_PAGE_BYTES, SERIES_CHANGE_BYTES,
+	      (unsigned long long)(budget >> 20));
 	return -1;
 }
 
@@ -1437,6 +1723,7 @@ static int series_from_record(const struct scan_config *cfg,
 			      .zero_sum = c.zero_sum, .compare = record_compare,
 			      .ctx = &rec, .at = rec.live ? c.at : NULL,
 			      .thp = rec.thp, .nthp = rec.nthp, .out_id = NO_ID };
+	snaps_summarize(&c, &sr);
 	replay_and_feed(&c, &sr, &rp);
 	collect_free(&c);
 	return (c.last_sc.status != SCOPE_OK) | c.cut;

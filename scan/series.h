@@ -172,15 +172,18 @@ int series_record_load(struct scan_config *cfg, struct series_params *sp);
 /**
  * series_fits() - whether a series of these inputs fits in the memory the
  * machine has available, as far as their sizes say before they are read
- * (files: their size; processes: their resident pages); if not, says so
+ * (files: their size; processes: their resident pages): a series holds a
+ * few bytes a page of its largest snapshot and a few a page that changes
+ * between snapshots, and only the first is known now; if not, says so
  * with the estimate and what lowers it. A series that grows past it while
- * it is read (a small file that decompresses to much more) stops then.
+ * it is read (a small file that decompresses to much more, or changes)
+ * stops then.
  * @cfg: the run's settings
- * @sample: --sample=1/N's N (0 or 1: every page kept): about 1/N of the
- *	pages are
+ * @sp: the series' settings (nprocs: inputs a snapshot; sample:
+ *	--sample=1/N's N, about 1/N of the pages kept)
  *
  * Return: 0, or -1 (said).
  */
-int series_fits(const struct scan_config *cfg, uint32_t sample);
+int series_fits(const struct scan_config *cfg, const struct series_params *sp);
 
 #endif

@@ -529,8 +529,9 @@ def series_known_too_big_at_start():
                        env=env, timeout=60)
     eq((p.returncode, p.stdout), (1, ""), "a series larger than the memory available: "
        "exit 1 before anything is read or printed")
-    check("4096 pages" in p.stderr and "--count" in p.stderr,
-          "the error gives the estimate and the option that lowers it", p.stderr)
+    check("largest snapshot of 2048 pages" in p.stderr and "--range" in p.stderr,
+          "the error gives the estimate (a snapshot's pages: what changes "
+          "later is counted as it comes) and the option that lowers it", p.stderr)
 
 
 @test("memory")
