@@ -106,7 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			     .sum = rec.sum, .head = rec.head,
 			     .zero_id = rec.zero_id, .zero_sum = rec.zero_sum,
 			     .compare = record_compare, .ctx = &rec, .at = rec.at,
-			     .thp = rec.thp, .nthp = rec.nthp, .out_id = NO_ID };
+			     .thp = rec.thp, .nthp = rec.nthp, .out_id = NO_ID,
+			     .delta = rec.delta };
 	struct replay_params p = { .ksm = rec.ksm, .scans = 3, .interval = 1,
 				   .policy = policy_lookup("fixed", 5) };
 

@@ -8,7 +8,8 @@
  * shares with the one before, and a page's content is a step from the page
  * before's; a page whose content did not change since the snapshot before
  * is a 0: a few bytes a page, under a tenth of one a page unchanged
- * (docs/over-time.md, "A record").
+ * (docs/over-time.md, "A record"). Read back, each snapshot is made a
+ * delta as soon as it is read (series.delta): one is whole at a time.
  *
  * Reading trusts nothing: every count is checked against the bytes left
  * before anything is allocated for it, every id and address index against
@@ -732,8 +733,14 @@ static void get_ids(struct in *i, struct record *r, struct snapshot *sn, size_t 
 	free(b);
 }
 
-/* Snapshot @s's pages: address numbers ascending, contents in the table. */
-static void get_snapshot(struct in *i, struct record *r, size_t s, uint32_t *last)
+/*
+ * Snapshot @s's pages: address numbers ascending, contents in the table;
+ * kept as a delta against the one before (@cur, per address its content
+ * there), so that a record read back holds what changes, not every
+ * snapshot in full.
+ */
+static void get_snapshot(struct in *i, struct record *r, size_t s, uint32_t *last,
+			 uint32_t *cur)
 {
 	struct snapshot *sn = &r->snaps[s];
 	size_t n, a = 0;
@@ -755,18 +762,24 @@ static void get_snapshot(struct in *i, struct record *r, size_t s, uint32_t *las
 		sn->addr_no[k] = (uint32_t)a++;
 	}
 	get_ids(i, r, sn, n, last);
+	if (!i->bad)
+		snapshot_delta(sn, cur, r->naddr);
 }
 
-/* The addresses, then each snapshot's pages. */
+/* The addresses, then each snapshot's pages (deltas: record.delta). */
 static void get_pages(struct in *i, struct record *r)
 {
-	uint32_t *last;
+	uint32_t *last, *cur;
 
 	get_addresses(i, r);
 	last = xcalloc(r->naddr + 1, sizeof(*last));
+	cur = xmalloc((r->naddr + 1) * sizeof(*cur));
+	memset(cur, 0xff, (r->naddr + 1) * sizeof(*cur));	/* NO_ID: none */
 	for (size_t s = 0; s < r->nsnaps && !i->bad; s++)
-		get_snapshot(i, r, s, last);
+		get_snapshot(i, r, s, last, cur);
+	r->delta = 1;
 	free(last);
+	free(cur);
 }
 
 /* The series row's figures, and each snapshot's frames. */

@@ -56,8 +56,8 @@ struct record {
 	size_t naddr;
 	uint64_t *addr;
 	struct snapshot *snaps;		/* nsnaps */
-	int delta;			/* writing: snaps are deltas
-					 * (series.delta), written in full */
+	int delta;			/* snaps are deltas (series.delta):
+					 * written in full; read back, always */
 	double *at;			/* per snapshot, from the first */
 	size_t ncontents;
 	uint32_t *sum;

@@ -1062,7 +1062,7 @@ static void snap_vol(struct collect *c, const struct series *sr, size_t s,
  * the frame rule, --sample's pages outside the sample, ksmd's pace then;
  * and what the reports read of it.
  */
-static void snap_finish(struct collect *c, struct series *sr, size_t s,
+static void snap_finish(struct collect *c, const struct series *sr, size_t s,
 			struct snapshot *sn, const uint64_t *frame)
 {
 	forked_snapshot(&c->forked, s, sn, frame, SERIES_PROC_SHIFT, sr->addr);
@@ -1079,34 +1079,55 @@ static void snap_finish(struct collect *c, struct series *sr, size_t s,
 	snap_summary(c, s, sn, sr->addr);
 }
 
+/* A record's delta @d applied to @cur (per address its content, NO_ID:
+ * none). */
+static void delta_apply(const struct snapshot *d, uint32_t *cur)
+{
+	for (size_t i = 0; i < d->n; i++)
+		cur[d->addr_no[i]] = d->id[i];
+}
+
 /*
  * The snapshots one after the other: each made whole from its changes,
  * finished (snap_finish()), compared with the one before, and kept as a
- * delta in @sr->snaps (series.delta): at most two in full at a time.
+ * delta in @snaps (series.delta): at most two in full at a time. With
+ * @snaps NULL, @sr's are a record's deltas already (its frames and pages
+ * as the recorded run finished them): each is made whole, summarized
+ * (snap_summary()) and compared.
  */
-static void snaps_build(struct collect *c, struct series *sr,
+static void snaps_build(struct collect *c, const struct series *sr,
 			struct snapshot *snaps)
 {
 	size_t n = sr->naddr, ncount = 0;
 	uint32_t *cur = xmalloc((n + 1) * sizeof(*cur)), *count = NULL;
-	uint32_t *last = xmalloc((n + 1) * sizeof(*last));
-	uint64_t *curf = c->cfg->inputs[0].path ? NULL : xcalloc(n + 1, sizeof(*curf));
+	uint32_t *last = snaps ? xmalloc((n + 1) * sizeof(*last)) : NULL;
+	uint64_t *curf = !snaps || c->cfg->inputs[0].path ? NULL :
+			 xcalloc(n + 1, sizeof(*curf));
 	struct snapshot prev = { 0, NULL, NULL };
 
 	memset(cur, 0xff, (n + 1) * sizeof(*cur));
-	memset(last, 0xff, (n + 1) * sizeof(*last));
+	if (last)
+		memset(last, 0xff, (n + 1) * sizeof(*last));
 	for (size_t s = 0; s < c->nsnaps; s++) {
 		struct snapshot full;
 		uint64_t *frame;
 
-		snap_apply(&c->snaps[s], sr->addr, cur, curf);
+		if (snaps)
+			snap_apply(&c->snaps[s], sr->addr, cur, curf);
+		else
+			delta_apply(&sr->snaps[s], cur);
 		full = snap_full(cur, curf, n, &frame);
-		snap_finish(c, sr, s, &full, frame);
+		if (snaps)
+			snap_finish(c, sr, s, &full, frame);
+		else
+			snap_summary(c, s, &full, sr->addr);
 		free(frame);
 		if (s)
 			snap_vol(c, sr, s, &prev, &full, &count, &ncount);
 		free(prev.addr_no), free(prev.id);
 		prev = full;
+		if (!snaps)
+			continue;
 		snaps[s] = (struct snapshot){ full.n,
 			xcalloc(full.n + 1, sizeof(uint32_t)),
 			xcalloc(full.n + 1, sizeof(uint32_t)) };
@@ -1162,21 +1183,12 @@ static void series_build(struct collect *c, struct series *sr,
 	sr->head = c->head;
 }
 
-/* A series of full snapshots (a record's): what the reports read of each,
+/* A record's series (deltas): what the reports read of each snapshot,
  * and how each differs from the one before (the volatility report). */
 static void snaps_summarize(struct collect *c, const struct series *sr)
 {
-	size_t ncount = 0;
-	uint32_t *count = NULL;
-
 	c->vol = xcalloc(c->nsnaps ? c->nsnaps : 1, sizeof(*c->vol));
-	for (size_t s = 0; s < c->nsnaps; s++) {
-		snap_summary(c, s, &sr->snaps[s], sr->addr);
-		if (s)
-			snap_vol(c, sr, s, &sr->snaps[s - 1], &sr->snaps[s],
-				 &count, &ncount);
-	}
-	free(count);
+	snaps_build(c, sr, NULL);
 }
 
 /* The first policy's replay, with each live process's pages at its end in
@@ -1722,7 +1734,8 @@ static int series_from_record(const struct scan_config *cfg,
 			      .sum = c.sum, .head = c.head, .zero_id = c.zero_id,
 			      .zero_sum = c.zero_sum, .compare = record_compare,
 			      .ctx = &rec, .at = rec.live ? c.at : NULL,
-			      .thp = rec.thp, .nthp = rec.nthp, .out_id = NO_ID };
+			      .thp = rec.thp, .nthp = rec.nthp, .out_id = NO_ID,
+			      .delta = rec.delta };
 	snaps_summarize(&c, &sr);
 	replay_and_feed(&c, &sr, &rp);
 	collect_free(&c);

@@ -807,28 +807,6 @@ def sample_option():
     r = run(["--sample=1/4", guest])
     eq(r.rc, 2, "--sample without --series: usage error")
 
-def peak_anon_kib(args):
-    """ksmscan's peak anonymous resident memory (RssAnon, polled every 5
-    ms), in KiB, and its exit status: the memory it holds, apart from the
-    file pages it maps (the snapshots' bytes, which the kernel may drop)."""
-    import subprocess
-    import time
-    from ksmtest import KSMSCAN
-    p = subprocess.Popen(KSMSCAN + args, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    peak = 0
-    while p.poll() is None:
-        try:
-            with open("/proc/%d/status" % p.pid) as f:
-                for line in f:
-                    if line.startswith("RssAnon:"):
-                        peak = max(peak, int(line.split()[1]))
-        except OSError:
-            pass
-        time.sleep(0.005)
-    return p.returncode, peak
-
-
 @test("memory")
 def memory_flat_in_snapshots():
     """What a series holds grows with what changes between its snapshots,
@@ -836,22 +814,12 @@ def memory_flat_in_snapshots():
     b, a, b, ...: b has 5% of a's pages rewritten) differ by 6 x 5% of its
     pages' changes, under 6 bytes a page a snapshot; holding each snapshot
     in full (24 bytes a page and more) was about 28."""
-    from ksmtest import KSMSCAN, Skip
-    if any(x in KSMSCAN[0] for x in ("build-check", "build-tsan")):
+    from ksmtest import Skip
+    from memory_helpers import peak_anon_kib, release_build, two_memories
+    if not release_build():
         raise Skip("peak memory is measured on the release build (sanitizers add shadow memory)")
     n = 32768
-    rng = random.Random(44)
-    mem = bytearray(n * PAGE)
-    for i in range(n):
-        if i % 10:      # a tenth zero pages, the others distinct
-            mem[i * PAGE:i * PAGE + 8] = (i + 1).to_bytes(8, "little")
-    a, b = tmp("flat-a.raw"), tmp("flat-b.raw")
-    with open(a, "wb") as f:
-        f.write(mem)
-    for k, i in enumerate(rng.sample(range(n), n // 20)):
-        mem[i * PAGE:i * PAGE + 8] = (n + 1 + k).to_bytes(8, "little")
-    with open(b, "wb") as f:
-        f.write(mem)
+    a, b = two_memories(n, "flat")
     args = ["--series", "--scans=2", "--csv", "-r", "summary"]
     rc2, two = peak_anon_kib(args + [a, b])
     rc8, eight = peak_anon_kib(args + [a, b] * 4)
