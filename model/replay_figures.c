@@ -176,8 +176,10 @@ static double first_reaching(const struct point *pt, size_t n, double want)
 void ksmd_cpu_add(struct ksmd_cpu *c, const struct timeline_row *row)
 {
 	double dt = row->seconds - c->before;
-	/* the scan's pages, and its wake-ups, each a wake-up's own cost */
-	double cpu = row->cpu_seconds + (double)row->wakeups * c->wake_seconds;
+	/* the scan's pages, and its wake-ups, each a wake-up's own cost; a
+	 * scan a tuner kept KSM stopped through, visiting nothing, had none */
+	uint64_t wakeups = row->ended && !row->visited ? 0 : row->wakeups;
+	double cpu = row->cpu_seconds + (double)wakeups * c->wake_seconds;
 
 	c->sum += cpu;
 	c->seconds = row->seconds;
