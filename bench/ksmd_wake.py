@@ -2,7 +2,7 @@
 """ksmd's CPU per wake-up and per page, measured on the running kernel
 (live, opt-in), against the replay's ksmd_cpu_percent_mean.
 
-    KSMSCAN_LIVE_TESTS=1 /usr/bin/python3 bench/ksmd_wake.py [PAGES] [SECONDS]
+    KSMSCAN_LIVE_TESTS=1 /usr/bin/python3 bench/ksmd_wake.py [PAGES] [SECONDS] [reverse]
 
 A child fills PAGES (default 16384: 64 MiB) with bench/ksmd_cpu.py's mix
 and marks it MADV_MERGEABLE.  KSM merges it (smart_scan 1), then for each
@@ -105,7 +105,10 @@ def main():
             deadline = time.time() + 60
             while ks.read("full_scans") < 6 and time.time() < deadline:
                 time.sleep(0.1)
-            for sleep in SLEEPS:
+            # the settings in order, or (a third argument "reverse") from the
+            # longest sleep: whether the order, not the setting, moves a figure
+            rev = len(sys.argv) > 3 and sys.argv[3] == "reverse"
+            for sleep in (SLEEPS[::-1] if rev else SLEEPS):
                 for pts in PTS:
                     ks.set("sleep_millisecs", sleep); ks.set("pages_to_scan", pts)
                     time.sleep(max(0.5, 2 * sleep / 1000.0))
