@@ -45,6 +45,11 @@
  * --merge-cost: measured by bench/merge_cost.py (docs/changing-memory.md)
  * with Linux 6.18 on a 2-CPU virtual machine: 1.3 to 2.8 us, median 2.7 us. */
 #define MERGE_COST_DEFAULT 3e-6
+/* ... per wake-up, besides its pages, without --wake-cost: ksmd's CPU
+ * time (/proc/PID/schedstat) against its runs and pages_scanned at 20 to
+ * 200 ms and 10 to 1000 pages, least squares, measured by
+ * bench/ksmd_wake.py with Linux 6.18 on a 2-CPU virtual machine. */
+#define WAKE_COST_DEFAULT 60e-6
 
 /* Where a field is in struct prefs, for a row. */
 #define AT(field) offsetof(struct prefs, field)
@@ -443,6 +448,9 @@ static const struct opt_row table[] = {
 	VALUE("merge-cost", 0, "D", OK_DURATION, OF_DOUBLE,
 	      series.merge_seconds, 0, 1, "a duration such as 3us",
 	      "... more per page it merges (default 3us)", KSMD, 1),
+	VALUE("wake-cost", 0, "D", OK_DURATION, OF_DOUBLE,
+	      series.wake_seconds, 0, 1, "a duration such as 60us",
+	      "... per wake-up besides its pages (default 60us)", KSMD, 1),
 	CALL("write-rate", 0, "R", on_write_rate,
 	     "a share of the pages per second from 0 to 1, such as 0.02 or 2%",
 	     "writes snapshots cannot see: a share of the\n"
@@ -564,6 +572,7 @@ void prefs_init(struct prefs *p, int argc)
 		.interval = 60, .page_seconds = PAGE_COST_DEFAULT,
 		.revisit_seconds = -1,	/* a share of page_seconds */
 		.merge_seconds = MERGE_COST_DEFAULT,
+		.wake_seconds = WAKE_COST_DEFAULT,
 		.ksm_full_scans = -1,
 		.policy = policy_at(0),
 		.advise = { .max_cpu = 100 },

@@ -55,7 +55,7 @@ _ksmscan()
 		return ;;
 	-j|--threads|-m|--max-page-sharing|--top|--range|--label|--interval|\
 	--count|--pages-to-scan|--sleep-ms|--scans|--sketch-size|--host|--enable|--hz|\
-	--page-cost|--revisit-cost|--merge-cost|--write-rate|--sample|--advisor-target-scan-time|--advisor-max-cpu|\
+	--page-cost|--revisit-cost|--merge-cost|--wake-cost|--write-rate|--sample|--advisor-target-scan-time|--advisor-max-cpu|\
 	--advisor-min-pages-to-scan|--advisor-max-pages-to-scan|--host-memory|\
 	--host-used|--target|--max-cpu|--tolerance|--tolerance-pages)
 		return ;;

@@ -146,6 +146,13 @@ struct replay_params {
 	double merge_seconds;		/* ... more per page it merges into a
 					 * KSM page (replace_page() and the
 					 * stable tree's insert or append) */
+	double wake_seconds;		/* ksmd's CPU per wake-up besides its
+					 * pages' (the timer, the switch to it,
+					 * finding its place in the mm list,
+					 * lru_add_drain_all() a full scan):
+					 * counted in its CPU figures, not in
+					 * the batch's length (far below a
+					 * jiffy) */
 	const double *late;		/* measured on a live host: how late ksmd
 					 * runs (seconds past its tick, and its
 					 * batch stretched by other tasks), a
@@ -249,7 +256,8 @@ struct replay_figures {
  * ksmd's CPU over a replay, the one model every report gives it by
  * (ksmd_cpu_percent_mean, ksmd_cpu_percent_peak): each full scan's
  * cpu_seconds (its visits at page_seconds, its revisits at
- * revisit_seconds), taken in order. The mean is their sum over the time of
+ * revisit_seconds) plus its wake-ups at wake_seconds, taken in order
+ * (start it as { .wake_seconds = p->wake_seconds }). The mean is their sum over the time of
  * the last scan taken; the peak, the busiest stretch from one scan's end
  * to another's at least REPLAY_PEAK_SECONDS later, the last stretch what
  * is left.
@@ -259,6 +267,7 @@ struct ksmd_cpu {
 	double seconds;			/* the last one's end */
 	double busy;			/* the peak of the closed stretches */
 	double window, before;		/* the open stretch: its CPU, its start */
+	double wake_seconds;		/* replay_params' wake_seconds */
 };
 
 /**
@@ -306,6 +315,7 @@ int timeline_rows_equal(const struct timeline_row *a, size_t na,
  *	series' end (not cut at a bound, no unseen writes, no --scans):
  *	then the memory and the saving stay as the last row has them, at
  *	any later time
+ * @wake_seconds: ksmd's CPU per wake-up besides its pages' (ksmd_cpu)
  *
  * The saving is pages_sharing plus ksm_zero_pages, in bytes. At a time
  * before the first row ended it is 0; past the last row it is the last
@@ -317,7 +327,7 @@ int timeline_rows_equal(const struct timeline_row *a, size_t na,
  * Return: the figures.
  */
 struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
-				     int settled);
+				     int settled, double wake_seconds);
 
 /**
  * replay_wake_period() - the seconds from one wake-up of ksmd to the next.

@@ -337,7 +337,8 @@ int replay_time_scan(const struct replay_params *p,
 	t->row.pages_to_scan = t->pages_to_scan;
 	t->row.sleep_ms = p->ksm.sleep_ms;
 	cpu = ((double)t->row.hashed * p->ns_per_page +
-	       (double)t->row.memcmp_bytes * p->ns_per_byte) * 1e-9;
+	       (double)t->row.memcmp_bytes * p->ns_per_byte) * 1e-9 +
+	      (double)t->row.wakeups * p->wake_seconds;
 	/* from the scan's first wake-up to the end of its last batch's sleep */
 	first = t->now - first + t->rest;
 	t->row.cpu_percent = first > 0 ? 100.0 * cpu / first : 0.0;

@@ -53,7 +53,8 @@ struct timeline_row replay_counters(const struct replay *r, uint64_t scan,
 		.thp_zero_freed = k->thp_zero, .thp_splits = k->thp_splits,
 	};
 	double cpu = ((double)row.hashed * r->p->ns_per_page +
-		      (double)row.memcmp_bytes * r->p->ns_per_byte) * 1e-9;
+		      (double)row.memcmp_bytes * r->p->ns_per_byte) * 1e-9 +
+		     (double)row.wakeups * r->p->wake_seconds;
 	/* from the scan's first wake-up to the end of its last batch's sleep */
 	double wall = r->clock.now - first_time +
 		      replay_period(r->p, r->clock.sleep_ms, r->cpu.batch);
@@ -175,10 +176,14 @@ static double first_reaching(const struct point *pt, size_t n, double want)
 void ksmd_cpu_add(struct ksmd_cpu *c, const struct timeline_row *row)
 {
 	double dt = row->seconds - c->before;
+	/* the scan's pages, and its wake-ups, each a wake-up's own cost; a
+	 * scan a tuner kept KSM stopped through, visiting nothing, had none */
+	uint64_t wakeups = row->ended && !row->visited ? 0 : row->wakeups;
+	double cpu = row->cpu_seconds + (double)wakeups * c->wake_seconds;
 
-	c->sum += row->cpu_seconds;
+	c->sum += cpu;
 	c->seconds = row->seconds;
-	c->window += row->cpu_seconds;
+	c->window += cpu;
 	/* as top measures it: a row's time is its last batch's start, so a
 	 * scan of one or two batches alone would count a batch's work twice */
 	if (dt < REPLAY_PEAK_SECONDS)
@@ -205,14 +210,14 @@ double ksmd_cpu_peak(const struct ksmd_cpu *c)
 }
 
 struct replay_figures replay_figures(const struct timeline_row *rows, size_t n,
-				     int settled)
+				     int settled, double wake_seconds)
 {
 	static const double hours[] = REPLAY_FIGURE_HOURS;
 	const struct timeline_row *last = &rows[n - 1];
 	struct point *pt = xcalloc(n + 1, sizeof(*pt));
 	size_t np = points(rows, n, pt);
 	double final = (double)pt[np - 1].saving;
-	struct ksmd_cpu cpu = { 0 };
+	struct ksmd_cpu cpu = { .wake_seconds = wake_seconds };
 	struct replay_figures f = {
 		.seconds_to_start = first_reaching(pt, np, 1),
 		.seconds_to_50 = first_reaching(pt, np, 0.5 * final),

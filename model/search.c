@@ -77,9 +77,10 @@ static size_t run(struct search *s, const struct replay_params *rp,
 
 /* ksmd's CPU over the horizon: every full scan of @rows, the replay to the
  * end of the first full scan that starts at or after the target time. */
-static struct ksmd_cpu horizon_cpu(const struct timeline_row *rows, size_t n)
+static struct ksmd_cpu horizon_cpu(const struct replay_params *rp,
+				   const struct timeline_row *rows, size_t n)
 {
-	struct ksmd_cpu cpu = { 0 };
+	struct ksmd_cpu cpu = { .wake_seconds = rp->wake_seconds };
 
 	for (size_t i = 0; i < n; i++)
 		ksmd_cpu_add(&cpu, &rows[i]);
@@ -107,7 +108,7 @@ static struct advice replay_to_target(struct search *se,
 		.seconds_to_target = NAN, .replays = 1,
 	};
 	double want = a->fraction * (double)reference;
-	struct ksmd_cpu cpu = { 0 };
+	struct ksmd_cpu cpu = { .wake_seconds = rp.wake_seconds };
 	uint64_t by_then = 0;
 	size_t n;
 	int cut;
@@ -138,7 +139,7 @@ static struct advice replay_to_target(struct search *se,
 		rp.until_saving = 0;	/* past the target, whatever it saves */
 		free(rows);
 		n = run(se, &rp, &rows, &cut);
-		cpu = horizon_cpu(rows, n);
+		cpu = horizon_cpu(&rp, rows, n);
 	}
 	ad.cpu_mean = ksmd_cpu_mean(&cpu);
 	ad.cpu_peak = ksmd_cpu_peak(&cpu);

@@ -50,7 +50,7 @@ void scope_sink_series(struct sink *sk, const struct series_result *r)
 {
 	struct scope_sink *s = (struct scope_sink *)sk;
 	struct scope_copy *row;
-	struct ksmd_cpu cpu = { 0 };
+	struct ksmd_cpu cpu = { .wake_seconds = r->params->wake_seconds };
 
 	scope_sink_scope(sk, r->last);
 	row = &s->rows[s->nrows - 1];

@@ -753,6 +753,7 @@ static struct replay_params replay_params(const struct collect *c)
 		.page_seconds = c->sp->page_seconds,
 		.revisit_seconds = c->sp->revisit_seconds,
 		.merge_seconds = c->sp->merge_seconds, .write_rate = c->sp->write_rate,
+		.wake_seconds = c->sp->wake_seconds,
 		.host = c->sp->host,
 		.ns_per_page = c->hashed ? c->hash_seconds * 1e9 / (double)c->hashed : 0,
 		.ns_per_byte = page_compare_ns_per_byte(),

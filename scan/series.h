@@ -28,6 +28,7 @@ struct series_params {
 	double page_seconds;		/* ksmd's time per page visited */
 	double revisit_seconds;		/* ... per KSM page revisited */
 	double merge_seconds;		/* ... more per page merged */
+	double wake_seconds;		/* ... per wake-up, besides its pages */
 	double write_rate;		/* unseen writes: share of pages per second */
 	uint32_t sample;		/* --sample=1/N: N (0 or 1: every page) */
 	const struct policy_ops *policy;	/* who sets pages_to_scan */

@@ -121,6 +121,7 @@ def applied(ks, ksmscan, pids, kpid, workdir, seconds=TARGET_SECONDS, max_cpu=MA
     text = forecast_at(ksmscan, pids, want)
     res["final"] = combined(json.loads(text)["timeline"])["pages_sharing"]
     hz = os.sysconf("SC_CLK_TCK")
+    res["load"] = os.getloadavg()[0]
     c0, t0 = cpu_ticks(kpid), time.time()
     apply_script(ks, script)
     while time.time() - t0 < res["window"]:
@@ -128,6 +129,7 @@ def applied(ks, ksmscan, pids, kpid, workdir, seconds=TARGET_SECONDS, max_cpu=MA
             res["reached"] = time.time() - t0
         time.sleep(POLL)
     res["cpu"] = 100.0 * (cpu_ticks(kpid) - c0) / hz / (time.time() - t0)
+    res["load"] = max(res["load"], os.getloadavg()[0])
     res["sharing"] = ks.read("pages_sharing")
     path = os.path.join(workdir, "advice-forecast.json")
     with open(path, "w") as f:
@@ -150,10 +152,11 @@ def held(res, check, label):
     print("# advice (%s): pages_to_scan %s, sleep_millisecs %s, said %s%% CPU" % (
         label, want.get("pages_to_scan"), want.get("sleep_millisecs"), res["said"]))
     print("#   target 90%% of %d pages_sharing (%d) by %d s: reached %s (%d at %.0f s); "
-          "--max-cpu %g%%: ksmd measured %.2f%%" % (
+          "--max-cpu %g%%: ksmd measured %.2f%%; load %.1f on %d CPUs" % (
               res["final"], 0.9 * res["final"], res["seconds"],
               "never" if res["reached"] is None else "at %.1f s" % res["reached"],
-              res["sharing"], res["window"], res["max_cpu"], res["cpu"]), flush=True)
+              res["sharing"], res["window"], res["max_cpu"], res["cpu"],
+              res["load"], os.cpu_count()), flush=True)
     check(res["reached"] is not None and res["reached"] <= res["window"],
           "%s: 90%% of the saving by the target time (+%g%%)" % (label, TOLERANCE),
           "reached %r" % res["reached"])

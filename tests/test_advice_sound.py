@@ -279,6 +279,45 @@ def cost_over_the_horizon():
           "%r / %r" % (at_target["ksmd_cpu_percent_mean"], want))
 
 
+@test("wake")
+def wake_cost_over_max_cpu():
+    """Each wake-up of ksmd costs --wake-cost (default 60 us) besides its
+    pages: with the pages free (--page-cost=0 and the others), a setting
+    costs one wake-up every sleep_ms (--hz=0: exactly), 100 * 60 us / 200 ms
+    = 0.03% at the longest sleep the advice tries. So --max-cpu=0.025
+    refuses every setting, through `-o sh | sh` too, where pages alone
+    would cost nothing; and --wake-cost=1ms makes it 0.5%: --max-cpu=0.6
+    writes the 200 ms row, --max-cpu=0.4 nothing."""
+    pairs = tmp("advice-wake-pairs.raw")
+    with open(pairs, "wb") as f:      # 512 pages in 256 pairs
+        for i in range(256):
+            page = (i + 7).to_bytes(4, "little") * (PAGE // 4)
+            f.write(page + page)
+    base = ["--series", pairs, "-r", "advise", "--target=90%@20s", "--hz=0",
+            "--page-cost=0", "--revisit-cost=0", "--merge-cost=0"]
+    r = run(["--csv"] + base)
+    rows = parse_csv(r, "pages free", ADVISE) or []
+    fixed = [x for x in rows if x["policy"] == "fixed"]
+    # hand: a scan of P pages a wake-up is floor(512 / P) + 1 wake-ups, the
+    # last k scans end (k (floor(512 / P) + 1) - 1) sleeps in: a mean a
+    # little over one wake-up's cost a sleep
+    low = [(x["sleep_ms"], x["ksmd_cpu_percent_mean"]) for x in fixed
+           if not 100 * 60e-6 / (int(x["sleep_ms"]) / 1000) <=
+           float(x["ksmd_cpu_percent_mean"]) <=
+           1.05 * 100 * 60e-6 / (int(x["sleep_ms"]) / 1000)]
+    check(len(fixed) == 5 and not low, "pages free: each fixed row costs a "
+          "60 us wake-up every sleep_ms (0.03% at 200 ms), within 5%",
+          repr(low or r.out[:400]))
+    refused(base + ["--max-cpu=0.025"], "no setting reaches the target within "
+            "--max-cpu=0.025%", "pages free, 60 us wake-ups, --max-cpu=0.025")
+    rc, err, files = piped(base + ["--wake-cost=1ms", "--max-cpu=0.4"], "1 ms")
+    check(rc != 0 and files == {}, "1 ms wake-ups, --max-cpu=0.4: `-o sh | sh` "
+          "fails, writing nothing", "rc %r, %r" % (rc, files))
+    rc, err, files = piped(base + ["--wake-cost=1ms", "--max-cpu=0.6"], "1 ms")
+    eq((rc, files.get("sleep_millisecs"), files.get("run")), (0, "200\n", "1\n"),
+       "1 ms wake-ups, --max-cpu=0.6: `-o sh | sh` writes the 200 ms row")
+
+
 @test("sound")
 def sound_writes_first_row():
     """A sound advice: `-o sh | sh` writes pages_to_scan, sleep_millisecs

@@ -366,11 +366,11 @@ def merge_cost_is_charged_per_page_merged():
         f.write(b"".join(pages))
     for cost in (1e-3, 0.0):
         r = run(["--series", img, img, "-f", "raw", "--interval=10s", "--page-cost=0",
-                 "--revisit-cost=0", "--merge-cost=%gus" % (cost * 1e6), "--csv",
+                 "--revisit-cost=0", "--wake-cost=0", "--merge-cost=%gus" % (cost * 1e6), "--csv",
                  "-r", "policies", "--pages-to-scan=20"])
         rows = list(csv.DictReader(io.StringIO(r.out)))
         tl = run(["--series", img, img, "-f", "raw", "--interval=10s", "--page-cost=0",
-                  "--revisit-cost=0", "--merge-cost=%gus" % (cost * 1e6), "--csv",
+                  "--revisit-cost=0", "--wake-cost=0", "--merge-cost=%gus" % (cost * 1e6), "--csv",
                   "-r", "timeline", "--pages-to-scan=20"])
         trows = list(csv.DictReader(io.StringIO(tl.out)))
         if not check(rows and trows, "policies and timeline", r.brief() + tl.brief()):

@@ -10,7 +10,8 @@ written here, not taken from ksmscan.
   scan's saving; the saving of the last scan ended by 1 h, 6 h and 24 h (a
   replay that settled keeps its last saving); ksmd's CPU as the pages the
   timeline says it visited (pages_scanned) times --page-cost over the
-  replay's time, and at its busiest over scans at least a second apart;
+  replay's time (--wake-cost=0 throughout: a wake-up's cost is checked by
+  hand in tests/unit_replay.c and test_advice_sound.py's `wake`), and at its busiest over scans at least a second apart;
   pages_to_scan at the end; sleep_millisecs at the end (ksmtuned's
   10 ms x 16 GiB / MemTotal, computed here).
 - A tiny memory, hand-computed from ksmd's loop: 12 pages in 6 pairs, 4
@@ -130,7 +131,8 @@ def revisits():
     for page, revisit in ((4e-6, 1e-6), (4e-6, 4e-6)):
         args = ["--series", guest, guest, "--interval=60s",
                 "--page-cost=%gus" % (page * 1e6),
-                "--revisit-cost=%gus" % (revisit * 1e6), "--pages-to-scan=500"]
+                "--revisit-cost=%gus" % (revisit * 1e6), "--wake-cost=0",
+                "--pages-to-scan=500"]
         tl = csv_of(args + ["-r", "timeline"], "the timeline", TIMELINE)
         pol = csv_of(args + ["-r", "policies"], "-r policies", POLICIES)
         if not tl or not pol:
@@ -155,7 +157,7 @@ def against_single_runs():
     """Each policy's row of one comparison run against the timeline of a run
     of that policy alone, over the fixture guest taken twice."""
     guest = fixture("guest-b.elf.zst")
-    common = ["--series", guest, guest, "--interval=60s", "--page-cost=2us", "--revisit-cost=2us",
+    common = ["--series", guest, guest, "--interval=60s", "--page-cost=2us", "--revisit-cost=2us", "--wake-cost=0",
               "--host-memory=1G", "--host-used=900M", "--pages-to-scan=200",
               "--sleep-ms=30"]
     svg = tmp("policies.svg")
@@ -234,7 +236,7 @@ def tiny_memory():
     write_pairs(snap, 6)
     sleep = 0.1
     args = ["--series", snap, "--interval=1s", "--hz=0", "--pages-to-scan=4",
-            "--sleep-ms=100", "--page-cost=1ms", "--revisit-cost=1ms", "-r", "policies",
+            "--sleep-ms=100", "--page-cost=1ms", "--revisit-cost=1ms", "--wake-cost=0", "-r", "policies",
             "--policy=fixed,advisor", "--advisor-min-pages-to-scan=4",
             "--advisor-max-pages-to-scan=4"]
     rows = csv_of(args, "6 pairs", POLICIES)
@@ -332,7 +334,7 @@ def reaches(guest, pages, sleep, want, by):
     """The end of the first full scan of a replay at pages every sleep ms
     whose saving is at least want pages, if by `by` s, else None; and ksmd's
     CPU over the horizon (horizon_cpu(), at 2 us a page)."""
-    tl = csv_of(["--series", guest, "--page-cost=2us", "--revisit-cost=2us", "-r", "timeline",
+    tl = csv_of(["--series", guest, "--page-cost=2us", "--revisit-cost=2us", "--wake-cost=0", "-r", "timeline",
                  "--pages-to-scan=%d" % pages, "--sleep-ms=%d" % sleep],
                 "%d pages every %d ms" % (pages, sleep), TIMELINE)
     if not tl:
@@ -357,9 +359,9 @@ def advise():
     with the CPU it says; one page fewer at the same sleep does not reach
     it; its apply lines are the sysfs writes of that setting."""
     guest = fixture("guest-b.elf.zst")
-    base = csv_of(["--series", guest, "--page-cost=2us", "--revisit-cost=2us", "-r", "timeline"],
+    base = csv_of(["--series", guest, "--page-cost=2us", "--revisit-cost=2us", "--wake-cost=0", "-r", "timeline"],
                   "the run's own settings", TIMELINE)
-    every = csv_of(["--series", guest, "--page-cost=2us", "--revisit-cost=2us", "-r", "advise",
+    every = csv_of(["--series", guest, "--page-cost=2us", "--revisit-cost=2us", "--wake-cost=0", "-r", "advise",
                     "--target=90%@1m", "--max-cpu=5"], "advise", ADVISE)
     if not base or not every:
         return
@@ -386,7 +388,7 @@ def advise():
     cpus = [float(r["ksmd_cpu_percent_mean"]) for r in every if r["reaches_target"] == "1"]
     eq(cpus, sorted(cpus), "the settings that reach it, cheapest first")
     # a target no setting reaches: merging needs two full scans
-    r = run(["--csv", "--series", guest, "--page-cost=2us", "--revisit-cost=2us",
+    r = run(["--csv", "--series", guest, "--page-cost=2us", "--revisit-cost=2us", "--wake-cost=0",
              "-r", "advise", "--target=90%@10ms"])
     check(r.rc == 1, "an unreachable target: exit status 1 (nothing to "
           "apply)", r.brief())
@@ -475,7 +477,7 @@ def advise_advisor():
     advisor is held at its floor: the longest target tried, the target's
     duration, reaches; the row says so, and that it is not within 5% CPU."""
     guest = fixture("guest-b.elf.zst")
-    slow = ["--page-cost=100us", "--revisit-cost=100us"]
+    slow = ["--page-cost=100us", "--revisit-cost=100us", "--wake-cost=0"]
     base = csv_of(["--series", guest, "-r", "timeline"] + slow,
                   "the run's own settings at 100 us", TIMELINE)
     rows = csv_of(["--series", guest, "-r", "advise", "--target=90%@15s",
@@ -517,7 +519,7 @@ def floor_held(guest):
     """At 2 us a page, 90% within a minute, at most 5%: the advisor reaches
     it at the longest target scan time tried, 60 s, with nothing longer
     tried; its own replay at 2 us says when and at what CPU; above 5%."""
-    fast = ["--page-cost=2us", "--revisit-cost=2us"]
+    fast = ["--page-cost=2us", "--revisit-cost=2us", "--wake-cost=0"]
     rows = csv_of(["--series", guest, "-r", "advise", "--target=90%@1m",
                    "--max-cpu=5"] + fast, "advise at 2 us", ADVISE)
     base = csv_of(["--series", guest, "-r", "timeline"] + fast,
@@ -668,7 +670,7 @@ def one_cpu_model():
     peak() above); the advise row's mean is its setting's own timeline's at
     the end of the first scan that begins at or after the target time."""
     guest = fixture("guest-b.elf.zst")
-    cost = ["--page-cost=2us", "--revisit-cost=2us"]
+    cost = ["--page-cost=2us", "--revisit-cost=2us", "--wake-cost=0"]
     tl = csv_of(["--series", guest, "-r", "timeline"] + cost, "timeline",
                 TIMELINE)
     pol = csv_of(["--series", guest, "-r", "policies"] + cost, "policies", POLICIES)

@@ -221,6 +221,51 @@ static void test_batches(void)
 }
 
 /*
+ * ksmd's CPU per wake-up (wake_seconds), by hand: the six pages above at 4
+ * a batch, every 20 ms (HZ 0), 3 scans of 2 wake-ups each ending at 0.02,
+ * 0.06 and 0.10 s. Every visit costs 1 us (18 in all, the merges free),
+ * each wake-up 50 us (6): 18 + 300 = 318 us over 0.10 s is 0.318%. The
+ * scan's own figure (cpu_percent): scan 1's 6 checksums of 1 us and its 2
+ * wake-ups, 106 us over 0.04 s (to the end of the sleep after its last
+ * batch), 0.265%. Without the wake-ups, 0.018% and 0.015%.
+ */
+static void test_wake_cost(void)
+{
+	static const int cells[] = { 1, 1, 1, 2, 2, 3 };
+	struct fix f;
+	struct replay_params p = params(4, 20, 3);
+	struct timeline_row *rows;
+	struct replay_figures fig;
+	size_t n;
+
+	fix_build(&f, 6, 1, cells);
+	p.page_seconds = p.revisit_seconds = 1e-6;
+	p.ns_per_page = 1000;
+	p.wake_seconds = 50e-6;
+	n = run(&f.sr, &p, &rows);
+	check(n == 3 && rows[0].wakeups == 2 && rows[1].wakeups == 2 &&
+	      rows[2].wakeups == 2 && fabs(rows[2].seconds - 0.10) < 1e-12,
+	      "wake cost: 3 scans of 2 wake-ups, the last ending at 0.10 s");
+	if (n != 3) {
+		free(rows);
+		return;
+	}
+	fig = replay_figures(rows, n, 1, p.wake_seconds);
+	check(fabs(fig.cpu_mean - 0.318) < 1e-9,
+	      "wake cost: 18 visits of 1 us and 6 wake-ups of 50 us over 0.10 s: 0.318%");
+	check(fabs(rows[0].cpu_percent - 0.265) < 1e-9,
+	      "wake cost: scan 1's 6 checksums and 2 wake-ups over 0.04 s: 0.265%");
+	fig = replay_figures(rows, n, 1, 0);
+	check(fabs(fig.cpu_mean - 0.018) < 1e-9, "no wake cost: 18 us over 0.10 s");
+	free(rows);
+	p.wake_seconds = 0;
+	n = run(&f.sr, &p, &rows);
+	check(n == 3 && fabs(rows[0].cpu_percent - 0.015) < 1e-9,
+	      "no wake cost: scan 1's 6 us over 0.04 s, 0.015%");
+	free(rows);
+}
+
+/*
  * A page written between scans. Addresses 0 and 1 hold content 1
  * throughout; address 2 holds 5, 6, 7 in three snapshots (taken at 0,
  * 0.01 and 0.03 s; ksmd scans at 0, 0.02, 0.04): its checksum never
@@ -533,6 +578,7 @@ static void test_pace(void)
 	base.page_seconds = 2e-5;
 	base.revisit_seconds = 5e-6;
 	base.merge_seconds = 1e-6;
+	base.wake_seconds = 3e-5;
 	base.ksm.smart_scan = 1;
 	log = pace_open(&f.sr, &base);
 	for (uint64_t pts = 1; pts <= 70; pts += 3)
@@ -796,6 +842,7 @@ int main(void)
 	unsetenv("KSMSCAN_SLOW_REPLAY");
 	test_merge();
 	test_batches();
+	test_wake_cost();
 	test_volatile();
 	test_cow();
 	test_chains();

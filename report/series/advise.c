@@ -353,7 +353,8 @@ static void sentences(const struct advise *v, const struct writer *w)
 		 "replay of the run's own settings ends at (%llu pages) within "
 		 "%g s, at most %g%% of a CPU for ksmd on average over that time "
 		 "and one full scan after it (its pages visited at --page-cost, "
-		 "KSM pages revisited at --revisit-cost).",
+		 "KSM pages revisited at --revisit-cost, each wake-up at "
+		 "--wake-cost).",
 		 v->name, 100 * v->target.fraction,
 		 (unsigned long long)v->reference, v->target.seconds,
 		 v->target.max_cpu);

@@ -63,7 +63,8 @@ static void policies_series(struct sink *sk, const struct series_result *r)
 		const struct policy_run *u = &r->runs[k];
 
 		p->lines[k] = (struct policy_line){
-			u->policy, replay_figures(u->rows, u->nrows, u->settled),
+			u->policy, replay_figures(u->rows, u->nrows, u->settled,
+						   r->params->wake_seconds),
 			u->nrows, u->rows[u->nrows - 1].seconds, u->settled,
 		};
 	}

@@ -284,7 +284,7 @@ static void timeline_print(struct sink *sk)
 	size_t picked = people ? people_pick(t, pick) : t->nrows;
 
 	struct column cols[NCOLS + TUNER_COLUMNS_MAX];
-	struct ksmd_cpu cpu = { 0 };
+	struct ksmd_cpu cpu = { .wake_seconds = t->params.wake_seconds };
 
 	w->begin(w, "timeline", cols, columns(t, cols), 0);
 	for (size_t i = 0; i < t->nrows; i++) {
