@@ -67,7 +67,10 @@ void params_report(const struct report_setup *rs)
 		COL("revisit_cost_seconds"),
 		/* ... and more per page it merges */
 		COL("merge_cost_seconds"),
-		/* a live series: the kernel's full_scans as it began */
+		/* ksmd's time per wake-up, besides its pages' */
+		COL("wake_cost_seconds"),
+		/* a live series: the kernel's full_scans as it began (last:
+		 * left out for files) */
 		COL("ksm_full_scans"),
 	};
 	const struct series_params none = { 0 };
@@ -104,6 +107,7 @@ void params_report(const struct report_setup *rs)
 	}, tails[] = {
 		cell_real(sp->revisit_seconds, -1),
 		cell_real(sp->merge_seconds, -1),
+		cell_real(sp->wake_seconds, -1),
 		cell_int(sp->ksm_full_scans),
 	};
 	enum { NHEAD = sizeof(head) / sizeof(head[0]),

@@ -134,6 +134,7 @@ static void put_host(struct out *o, const struct record *r)
 	put_f64(o, r->page_seconds);
 	put_f64(o, r->revisit_seconds);
 	put_f64(o, r->merge_seconds);
+	put_f64(o, r->wake_seconds);
 	put_f64(o, r->ns_per_page);
 	put_f64(o, r->ns_per_byte);
 	put_f64(o, r->hash_seconds);
@@ -546,6 +547,7 @@ static void get_host(struct in *i, struct record *r)
 	r->page_seconds = get_f64(i);
 	r->revisit_seconds = get_f64(i);
 	r->merge_seconds = get_f64(i);
+	r->wake_seconds = get_f64(i);
 	r->ns_per_page = get_f64(i);
 	r->ns_per_byte = get_f64(i);
 	r->hash_seconds = get_f64(i);
@@ -563,7 +565,8 @@ static void get_host(struct in *i, struct record *r)
 	/* the options' ranges, and what a live host measures */
 	if (r->hz > 100000 || !(r->interval > 0 && r->interval < 1e9) ||
 	    !(r->page_seconds <= 1) || !(r->revisit_seconds <= 1) ||
-	    !(r->merge_seconds <= 1) || !(r->ns_per_page <= 1e9) ||
+	    !(r->merge_seconds <= 1) || !(r->wake_seconds <= 1) ||
+	    !finite_nonneg(r->wake_seconds) || !(r->ns_per_page <= 1e9) ||
 	    !(r->ns_per_byte <= 1e6) || !(r->ksmd_cpu <= 1e12) ||
 	    !finite_nonneg(r->page_seconds) || !finite_nonneg(r->revisit_seconds) ||
 	    !finite_nonneg(r->merge_seconds) || !finite_nonneg(r->ns_per_page) ||

@@ -44,6 +44,7 @@ struct record {
 	char kernel[65];		/* uname -r */
 	struct ksm_params ksm;		/* the settings the run replayed */
 	double interval, page_seconds, revisit_seconds, merge_seconds;
+	double wake_seconds;		/* ksmd's time per wake-up */
 	double ns_per_page, ns_per_byte;	/* as the replay charged them */
 	double hash_seconds;		/* the checksum's time, all snapshots */
 	uint64_t hashed;		/* ... its pages */

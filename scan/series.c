@@ -1298,6 +1298,7 @@ static void record_host(const struct collect *c, const struct replay_params *rp,
 	rec->page_seconds = c->sp->page_seconds;
 	rec->revisit_seconds = c->sp->revisit_seconds;
 	rec->merge_seconds = c->sp->merge_seconds;
+	rec->wake_seconds = c->sp->wake_seconds;
 	rec->ns_per_page = rp->ns_per_page;
 	rec->ns_per_byte = rp->ns_per_byte;
 	rec->hash_seconds = c->hash_seconds;
@@ -1631,6 +1632,7 @@ static void record_params(struct series_params *sp, const struct record *rec)
 	rsp.page_seconds = rec->page_seconds;
 	rsp.revisit_seconds = rec->revisit_seconds;
 	rsp.merge_seconds = rec->merge_seconds;
+	rsp.wake_seconds = rec->wake_seconds;
 	rsp.ksm_full_scans = rec->ksm_full_scans;
 	rsp.record = NULL;
 	if (rec->host_total_kb)

@@ -258,7 +258,7 @@ def contents_of(b):
     for _ in range(nprocs):
         r.raw(8), r.str()
     r.var(), r.var(), r.var(), r.str(), r.raw(r.var())      # hz cpus mem kernel ksm
-    r.raw(7 * 8), r.var()
+    r.raw(8 * 8), r.var()                                  # interval, costs, hashed
     r.raw(8 * r.var())                                      # late
     r.raw(8), r.var(), r.var(), r.var()
     n = r.var()
