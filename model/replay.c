@@ -264,13 +264,13 @@ static uint32_t unstable_search_insert(struct replay *r, uint32_t i)
 		cur = u->l.child[c >= 0];
 	}
 	cur = rb_insert(&t->unstable, parent, c >= 0);
-	u = unode(t, cur);	/* (its page is there, not the zero page) */
+	u = unode(t, cur);
 	u->addr = i;
-	u->id = id;
-	u->head = x;
 	t->s[i].unstable = 1;
 	t->s[i].unode = cur;
 	r->count.unshared += SERIES_WEIGHT(r->sr, t->s[i].heavy);
+	/* (a split may have just mapped the zero page there) */
+	replay_unstable_seen(r, i);
 	return NO_ID;
 }
 
