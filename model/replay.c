@@ -131,8 +131,10 @@ static uint32_t stable_walk(struct replay *r, uint32_t id, uint32_t *parent,
 	*dir = 0;
 	while (cur != NO_ID) {
 		const struct stable_node *n = snode(&r->tree, cur);
+		uint32_t b = r->plain ? ch[cur].id : n->id;
 		/* A chain with no KSM page left is stale: the kernel prunes it. */
-		int c = content_cmp(r, id, x, n->id, n->head, ch[cur].live != 0);
+		int c = content_cmp(r, id, x, b, r->plain ? r->sr->head[b] :
+				    n->head, ch[cur].live != 0);
 
 		if (c == 0)
 			return cur;
@@ -154,7 +156,7 @@ static uint32_t stable_search(struct replay *r, uint32_t id)
 
 	if (n == NO_ID)
 		return NO_ID;
-	if (r->tree.c[n].best != CHAIN_ASK)
+	if (r->tree.c[n].best != CHAIN_ASK && !r->plain)
 		return r->tree.c[n].best;
 	for (uint32_t k = r->tree.c[n].first; k != NO_ID; k = dups[k].next) {
 		const struct dup *d = &dups[k];
@@ -239,6 +241,25 @@ static void dup_append(struct replay *r, struct rmap *s, uint32_t k)
 	s->dup = s->map = k;
 }
 
+/* What unstable node @u compares: its content now (NO_ID: a search
+ * stops there) and in @head its first 8 bytes; read from the page with
+ * KSMSCAN_SLOW_REPLAY, else from the node. */
+static uint32_t unode_page(const struct replay *r,
+			   const struct unstable_node *u, uint64_t *head)
+{
+	const struct rmap *s;
+	uint32_t id;
+
+	if (!r->plain) {
+		*head = u->head;
+		return u->id;
+	}
+	s = &r->tree.s[u->addr];
+	id = s->id == NO_ID || s->zero ? NO_ID : s->id;
+	*head = id != NO_ID ? r->sr->head[id] : 0;
+	return id;
+}
+
 /*
  * unstable_tree_search_insert(): the address of an equal page in this scan's
  * unstable tree, or NO_ID after inserting address @i (or, as the kernel does when
@@ -253,11 +274,14 @@ static uint32_t unstable_search_insert(struct replay *r, uint32_t i)
 	int c = 0;
 
 	while (cur != NO_ID) {
+		uint64_t y;
+		uint32_t b;
+
 		u = unode(t, cur);
-		if (u->id == NO_ID)
+		if ((b = unode_page(r, u, &y)) == NO_ID)
 			return NO_ID;	/* get_mergeable_page() found none */
 		/* a dead node only routes: the kernel compares no page there */
-		c = content_cmp(r, id, x, u->id, u->head, !u->l.mark);
+		c = content_cmp(r, id, x, b, y, !u->l.mark);
 		if (c == 0 && !u->l.mark)
 			return u->addr;
 		parent = cur;
@@ -519,6 +543,7 @@ struct replay *replay_open(const struct series *sr,
 
 	r->sr = sr;
 	r->p = p;
+	r->plain = getenv("KSMSCAN_SLOW_REPLAY") != NULL;
 	replay_policy_open(r);
 	r->tree.s = xcalloc(sr->naddr ? sr->naddr : 1, sizeof(*r->tree.s));
 	for (size_t i = 0; i < sr->naddr; i++)

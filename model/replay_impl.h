@@ -343,6 +343,10 @@ struct replay {
 	struct replay_visits *log;	/* the scan's visits, or NULL */
 	size_t settling;	/* scans after the series' time */
 	int cut;		/* stopped at a limit */
+	int plain;		/* KSMSCAN_SLOW_REPLAY (the tests' oracle):
+				 * the searches read the pages and walk the
+				 * chains, not what the nodes and chains
+				 * keep of them */
 };
 
 /* replay.c: ksmd's core. */
