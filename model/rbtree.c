@@ -7,7 +7,12 @@
 
 void rb_init(struct rb_tree *t)
 {
-	*t = (struct rb_tree){ .root = NO_ID };
+	rb_init_nodes(t, sizeof(struct rb_link));
+}
+
+void rb_init_nodes(struct rb_tree *t, size_t size)
+{
+	*t = (struct rb_tree){ .size = size, .root = NO_ID };
 }
 
 /*
@@ -16,47 +21,49 @@ void rb_init(struct rb_tree *t)
  */
 static void rotate(struct rb_tree *t, uint32_t x, int d)
 {
-	struct rb_link *n = t->l;
-	uint32_t y = n[x].child[!d];
+	struct rb_link *nx = rb_at(t, x), *ny = rb_at(t, nx->child[!d]);
+	uint32_t y = nx->child[!d];
 
-	n[x].child[!d] = n[y].child[d];
-	if (n[y].child[d] != NO_ID)
-		n[n[y].child[d]].parent = x;
-	n[y].parent = n[x].parent;
-	if (n[x].parent == NO_ID)
+	nx->child[!d] = ny->child[d];
+	if (ny->child[d] != NO_ID)
+		rb_at(t, ny->child[d])->parent = x;
+	ny->parent = nx->parent;
+	if (nx->parent == NO_ID) {
 		t->root = y;
-	else
-		n[n[x].parent].child[n[n[x].parent].child[1] == x] = y;
-	n[y].child[d] = x;
-	n[x].parent = y;
+	} else {
+		struct rb_link *np = rb_at(t, nx->parent);
+
+		np->child[np->child[1] == x] = y;
+	}
+	ny->child[d] = x;
+	nx->parent = y;
 }
 
 /* Restore the red-black properties after inserting red node z. */
 static void insert_fixup(struct rb_tree *t, uint32_t z)
 {
-	struct rb_link *n = t->l;
+	while (rb_at(t, z)->parent != NO_ID &&
+	       rb_at(t, rb_at(t, z)->parent)->red) {
+		uint32_t p = rb_at(t, z)->parent, g = rb_at(t, p)->parent;
+		int d = p == rb_at(t, g)->child[1];	/* which side of g the parent is */
+		uint32_t u = rb_at(t, g)->child[!d];	/* the uncle */
 
-	while (n[z].parent != NO_ID && n[n[z].parent].red) {
-		uint32_t p = n[z].parent, g = n[p].parent;
-		int d = p == n[g].child[1];	/* which side of g the parent is */
-		uint32_t u = n[g].child[!d];	/* the uncle */
-
-		if (u != NO_ID && n[u].red) {
-			n[p].red = n[u].red = 0;
-			n[g].red = 1;
+		if (u != NO_ID && rb_at(t, u)->red) {
+			rb_at(t, p)->red = rb_at(t, u)->red = 0;
+			rb_at(t, g)->red = 1;
 			z = g;
 			continue;
 		}
-		if (z == n[p].child[!d]) {
+		if (z == rb_at(t, p)->child[!d]) {
 			z = p;
 			rotate(t, z, d);
-			p = n[z].parent;
+			p = rb_at(t, z)->parent;
 		}
-		n[p].red = 0;
-		n[g].red = 1;
+		rb_at(t, p)->red = 0;
+		rb_at(t, g)->red = 1;
 		rotate(t, g, !d);
 	}
-	n[t->root].red = 0;
+	rb_at(t, t->root)->red = 0;
 }
 
 uint32_t rb_insert(struct rb_tree *t, uint32_t parent, int dir)
@@ -65,14 +72,14 @@ uint32_t rb_insert(struct rb_tree *t, uint32_t parent, int dir)
 
 	if (t->len == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 1024;
-		t->l = xreallocarray(t->l, t->cap, sizeof(*t->l));
+		t->mem = xreallocarray(t->mem, t->cap, t->size);
 	}
 	z = (uint32_t)t->len++;
-	t->l[z] = (struct rb_link){ { NO_ID, NO_ID }, parent, 1 };
+	*rb_at(t, z) = (struct rb_link){ { NO_ID, NO_ID }, parent, 1, 0 };
 	if (parent == NO_ID)
 		t->root = z;
 	else
-		t->l[parent].child[dir] = z;
+		rb_at(t, parent)->child[dir] = z;
 	insert_fixup(t, z);
 	return z;
 }
@@ -85,6 +92,6 @@ void rb_clear(struct rb_tree *t)
 
 void rb_free(struct rb_tree *t)
 {
-	free(t->l);
-	rb_init(t);
+	free(t->mem);
+	rb_init_nodes(t, t->size);
 }

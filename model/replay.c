@@ -50,6 +50,11 @@ static void leave_trees(struct replay *r, struct rmap *s)
 	if (s->dup != NO_ID) {
 		struct dup *d = &r->tree.d[s->dup];
 
+		/* the search's pick may change, unless another than the
+		 * pick, that could take a page, takes one less */
+		if (d->alive && (r->tree.c[d->chain].best == s->dup ||
+				 d->len >= r->p->ksm.max_page_sharing))
+			r->tree.c[d->chain].best = CHAIN_ASK;
 		/* A freed KSM page took its rmap list's counts with it. */
 		if (d->alive && --d->len)
 			r->count.sharing -= dup_weight(r, d);
@@ -64,24 +69,42 @@ static void leave_trees(struct replay *r, struct rmap *s)
 }
 
 /*
- * memcmp of two contents, counted: their first 8 bytes from the series'
- * heads (no page read), the rest from their bytes.
+ * memcmp of contents @a and @b, whose first 8 bytes (series' heads) are @x
+ * and @y: from those (no page read), else from their bytes. @counted: the
+ * kernel compares them (not so to route past a dead node or a stale
+ * chain), and the bytes it looks at are counted.
  */
-static int content_cmp(struct replay *r, uint32_t a, uint32_t b)
+static int content_cmp(struct replay *r, uint32_t a, uint64_t x, uint32_t b,
+		       uint64_t y, int counted)
 {
 	const struct series *sr = r->sr;
-	uint64_t x = sr->head[a], y = sr->head[b];
 	size_t common;
 	int c;
 
 	if (x != y) {
-		r->count.memcmp_bytes += (uint64_t)__builtin_clzll(x ^ y) / 8 + 1;
+		if (counted)
+			r->count.memcmp_bytes +=
+				(uint64_t)__builtin_clzll(x ^ y) / 8 + 1;
 		return x < y ? -1 : 1;
 	}
 	c = sr->compare(sr->ctx, a, b, &common);
 	/* memcmp looks up to and including the first difference */
-	r->count.memcmp_bytes += common < PAGE_BYTES ? common + 1 : PAGE_BYTES;
+	if (counted)
+		r->count.memcmp_bytes += common < PAGE_BYTES ? common + 1 :
+				       PAGE_BYTES;
 	return c;
+}
+
+/* Stable tree node @n. */
+static struct stable_node *snode(const struct replay_trees *t, uint32_t n)
+{
+	return (struct stable_node *)(void *)rb_at(&t->stable, n);
+}
+
+/* Unstable tree node @n. */
+static struct unstable_node *unode(const struct replay_trees *t, uint32_t n)
+{
+	return (struct unstable_node *)(void *)rb_at(&t->unstable, n);
 }
 
 int page_common(const unsigned char *a, const unsigned char *b, size_t *common)
@@ -90,17 +113,6 @@ int page_common(const unsigned char *a, const unsigned char *b, size_t *common)
 	int c = page_compare(a, b, 8, &looked);
 
 	*common = c ? (size_t)looked - 1 : PAGE_BYTES;
-	return c;
-}
-
-/* memcmp of two contents to route past a dead node: the kernel would not
- * have compared, so it is not counted. */
-static int route_cmp(struct replay *r, uint32_t a, uint32_t b)
-{
-	uint64_t counted = r->count.memcmp_bytes;
-	int c = content_cmp(r, a, b);
-
-	r->count.memcmp_bytes = counted;
 	return c;
 }
 
@@ -113,19 +125,22 @@ static uint32_t stable_walk(struct replay *r, uint32_t id, uint32_t *parent,
 {
 	const struct chain *ch = r->tree.c;
 	uint32_t cur = r->tree.stable.root;
+	uint64_t x = r->sr->head[id];
 
 	*parent = NO_ID;
 	*dir = 0;
 	while (cur != NO_ID) {
+		const struct stable_node *n = snode(&r->tree, cur);
+		uint32_t b = r->plain ? ch[cur].id : n->id;
 		/* A chain with no KSM page left is stale: the kernel prunes it. */
-		int c = ch[cur].live ? content_cmp(r, id, ch[cur].id) :
-			route_cmp(r, id, ch[cur].id);
+		int c = content_cmp(r, id, x, b, r->plain ? r->sr->head[b] :
+				    n->head, ch[cur].live != 0);
 
 		if (c == 0)
 			return cur;
 		*parent = cur;
 		*dir = c > 0;
-		cur = r->tree.stable.l[cur].child[c > 0];
+		cur = n->l.child[c > 0];
 	}
 	return NO_ID;
 }
@@ -141,6 +156,8 @@ static uint32_t stable_search(struct replay *r, uint32_t id)
 
 	if (n == NO_ID)
 		return NO_ID;
+	if (r->tree.c[n].best != CHAIN_ASK && !r->plain)
+		return r->tree.c[n].best;
 	for (uint32_t k = r->tree.c[n].first; k != NO_ID; k = dups[k].next) {
 		const struct dup *d = &dups[k];
 
@@ -148,7 +165,7 @@ static uint32_t stable_search(struct replay *r, uint32_t id)
 		    (best == NO_ID || d->len > dups[best].len))
 			best = k;
 	}
-	return best;
+	return r->tree.c[n].best = best;
 }
 
 /* stable_tree_insert(): a new KSM page of content @id, in a chain with the
@@ -162,11 +179,13 @@ static uint32_t stable_insert(struct replay *r, uint32_t id)
 
 	if (n == NO_ID) {
 		n = rb_insert(&t->stable, parent, dir);
+		snode(t, n)->id = id;
+		snode(t, n)->head = r->sr->head[id];
 		if (t->ccap < t->stable.cap) {
 			t->ccap = t->stable.cap;
 			t->c = xreallocarray(t->c, t->ccap, sizeof(*t->c));
 		}
-		t->c[n] = (struct chain){ id, NO_ID, 0 };
+		t->c[n] = (struct chain){ id, NO_ID, 0, CHAIN_ASK };
 	}
 	if (t->nd == t->dcap) {
 		t->dcap = t->dcap ? 2 * t->dcap : 1024;
@@ -175,6 +194,7 @@ static uint32_t stable_insert(struct replay *r, uint32_t id)
 	t->d[t->nd++] = (struct dup){ n, t->c[n].first, 0, 0, 1 };
 	t->c[n].first = k;
 	t->c[n].live++;
+	t->c[n].best = CHAIN_ASK;	/* (it may take pages: dup_append()) */
 	return k;
 }
 
@@ -214,7 +234,30 @@ static void dup_append(struct replay *r, struct rmap *s, uint32_t k)
 	else
 		r->count.shared += w;
 	d->mapped++;
+	/* the search's pick, fuller, stays the pick while it can take more */
+	if (r->tree.c[d->chain].best != k ||
+	    d->len >= r->p->ksm.max_page_sharing)
+		r->tree.c[d->chain].best = CHAIN_ASK;
 	s->dup = s->map = k;
+}
+
+/* What unstable node @u compares: its content now (NO_ID: a search
+ * stops there) and in @head its first 8 bytes; read from the page with
+ * KSMSCAN_SLOW_REPLAY, else from the node. */
+static uint32_t unode_page(const struct replay *r,
+			   const struct unstable_node *u, uint64_t *head)
+{
+	const struct rmap *s;
+	uint32_t id;
+
+	if (!r->plain) {
+		*head = u->head;
+		return u->id;
+	}
+	s = &r->tree.s[u->addr];
+	id = s->id == NO_ID || s->zero ? NO_ID : s->id;
+	*head = id != NO_ID ? r->sr->head[id] : 0;
+	return id;
 }
 
 /*
@@ -226,31 +269,32 @@ static uint32_t unstable_search_insert(struct replay *r, uint32_t i)
 {
 	struct replay_trees *t = &r->tree;
 	uint32_t cur = t->unstable.root, parent = NO_ID, id = t->s[i].id;
+	uint64_t x = r->sr->head[id];
+	struct unstable_node *u;
 	int c = 0;
 
 	while (cur != NO_ID) {
-		const struct rmap *u = &t->s[t->uaddr[cur]];
+		uint64_t y;
+		uint32_t b;
 
-		if (u->id == NO_ID || u->zero)
+		u = unode(t, cur);
+		if ((b = unode_page(r, u, &y)) == NO_ID)
 			return NO_ID;	/* get_mergeable_page() found none */
-		c = t->udead[cur] ? route_cmp(r, id, u->id) :
-		    content_cmp(r, id, u->id);
-		if (c == 0 && !t->udead[cur])
-			return t->uaddr[cur];
+		/* a dead node only routes: the kernel compares no page there */
+		c = content_cmp(r, id, x, b, y, !u->l.mark);
+		if (c == 0 && !u->l.mark)
+			return u->addr;
 		parent = cur;
-		cur = t->unstable.l[cur].child[c >= 0];
+		cur = u->l.child[c >= 0];
 	}
 	cur = rb_insert(&t->unstable, parent, c >= 0);
-	if (t->ucap < t->unstable.cap) {
-		t->ucap = t->unstable.cap;
-		t->uaddr = xreallocarray(t->uaddr, t->ucap, sizeof(*t->uaddr));
-		t->udead = xreallocarray(t->udead, t->ucap, sizeof(*t->udead));
-	}
-	t->uaddr[cur] = i;
-	t->udead[cur] = 0;
+	u = unode(t, cur);
+	u->addr = i;
 	t->s[i].unstable = 1;
 	t->s[i].unode = cur;
 	r->count.unshared += SERIES_WEIGHT(r->sr, t->s[i].heavy);
+	/* (a split may have just mapped the zero page there) */
+	replay_unstable_seen(r, i);
 	return NO_ID;
 }
 
@@ -287,6 +331,7 @@ static void thp_split(struct replay *r, uint32_t t, uint32_t i)
 		    s->map == NO_ID) {
 			s->zero = ZERO_SPLIT;
 			r->count.thp_zero++;
+			replay_unstable_seen(r, j);	/* a search stops there */
 		}
 	}
 }
@@ -324,7 +369,7 @@ static void merge_two(struct replay *r, uint32_t i, uint32_t j)
 	}
 	if (thp_unwhole(r, i) < 0 || thp_unwhole(r, j) < 0)
 		return;		/* break_cow() of @i if it was @j that failed */
-	t->udead[t->s[j].unode] = 1;	/* erased from the unstable tree */
+	unode(t, t->s[j].unode)->l.mark = 1;	/* erased from the unstable tree */
 	leave_trees(r, &t->s[j]);
 	k = stable_insert(r, t->s[i].id);
 	dup_append(r, &t->s[j], k);
@@ -433,7 +478,8 @@ static void step(struct replay *r, uint32_t i)
 		if (s->rmap) {
 			leave_trees(r, s);
 			*s = (struct rmap){ .id = s->id, .dup = NO_ID, .map = s->map,
-					    .zero = s->zero, .heavy = s->heavy };
+					    .zero = s->zero, .heavy = s->heavy,
+					    .unode = s->unode };	/* (its node's) */
 			r->count.rmap_items -= w;
 		}
 		return;
@@ -497,12 +543,13 @@ struct replay *replay_open(const struct series *sr,
 
 	r->sr = sr;
 	r->p = p;
+	r->plain = getenv("KSMSCAN_SLOW_REPLAY") != NULL;
 	replay_policy_open(r);
 	r->tree.s = xcalloc(sr->naddr ? sr->naddr : 1, sizeof(*r->tree.s));
 	for (size_t i = 0; i < sr->naddr; i++)
 		r->tree.s[i] = (struct rmap){ .id = NO_ID, .dup = NO_ID, .map = NO_ID };
-	rb_init(&r->tree.stable);
-	rb_init(&r->tree.unstable);
+	rb_init_nodes(&r->tree.stable, sizeof(struct stable_node));
+	rb_init_nodes(&r->tree.unstable, sizeof(struct unstable_node));
 	r->tree.whole = xcalloc(sr->nthp ? sr->nthp : 1, 1);
 	memset(r->tree.whole, 1, sr->nthp);
 	replay_snap_apply(r, 0);
@@ -519,8 +566,6 @@ void replay_close(struct replay *r)
 	free(r->tree.s);
 	free(r->tree.d);
 	free(r->tree.c);
-	free(r->tree.uaddr);
-	free(r->tree.udead);
 	free(r->tree.whole);
 	rb_free(&r->tree.stable);
 	rb_free(&r->tree.unstable);

@@ -168,6 +168,12 @@ struct replay_params {
 	double until;			/* with scans 0: end at the first full scan
 					 * at or past this time too (0: no such
 					 * end; the advice's search) */
+	int until_horizon;		/* with until: end at the full scan after
+					 * that one instead (the advice's horizon:
+					 * one whole scan past the target time),
+					 * as a replay to just past that scan's
+					 * end would; until_saving then ends it
+					 * only before until */
 	double write_rate;		/* fraction of the pages written per second
 					 * with the bytes they hold (writes the
 					 * snapshots cannot see), 0 for none */

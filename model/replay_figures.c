@@ -99,12 +99,19 @@ int replay_over(const struct series *sr, const struct replay_params *p,
 {
 	double end = (sr->at ? sr->at[sr->nsnaps - 1] :
 		      (double)(sr->nsnaps - 1) * p->interval) + p->interval;
+	int past = 0;
 
 	if (p->scans)
 		return n >= p->scans;
-	if (p->until > 0 && rows[n - 1].seconds >= p->until)
+	if (p->until > 0 && p->until_horizon) {
+		if (n >= 2 && rows[n - 2].seconds >= p->until)
+			return 1;
+		/* the scan at or past it ends as any, but not for its saving */
+		past = rows[n - 1].seconds >= p->until;
+	} else if (p->until > 0 && rows[n - 1].seconds >= p->until) {
 		return 1;
-	if (p->until_saving && rows[n - 1].pages_sharing +
+	}
+	if (p->until_saving && !past && rows[n - 1].pages_sharing +
 	    rows[n - 1].ksm_zero_pages >= p->until_saving)
 		return 1;
 	if (n >= REPLAY_SCANS_MAX ||

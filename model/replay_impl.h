@@ -189,7 +189,9 @@ struct rmap {
 	uint32_t oldsum;	/* rmap_item->oldchecksum */
 	uint32_t dup;		/* the KSM page whose rmap list holds it, or NO_ID */
 	uint32_t map;		/* the KSM page mapped here, or NO_ID */
-	uint32_t unode;		/* its unstable tree node, if inserted this scan */
+	uint32_t unode;		/* its unstable tree node, if inserted this
+				 * scan (else a node of another address, or
+				 * past the tree's end) */
 	uint8_t rmap;		/* it has an rmap_item */
 	uint8_t unstable;	/* UNSTABLE_FLAG: counted in pages_unshared */
 	uint8_t zero;		/* the zero page is mapped here: ZERO_KSM by
@@ -221,7 +223,15 @@ struct chain {
 	uint32_t id;		/* the content */
 	uint32_t first;		/* its first dup, or NO_ID */
 	uint32_t live;		/* its dups not freed */
+	uint32_t best;		/* while it holds, the dup a stable tree
+				 * search picks (NO_ID: none can take one
+				 * more page), else CHAIN_ASK: a chain of a
+				 * content with many pages holds many dups,
+				 * and a search would walk them all */
 };
+
+/* struct chain's best is not known: the next search walks the dups. */
+#define CHAIN_ASK (NO_ID - 1)
 
 /* A run of the visit log: its length and kind. */
 #define RUN_LEN(x) ((x) >> RUN_SHIFT)
@@ -232,6 +242,27 @@ struct chain {
  * scans at most once every page's age is past 8. */
 #define REPLAY_PERIOD_MAX 16
 
+/* A node of the stable tree: what a search step compares kept in the
+ * node (a content's id and first 8 bytes never change), so that a step
+ * reads one cache line; the rest of the content's node is its chain. */
+struct stable_node {
+	struct rb_link l;
+	uint32_t id;		/* the content */
+	uint64_t head;		/* series.head[id] */
+};
+
+/* A node of this scan's unstable tree: an address, and what is there now
+ * as a search compares it (kept up to date by replay_unstable_seen(); the
+ * kernel reads the page as it is at the time of the search). Its l.mark:
+ * merged since, erased by the kernel (it still routes the searches). */
+struct unstable_node {
+	struct rb_link l;
+	uint32_t addr;		/* the address it stands for */
+	uint32_t id;		/* its content now, or NO_ID: no page, or
+				 * the zero page mapped (a search stops) */
+	uint64_t head;		/* series.head[id] */
+};
+
 /* ksmd's trees (replay.c): what it knows of each address, its KSM pages,
  * the stable tree of their contents and this scan's unstable tree. */
 struct replay_trees {
@@ -240,11 +271,8 @@ struct replay_trees {
 	size_t nd, dcap;
 	struct chain *c;	/* at the stable tree's node indexes */
 	size_t ccap;
-	struct rb_tree stable, unstable;
-	uint32_t *uaddr;	/* the unstable tree's nodes: the address
-				 * each stands for */
-	uint8_t *udead;		/* ... merged since (erased by the kernel) */
-	size_t ucap;
+	struct rb_tree stable;	/* of struct stable_node */
+	struct rb_tree unstable;	/* of struct unstable_node */
 	uint8_t *whole;		/* per huge page (series' thp): not split yet */
 };
 
@@ -315,6 +343,10 @@ struct replay {
 	struct replay_visits *log;	/* the scan's visits, or NULL */
 	size_t settling;	/* scans after the series' time */
 	int cut;		/* stopped at a limit */
+	int plain;		/* KSMSCAN_SLOW_REPLAY (the tests' oracle):
+				 * the searches read the pages and walk the
+				 * chains, not what the nodes and chains
+				 * keep of them */
 };
 
 /* replay.c: ksmd's core. */
@@ -327,6 +359,15 @@ struct replay {
  * @id: the content there now, or NO_ID (no page)
  */
 void replay_written(struct replay *r, struct rmap *s, uint32_t id);
+
+/**
+ * replay_unstable_seen() - address @i's page changed (its content, or the
+ * zero page mapped there): its node in this scan's unstable tree, if it
+ * has one, now compares with what is there.
+ * @r: the replay
+ * @i: the address
+ */
+void replay_unstable_seen(struct replay *r, uint32_t i);
 
 /**
  * replay_snap_apply() - make snapshot @k the memory's content: what

@@ -27,6 +27,8 @@ static void dup_free(struct replay *r, uint32_t k)
 	d->alive = 0;
 	d->len = 0;
 	r->tree.c[d->chain].live--;
+	if (r->tree.c[d->chain].best == k)	/* (another may go freely) */
+		r->tree.c[d->chain].best = CHAIN_ASK;
 }
 
 /* A sampled series: the address's rmap_item and unstable node count at
@@ -60,6 +62,21 @@ void replay_written(struct replay *r, struct rmap *s, uint32_t id)
 	s->zero = 0;
 	reweigh(r, s, id);
 	s->id = id;
+	replay_unstable_seen(r, (uint32_t)(s - r->tree.s));
+}
+
+void replay_unstable_seen(struct replay *r, uint32_t i)
+{
+	const struct rmap *s = &r->tree.s[i];
+	struct unstable_node *u;
+
+	if (s->unode >= r->tree.unstable.len)
+		return;
+	u = (struct unstable_node *)(void *)rb_at(&r->tree.unstable, s->unode);
+	if (u->addr != i)
+		return;	/* a node of a past scan's tree: gone */
+	u->id = s->id == NO_ID || s->zero ? NO_ID : s->id;
+	u->head = u->id != NO_ID ? r->sr->head[u->id] : 0;
 }
 
 /* The change at one address: @id from now on (NO_ID: gone). */

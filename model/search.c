@@ -71,10 +71,6 @@ static size_t run(struct search *s, const struct replay_params *rp,
 	return n ? n : replay_run(s->sr, rp, rows, cut);
 }
 
-/* Past the end of the full scan that spans the target time: the replay
- * then runs one full scan more, all of it after the target. */
-#define HORIZON_PAST 1e-9
-
 /* ksmd's CPU over the horizon: every full scan of @rows, the replay to the
  * end of the first full scan that starts at or after the target time. */
 static struct ksmd_cpu horizon_cpu(const struct replay_params *rp,
@@ -119,6 +115,9 @@ static struct advice replay_to_target(struct search *se,
 	ad.pages_to_scan = rp.policy->start_pages(&rp);
 	rp.scans = 0;
 	rp.until = a->seconds;
+	/* one replay for the target and the horizon: its rows to the target
+	 * are those of a replay to the target alone */
+	rp.until_horizon = 1;
 	rp.until_saving = early ? (want > 1 ? (uint64_t)ceil(want) : 1) : 0;
 	n = run(se, &rp, &rows, &cut);
 	tick(se);
@@ -134,13 +133,8 @@ static struct advice replay_to_target(struct search *se,
 	}
 	ad.reaches = !isnan(ad.seconds_to_target);
 	ad.reached = reference ? (double)by_then / (double)reference : 0;
-	if ((!early || !ad.reaches) && n && rows[n - 1].seconds >= a->seconds) {
-		rp.until = rows[n - 1].seconds + HORIZON_PAST;
-		rp.until_saving = 0;	/* past the target, whatever it saves */
-		free(rows);
-		n = run(se, &rp, &rows, &cut);
-		cpu = horizon_cpu(&rp, rows, n);
-	}
+	if ((!early || !ad.reaches) && n && rows[n - 1].seconds >= a->seconds)
+		cpu = horizon_cpu(&rp, rows, n);	/* with the scan past the target */
 	ad.cpu_mean = ksmd_cpu_mean(&cpu);
 	ad.cpu_peak = ksmd_cpu_peak(&cpu);
 	free(rows);
