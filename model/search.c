@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../util/progress.h"
@@ -37,8 +38,10 @@ struct search {
 	const struct replay_params *base;
 	struct replay_params advisor_base;	/* base with the advisor's settings */
 	struct advice *out;
-	size_t ntasks;			/* the searches: one per sleep, then
+	size_t ntasks;			/* the rows: one per sleep, then
 					 * one per advisor_max_cpu */
+	size_t njobs;			/* two: the sleeps' searches (each
+					 * from the one before), the advisor's */
 	uint64_t cpus[ADVISE_ADVISOR_NCPUS];
 	atomic_size_t next;		/* the next search to run */
 	atomic_uint tried;		/* settings replayed so far */
@@ -46,6 +49,9 @@ struct search {
 	pthread_t drawer;
 	double start;
 };
+
+/* The advisor's ops but for paired_end() (below); set by search_settings(). */
+static struct policy_ops paired_policy;
 
 /* One more setting replayed: the progress, once the search is long. */
 static void tick(struct search *se)
@@ -57,8 +63,8 @@ static void tick(struct search *se)
 	    now_seconds() - se->start < SEARCH_QUIET_SECONDS)
 		return;
 	snprintf(text, sizeof(text), "advise: %zu of %zu searches begun, "
-		 "%u settings replayed", atomic_load(&se->next) < se->ntasks ?
-		 atomic_load(&se->next) : se->ntasks, se->ntasks, tried);
+		 "%u settings replayed", atomic_load(&se->next) < se->njobs ?
+		 atomic_load(&se->next) : se->njobs, se->njobs, tried);
 	progress_note(se->pr, text);
 }
 
@@ -99,7 +105,8 @@ static struct advice replay_to_target(struct search *se,
 	uint64_t reference = se->reference;
 	struct timeline_row *rows;
 	struct advice ad = {
-		.policy = rp.policy, .pages_to_scan = rp.ksm.pages_to_scan,
+		.policy = rp.policy == &paired_policy ? &advisor_policy :
+			  rp.policy, .pages_to_scan = rp.ksm.pages_to_scan,
 		.sleep_ms = rp.ksm.sleep_ms,
 		.seconds_to_target = NAN, .replays = 1,
 	};
@@ -196,9 +203,9 @@ static uint64_t bisect(struct search *se, const struct replay_params *base,
  * bisection of the whole range would find, for a fraction of its failing
  * replays. The one found is replayed to the target time for its figures.
  */
-static struct advice search_sleep(struct search *se,
-				  const struct replay_params *base,
-				  uint64_t sleep_ms)
+static struct advice search_sleep_cold(struct search *se,
+				       const struct replay_params *base,
+				       uint64_t sleep_ms)
 {
 	uint64_t lo = 0, hi = 1, top = se->sr->naddr + 1;
 	struct advice best = try_setting(se, base, top, sleep_ms, 1);
@@ -217,6 +224,121 @@ static struct advice search_sleep(struct search *se,
 	best.cheaper = lo;
 	best.replays = replays;
 	return best;
+}
+
+/*
+ * search_sleep_cold() from a guess: the pages a second that reach the
+ * target at one sleep nearly do at the next (the same visits, spread over
+ * other wake-ups), so @guess pages, that rate at @sleep_ms, is within a
+ * few pages of the answer. A gallop from it (1, 2, 4 pages away: down
+ * while it reaches, up while it misses, to the whole memory at most)
+ * brackets the answer; the bisection then ends where the count up from
+ * one page does, with more pages never slower, in a few replays near the
+ * answer instead of a count up and a bisection over all its bits. When
+ * even the whole memory misses, the row is that replay's, as cold.
+ */
+static struct advice search_sleep_from(struct search *se,
+				       const struct replay_params *base,
+				       uint64_t sleep_ms, uint64_t guess)
+{
+	uint64_t top = se->sr->naddr + 1, good, bad, step = 1;
+	struct advice ad = try_setting(se, base, guess, sleep_ms, 1);
+	unsigned replays = 1;
+
+	if (ad.reaches) {
+		for (good = guess, bad = 0; good > 1; step *= 2) {
+			uint64_t p = good > step ? good - step : 0;
+
+			if (!p)
+				break;	/* 0 pages: nothing, a miss */
+			replays++;
+			if (!try_setting(se, base, p, sleep_ms, 1).reaches) {
+				bad = p;
+				break;
+			}
+			good = p;
+		}
+	} else {
+		for (bad = guess;; step *= 2) {
+			good = top - bad > step ? bad + step : top;
+			replays++;
+			ad = try_setting(se, base, good, sleep_ms, 1);
+			if (ad.reaches)
+				break;
+			if (good == top) {
+				ad.replays = replays;
+				return ad;	/* nothing reaches */
+			}
+			bad = good;
+		}
+	}
+	good = bisect(se, base, try_setting, sleep_ms, good, &bad, &replays);
+	ad = try_setting(se, base, good, sleep_ms, 0);
+	ad.cheaper = bad;
+	ad.replays = replays;
+	return ad;
+}
+
+/* The fewest pages_to_scan at @sleep_ms that reach the target: from the
+ * rate found at the sleep before, @prev, if any, else counted up. */
+static struct advice search_sleep(struct search *se,
+				  const struct replay_params *base,
+				  uint64_t sleep_ms, const struct advice *prev)
+{
+	double guess;
+
+	if (!prev || !prev->reaches || !prev->sleep_ms)
+		return search_sleep_cold(se, base, sleep_ms);
+	guess = round((double)prev->pages_to_scan * (double)sleep_ms /
+		      (double)prev->sleep_ms);
+	if (guess < 1)
+		guess = 1;
+	if (guess > (double)se->sr->naddr + 1)
+		guess = (double)se->sr->naddr + 1;	/* the whole memory */
+	return search_sleep_from(se, base, sleep_ms, (uint64_t)guess);
+}
+
+/*
+ * The advisor's searches at two advisor_max_cpu are the same replays
+ * wherever the maximum never decides: advisor_max_cpu enters the advisor
+ * only as a bound on the next pages_to_scan, its state moves the same
+ * whatever the bound, so two replays whose every full scan ends with the
+ * same pages_to_scan at either maximum are one (the same visits, times and
+ * rows). The first maximum's search is replayed by this policy, the
+ * advisor itself with, at each scan's end, the other maximum's answer
+ * worked out beside it; where no scan of any of its replays tells them
+ * apart, the other's search would try the same settings, see the same
+ * and end at the same row, so it is not run.
+ */
+struct paired_params {
+	struct advisor_params knobs;	/* first: advisor_knobs() reads it */
+	uint64_t other_max_cpu;
+	atomic_int *apart;		/* set when the other would differ */
+};
+
+_Static_assert(sizeof(struct paired_params) <= TUNER_PARAMS_BYTES,
+	       "the paired advisor's settings fit a tuner's room");
+
+/* advisor_end() at the run's advisor_max_cpu, and at the other one. */
+static uint64_t paired_end(struct policy_state *st,
+			   const struct replay_params *p, double scan_seconds,
+			   double cpu_seconds, uint64_t pages_to_scan)
+{
+	struct paired_params pp;
+	struct advisor a, b;
+	uint64_t pages;
+
+	memcpy(&pp, p->tuning.bytes, sizeof(pp));
+	memcpy(&a, st->bytes, sizeof(a));
+	b = a;
+	pages = advisor_scan_end(&a, &pp.knobs, scan_seconds, cpu_seconds,
+				 pages_to_scan);
+	pp.knobs.max_cpu = pp.other_max_cpu;
+	if (advisor_scan_end(&b, &pp.knobs, scan_seconds, cpu_seconds,
+			     pages_to_scan) != pages)
+		atomic_store(pp.apart, 1);
+	memcpy(st->bytes, &a, sizeof(a));
+	return pages;
 }
 
 /* The advisor at @target s and @max_cpu %, replayed to the target time (or,
@@ -277,16 +399,50 @@ static size_t max_cpus(const struct advise_params *a, uint64_t *out)
 	return 2;
 }
 
-/* One of the searches: a sleep's, or an advisor_max_cpu's. */
+/* The advisor's rows: the first advisor_max_cpu's search, paired with the
+ * second's (paired_end()); the second's row is the first's unless some
+ * replay told them apart, then its own search. */
+static void search_advisor(struct search *se)
+{
+	struct advice *out = se->out + ADVISE_NSLEEPS;
+	size_t n = se->ntasks - ADVISE_NSLEEPS;
+	struct replay_params base = se->advisor_base;
+	struct paired_params pp;
+	atomic_int apart = 0;
+
+	if (n > 1 && !getenv("KSMSCAN_SLOW_REPLAY")) {
+		memcpy(&pp.knobs, base.tuning.bytes, sizeof(pp.knobs));
+		pp.other_max_cpu = se->cpus[1];
+		pp.apart = &apart;
+		memcpy(base.tuning.bytes, &pp, sizeof(pp));
+		base.policy = &paired_policy;
+	} else {
+		apart = 1;
+	}
+	out[0] = search_max_cpu(se, &base, se->cpus[0]);
+	for (size_t i = 1; i < n; i++) {
+		if (atomic_load(&apart) || i > 1) {
+			out[i] = search_max_cpu(se, &se->advisor_base,
+						se->cpus[i]);
+			continue;
+		}
+		out[i] = out[0];	/* the same replays: the same row */
+		out[i].advisor.max_cpu = se->cpus[i];
+	}
+}
+
+/* One of the searches: the sleeps' (shortest first, each from the one
+ * before), or the advisor's. */
 static void search_one(struct search *se, size_t k)
 {
 	static const uint64_t sleeps[ADVISE_NSLEEPS] = ADVISE_SLEEPS;
 
-	if (k < ADVISE_NSLEEPS)
-		se->out[k] = search_sleep(se, se->base, sleeps[k]);
+	if (k)
+		search_advisor(se);
 	else
-		se->out[k] = search_max_cpu(se, &se->advisor_base,
-					    se->cpus[k - ADVISE_NSLEEPS]);
+		for (size_t i = 0; i < ADVISE_NSLEEPS; i++)
+			se->out[i] = search_sleep(se, se->base, sleeps[i],
+						  i ? &se->out[i - 1] : NULL);
 }
 
 /* A thread's work: the searches not yet taken. */
@@ -295,7 +451,7 @@ static void *searcher(void *arg)
 	struct search *se = arg;
 	size_t k;
 
-	while ((k = atomic_fetch_add(&se->next, 1)) < se->ntasks)
+	while ((k = atomic_fetch_add(&se->next, 1)) < se->njobs)
 		search_one(se, k);
 	return NULL;
 }
@@ -308,7 +464,7 @@ static size_t search_threads(const struct search *se)
 
 	if (se->log || cpus < 2)
 		return 1;
-	return (size_t)cpus < se->ntasks ? (size_t)cpus : se->ntasks;
+	return (size_t)cpus < se->njobs ? (size_t)cpus : se->njobs;
 }
 
 size_t search_settings(const struct series *sr,
@@ -326,6 +482,9 @@ size_t search_settings(const struct series *sr,
 	se.advisor_base.policy = &advisor_policy;
 	se.advisor_base.tuning = tunings[policy_index(&advisor_policy)];
 	se.ntasks = ADVISE_NSLEEPS + max_cpus(a, se.cpus);
+	se.njobs = 2;
+	paired_policy = advisor_policy;
+	paired_policy.scan_end = paired_end;
 	/* the test suites' oracle: every setting replayed on its own */
 	if (!getenv("KSMSCAN_SLOW_REPLAY"))
 		se.log = pace_open(sr, base);
