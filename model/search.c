@@ -5,8 +5,9 @@
  * advisor, advisor_mode=scan-time: that is one of the policies the search
  * tries, model/advisor.c.) More pages a wake-up never makes ksmd slower,
  * so for one sleep the fixed settings that reach a target by a time are those from
- * some pages_to_scan up: a search up from one page and a bisection find it,
- * and the setting just below it is one the search tried and saw fail. The scan-time advisor the same
+ * some pages_to_scan up: a search up from one page (the first sleep) or
+ * out from the rate found at the sleep before (the others) and a bisection
+ * find it, and the setting just below it is one the search tried and saw fail. The scan-time advisor the same
  * way, over advisor_target_scan_time at one advisor_max_cpu: a longer
  * target makes it slower, so the settings that reach the target are those
  * up to some target scan time.
@@ -258,6 +259,8 @@ static struct advice search_sleep_from(struct search *se,
 			}
 			good = p;
 		}
+	} else if (guess >= top) {
+		return ad;	/* the whole memory misses: nothing reaches */
 	} else {
 		for (bad = guess;; step *= 2) {
 			good = top - bad > step ? bad + step : top;

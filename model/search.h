@@ -89,7 +89,9 @@ struct advice {
  *
  * Fixed: for each sleep, a bisection over pages_to_scan, each setting
  * replayed until the first full scan at or past the target time (or until
- * its counters settle, if sooner).
+ * its counters settle, if sooner); the first sleep's bracket counted up
+ * from one page, each next one's found next to the pages a second of the
+ * sleep before.
  *
  * The advisor, for each advisor_max_cpu: a replay at a target scan time of
  * the target's duration (whole seconds, at least 1); if that reaches the
@@ -100,9 +102,12 @@ struct advice {
  * the advisor slower and cheaper (up to its floor of 10% CPU); where the
  * replay does not follow that, the bisection still ends at a setting that
  * reaches the target next to one that does not, both replayed.
+ * The second advisor_max_cpu's row is the first's when no full scan of
+ * the first's replays would end with other pages_to_scan at the second.
  *
  * On memory that does not change, every replay is the timing of one shared
- * replay (model/pace.h); else the searches run on every CPU. The rows are
+ * replay (model/pace.h); else the two searches (the sleeps', the
+ * advisor's) run on two CPUs. The rows are
  * the same either way. With
  * KSMSCAN_SLOW_REPLAY set in the environment each setting is replayed on
  * its own, every full scan of it (the test suites compare the two).
