@@ -292,7 +292,9 @@ static struct advice search_sleep(struct search *se,
 
 	if (!prev || !prev->reaches || !prev->sleep_ms)
 		return search_sleep_cold(se, base, sleep_ms);
-	guess = round((double)prev->pages_to_scan * (double)sleep_ms /
+	/* the rate that reaches lies between one page fewer and the answer
+	 * at the sleep before: its middle */
+	guess = round(((double)prev->pages_to_scan - 0.5) * (double)sleep_ms /
 		      (double)prev->sleep_ms);
 	if (guess < 1)
 		guess = 1;
