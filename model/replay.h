@@ -40,7 +40,12 @@ struct series {
 	size_t naddr;			/* addresses present in any snapshot */
 	const uint64_t *addr;		/* naddr addresses, ascending */
 	size_t nsnaps;			/* snapshots, oldest first */
-	const struct snapshot *snaps;
+	const struct snapshot *snaps;	/* them in memory, or NULL: read
+					 * through snap() (series_snap()) */
+	/** snap() - snapshot @k of @src, valid until the second call after
+	 * this one for another snapshot (a spool on disk keeps two read). */
+	const struct snapshot *(*snap)(const void *src, size_t k);
+	const void *src;		/* for snap() */
 	const uint32_t *sum;		/* per content id: KSM's checksum of it */
 	const uint64_t *head;		/* per content id: its first 8 bytes, big
 					 * endian (most comparisons end there) */
@@ -84,6 +89,18 @@ struct series {
 					 * changed, came or went (id NO_ID);
 					 * snapshot_delta() makes one */
 };
+
+/**
+ * series_snap() - snapshot @k of @sr, from memory or through its snap():
+ * what every reader of a series' snapshots calls.
+ * @sr: the series
+ * @k: the snapshot, below sr->nsnaps
+ *
+ * Return: it; a snapshot read through snap() is valid until the second
+ * call after this one for another snapshot (of @sr or a series sharing
+ * its snap()'s source).
+ */
+const struct snapshot *series_snap(const struct series *sr, size_t k);
 
 /**
  * snapshot_delta() - a snapshot as its pages against the one before

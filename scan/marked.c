@@ -17,7 +17,7 @@
  * a delta applied to the one before it, a full snapshot in its place. */
 static void snap_in(const struct series *sr, size_t s, uint32_t *cur)
 {
-	const struct snapshot *sn = &sr->snaps[s];
+	const struct snapshot *sn = series_snap(sr, s);
 
 	if (!sr->delta)
 		memset(cur, 0xff, sr->naddr * sizeof(*cur));

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef KSMSCAN_DELTASPOOL_H
+#define KSMSCAN_DELTASPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../model/replay.h"
+
+/*
+ * The delta spool: a series' snapshots as they settle, each a zstd frame
+ * appended to an unlinked file in $TMPDIR, read back one at a time (the
+ * replay reads them in order, many times over). Not the content spool
+ * (spool.h), which keeps contents' bytes. In memory: a file offset per
+ * record and the last two records read, decoded.
+ */
+struct deltaspool {
+	int fd;				/* the file, once opened */
+	int opened;
+	uint64_t *off;			/* per record: its offset; off[n]: the end */
+	uint64_t *len;			/* ... its length decoded */
+	size_t n, cap;
+	void *zbuf;			/* a compressed record */
+	size_t zcap;
+	void *buf[2];			/* the last two records read, decoded */
+	size_t bufcap[2], bufk[2];	/* ... their capacity and number (+1; 0:
+					 * none) */
+	int last;			/* ... the slot read last */
+	struct snapshot sn[2];		/* ... as snapshots (deltaspool_snap()) */
+	void *cctx, *dctx;		/* zstd's contexts */
+	int failed;
+	char why[200];			/* why a record was refused */
+};
+
+/**
+ * deltaspool_init() - an empty delta spool (no file yet): all zero.
+ * @d: the spool
+ */
+void deltaspool_init(struct deltaspool *d);
+
+/**
+ * deltaspool_put() - append a record.
+ * @d: the spool
+ * @parts: the record's pieces, written one after the other
+ * @lens: their bytes
+ * @nparts: how many
+ *
+ * Refused when its file would leave $TMPDIR's file system less free than
+ * the content spool leaves (5% of it or 1 GiB, whichever is less).
+ *
+ * Return: its number (from 0), or -1 with d->why said (and nothing more
+ * taken from then on).
+ */
+long deltaspool_put(struct deltaspool *d, const void *const *parts,
+		    const size_t *lens, size_t nparts);
+
+/**
+ * deltaspool_get() - record @k, decoded.
+ * @d: the spool
+ * @k: its number
+ * @len: set to its bytes
+ *
+ * Return: its bytes (8-byte aligned), valid until the second call after
+ * this one for another record. A file that cannot be read back is fatal.
+ */
+const void *deltaspool_get(struct deltaspool *d, size_t k, size_t *len);
+
+/**
+ * deltaspool_put_snap() - append a snapshot (series.snaps' element).
+ * @d: the spool
+ * @sn: the snapshot
+ *
+ * Return: as deltaspool_put().
+ */
+long deltaspool_put_snap(struct deltaspool *d, const struct snapshot *sn);
+
+/**
+ * deltaspool_snap() - snapshot @k of a spool of snapshots only (series.snap).
+ * @src: the spool (struct deltaspool; its cache changes)
+ * @k: the snapshot
+ *
+ * Return: it, valid until the second call after this one.
+ */
+const struct snapshot *deltaspool_snap(const void *src, size_t k);
+
+/**
+ * deltaspool_bytes() - the spool file's bytes.
+ * @d: the spool
+ *
+ * Return: the bytes written.
+ */
+uint64_t deltaspool_bytes(const struct deltaspool *d);
+
+/**
+ * deltaspool_free() - close the spool (its file is unlinked) and free it.
+ * @d: the spool
+ */
+void deltaspool_free(struct deltaspool *d);
+
+#endif
