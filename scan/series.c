@@ -46,8 +46,11 @@
  * page measured (anonymous memory, every content distinct). Per page that
  * changes between two snapshots: its change as read (address, id; frame
  * when live), then as the replay takes it (address index, id): 16 bytes
- * measured. Nothing else grows with the number of snapshots. A series
- * stops before it needs more than the memory the machine has available.
+ * measured, held in memory only where the delta spool (deltaspool.h)
+ * cannot make its file; else on disk, and the spool's two records read
+ * back (the first snapshot's: its pages). Nothing else grows with the
+ * number of snapshots but the index's contents. A series stops before it
+ * needs more than the memory the machine has available.
  */
 #define SERIES_PAGE_BYTES 96
 #define SERIES_CHANGE_BYTES 16
@@ -335,7 +338,8 @@ static int ref_cmp(const void *a, const void *b)
 /*
  * Whether the series holds more than the memory allowed with @n pages in
  * the snapshot being read: a page of its largest snapshot costs
- * SERIES_PAGE_BYTES, a change held SERIES_CHANGE_BYTES; and addresses are
+ * SERIES_PAGE_BYTES, a change held in memory (not spooled)
+ * SERIES_CHANGE_BYTES; and addresses are
  * 32-bit indexes.
  */
 static int series_over(const struct collect *c, uint64_t n)
