@@ -352,8 +352,10 @@ static uint64_t *snap_ids(const struct series *sr, size_t k, size_t *n)
 		ids = xcalloc(sn->n + 1, sizeof(*ids));
 		for (size_t i = 0; i < sn->n; i++)
 			ids[(*n)++] = sn->id[i];
+		series_snap_done(sr, sn);
 		return ids;
 	}
+	series_snap_done(sr, sn);
 	cur = xcalloc(sr->naddr + 1, sizeof(*cur));
 	for (size_t a = 0; a < sr->naddr; a++)
 		cur[a] = NO_ID;
@@ -361,6 +363,7 @@ static uint64_t *snap_ids(const struct series *sr, size_t k, size_t *n)
 		sn = series_snap(sr, j);
 		for (size_t i = 0; i < sn->n; i++)
 			cur[sn->addr_no[i]] = sn->id[i];
+		series_snap_done(sr, sn);
 	}
 	ids = xcalloc(sr->naddr + 1, sizeof(*ids));
 	for (size_t a = 0; a < sr->naddr; a++)

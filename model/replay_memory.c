@@ -91,6 +91,9 @@ void replay_snap_apply(struct replay *r, size_t k)
 		snap_set(r, &s[b->addr_no[j]], b->id[j]);
 		j++;
 	}
+	if (a != &none)
+		series_snap_done(r->sr, a);
+	series_snap_done(r->sr, b);
 	r->clock.snap = k;
 	replay_forget_mark(r);	/* what repeated before need not now */
 }
@@ -107,6 +110,12 @@ static uint32_t snap_at(const struct snapshot *sn, size_t *j, uint32_t a)
 const struct snapshot *series_snap(const struct series *sr, size_t k)
 {
 	return sr->snaps ? &sr->snaps[k] : sr->snap(sr->src, k);
+}
+
+void series_snap_done(const struct series *sr, const struct snapshot *sn)
+{
+	if (!sr->snaps)
+		sr->snap_done(sr->src, sn);
 }
 
 void snapshot_delta(struct snapshot *sn, uint32_t *last, size_t naddr)

@@ -91,6 +91,7 @@ long deltaspool_put(struct deltaspool *d, const void *const *parts,
 		if ((d->fd = tmpfile_fd()) < 0)
 			return deltaspool_fail(d, "cannot create", errno);
 		d->opened = 1;
+		d->lock_made = !pthread_mutex_init(&d->lock, NULL);
 		d->cctx = ZSTD_createCCtx();
 		d->dctx = ZSTD_createDCtx();
 		if (!d->cctx || !d->dctx)
@@ -115,19 +116,20 @@ long deltaspool_put(struct deltaspool *d, const void *const *parts,
 	return (long)(d->n - 1);
 }
 
-/* Record @k read into cache slot @i. */
-static void deltaspool_load(struct deltaspool *d, size_t k, int i)
+/* Record @k read into @sl (d->lock held). */
+static void deltaspool_load(struct deltaspool *d, size_t k,
+			    struct deltaspool_slot *sl)
 {
 	size_t z = d->off[k + 1] - d->off[k], got;
 	ssize_t r = 0;
 
-	if (z > d->zcap) {
-		free(d->zbuf);
-		d->zbuf = xmalloc(z);
-		d->zcap = z;
+	if (z > d->rcap) {
+		free(d->rbuf);
+		d->rbuf = xmalloc(z);
+		d->rcap = z;
 	}
 	for (size_t done = 0; done < z; done += (size_t)r) {
-		r = pread(d->fd, (char *)d->zbuf + done, z - done,
+		r = pread(d->fd, (char *)d->rbuf + done, z - done,
 			  (off_t)(d->off[k] + done));
 		if (r < 0 && errno == EINTR)
 			r = 0;
@@ -137,33 +139,99 @@ static void deltaspool_load(struct deltaspool *d, size_t k, int i)
 			exit(1);
 		}
 	}
-	if (d->len[k] + 8 > d->bufcap[i]) {
-		free(d->buf[i]);
-		d->bufcap[i] = d->len[k] + 8;
-		d->buf[i] = xmalloc(d->bufcap[i]);
+	if (d->len[k] + 8 > sl->cap) {
+		free(sl->buf);
+		sl->cap = d->len[k] + 8;
+		sl->buf = xmalloc(sl->cap);
 	}
-	got = z ? ZSTD_decompressDCtx(d->dctx, d->buf[i], d->bufcap[i], d->zbuf, z)
-		: 0;
+	got = z ? ZSTD_decompressDCtx(d->dctx, sl->buf, sl->cap, d->rbuf, z) : 0;
 	if (ZSTD_isError(got) || got != d->len[k]) {
 		error("the series' snapshots on disk in $TMPDIR: cannot read "
 		      "back: %s", ZSTD_isError(got) ? ZSTD_getErrorName(got) :
 		      "short record");
 		exit(1);
 	}
-	d->bufk[i] = k + 1;
+	sl->k = k + 1;
+}
+
+/* The slot for record @k (d->lock held): the one holding it, else the
+ * one read longest ago that nobody holds, else a new one. */
+static struct deltaspool_slot *deltaspool_slot(struct deltaspool *d, size_t k)
+{
+	struct deltaspool_slot *free_sl = NULL;
+
+	for (size_t i = 0; i < d->nslots; i++) {
+		struct deltaspool_slot *sl = d->slots[i];
+
+		if (sl->k == k + 1)
+			return sl;
+		if (!sl->refs && (!free_sl || sl->used < free_sl->used))
+			free_sl = sl;
+	}
+	if (!free_sl) {
+		d->slots = xreallocarray(d->slots, d->nslots + 1, sizeof(*d->slots));
+		free_sl = d->slots[d->nslots++] = xcalloc(1, sizeof(*free_sl));
+	}
+	deltaspool_load(d, k, free_sl);
+	if (d->snaps) {
+		const uint64_t *p = free_sl->buf;
+
+		free_sl->sn = (struct snapshot){ p[0], (uint32_t *)(p + 1),
+						 (uint32_t *)(p + 1) + p[0] };
+	}
+	return free_sl;
+}
+
+/* Slot of @k, held (d->lock taken and given back). */
+static struct deltaspool_slot *deltaspool_hold(struct deltaspool *d, size_t k)
+{
+	struct deltaspool_slot *sl;
+
+	pthread_mutex_lock(&d->lock);
+	sl = deltaspool_slot(d, k);
+	sl->refs++;
+	sl->used = ++d->reads;
+	pthread_mutex_unlock(&d->lock);
+	return sl;
 }
 
 const void *deltaspool_get(struct deltaspool *d, size_t k, size_t *len)
 {
-	int i = d->bufk[0] == k + 1 ? 0 : d->bufk[1] == k + 1 ? 1 : -1;
-
-	if (i < 0) {	/* into the slot not read last */
-		i = !d->last;
-		deltaspool_load(d, k, i);
-	}
-	d->last = i;
 	*len = d->len[k];
-	return d->buf[i];
+	return deltaspool_hold(d, k)->buf;
+}
+
+/* Let go of the slot whose record is at @p or whose snapshot is @sn. Of
+ * those nobody holds, two stay decoded (the next read may be theirs: a
+ * replay begins again at the first snapshot); the others' memory goes. */
+static void deltaspool_release(struct deltaspool *d, const void *p,
+			       const struct snapshot *sn)
+{
+	size_t idle = 0;
+
+	pthread_mutex_lock(&d->lock);
+	for (size_t i = 0; i < d->nslots; i++) {
+		struct deltaspool_slot *sl = d->slots[i];
+
+		if (sl->refs && ((p && sl->buf == p) || (sn && &sl->sn == sn))) {
+			sl->refs--;
+			p = NULL, sn = NULL;
+		}
+	}
+	for (size_t i = d->nslots; i-- > 0;) {
+		struct deltaspool_slot *sl = d->slots[i];
+
+		if (!sl->refs && ++idle > 2 && sl->buf) {
+			free(sl->buf);
+			*sl = (struct deltaspool_slot){ 0 };
+		}
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+void deltaspool_done(struct deltaspool *d, const void *p)
+{
+	deltaspool_release(d, p, NULL);
 }
 
 long deltaspool_put_snap(struct deltaspool *d, const struct snapshot *sn)
@@ -173,20 +241,20 @@ long deltaspool_put_snap(struct deltaspool *d, const struct snapshot *sn)
 	size_t lens[3] = { sizeof(n), sn->n * sizeof(uint32_t),
 			   sn->n * sizeof(uint32_t) };
 
+	d->snaps = 1;
 	return deltaspool_put(d, parts, lens, 3);
 }
 
 const struct snapshot *deltaspool_snap(const void *src, size_t k)
 {
-	struct deltaspool *d = (struct deltaspool *)src;	/* its cache */
-	size_t len;
-	const uint64_t *p = deltaspool_get(d, k, &len);
-	int i = d->last;
-	uint64_t n = *p;
+	struct deltaspool *d = (struct deltaspool *)src;	/* its slots */
 
-	d->sn[i] = (struct snapshot){ n, (uint32_t *)(p + 1),
-				      (uint32_t *)(p + 1) + n };
-	return &d->sn[i];
+	return &deltaspool_hold(d, k)->sn;
+}
+
+void deltaspool_snap_done(const void *src, const struct snapshot *sn)
+{
+	deltaspool_release((struct deltaspool *)src, NULL, sn);
 }
 
 uint64_t deltaspool_bytes(const struct deltaspool *d)
@@ -200,7 +268,12 @@ void deltaspool_free(struct deltaspool *d)
 		close(d->fd);
 	ZSTD_freeCCtx(d->cctx);
 	ZSTD_freeDCtx(d->dctx);
-	free(d->off), free(d->len), free(d->zbuf);
-	free(d->buf[0]), free(d->buf[1]);
+	for (size_t i = 0; i < d->nslots; i++) {
+		free(d->slots[i]->buf);
+		free(d->slots[i]);
+	}
+	if (d->lock_made)
+		pthread_mutex_destroy(&d->lock);
+	free(d->slots), free(d->off), free(d->len), free(d->zbuf), free(d->rbuf);
 	deltaspool_init(d);
 }

@@ -2,6 +2,7 @@
 #ifndef KSMSCAN_DELTASPOOL_H
 #define KSMSCAN_DELTASPOOL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,20 +15,37 @@
  * (spool.h), which keeps contents' bytes. In memory: a file offset per
  * record and the last two records read, decoded.
  */
+/* A record read back, decoded: held while refs, then kept for a next read
+ * until its place is needed. */
+struct deltaspool_slot {
+	void *buf;
+	size_t cap;
+	size_t k;			/* the record's number + 1 (0: none) */
+	unsigned refs;			/* readers holding it */
+	uint64_t used;			/* when last read (a count) */
+	struct snapshot sn;		/* it as a snapshot (deltaspool_snap()) */
+};
+
 struct deltaspool {
 	int fd;				/* the file, once opened */
 	int opened;
 	uint64_t *off;			/* per record: its offset; off[n]: the end */
 	uint64_t *len;			/* ... its length decoded */
 	size_t n, cap;
-	void *zbuf;			/* a compressed record */
+	void *zbuf;			/* a compressed record being written */
 	size_t zcap;
-	void *buf[2];			/* the last two records read, decoded */
-	size_t bufcap[2], bufk[2];	/* ... their capacity and number (+1; 0:
-					 * none) */
-	int last;			/* ... the slot read last */
-	struct snapshot sn[2];		/* ... as snapshots (deltaspool_snap()) */
-	void *cctx, *dctx;		/* zstd's contexts */
+	void *cctx;			/* zstd's, for writing */
+	/* Reading: any thread (the advice's searches replay in several),
+	 * under the lock. */
+	pthread_mutex_t lock;
+	int lock_made;
+	struct deltaspool_slot **slots;	/* the records read back */
+	size_t nslots;
+	uint64_t reads;
+	void *rbuf;			/* a compressed record being read */
+	size_t rcap;
+	void *dctx;			/* zstd's, for reading */
+	int snaps;			/* its records are snapshots */
 	int failed;
 	char why[200];			/* why a record was refused */
 };
@@ -55,15 +73,24 @@ long deltaspool_put(struct deltaspool *d, const void *const *parts,
 		    const size_t *lens, size_t nparts);
 
 /**
- * deltaspool_get() - record @k, decoded.
+ * deltaspool_get() - record @k, decoded, held until deltaspool_done().
  * @d: the spool
  * @k: its number
  * @len: set to its bytes
  *
- * Return: its bytes (8-byte aligned), valid until the second call after
- * this one for another record. A file that cannot be read back is fatal.
+ * Safe in several threads at once. A file that cannot be read back is
+ * fatal.
+ *
+ * Return: its bytes (8-byte aligned).
  */
 const void *deltaspool_get(struct deltaspool *d, size_t k, size_t *len);
+
+/**
+ * deltaspool_done() - a record deltaspool_get() gave is no longer read.
+ * @d: the spool
+ * @p: what deltaspool_get() returned
+ */
+void deltaspool_done(struct deltaspool *d, const void *p);
 
 /**
  * deltaspool_put_snap() - append a snapshot (series.snaps' element).
@@ -75,13 +102,22 @@ const void *deltaspool_get(struct deltaspool *d, size_t k, size_t *len);
 long deltaspool_put_snap(struct deltaspool *d, const struct snapshot *sn);
 
 /**
- * deltaspool_snap() - snapshot @k of a spool of snapshots only (series.snap).
- * @src: the spool (struct deltaspool; its cache changes)
+ * deltaspool_snap() - snapshot @k of a spool of snapshots only (series.snap),
+ * held until deltaspool_snap_done().
+ * @src: the spool (struct deltaspool)
  * @k: the snapshot
  *
- * Return: it, valid until the second call after this one.
+ * Return: it.
  */
 const struct snapshot *deltaspool_snap(const void *src, size_t k);
+
+/**
+ * deltaspool_snap_done() - a snapshot deltaspool_snap() gave is no longer
+ * read (series.snap_done).
+ * @src: the spool
+ * @sn: the snapshot
+ */
+void deltaspool_snap_done(const void *src, const struct snapshot *sn);
 
 /**
  * deltaspool_bytes() - the spool file's bytes.

@@ -23,6 +23,7 @@ static void snap_in(const struct series *sr, size_t s, uint32_t *cur)
 		memset(cur, 0xff, sr->naddr * sizeof(*cur));
 	for (size_t i = 0; i < sn->n; i++)
 		cur[sn->addr_no[i]] = sn->id[i];
+	series_snap_done(sr, sn);
 }
 
 /* Whether snapshot @s keeps the page at address @a (its process's bit). */

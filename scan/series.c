@@ -467,11 +467,13 @@ static void snap_load(const struct collect *c, struct snap *s)
 	s->cid = (uint32_t *)(p + (s->cframe ? 2 : 1) * s->nc);
 }
 
-/* What snap_load() read is the spool's, not to be freed. */
-static void snap_unload(struct snap *s)
+/* What snap_load() read is the spool's: given back, not freed. */
+static void snap_unload(const struct collect *c, struct snap *s)
 {
-	if (s->spooled)
-		s->caddr = NULL, s->cid = NULL, s->cframe = NULL;
+	if (!s->spooled || !s->caddr)
+		return;
+	deltaspool_done((struct deltaspool *)&c->changes, s->caddr);
+	s->caddr = NULL, s->cid = NULL, s->cframe = NULL;
 }
 
 /*
@@ -611,7 +613,7 @@ static uint64_t *union_addresses(const struct collect *c, size_t *n)
 			else
 				m[k++] = a[i++], j++;
 		}
-		snap_unload(sn);
+		snap_unload(c, sn);
 		free(a);
 		a = m, na = k;
 	}
@@ -638,8 +640,9 @@ static void snap_apply(struct snap *s, const uint64_t *addr, uint32_t *cur,
 		if (curf)
 			curf[j] = s->cframe ? s->cframe[i] : 0;
 	}
-	if (!s->spooled)
-		free(s->caddr), free(s->cid), free(s->cframe);
+	if (s->spooled)
+		return;	/* (the spool's: snap_unload()) */
+	free(s->caddr), free(s->cid), free(s->cframe);
 	s->caddr = NULL, s->cid = NULL, s->cframe = NULL;
 	s->nc = 0;
 }
@@ -1071,7 +1074,7 @@ static void thp_build(struct collect *c, const uint64_t *addr, size_t n,
 		if (at && !key[at - addr])
 			key[at - addr] = c->thpkey[i];
 	}
-	snap_unload(s);
+	snap_unload(c, s);
 	free(c->thpkey);
 	c->thpkey = NULL;
 	c->thp = xcalloc(n ? n : 1, sizeof(*c->thp));
@@ -1182,6 +1185,7 @@ static void delta_keep(struct collect *c, struct snapshot *snaps, size_t s)
 			xcalloc(d->n + 1, sizeof(uint32_t)) };
 		memcpy(snaps[k].addr_no, d->addr_no, d->n * sizeof(uint32_t));
 		memcpy(snaps[k].id, d->id, d->n * sizeof(uint32_t));
+		deltaspool_snap_done(&c->deltas, d);
 	}
 	deltaspool_free(&c->deltas);
 	c->deltas.failed = 1;
@@ -1215,8 +1219,12 @@ static void snaps_build(struct collect *c, const struct series *sr,
 		if (snaps) {
 			snap_load(c, &c->snaps[s]);
 			snap_apply(&c->snaps[s], sr->addr, cur, curf);
+			snap_unload(c, &c->snaps[s]);
 		} else {
-			delta_apply(series_snap(sr, s), cur);
+			const struct snapshot *d = series_snap(sr, s);
+
+			delta_apply(d, cur);
+			series_snap_done(sr, d);
 		}
 		full = snap_full(cur, curf, n, &frame);
 		if (snaps)
@@ -1285,6 +1293,7 @@ static void series_build(struct collect *c, struct series *sr,
 	if (!c->deltas.failed) {	/* the replay reads them from disk */
 		sr->snaps = NULL;
 		sr->snap = deltaspool_snap;
+		sr->snap_done = deltaspool_snap_done;
 		sr->src = &c->deltas;
 	}
 	forked_contents(&c->forked, &c->sum, &c->head);
@@ -1435,6 +1444,7 @@ static void record_pages(const struct collect *c, const struct series *sr,
 		for (size_t i = 0; i < sn->n; i++)
 			if (sn->id[i] != NO_ID)
 				k->new[sn->id[i]] = 0;
+		series_snap_done(sr, sn);
 	}
 	rec->sum = xcalloc(n + 1, sizeof(*rec->sum));
 	rec->head = xcalloc(n + 1, sizeof(*rec->head));
@@ -1463,6 +1473,7 @@ static void record_pages(const struct collect *c, const struct series *sr,
 		for (size_t i = 0; i < from->n; i++)
 			to->id[i] = from->id[i] == NO_ID ? NO_ID :
 				    k->new[from->id[i]];
+		series_snap_done(sr, from);
 	}
 }
 
