@@ -257,6 +257,32 @@ void deltaspool_snap_done(const void *src, const struct snapshot *sn)
 	deltaspool_release((struct deltaspool *)src, NULL, sn);
 }
 
+int deltaspool_keep(struct deltaspool *d, struct snapshot *snaps, size_t s)
+{
+	char why[sizeof(d->why)];
+
+	if (deltaspool_put_snap(d, &snaps[s]) >= 0) {
+		free(snaps[s].addr_no), free(snaps[s].id);
+		snaps[s] = (struct snapshot){ 0, NULL, NULL };
+		return 0;
+	}
+	for (size_t k = 0; k < d->n; k++) {
+		const struct snapshot *sn = deltaspool_snap(d, k);
+
+		snaps[k] = (struct snapshot){ sn->n,
+			xcalloc(sn->n + 1, sizeof(uint32_t)),
+			xcalloc(sn->n + 1, sizeof(uint32_t)) };
+		memcpy(snaps[k].addr_no, sn->addr_no, sn->n * sizeof(uint32_t));
+		memcpy(snaps[k].id, sn->id, sn->n * sizeof(uint32_t));
+		deltaspool_snap_done(d, sn);
+	}
+	memcpy(why, d->why, sizeof(why));
+	deltaspool_free(d);
+	memcpy(d->why, why, sizeof(why));
+	d->failed = 1;
+	return -1;
+}
+
 uint64_t deltaspool_bytes(const struct deltaspool *d)
 {
 	return d->n ? d->off[d->n] : 0;

@@ -120,6 +120,18 @@ const struct snapshot *deltaspool_snap(const void *src, size_t k);
 void deltaspool_snap_done(const void *src, const struct snapshot *sn);
 
 /**
+ * deltaspool_keep() - append delta @s of @snaps and free its arrays; or,
+ * should the spool refuse it, keep it and read back into @snaps those
+ * spooled before it (the spool is then freed, and failed).
+ * @d: a spool of snapshots (0 to s - 1 of @snaps in it)
+ * @snaps: the snapshots
+ * @s: the one to append
+ *
+ * Return: 0 when it is spooled, -1 when the snapshots are in @snaps.
+ */
+int deltaspool_keep(struct deltaspool *d, struct snapshot *snaps, size_t s);
+
+/**
  * deltaspool_bytes() - the spool file's bytes.
  * @d: the spool
  *

@@ -1170,25 +1170,12 @@ static void delta_apply(const struct snapshot *d, uint32_t *cur)
  */
 static void delta_keep(struct collect *c, struct snapshot *snaps, size_t s)
 {
-	if (deltaspool_put_snap(&c->deltas, &snaps[s]) >= 0) {
-		free(snaps[s].addr_no), free(snaps[s].id);
-		snaps[s] = (struct snapshot){ 0, NULL, NULL };
-		return;
-	}
-	if (c->deltas.opened && !c->changes.failed)	/* (else said) */
-		warn("%s: the snapshots are kept in memory", c->deltas.why);
-	for (size_t k = 0; k < c->deltas.n; k++) {
-		const struct snapshot *d = deltaspool_snap(&c->deltas, k);
+	int opened = c->deltas.opened;
 
-		snaps[k] = (struct snapshot){ d->n,
-			xcalloc(d->n + 1, sizeof(uint32_t)),
-			xcalloc(d->n + 1, sizeof(uint32_t)) };
-		memcpy(snaps[k].addr_no, d->addr_no, d->n * sizeof(uint32_t));
-		memcpy(snaps[k].id, d->id, d->n * sizeof(uint32_t));
-		deltaspool_snap_done(&c->deltas, d);
-	}
-	deltaspool_free(&c->deltas);
-	c->deltas.failed = 1;
+	if (c->deltas.failed || !deltaspool_keep(&c->deltas, snaps, s))
+		return;
+	if (opened && !c->changes.failed)	/* (else said) */
+		warn("%s: the snapshots are kept in memory", c->deltas.why);
 }
 
 /*
