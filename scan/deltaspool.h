@@ -13,7 +13,7 @@
  * appended to an unlinked file in $TMPDIR, read back one at a time (the
  * replay reads them in order, many times over). Not the content spool
  * (spool.h), which keeps contents' bytes. In memory: a file offset per
- * record and the last two records read, decoded.
+ * record, the records being read, decoded, and two more read last.
  */
 /* A record read back, decoded: held while refs, then kept for a next read
  * until its place is needed. */
