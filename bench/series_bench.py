@@ -79,12 +79,33 @@ def main():
     pace()
 
 
+def spooled(pid, tmpdir):
+    """The bytes of the unlinked files process @pid holds open in @tmpdir
+    (its spools)."""
+    total = 0
+    fds = "/proc/%d/fd" % pid
+    try:
+        for fd in os.listdir(fds):
+            try:
+                if os.readlink(os.path.join(fds, fd)).startswith(tmpdir + "/"):
+                    total += os.stat(os.path.join(fds, fd)).st_size
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return total
+
+
 def peak(cmd):
-    """A command's maximum RSS (wait4's ru_maxrss) and peak anonymous RSS
+    """A command's maximum RSS (wait4's ru_maxrss), peak anonymous RSS
     (RssAnon, polled every 5 ms: without the file pages of the inputs it
-    maps), in bytes."""
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    anon = 0
+    maps) and peak bytes of its files in $TMPDIR (a directory of its own),
+    in bytes."""
+    import shutil, tempfile
+    tmpdir = tempfile.mkdtemp(prefix="ksmscan-bench-tmp-")
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env=dict(os.environ, TMPDIR=tmpdir))
+    anon = disk = 0
     while True:
         try:
             with open("/proc/%d/status" % p.pid) as f:
@@ -93,9 +114,11 @@ def peak(cmd):
                         anon = max(anon, int(line.split()[1]) * 1024)
         except OSError:
             pass
+        disk = max(disk, spooled(p.pid, tmpdir))
         pid, _, ru = os.wait4(p.pid, os.WNOHANG)
         if pid:
-            return ru.ru_maxrss * 1024, anon
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            return ru.ru_maxrss * 1024, anon, disk
         time.sleep(0.005)
 
 
@@ -105,12 +128,14 @@ def memory():
     KSMSCAN_BENCH_SERIES_PAGES sets M, 65536 by default), -r summary: the
     maximum RSS and the peak anonymous RSS, and the growth from 2 to 8 in
     bytes a page a snapshot (it was about 30 when every snapshot was kept
-    in full; now only the changes, 5% of the pages at 16 bytes)."""
+    in full; then only the changes, 5% of the pages at 16 bytes; now those
+    are on disk), and the peak bytes of the delta spool in $TMPDIR a
+    changed page."""
     m = int(os.environ.get("KSMSCAN_BENCH_SERIES_PAGES", "65536"))
     paths = snapshots(m, 8)
     print("series memory: 2 and 8 snapshots of %d pages (%d MiB), 5%% rewritten "
           "between them, -r summary" % (m, m * PAGE >> 20))
-    print("%4s %12s %12s" % ("N", "max RSS MB", "anon MB"))
+    print("%4s %12s %12s %12s" % ("N", "max RSS MB", "anon MB", "TMPDIR MB"))
     got = {}
     # a first run reads the files just written into the page cache (the
     # maximum RSS of a run over pages still being written back is not the
@@ -120,10 +145,17 @@ def memory():
     for n in (2, 8):
         got[n] = peak([KSMSCAN, "--series", "--scans=2", "--csv", "-r", "summary"]
                       + paths[:n])
-        print("%4d %12.1f %12.1f" % (n, got[n][0] / 1e6, got[n][1] / 1e6))
+        print("%4d %12.1f %12.1f %12.1f" % (n, got[n][0] / 1e6, got[n][1] / 1e6,
+                                             got[n][2] / 1e6))
     print("growth from 2 to 8: %.1f bytes a page a snapshot of maximum RSS, %.1f "
           "of anonymous memory" % tuple((got[8][i] - got[2][i]) / (6.0 * m)
                                         for i in (0, 1)))
+    # on disk: each snapshot's changes, then the replay's deltas (the first
+    # snapshot's changes are all its pages)
+    changed = m + 7 * (m // 20)
+    print("on disk in $TMPDIR (the delta spool, compressed) at its peak: %.1f "
+          "bytes a changed page (8 snapshots: %d changed pages)"
+          % (got[8][2] / changed, changed))
 
 
 def pace():

@@ -40,7 +40,14 @@ struct series {
 	size_t naddr;			/* addresses present in any snapshot */
 	const uint64_t *addr;		/* naddr addresses, ascending */
 	size_t nsnaps;			/* snapshots, oldest first */
-	const struct snapshot *snaps;
+	const struct snapshot *snaps;	/* them in memory, or NULL: read
+					 * through snap() (series_snap()) */
+	/** snap() - snapshot @k of @src, held until snap_done() (a spool
+	 * on disk: safe in several threads). */
+	const struct snapshot *(*snap)(const void *src, size_t k);
+	/** snap_done() - a snapshot snap() gave is no longer read. */
+	void (*snap_done)(const void *src, const struct snapshot *sn);
+	const void *src;		/* for snap() and snap_done() */
 	const uint32_t *sum;		/* per content id: KSM's checksum of it */
 	const uint64_t *head;		/* per content id: its first 8 bytes, big
 					 * endian (most comparisons end there) */
@@ -84,6 +91,23 @@ struct series {
 					 * changed, came or went (id NO_ID);
 					 * snapshot_delta() makes one */
 };
+
+/**
+ * series_snap() - snapshot @k of @sr, from memory or through its snap():
+ * what every reader of a series' snapshots calls, then series_snap_done().
+ * @sr: the series
+ * @k: the snapshot, below sr->nsnaps
+ *
+ * Return: it, valid until series_snap_done() (in any thread).
+ */
+const struct snapshot *series_snap(const struct series *sr, size_t k);
+
+/**
+ * series_snap_done() - a snapshot series_snap() gave is no longer read.
+ * @sr: the series
+ * @sn: the snapshot
+ */
+void series_snap_done(const struct series *sr, const struct snapshot *sn);
 
 /**
  * snapshot_delta() - a snapshot as its pages against the one before

@@ -350,7 +350,7 @@ static double most_sharing(uint64_t c, uint64_t mps)
  * delta's made from the ones before it. */
 static uint64_t *snap_ids(const struct series *sr, size_t k, size_t *n)
 {
-	const struct snapshot *sn = &sr->snaps[k];
+	const struct snapshot *sn = series_snap(sr, k);
 	uint64_t *ids;
 	uint32_t *cur;
 
@@ -359,14 +359,19 @@ static uint64_t *snap_ids(const struct series *sr, size_t k, size_t *n)
 		ids = xcalloc(sn->n + 1, sizeof(*ids));
 		for (size_t i = 0; i < sn->n; i++)
 			ids[(*n)++] = sn->id[i];
+		series_snap_done(sr, sn);
 		return ids;
 	}
+	series_snap_done(sr, sn);
 	cur = xcalloc(sr->naddr + 1, sizeof(*cur));
 	for (size_t a = 0; a < sr->naddr; a++)
 		cur[a] = NO_ID;
-	for (size_t j = 0; j <= k; j++)
-		for (size_t i = 0; i < sr->snaps[j].n; i++)
-			cur[sr->snaps[j].addr_no[i]] = sr->snaps[j].id[i];
+	for (size_t j = 0; j <= k; j++) {
+		sn = series_snap(sr, j);
+		for (size_t i = 0; i < sn->n; i++)
+			cur[sn->addr_no[i]] = sn->id[i];
+		series_snap_done(sr, sn);
+	}
 	ids = xcalloc(sr->naddr + 1, sizeof(*ids));
 	for (size_t a = 0; a < sr->naddr; a++)
 		if (cur[a] != NO_ID)

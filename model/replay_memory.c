@@ -91,8 +91,9 @@ static void snap_set(struct replay *r, struct rmap *s, uint32_t id)
 void replay_snap_apply(struct replay *r, size_t k)
 {
 	static const struct snapshot none = { 0, NULL, NULL };
-	const struct snapshot *a = k && !r->sr->delta ? &r->sr->snaps[k - 1] : &none;
-	const struct snapshot *b = &r->sr->snaps[k];
+	const struct snapshot *a = k && !r->sr->delta ?
+				   series_snap(r->sr, k - 1) : &none;
+	const struct snapshot *b = series_snap(r->sr, k);
 	struct rmap *s = r->tree.s;
 	size_t i = 0, j = 0;
 
@@ -107,6 +108,9 @@ void replay_snap_apply(struct replay *r, size_t k)
 		snap_set(r, &s[b->addr_no[j]], b->id[j]);
 		j++;
 	}
+	if (a != &none)
+		series_snap_done(r->sr, a);
+	series_snap_done(r->sr, b);
 	r->clock.snap = k;
 	replay_forget_mark(r);	/* what repeated before need not now */
 }
@@ -118,6 +122,17 @@ static uint32_t snap_at(const struct snapshot *sn, size_t *j, uint32_t a)
 	if (*j < sn->n && sn->addr_no[*j] == a)
 		return sn->id[(*j)++];
 	return NO_ID;
+}
+
+const struct snapshot *series_snap(const struct series *sr, size_t k)
+{
+	return sr->snaps ? &sr->snaps[k] : sr->snap(sr->src, k);
+}
+
+void series_snap_done(const struct series *sr, const struct snapshot *sn)
+{
+	if (!sr->snaps)
+		sr->snap_done(sr->src, sn);
 }
 
 void snapshot_delta(struct snapshot *sn, uint32_t *last, size_t naddr)

@@ -5,24 +5,27 @@
  * from the union the replay walks (an address no snapshot has would still
  * be a step of its walk). A series of deltas (series.delta) gives one:
  * each snapshot is made whole, restricted, and made a delta again (which
- * processes are kept may change from one snapshot to the next).
+ * processes are kept may change from one snapshot to the next); of a
+ * series on disk (the delta spool), kept on disk too.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../util/util.h"
+#include "deltaspool.h"
 #include "marked.h"
 
 /* Snapshot @s of @sr into @cur (per address its content, NO_ID: none):
  * a delta applied to the one before it, a full snapshot in its place. */
 static void snap_in(const struct series *sr, size_t s, uint32_t *cur)
 {
-	const struct snapshot *sn = &sr->snaps[s];
+	const struct snapshot *sn = series_snap(sr, s);
 
 	if (!sr->delta)
 		memset(cur, 0xff, sr->naddr * sizeof(*cur));
 	for (size_t i = 0; i < sn->n; i++)
 		cur[sn->addr_no[i]] = sn->id[i];
+	series_snap_done(sr, sn);
 }
 
 /* Whether snapshot @s keeps the page at address @a (its process's bit). */
@@ -60,6 +63,7 @@ void series_marked(const struct series *sr, const uint64_t *keep,
 	uint32_t *renum = xcalloc(sr->naddr + 1, sizeof(*renum));
 	uint32_t *cur = xmalloc(bytes), *last;
 	uint64_t *addr = xcalloc(sr->naddr + 1, sizeof(*addr));
+	struct deltaspool *ds;
 
 	/* first mark the addresses some kept page has (renum: 1 + new) */
 	memset(cur, 0xff, bytes);
@@ -77,16 +81,28 @@ void series_marked(const struct series *sr, const uint64_t *keep,
 	last = xmalloc((n + 1) * sizeof(*last));
 	memset(last, 0xff, (n + 1) * sizeof(*last));
 	memset(cur, 0xff, bytes);
+	/* a series on disk: its restriction too */
+	ds = !sr->snaps && sr->delta ? xcalloc(1, sizeof(*ds)) : NULL;
 	for (size_t s = 0; s < sr->nsnaps; s++) {
 		snap_in(sr, s, cur);
 		snaps[s] = kept_snap(sr, keep, shift, s, cur, renum);
 		if (sr->delta)
 			snapshot_delta(&snaps[s], last, n);
+		if (ds && !ds->failed)
+			deltaspool_keep(ds, snaps, s);
 	}
 	*out = *sr;
 	out->naddr = n;
 	out->addr = addr;
 	out->snaps = snaps;
+	if (ds && !ds->failed) {
+		out->snaps = NULL;
+		out->snap = deltaspool_snap;
+		out->snap_done = deltaspool_snap_done;
+		out->src = ds;
+	} else {
+		free(ds);
+	}
 	free(renum);
 	free(cur);
 	free(last);
@@ -97,6 +113,10 @@ void series_marked_free(struct series *out, struct snapshot *snaps)
 	for (size_t s = 0; s < out->nsnaps; s++) {
 		free(snaps[s].addr_no);
 		free(snaps[s].id);
+	}
+	if (!out->snaps) {	/* series_marked()'s spool */
+		deltaspool_free((struct deltaspool *)out->src);
+		free((void *)out->src);
 	}
 	free((void *)out->addr);
 	out->addr = NULL;

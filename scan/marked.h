@@ -23,7 +23,9 @@
  * @keep: per snapshot of @sr, a bit per process kept
  * @shift: where a page's address holds its process's number
  * @out: set to the restricted series, sharing @sr's contents
- * @snaps: @sr->nsnaps snapshots, filled (free with series_marked_free())
+ * @snaps: @sr->nsnaps snapshots, filled; of a series read through its
+ *	snap() (on disk), left empty: @out reads its own spool (free with
+ *	series_marked_free())
  */
 void series_marked(const struct series *sr, const uint64_t *keep,
 		   unsigned shift, struct series *out, struct snapshot *snaps);

@@ -30,6 +30,7 @@
 #include "../util/util.h"
 #include "forked.h"
 #include "frames.h"
+#include "deltaspool.h"
 #include "index.h"
 #include "marked.h"
 #include "record.h"
@@ -45,8 +46,11 @@
  * page measured (anonymous memory, every content distinct). Per page that
  * changes between two snapshots: its change as read (address, id; frame
  * when live), then as the replay takes it (address index, id): 16 bytes
- * measured. Nothing else grows with the number of snapshots. A series
- * stops before it needs more than the memory the machine has available.
+ * measured, held in memory only where the delta spool (deltaspool.h)
+ * cannot make its file; else on disk, and the spool's two records read
+ * back (the first snapshot's: its pages). Nothing else grows with the
+ * number of snapshots but the index's contents. A series stops before it
+ * needs more than the memory the machine has available.
  */
 #define SERIES_PAGE_BYTES 96
 #define SERIES_CHANGE_BYTES 16
@@ -80,6 +84,8 @@ struct snap {
 	uint32_t *cid;		/* ... the content now (NO_ID: gone) */
 	uint64_t *cframe;	/* ... the frame now (live; NULL for files) */
 	size_t nc;
+	long spooled;		/* its changes' record in the collector's
+				 * spool, + 1 (0: held in memory) */
 	size_t npages;		/* its pages as the replay takes it (each
 				 * address once) */
 	uint64_t marked_in, marked_out;	/* live: its pages ksmd scans, and not */
@@ -213,7 +219,13 @@ struct collect {
 	size_t np;
 	uint64_t *thpkey;		/* the first snapshot's huge page keys,
 					 * one per change (its pages), or NULL */
-	uint64_t changed;		/* changes held, after the first snapshot */
+	uint64_t changed;		/* changes, after the first snapshot */
+	uint64_t held;			/* ... of those held in memory (not in
+					 * the spool) */
+	struct deltaspool changes;	/* each snapshot's changes as it settles
+					 * (snap_settle()), on disk */
+	struct deltaspool deltas;	/* ... then as the replay takes them
+					 * (snaps_build()) */
 	uint64_t most;			/* the most pages a snapshot had */
 	struct volatility_row *vol;	/* per pair of snapshots */
 	int some_out;			/* live: some snapshot has pages ksmd
@@ -326,14 +338,15 @@ static int ref_cmp(const void *a, const void *b)
 /*
  * Whether the series holds more than the memory allowed with @n pages in
  * the snapshot being read: a page of its largest snapshot costs
- * SERIES_PAGE_BYTES, a change held SERIES_CHANGE_BYTES; and addresses are
+ * SERIES_PAGE_BYTES, a change held in memory (not spooled)
+ * SERIES_CHANGE_BYTES; and addresses are
  * 32-bit indexes.
  */
 static int series_over(const struct collect *c, uint64_t n)
 {
 	uint64_t most = n > c->most ? n : c->most;
 
-	return most * SERIES_PAGE_BYTES + c->changed * SERIES_CHANGE_BYTES >=
+	return most * SERIES_PAGE_BYTES + c->held * SERIES_CHANGE_BYTES >=
 	       c->budget || most + c->changed >= UINT32_MAX - 1;
 }
 
@@ -412,6 +425,58 @@ static size_t changes_walk(const struct collect *c, struct snap *s, size_t n,
 }
 
 /*
+ * Snapshot @s's changes (snap_settle()) into the spool, out of memory: a
+ * long series holds on disk what changes. A spool that refuses stops the
+ * series as series_over() does (the snapshot kept in memory).
+ */
+static void snap_spool(struct collect *c, struct snap *s)
+{
+	const void *parts[3] = { s->caddr, s->cframe, s->cid };
+	size_t lens[3] = { s->nc * sizeof(*s->caddr),
+			   s->cframe ? s->nc * sizeof(*s->cframe) : 0,
+			   s->nc * sizeof(*s->cid) };
+	long r = deltaspool_put(&c->changes, parts, lens, 3);
+
+	if (r < 0 && !c->changes.opened)
+		return;	/* no file in $TMPDIR: held in memory, as before */
+	if (r < 0) {
+		if (!c->sink.stop) {
+			snprintf(c->stop, sizeof(c->stop), "%s", c->changes.why);
+			c->sink.stop = c->stop;
+		}
+		return;
+	}
+	free(s->caddr), free(s->cid), free(s->cframe);
+	s->caddr = NULL, s->cid = NULL, s->cframe = NULL;
+	s->spooled = r + 1;
+}
+
+/* Snapshot @s's changes where they are read: from the spool (valid until
+ * the second load after this one), or in memory already. */
+static void snap_load(const struct collect *c, struct snap *s)
+{
+	const uint64_t *p;
+	size_t len;
+
+	if (!s->spooled)
+		return;
+	p = deltaspool_get((struct deltaspool *)&c->changes,
+			   (size_t)(s->spooled - 1), &len);
+	s->caddr = (uint64_t *)p;
+	s->cframe = len > s->nc * 12 ? (uint64_t *)p + s->nc : NULL;
+	s->cid = (uint32_t *)(p + (s->cframe ? 2 : 1) * s->nc);
+}
+
+/* What snap_load() read is the spool's: given back, not freed. */
+static void snap_unload(const struct collect *c, struct snap *s)
+{
+	if (!s->spooled || !s->caddr)
+		return;
+	deltaspool_done((struct deltaspool *)&c->changes, s->caddr);
+	s->caddr = NULL, s->cid = NULL, s->cframe = NULL;
+}
+
+/*
  * Snapshot @k is read: keep only its changes against the one before, and
  * its (address, content, frame) for the next one's; its page list freed.
  * What a series holds thus grows with what changes, not with snapshots.
@@ -427,6 +492,7 @@ static void snap_settle(struct collect *c, size_t k)
 	s->cid = xcalloc(s->nc + 1, sizeof(*s->cid));
 	s->cframe = live ? xcalloc(s->nc + 1, sizeof(*s->cframe)) : NULL;
 	changes_walk(c, s, n, 1);
+	snap_spool(c, s);
 	free(c->paddr), free(c->pid), free(c->pframe);
 	c->paddr = xcalloc(n + 1, sizeof(*c->paddr));
 	c->pid = xcalloc(n + 1, sizeof(*c->pid));
@@ -445,6 +511,8 @@ static void snap_settle(struct collect *c, size_t k)
 		c->most = n;
 	if (k)
 		c->changed += s->nc;
+	if (k && !s->spooled)
+		c->held += s->nc;
 }
 
 /* Settle the snapshots before @k that are not yet (they are read). */
@@ -531,9 +599,11 @@ static uint64_t *union_addresses(const struct collect *c, size_t *n)
 	size_t na = 0;
 
 	for (size_t s = 0; s < c->nsnaps; s++) {
-		const struct snap *sn = &c->snaps[s];
+		struct snap *sn = &c->snaps[s];
 		uint64_t *m = xcalloc(na + sn->nc + 1, sizeof(*m));
 		size_t i = 0, j = 0, k = 0;
+
+		snap_load(c, sn);
 
 		while (i < na || j < sn->nc) {
 			if (j == sn->nc || (i < na && a[i] < sn->caddr[j]))
@@ -543,6 +613,7 @@ static uint64_t *union_addresses(const struct collect *c, size_t *n)
 			else
 				m[k++] = a[i++], j++;
 		}
+		snap_unload(c, sn);
 		free(a);
 		a = m, na = k;
 	}
@@ -569,6 +640,8 @@ static void snap_apply(struct snap *s, const uint64_t *addr, uint32_t *cur,
 		if (curf)
 			curf[j] = s->cframe ? s->cframe[i] : 0;
 	}
+	if (s->spooled)
+		return;	/* (the spool's: snap_unload()) */
 	free(s->caddr), free(s->cid), free(s->cframe);
 	s->caddr = NULL, s->cid = NULL, s->cframe = NULL;
 	s->nc = 0;
@@ -987,11 +1060,12 @@ static size_t advise_marked(const struct collect *c, const struct series *sr,
 static void thp_build(struct collect *c, const uint64_t *addr, size_t n,
 		      struct series *sr)
 {
-	const struct snap *s = &c->snaps[0];	/* its changes: its pages */
+	struct snap *s = &c->snaps[0];	/* its changes: its pages */
 	uint64_t *key;
 
 	if (!c->thpkey || !c->nsnaps)
 		return;
+	snap_load(c, s);
 	key = xcalloc(n ? n : 1, sizeof(*key));
 	for (size_t i = 0; i < s->nc; i++) {
 		const uint64_t *at = bsearch(&s->caddr[i], addr, n, sizeof(*addr),
@@ -1000,6 +1074,7 @@ static void thp_build(struct collect *c, const uint64_t *addr, size_t n,
 		if (at && !key[at - addr])
 			key[at - addr] = c->thpkey[i];
 	}
+	snap_unload(c, s);
 	free(c->thpkey);
 	c->thpkey = NULL;
 	c->thp = xcalloc(n ? n : 1, sizeof(*c->thp));
@@ -1089,6 +1164,21 @@ static void delta_apply(const struct snapshot *d, uint32_t *cur)
 }
 
 /*
+ * Delta @s of @snaps to the spool, out of memory. Should the spool refuse
+ * now, when the changes as read did fit, the deltas stay in memory, as
+ * they did before there was a spool (those spooled already read back).
+ */
+static void delta_keep(struct collect *c, struct snapshot *snaps, size_t s)
+{
+	int opened = c->deltas.opened;
+
+	if (c->deltas.failed || !deltaspool_keep(&c->deltas, snaps, s))
+		return;
+	if (opened && !c->changes.failed)	/* (else said) */
+		warn("%s: the snapshots are kept in memory", c->deltas.why);
+}
+
+/*
  * The snapshots one after the other: each made whole from its changes,
  * finished (snap_finish()), compared with the one before, and kept as a
  * delta in @snaps (series.delta): at most two in full at a time. With
@@ -1113,10 +1203,16 @@ static void snaps_build(struct collect *c, const struct series *sr,
 		struct snapshot full;
 		uint64_t *frame;
 
-		if (snaps)
+		if (snaps) {
+			snap_load(c, &c->snaps[s]);
 			snap_apply(&c->snaps[s], sr->addr, cur, curf);
-		else
-			delta_apply(&sr->snaps[s], cur);
+			snap_unload(c, &c->snaps[s]);
+		} else {
+			const struct snapshot *d = series_snap(sr, s);
+
+			delta_apply(d, cur);
+			series_snap_done(sr, d);
+		}
 		full = snap_full(cur, curf, n, &frame);
 		if (snaps)
 			snap_finish(c, sr, s, &full, frame);
@@ -1135,6 +1231,7 @@ static void snaps_build(struct collect *c, const struct series *sr,
 		memcpy(snaps[s].addr_no, full.addr_no, full.n * sizeof(uint32_t));
 		memcpy(snaps[s].id, full.id, full.n * sizeof(uint32_t));
 		snapshot_delta(&snaps[s], last, n);
+		delta_keep(c, snaps, s);
 	}
 	free(prev.addr_no), free(prev.id);
 	free(cur), free(curf), free(last), free(count);
@@ -1179,6 +1276,13 @@ static void series_build(struct collect *c, struct series *sr,
 		     c->zero_id);
 	c->vol = xcalloc(ns ? ns : 1, sizeof(*c->vol));
 	snaps_build(c, sr, snaps);
+	deltaspool_free(&c->changes);	/* (made deltas: no longer read) */
+	if (!c->deltas.failed) {	/* the replay reads them from disk */
+		sr->snaps = NULL;
+		sr->snap = deltaspool_snap;
+		sr->snap_done = deltaspool_snap_done;
+		sr->src = &c->deltas;
+	}
 	forked_contents(&c->forked, &c->sum, &c->head);
 	sr->sum = c->sum;
 	sr->head = c->head;
@@ -1321,10 +1425,14 @@ static void record_pages(const struct collect *c, const struct series *sr,
 	k->new = xmalloc((n + 1) * sizeof(*k->new));
 	k->old = xcalloc(n + 1, sizeof(*k->old));
 	memset(k->new, 0xff, (n + 1) * sizeof(*k->new));
-	for (size_t s = 0; s < sr->nsnaps; s++)	/* (deltas: NO_ID for gone) */
-		for (size_t i = 0; i < sr->snaps[s].n; i++)
-			if (sr->snaps[s].id[i] != NO_ID)
-				k->new[sr->snaps[s].id[i]] = 0;
+	for (size_t s = 0; s < sr->nsnaps; s++) {	/* (deltas: NO_ID for gone) */
+		const struct snapshot *sn = series_snap(sr, s);
+
+		for (size_t i = 0; i < sn->n; i++)
+			if (sn->id[i] != NO_ID)
+				k->new[sn->id[i]] = 0;
+		series_snap_done(sr, sn);
+	}
 	rec->sum = xcalloc(n + 1, sizeof(*rec->sum));
 	rec->head = xcalloc(n + 1, sizeof(*rec->head));
 	for (size_t id = 0; id < n; id++)
@@ -1341,14 +1449,18 @@ static void record_pages(const struct collect *c, const struct series *sr,
 	rec->addr = (uint64_t *)sr->addr;
 	rec->snaps = xcalloc(sr->nsnaps, sizeof(*rec->snaps));
 	for (size_t s = 0; s < sr->nsnaps; s++) {
-		const struct snapshot *from = &sr->snaps[s];
+		const struct snapshot *from = series_snap(sr, s);
 		struct snapshot *to = &rec->snaps[s];
 
-		*to = (struct snapshot){ from->n, from->addr_no,
+		/* (the record is written from memory: a copy) */
+		*to = (struct snapshot){ from->n,
+					 xcalloc(from->n + 1, sizeof(uint32_t)),
 					 xcalloc(from->n + 1, sizeof(uint32_t)) };
+		memcpy(to->addr_no, from->addr_no, from->n * sizeof(uint32_t));
 		for (size_t i = 0; i < from->n; i++)
 			to->id[i] = from->id[i] == NO_ID ? NO_ID :
 				    k->new[from->id[i]];
+		series_snap_done(sr, from);
 	}
 }
 
@@ -1384,7 +1496,7 @@ static int save_record(struct collect *c, const struct series *sr,
 	record_order(&rec, kept_bytes, &k);
 	status = record_write(&rec, c->sp->record);
 	for (size_t s = 0; s < c->nsnaps; s++)
-		free(rec.snaps[s].id);
+		free(rec.snaps[s].addr_no), free(rec.snaps[s].id);
 	free(rec.snaps), free(rec.names), free(rec.pids), free(rec.sum);
 	free(rec.head), free(rec.rank), free(rec.lcp);
 	free(k.old), free(k.new);
@@ -1500,6 +1612,8 @@ static void collect_free(struct collect *c)
 		free(c->snaps[s].cframe);
 	}
 	free(c->paddr), free(c->pid), free(c->pframe);
+	deltaspool_free(&c->changes);
+	deltaspool_free(&c->deltas);
 	free(c->thpkey);
 	free(c->vol);
 	free(c->snaps);

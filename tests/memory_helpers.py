@@ -8,11 +8,12 @@ import time
 from ksmtest import KSMSCAN, PAGE, tmp
 
 
-def peak_anon_kib(args):
+def peak_anon_kib(args, stdout=subprocess.DEVNULL):
     """ksmscan's peak anonymous resident memory (RssAnon, polled every 5
     ms), in KiB, and its exit status: the memory it holds, apart from the
-    file pages it maps (the snapshots' bytes, which the kernel may drop)."""
-    p = subprocess.Popen(KSMSCAN + args, stdout=subprocess.DEVNULL,
+    file pages it maps (the snapshots' bytes, which the kernel may drop).
+    Its output goes to @stdout (a file), or nowhere."""
+    p = subprocess.Popen(KSMSCAN + args, stdout=stdout,
                          stderr=subprocess.DEVNULL)
     peak = 0
     while p.poll() is None:

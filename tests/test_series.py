@@ -20,7 +20,9 @@ against oracles written here, not taken from ksmscan.
 - The command line: defaults, errors (exit 2), a missing snapshot (exit 1).
 """
 import collections
+import csv
 import hashlib
+import io
 import json
 import os
 import random
@@ -28,7 +30,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ksmtest import (PAGE, ZERO, as_int, check, elf_pages, eq, fixture,  # noqa: E402
+from ksmtest import (KSMSCAN, PAGE, ZERO, as_int, check, elf_pages, eq, fixture,  # noqa: E402
                      ksm_group, parse_csv, proc_stat_fields, run, run_suite, test, tmp)
 from ksmtest import run_without_merge_cost as run  # noqa: E402
 import xxhash  # noqa: E402
@@ -829,6 +831,104 @@ def memory_flat_in_snapshots():
     per = (eight - two) * 1024 / (6 * n)
     check(two > 0 and per < 6, "2 to 8 snapshots: under 6 bytes a page a snapshot "
           "more (%d KiB, %d KiB: %.1f)" % (two, eight, per))
+
+
+# A process of 64 content kinds over 256 MiB of private memory, flipping
+# a word of every page between two values as fast as it can: each
+# snapshot sees a share of its pages changed (some half), no new contents
+# after the first two.
+REWRITER = """
+import mmap, sys, time
+n = int(sys.argv[1])
+m = mmap.mmap(-1, n * 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+for i in range(n):
+    m[i * 4096:i * 4096 + 8] = (i % 64 + 1).to_bytes(8, "little")
+print("ready", flush=True)
+g = 0
+while True:
+    g ^= 1
+    w = g.to_bytes(8, "little")
+    for i in range(n):
+        m[i * 4096 + 8:i * 4096 + 16] = w
+"""
+
+
+@test("series")
+def live_count_memory_flat():
+    """A live series spools each snapshot's changes as it is read: 8
+    snapshots of a process rewriting its pages hold about what 2 do. The
+    oracle is the changes the volatility report counts (changed, new and
+    gone pages) from snapshot 2 to 8: held in memory (16 bytes each, as
+    before the spool) they would grow the peak by that much; spooled, the
+    peak grows by less than a third of it (some 8 seconds)."""
+    import subprocess
+    from ksmtest import Skip
+    from memory_helpers import peak_anon_kib, release_build
+    if not release_build():
+        raise Skip("peak memory is measured on the release build (sanitizers add shadow memory)")
+    n = 65536
+    kid = subprocess.Popen([sys.executable, "-c", REWRITER, str(n)], stdout=subprocess.PIPE)
+    try:
+        kid.stdout.readline()
+        peaks, changes = [], []
+        for count in (2, 8):
+            out = tmp("live-flat-%d.csv" % count)
+            with open(out, "w") as f:
+                rc, peak = peak_anon_kib(["--series", "-p", str(kid.pid), "--interval=0.1s",
+                                          "--count=%d" % count, "--scans=2", "--csv",
+                                          "-r", "volatility"], stdout=f)
+            with open(out) as f:
+                rows = list(csv.DictReader(f))
+            os.unlink(out)
+            if rc and not rows:
+                raise Skip("cannot read the process %d" % kid.pid)
+            eq(rc, 0, "--count=%d ran" % count)
+            peaks.append(peak)
+            changes.append(sum(int(r["changed_pages"]) + int(r["new_pages"]) +
+                               int(r["gone_pages"]) for r in rows))
+    finally:
+        kid.kill()
+        kid.wait()
+    held = (changes[1] - changes[0]) * 16 / 1024
+    check(held > 1024, "the process rewrote pages: %d changes more" % (changes[1] - changes[0]))
+    check(peaks[1] - peaks[0] < held / 3,
+          "2 to 8 snapshots: peak %d -> %d KiB, under a third of the %d KiB "
+          "the changes would take in memory" % (peaks[0], peaks[1], held))
+
+
+@test("series")
+def spool_refused_past_reserve():
+    """The changes spooled in $TMPDIR keep its reserve (5% of its file
+    system or 1 GiB): on a tmpfs already below it, a series stops with one
+    line naming the reserve, the row partial and exit status 1, as a
+    series past the memory available does; $TMPDIR is left as it was."""
+    from ksmtest import tmpfs
+    import subprocess
+    pages = [bytes([i % 7]) * PAGE for i in range(512)]
+    a, b = tmp("reserve-a.raw"), tmp("reserve-b.raw")
+    with open(a, "wb") as f:
+        f.write(b"".join(pages))
+    with open(b, "wb") as f:
+        f.write(b"".join(reversed(pages)))
+    with tmpfs("8m") as d:
+        st = os.statvfs(d)
+        keep = st.f_blocks * st.f_frsize // 100 * 5
+        with open(os.path.join(d, "fill"), "wb") as f:
+            f.write(b"x" * (st.f_bavail * st.f_frsize - keep // 2))
+        p = subprocess.run(KSMSCAN + ["--series", "--csv", "-r", "summary", a, b],
+                           capture_output=True, text=True,
+                           env=dict(os.environ, TMPDIR=d))
+        eq(sorted(os.listdir(d)), ["fill"], "nothing left in $TMPDIR")
+    os.unlink(a)
+    os.unlink(b)
+    eq(p.returncode, 1, "exit status 1")
+    lines = [l for l in p.stderr.splitlines() if "not read: the run stopped" not in l]
+    eq(len(lines), 1, "one line (%r)" % p.stderr)
+    check(lines[0].startswith("ksmscan: ") and "less than 5% or 1 GiB free" in lines[0]
+          and "$TMPDIR" in lines[0], "it names $TMPDIR and the reserve", lines[0])
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    eq([r["status"] for r in rows], ["partial"], "the row partial")
+
 
 if __name__ == "__main__":
     sys.exit(run_suite("ksmscan-series-"))
