@@ -181,7 +181,9 @@ test-apps: deps ksmscan
 	./scripts/install-deps apps
 	KSMSCAN_APPS=1 KSMSCAN=./ksmscan $(PYTHON) tests/run_all.py $(APP_SUITES)
 
-check: deps build-check/ksmscan build-tsan/ksmscan $(UNITS:%=build-check/%)
+# The release build too: the suites install it (make install) and the demo
+# runs it, whichever build they test.
+check: deps ksmscan build-check/ksmscan build-tsan/ksmscan $(UNITS:%=build-check/%)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	KSMSCAN=./build-check/ksmscan KSMSCAN_UNITS="$(UNITS:%=build-check/%)" \
