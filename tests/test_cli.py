@@ -355,6 +355,22 @@ sys.stdin.readline()
 """
 
 
+def reading(pid, nbytes=16 << 20, limit=60):
+    """Wait until process @pid has read @nbytes (rchar: ksmscan reading the
+    child's memory), so that the memory goes while it is read, not before
+    its maps were (a slow build, as the sanitizers', started that late)."""
+    end = time.time() + limit
+    while time.time() < end:
+        try:
+            with open("/proc/%d/io" % pid) as f:
+                io = dict(line.split(": ") for line in f.read().splitlines())
+        except OSError:
+            return                  # done already, or io unreadable
+        if int(io["rchar"]) >= nbytes:
+            return
+        time.sleep(0.01)
+
+
 @test("pid")
 def process_unmaps_during_the_scan():
     """Memory that goes away while it is read: a warning naming the process,
@@ -365,7 +381,7 @@ def process_unmaps_during_the_scan():
         child.stdout.readline()
         scan = subprocess.Popen(KSMSCAN + ["-j1", "--csv", "-p", str(child.pid)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(0.05)
+        reading(scan.pid)
         child.stdin.write("go\n")
         child.stdin.flush()
         child.stdout.readline()
