@@ -190,7 +190,7 @@ check: deps ksmscan build-check/ksmscan build-tsan/ksmscan $(UNITS:%=build-check
 	$(PYTHON) tests/run_all.py
 	TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
 	KSMSCAN=./build-tsan/ksmscan $(PYTHON) tests/run_all.py test_checksum_impl test_report_ \
-	    test_several_inputs test_invariance test_compress
+	    test_several_inputs test_invariance test_compress test_search
 
 # What the machine does at best (bench/floor.c), with ksmscan's own hashing.
 build/bench/floor: bench/floor.c build/hash/xxh.o build/hash/xxh3_avx2.o \
