@@ -30,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 import live  # noqa: E402
 import test_ksm_live as tk  # noqa: E402
+import advice_live  # noqa: E402
 
 PAGES = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
@@ -37,13 +38,11 @@ PTS, SLEEP = 1000, 20
 
 
 def ksmd_pid():
-    for pid in os.listdir("/proc"):
-        try:
-            if pid.isdigit() and open("/proc/%s/comm" % pid).read().strip() == "ksmd":
-                return int(pid)
-        except OSError:
-            pass
-    raise SystemExit("no ksmd thread")
+    """The ksmd thread's pid (tests/advice_live.py), or the bench ends."""
+    pid = advice_live.ksmd_pid()
+    if pid is None:
+        raise SystemExit("no ksmd thread")
+    return pid
 
 
 def ksmd_ns(pid):

@@ -194,6 +194,24 @@ static uint64_t bisect(struct search *se, const struct replay_params *base,
 }
 
 /*
+ * The row of @sleep_ms once @good pages reach the target and @bad fail
+ * (0: nothing): the bisection between them, then the setting it ends at
+ * replayed for its figures, after @replays replays so far.
+ */
+static struct advice bracketed(struct search *se, const struct replay_params *base,
+			       uint64_t sleep_ms, uint64_t good, uint64_t bad,
+			       unsigned replays)
+{
+	struct advice ad;
+
+	good = bisect(se, base, try_setting, sleep_ms, good, &bad, &replays);
+	ad = try_setting(se, base, good, sleep_ms, 0);
+	ad.cheaper = bad;
+	ad.replays = replays;
+	return ad;
+}
+
+/*
  * The fewest pages_to_scan at @sleep_ms that reach the target; the most
  * that helps is the whole memory in one wake-up. A setting that reaches
  * the target stops there, one that does not runs to the target time: it
@@ -219,12 +237,7 @@ static struct advice search_sleep_cold(struct search *se,
 		if (try_setting(se, base, hi, sleep_ms, 1).reaches)
 			break;
 	}
-	hi = bisect(se, base, try_setting, sleep_ms, hi < top ? hi : top, &lo,
-		    &replays);
-	best = try_setting(se, base, hi, sleep_ms, 0);
-	best.cheaper = lo;
-	best.replays = replays;
-	return best;
+	return bracketed(se, base, sleep_ms, hi < top ? hi : top, lo, replays);
 }
 
 /*
@@ -275,11 +288,7 @@ static struct advice search_sleep_from(struct search *se,
 			bad = good;
 		}
 	}
-	good = bisect(se, base, try_setting, sleep_ms, good, &bad, &replays);
-	ad = try_setting(se, base, good, sleep_ms, 0);
-	ad.cheaper = bad;
-	ad.replays = replays;
-	return ad;
+	return bracketed(se, base, sleep_ms, good, bad, replays);
 }
 
 /* The fewest pages_to_scan at @sleep_ms that reach the target: from the
