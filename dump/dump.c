@@ -282,6 +282,7 @@ struct dump *dump_open(const struct input *in, const struct dump_options *opt,
 	if (!in->path) {
 		/* A live process has no byte stream to probe. */
 		d->pid = in->pid;
+		d->listed = in->listed;
 		d->reader = &proc_reader;
 	} else {
 		unsigned flags = (opt->stream_only ? SOURCE_STREAM : 0) |

@@ -122,6 +122,10 @@ struct dump {
 	struct source src;
 	const struct dump_options *opt;
 	int pid;		/* the live process, or 0 */
+	int listed;		/* ... taken by -P or --all-processes: its exit
+				 * is no error, the scan counts it */
+	int exited;		/* ... it exited while it was read: figures
+				 * cover what was read (said by the scan) */
 	const struct reader *reader;
 	void *priv;		/* the reader's own state */
 	int failed;		/* a problem was reported: exit status 1 */

@@ -69,13 +69,19 @@ struct proc {
 	int res_known;		/* ... smaps was read: skip the other areas */
 };
 
-/* Open the process's maps, mem or pagemap read-only; report why not. */
+/*
+ * Open the process's maps, mem or pagemap read-only; report why not. A
+ * process -P or --all-processes listed that has exited since is no error:
+ * the scan counts it among those left out, in one line.
+ */
 static int proc_file(struct dump *d, enum proc_memory_file which)
 {
 	int fd = proc_memory_open(d->pid, which);
 	char path[64];
 
-	if (fd < 0)
+	if (fd < 0 && d->listed && proc_exited(d->pid))
+		d->failed = 1;
+	else if (fd < 0)
 		dump_fail(d, "cannot open %s: %s",
 			  proc_memory_path(d->pid, which, path, sizeof(path)),
 			  proc_why_unreadable(d->pid, errno));
@@ -261,10 +267,13 @@ static int proc_open(struct dump *d)
 	return 0;
 }
 
-/* Say once that memory went away while it was read; the scan goes on. */
+/* Say once that memory went away while it was read; the scan goes on. A
+ * listed process that exited meanwhile, the scan counts in one line. */
 static void proc_gone(struct dump *d, struct proc *p, uint64_t addr)
 {
-	if (!p->warned_gone)
+	if (!p->warned_gone && d->listed && proc_exited(d->pid))
+		d->exited = 1;
+	else if (!p->warned_gone)
 		dump_warn(d, addr, "memory changed during the scan (the process "
 			  "exited, or unmapped or remapped memory); figures cover "
 			  "what was read");

@@ -20,7 +20,9 @@
 #include "host.h"
 #include "process.h"
 
-/* PF_KTHREAD in the flags of /proc/PID/stat (include/linux/sched.h). */
+/* PF_EXITING and PF_KTHREAD in the flags of /proc/PID/stat
+ * (include/linux/sched.h). */
+#define PF_EXITING 0x00000004u
 #define PF_KTHREAD 0x00200000u
 /* CAP_SYS_PTRACE's bit in the capability sets of /proc/self/status. */
 #define CAP_SYS_PTRACE_BIT 19
@@ -150,6 +152,8 @@ const char *proc_why_unreadable(int pid, int err)
 		return "kernel thread, has no user memory";
 	if (state == 'Z' || state == 'X' || state == 'x')
 		return "zombie process, has no memory";
+	if (flags & PF_EXITING)
+		return "process exiting, its memory released";
 	if (err == EACCES || err == EPERM)
 		return proc_why_denied();
 	return strerror(err);
@@ -172,12 +176,18 @@ const char *proc_memory_path(int pid, enum proc_memory_file which, char *buf,
 	return buf;
 }
 
+/*
+ * A process that exits sets PF_EXITING first and releases its memory next,
+ * while its state still reads R or D: from then on /proc/PID/mem answers
+ * ESRCH, well before the process becomes a zombie.
+ */
 int proc_exited(int pid)
 {
 	char state;
 	unsigned long flags;
 
-	return proc_stat(pid, &state, &flags) < 0 || state == 'Z' || state == 'X';
+	return proc_stat(pid, &state, &flags) < 0 || state == 'Z' ||
+	       state == 'X' || (flags & PF_EXITING);
 }
 
 /* The first number of /proc/PID/NAME after @key ("" for the file's first). */

@@ -109,14 +109,16 @@ const char *proc_memory_path(int pid, enum proc_memory_file which, char *buf,
 			     size_t len);
 
 /**
- * proc_exited() - whether a process is gone or a zombie (no memory left).
+ * proc_exited() - whether a process is gone, a zombie or exiting (no memory
+ * left, or about to have none).
  * @pid: the process
  */
 int proc_exited(int pid);
 
 /**
  * proc_why_unreadable() - why a process's /proc files could not be opened,
- * in words: no such process, a kernel thread or a zombie (whoever asks),
+ * in words: no such process, a kernel thread, a zombie or an exiting process
+ * (whoever asks),
  * or why reading another process's memory was refused (Yama, a missing
  * CAP_SYS_PTRACE, another user).
  * @pid: the process

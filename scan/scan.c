@@ -981,7 +981,7 @@ int scan_run(const struct scan_config *cfg)
 	struct scan s = { 0 };
 	enum scope_status *st;
 	char *gone = xcalloc(cfg->ninputs ? cfg->ninputs : 1, 1);
-	size_t ngone = 0;
+	size_t ngone = 0, nexited = 0;
 	int status = 0;
 
 	st = xcalloc(cfg->ninputs, sizeof(*st));
@@ -999,6 +999,7 @@ int scan_run(const struct scan_config *cfg)
 		}
 		gone[k] = failed == INPUT_GONE;
 		ngone += gone[k];
+		nexited += !gone[k] && s.dumps[k] && s.dumps[k]->exited;
 		failed = gone[k] ? 0 : failed;
 		status |= failed;
 		st[k] = input_status(&s, k, failed);
@@ -1015,6 +1016,9 @@ int scan_run(const struct scan_config *cfg)
 	if (ngone)
 		warn("%zu of the processes listed exited before they could be "
 		     "read: left out", ngone);
+	if (nexited)
+		warn("%zu of the processes listed exited while they were read: "
+		     "their figures cover what was read", nexited);
 	if (cfg->ninputs > 1)
 		scan_scope_all(&s, st, gone);
 	free(gone);
