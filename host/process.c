@@ -427,7 +427,10 @@ static ssize_t procs_keep(const regex_t *re, int *pids, size_t n, int self,
 			return -1;
 		if (rc != 0)
 			continue;
-		if ((rc = proc_readable(pids[i])) <= 0) {
+		/* One that exits as it is listed may refuse its own user. */
+		if ((rc = proc_readable(pids[i])) == 0 && proc_exited(pids[i]))
+			rc = -1;
+		if (rc <= 0) {
 			if (rc == 0 && d->n++ == 0) {
 				d->pid = pids[i];
 				memcpy(d->comm, comm, sizeof(comm));

@@ -495,7 +495,9 @@ def processes_that_exit_while_listed_are_no_error():
     processes): before their turn, while exiting (the kernel sets
     PF_EXITING and releases the memory while the state still reads R, and
     /proc/PID/mem then answers ESRCH), or while they are read. None is an
-    error: exit 0, and only the lines that count them. A churn of children
+    error: exit 0, and no line about one process (a process that exits
+    as it is listed may refuse even its own user: not 'could not be read'
+    either), only the lines that count them. A churn of children
     of 8192 areas each, that live up to 10 ms, is read 12 times; the old
     rule (gone only when /proc/PID/stat was missing or read Z) failed half
     the runs with "cannot open /proc/PID/mem: No such process", exit 1,
@@ -504,9 +506,9 @@ def processes_that_exit_while_listed_are_no_error():
     tag = "kfx%d" % os.getpid()
     churn = subprocess.Popen([sys.executable, "-c", CHURN, tag], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)
-    allowed = re.compile(r"ksmscan: \d+ of the processes listed exited (before they could be "
-                         r"read: left out|while they were read: their figures cover what "
-                         r"was read)$")
+    counts = re.compile(r"ksmscan: \d+ of the processes listed exited (before they could be "
+                        r"read: left out|while they were read: their figures cover what "
+                        r"was read)$")
     bad, counted = [], 0
     try:
         churn.stdout.readline()
@@ -515,13 +517,15 @@ def processes_that_exit_while_listed_are_no_error():
             if r.rc == 1 and r.err == "ksmscan: -P '^%s$': no process to read\n" % tag:
                 continue                        # between two children
             lines = r.err.splitlines()
-            counted += any(allowed.match(l) for l in lines)
-            if r.rc != 0 or not all(allowed.match(l) for l in lines):
+            counted += any(counts.match(l) for l in lines)
+            # A line of its own for a process is the fault (a normal user
+            # also reads that frame numbers are hidden: no process's fault).
+            if r.rc != 0 or any(l.startswith("ksmscan: pid:") for l in lines):
                 bad.append("exit %d: %s" % (r.rc, r.err[-400:]))
     finally:
         churn.stdin.close()
         churn.wait(timeout=60)
-    eq(bad, [], "every run exits 0 and says only how many exited")
+    eq(bad, [], "every run exits 0, with no line about one process")
     check(counted > 0, "some processes exited in some run (the case was met)")
 
 
